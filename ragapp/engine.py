@@ -1,0 +1,142 @@
+"""The Engine facade, and ``build_engine``: the one place where parts are chosen and wired.
+
+The UI (and tests, and the eval commands) talk to ``Engine`` only. It never imports gradio.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragapp.config import Settings
+from ragapp.ingest.parsing import supported_extensions
+from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
+from ragapp.models.embedders import EMBEDDERS
+from ragapp.models.llm import LLM, LLMS
+from ragapp.models.llm_backends import load_builtin_llms
+from ragapp.qa.pipeline import AnswerPipeline
+from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
+from ragapp.rerank.base import RERANKERS
+from ragapp.retrieval.channels import CHANNELS, ChannelDeps
+from ragapp.retrieval.pipeline import RetrievalPipeline, RetrievalResult
+from ragapp.store.bm25 import Bm25Index
+from ragapp.store.catalog import Catalog
+from ragapp.store.vectors import ChromaVectorIndex
+from ragapp.tracing.events import EngineEvent
+from ragapp.types import ChatTurn, DocumentRecord, IngestResult
+
+log = logging.getLogger(__name__)
+
+DEMO_LOADED_KEY = "demo_loaded"
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    llm: str
+    embedder: str
+    reranker: str
+    reranking_enabled: bool
+    documents: int
+    chunks: int
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        store: KnowledgeStore,
+        retrieval: RetrievalPipeline,
+        llm: LLM,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._ingestor = Ingestor(store, settings.ingest)
+        self._retrieval = retrieval
+        self._llm = llm
+        self._answers = AnswerPipeline(retrieval, llm, settings.llm)
+
+    # -- questions -----------------------------------------------------------------------------
+
+    def ask(self, question: str, history: Sequence[ChatTurn] = ()) -> Iterator[EngineEvent]:
+        """Stream the events of answering ``question``: stages, notices, retrieved chunks, tokens, answer."""
+        return self._answers.ask(question, history)
+
+    def retrieve(self, question: str) -> RetrievalResult:
+        return self._retrieval.retrieve(question)
+
+    # -- knowledge -----------------------------------------------------------------------------
+
+    def ingest(self, files: Sequence[tuple[Path, str]], progress: Progress | None = None) -> list[IngestResult]:
+        """Add files given as (path on disk, name to show). Never raises for a bad file."""
+        return self._ingestor.ingest_files(files, progress or (lambda _f, _m: None))
+
+    def delete(self, doc_id: str) -> str:
+        return self._ingestor.delete(doc_id)
+
+    def documents(self) -> list[DocumentRecord]:
+        return self._store.catalog.documents()
+
+    def supported_extensions(self) -> list[str]:
+        return supported_extensions()
+
+    def status(self) -> EngineStatus:
+        reranker = self._retrieval.reranker
+        return EngineStatus(
+            llm=self._llm.name,
+            embedder=self._store.embedder.name,
+            reranker=reranker.name,
+            reranking_enabled=reranker.enabled,
+            documents=len(self.documents()),
+            chunks=self._store.catalog.chunk_count(),
+        )
+
+    def warm_up(self) -> None:
+        """Load the models now, so the first question does not pay for it."""
+        self._store.embedder.embed_queries(["warm up"])
+        warm = getattr(self._llm, "load", None)
+        if callable(warm):
+            warm()
+
+    def close(self) -> None:
+        self._store.catalog.close()
+
+
+def build_engine(settings: Settings) -> Engine:
+    """Open (or create) the stores under ``settings.paths.state_dir`` and wire the parts."""
+    load_builtin_llms()
+    state = settings.paths.state_dir
+    state.mkdir(parents=True, exist_ok=True)
+    embedder = EMBEDDERS.get(settings.embedding.backend)(settings)
+    store = KnowledgeStore(
+        catalog=Catalog(state / "catalog.sqlite3"),
+        vectors=ChromaVectorIndex(state / "chroma", embedder.name),
+        keywords=Bm25Index(state / "bm25"),
+        embedder=embedder,
+        write_lock=threading.Lock(),
+    )
+    store.reconcile()
+    deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)
+    channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]
+    reranker = RERANKERS.get(settings.rerank.backend)(settings)
+    retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval)
+    llm = LLMS.get(settings.llm.backend)(settings)
+    engine = Engine(settings, store, retrieval, llm)
+    if settings.paths.load_demo and store.catalog.get_meta(DEMO_LOADED_KEY) is None:
+        load_demo(engine, settings.paths.demo_dir)
+        store.catalog.set_meta(DEMO_LOADED_KEY, "1")
+    return engine
+
+
+def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
+    """Index the demo knowledge base (first start only: deleting demo files later is respected)."""
+    extensions = set(engine.supported_extensions())
+    files = sorted(p for p in demo_dir.glob("*") if p.suffix.lower() in extensions)
+    log.info("indexing the demo knowledge base: %d files from %s", len(files), demo_dir)
+    results = engine.ingest([(p, p.name) for p in files])
+    for result in results:
+        if result.status == "failed":
+            log.warning("demo file not indexed: %s", result.message)
+    return results

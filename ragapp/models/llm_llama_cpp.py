@@ -1,0 +1,181 @@
+"""Local chat model: a GGUF file run in-process by llama.cpp (``llama-cpp-python``).
+
+The model loads once, on first use, and is shared by every request. A llama.cpp context holds one
+KV cache and is not thread-safe, so generations are serialised: concurrent users queue.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from ragapp.config import LLMSettings, Settings
+from ragapp.errors import LLMError, ModelError
+from ragapp.models.gguf import ensure_gguf
+from ragapp.models.llm import LLMS
+from ragapp.types import ChatTurn
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+logger = logging.getLogger(__name__)
+
+_INSTALL_HINT = (
+    "The llama_cpp backend needs llama-cpp-python: run `make setup` (it builds "
+    "llama-cpp-python==0.3.36 from source, ~10 min, needs gcc, g++ and cmake), "
+    "or use an OpenAI-compatible server with RAGAPP_LLM__BACKEND=openai."
+)
+
+
+class LlamaCppLLM:
+    """A packaged (or user-supplied) GGUF model served by llama.cpp in this process."""
+
+    def __init__(self, llm: LLMSettings, models_dir: Path) -> None:
+        self._settings = llm
+        self._models_dir = models_dir
+        self._llama: Llama | None = None
+        # One lock for loading and generating: llama.cpp contexts must not be used concurrently.
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        model = self._settings.gguf_path.stem if self._settings.gguf_path else self._settings.local_model
+        return f"llama.cpp · {model}"
+
+    def load(self) -> Llama:
+        """Load the model if it is not loaded yet, and return it (the same object every time)."""
+        if self._llama is not None:
+            return self._llama
+        if not self._lock.acquire(timeout=self._settings.timeout_s):
+            raise LLMError("The local model is busy loading; try again in a moment.")
+        try:
+            return self._load_locked()
+        finally:
+            self._lock.release()
+
+    def stream_chat(
+        self,
+        messages: list[ChatTurn],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Iterator[str]:
+        """Yield text deltas of the reply, formatted with the GGUF's own chat template."""
+        # Wait at most timeout_s for another user's answer to finish rather than hang forever.
+        if not self._lock.acquire(timeout=self._settings.timeout_s):
+            raise LLMError(
+                f"The local model is still busy with another answer after {self._settings.timeout_s:.0f} s; "
+                "try again, or use a server backend for several users (RAGAPP_LLM__BACKEND=openai)."
+            )
+        # The lock is held until the generator finishes or is closed, so a consumer that stops
+        # early (the user pressed stop) must close() it; garbage collection does so in CPython.
+        try:
+            llama = self._load_locked()
+            stream = self._start(llama, messages, max_tokens, temperature)
+            try:
+                for chunk in stream:
+                    choices = chunk.get("choices") or []
+                    if not choices:
+                        continue
+                    text = choices[0].get("delta", {}).get("content")
+                    if text:
+                        yield text
+            except LLMError:
+                raise
+            except Exception as exc:
+                raise LLMError(f"The local model failed while answering: {exc}") from exc
+            finally:
+                # Closing the inner generator lets llama-cpp-python finish its bookkeeping.
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+        finally:
+            self._lock.release()
+
+    def _start(
+        self,
+        llama: Llama,
+        messages: list[ChatTurn],
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> Iterator[dict[str, Any]]:
+        try:
+            result = llama.create_chat_completion(
+                messages=cast(Any, [{"role": m.role, "content": m.content} for m in messages]),
+                max_tokens=max_tokens if max_tokens is not None else self._settings.max_tokens,
+                temperature=temperature if temperature is not None else self._settings.temperature,
+                stream=True,
+            )
+        except ValueError as exc:
+            # llama.cpp raises ValueError when the prompt does not fit the context window.
+            raise LLMError(
+                f"The question and its context do not fit the local model's window "
+                f"({self._settings.n_ctx} tokens): {exc}. Raise RAGAPP_LLM__N_CTX or lower "
+                "RAGAPP_RETRIEVAL__CONTEXT_TOP_K."
+            ) from exc
+        except Exception as exc:
+            raise LLMError(f"The local model failed to start answering: {exc}") from exc
+        return cast(Iterator[dict[str, Any]], result)
+
+    def _load_locked(self) -> Llama:
+        if self._llama is not None:
+            return self._llama
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise LLMError(_INSTALL_HINT) from exc
+        path = self._model_path()
+        threads = self._settings.threads or os.cpu_count() or 1
+        started = time.monotonic()
+        try:
+            self._llama = Llama(
+                model_path=str(path),
+                n_ctx=self._settings.n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        except Exception as exc:
+            raise LLMError(
+                f"llama.cpp could not load {path}: {exc}. If the file is damaged, delete it and run "
+                "`python -m ragapp.models.gguf`; if memory is short, lower RAGAPP_LLM__N_CTX."
+            ) from exc
+        logger.info(
+            "Loaded %s (%d threads, n_ctx=%d) in %.1f s",
+            path.name,
+            threads,
+            self._settings.n_ctx,
+            time.monotonic() - started,
+        )
+        return self._llama
+
+    def _model_path(self) -> Path:
+        path = self._settings.gguf_path
+        if path is not None:
+            if not path.is_file():
+                raise LLMError(
+                    f"RAGAPP_LLM__GGUF_PATH points to {path}, which is not a file. Fix the path or "
+                    "unset it to use the packaged model."
+                )
+            return path
+        try:
+            return ensure_gguf(self._settings.local_model, self._models_dir)
+        except LLMError:
+            raise
+        except ModelError as exc:
+            raise LLMError(str(exc)) from exc
+
+
+@LLMS.register("llama_cpp")
+def create_llama_cpp_llm(settings: Settings) -> LlamaCppLLM:
+    """Build the local backend; the model itself loads on first use."""
+    # Fail at start-up, not at the first question, when the runtime is missing.
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LLMError(_INSTALL_HINT)
+    return LlamaCppLLM(settings.llm, settings.paths.models_dir)

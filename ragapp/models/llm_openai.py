@@ -1,0 +1,119 @@
+"""Any OpenAI-compatible chat endpoint: Ollama, vLLM, llama.cpp server, DashScope, DeepSeek, OpenAI."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+from ragapp.config import LLMSettings, Settings
+from ragapp.errors import LLMError
+from ragapp.models.llm import LLMS
+from ragapp.types import ChatTurn
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+logger = logging.getLogger(__name__)
+
+_INSTALL_HINT = "The openai backend needs the openai package: run `make setup` (pip install openai==3.57.0)."
+# One retry covers a dropped keep-alive connection; more would keep a user waiting on a dead server.
+_MAX_RETRIES = 1
+# A server that does not accept a connection within this long is not coming; fail fast.
+_CONNECT_TIMEOUT_S = 10.0
+
+
+class OpenAICompatibleLLM:
+    """Streams chat completions from an OpenAI-compatible HTTP endpoint."""
+
+    def __init__(self, llm: LLMSettings, client: OpenAI | None = None) -> None:
+        self._settings = llm
+        self._client = client if client is not None else _make_client(llm)
+
+    @property
+    def name(self) -> str:
+        return f"openai · {self._settings.model}"
+
+    @property
+    def base_url(self) -> str:
+        return self._settings.base_url
+
+    def stream_chat(
+        self,
+        messages: list[ChatTurn],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Iterator[str]:
+        """Yield text deltas of the reply; failures become ``LLMError`` naming the endpoint."""
+        import openai
+
+        try:
+            stream = self._client.chat.completions.create(
+                model=self._settings.model,
+                messages=cast(Any, [{"role": m.role, "content": m.content} for m in messages]),
+                max_tokens=max_tokens if max_tokens is not None else self._settings.max_tokens,
+                temperature=temperature if temperature is not None else self._settings.temperature,
+                stream=True,
+            )
+            try:
+                for chunk in stream:
+                    # Some servers send a final usage-only chunk with no choices.
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        yield chunk.choices[0].delta.content
+            finally:
+                stream.close()
+        except openai.OpenAIError as exc:
+            raise LLMError(self._explain(exc)) from exc
+
+    def _explain(self, exc: Exception) -> str:
+        """A message that names the endpoint and what to check."""
+        import openai
+
+        url = self._settings.base_url
+        model = self._settings.model
+        if isinstance(exc, openai.APITimeoutError):
+            return (
+                f"The model server at {url} did not answer within {self._settings.timeout_s:.0f} s. "
+                "Is it overloaded or still loading the model? Raise RAGAPP_LLM__TIMEOUT_S if it is just slow."
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return (
+                f"Cannot reach the model server at {url}. Is it running (e.g. `ollama serve`)? "
+                "Check RAGAPP_LLM__BASE_URL, or switch to the local model with RAGAPP_LLM__BACKEND=llama_cpp."
+            )
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return f"The model server at {url} refused the API key (HTTP {exc.status_code}). Set RAGAPP_LLM__API_KEY."
+        if isinstance(exc, openai.NotFoundError):
+            return (
+                f"The model server at {url} does not know model {model!r} or the path is wrong "
+                "(HTTP 404). Check RAGAPP_LLM__MODEL (for Ollama: `ollama pull` it first) and that "
+                "RAGAPP_LLM__BASE_URL ends in /v1."
+            )
+        if isinstance(exc, openai.RateLimitError):
+            return f"The model server at {url} is rate-limiting requests (HTTP 429); wait and try again."
+        if isinstance(exc, openai.APIStatusError):
+            return f"The model server at {url} returned HTTP {exc.status_code} for model {model!r}: {exc.message}"
+        return f"The model server at {url} failed: {exc}"
+
+
+def _make_client(llm: LLMSettings) -> OpenAI:
+    try:
+        import openai
+    except ImportError as exc:
+        raise LLMError(_INSTALL_HINT) from exc
+    # Local servers ignore the key, but the client refuses an empty one; a remote server that
+    # wants a real key answers 401, which _explain turns into "set RAGAPP_LLM__API_KEY".
+    api_key = llm.api_key.get_secret_value() or "not-needed"
+    return openai.OpenAI(
+        base_url=llm.base_url,
+        api_key=api_key,
+        timeout=openai.Timeout(llm.timeout_s, connect=min(_CONNECT_TIMEOUT_S, llm.timeout_s)),
+        max_retries=_MAX_RETRIES,
+    )
+
+
+@LLMS.register("openai")
+def create_openai_llm(settings: Settings) -> OpenAICompatibleLLM:
+    """Build the HTTP backend; nothing is contacted until the first question."""
+    return OpenAICompatibleLLM(settings.llm)

@@ -1,0 +1,55 @@
+"""Prompt text, in English and Chinese. The answer's language follows the question's."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragapp.types import ChatTurn, RetrievedChunk
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+SYSTEM_EN = (
+    "You are a careful assistant that answers questions about the user's documents. Use only the numbered "
+    "context passages. After each statement, cite the passage(s) it comes from as [1], [2]. If the passages do "
+    "not contain the answer, say that the knowledge base does not contain it; never invent facts. Answer in "
+    "English, briefly."
+)
+SYSTEM_ZH = (
+    "你是一个严谨的知识库助手，只根据编号的参考资料回答用户的问题。每句话后用 [1]、[2] 标注所依据的资料编号。"
+    "如果资料中没有答案，就直接说明知识库中没有相关内容，不要编造。请用简体中文简洁地回答。"
+)
+NOT_FOUND_EN = (
+    "I could not find anything about this in the knowledge base, so I won't guess. Try rephrasing the "
+    "question, or upload a document that covers it."
+)
+NOT_FOUND_ZH = "知识库中没有找到与这个问题相关的内容，我不做猜测。可以换个说法提问，或上传包含相关内容的文档。"
+
+
+def is_chinese(text: str) -> bool:
+    """True when the text is mostly Chinese (a few CJK characters in an English question don't count)."""
+    cjk = len(_CJK.findall(text))
+    latin = len(re.findall(r"[A-Za-z]+", text))
+    return cjk > 0 and cjk >= latin
+
+
+def not_found_message(question: str) -> str:
+    return NOT_FOUND_ZH if is_chinese(question) else NOT_FOUND_EN
+
+
+def format_context(chunks: Sequence[RetrievedChunk]) -> str:
+    blocks = []
+    for number, item in enumerate(chunks, start=1):
+        where = " · ".join(p for p in (item.chunk.source, item.chunk.location) if p)
+        blocks.append(f"[{number}] ({where})\n{item.chunk.text}")
+    return "\n\n".join(blocks)
+
+
+def answer_messages(
+    question: str, chunks: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = ()
+) -> list[ChatTurn]:
+    chinese = is_chinese(question)
+    system = SYSTEM_ZH if chinese else SYSTEM_EN
+    label_context, label_question = ("参考资料", "问题") if chinese else ("Context", "Question")
+    user = f"{label_context}:\n{format_context(chunks)}\n\n{label_question}: {question}"
+    return [ChatTurn("system", system), *history, ChatTurn("user", user)]

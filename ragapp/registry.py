@@ -1,0 +1,44 @@
+"""Small name -> factory registries for pluggable parts (embedders, LLMs, rerankers, parsers...).
+
+Built-ins register themselves like add-ons would, so adding a backend is one new module plus one
+``@REGISTRY.register("name")`` line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from ragapp.errors import UnknownComponentError
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+class Registry(Generic[F]):
+    """Maps names to factories; an unknown name lists the known ones."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._factories: dict[str, F] = {}
+
+    def register(self, name: str) -> Callable[[F], F]:
+        def decorator(factory: F) -> F:
+            if name in self._factories:
+                raise ValueError(f"{self.kind} {name!r} is registered twice")
+            self._factories[name] = factory
+            return factory
+
+        return decorator
+
+    def get(self, name: str) -> F:
+        try:
+            return self._factories[name]
+        except KeyError:
+            known = ", ".join(sorted(self._factories)) or "none"
+            raise UnknownComponentError(f"Unknown {self.kind} {name!r}. Known {self.kind}s: {known}.") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._factories

@@ -1,0 +1,36 @@
+"""Rerankers reorder fused candidates by reading question and passage together."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ragapp.config import Settings
+from ragapp.registry import Registry
+from ragapp.types import RetrievedChunk
+
+
+class Reranker(Protocol):
+    name: str
+    enabled: bool
+
+    def rerank(self, query: str, candidates: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
+        """Candidates with ``rerank_score`` set, best first (a pass-through keeps the fused order)."""
+        ...
+
+
+RerankerFactory = Callable[[Settings], Reranker]
+RERANKERS: Registry[RerankerFactory] = Registry("reranker")
+
+
+class PassthroughReranker:
+    """Reranking off: the fused order stands and no score is invented."""
+
+    name = "off"
+    enabled = False
+
+    def rerank(self, query: str, candidates: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
+        return list(candidates)
+
+
+RERANKERS.register("none")(lambda settings: PassthroughReranker())

@@ -1,0 +1,79 @@
+"""Retrieval channels: each turns a question into ranked chunk ids. Registered by name in ``CHANNELS``;
+a third channel is one new class plus a registration.
+
+``retrieve()`` is the public, timed entry point; subclasses implement ``_retrieve()`` only.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ragapp.models.embedders import Embedder
+from ragapp.registry import Registry
+from ragapp.retrieval.fusion import to_hits
+from ragapp.store.bm25 import Bm25Index
+from ragapp.store.vectors import ChromaVectorIndex
+from ragapp.types import ChannelHit
+
+
+@dataclass(frozen=True)
+class ChannelResult:
+    channel: str
+    hits: tuple[ChannelHit, ...]
+    duration_s: float
+
+
+class Channel(ABC):
+    name: str
+
+    def retrieve(self, query: str, top_k: int) -> ChannelResult:
+        start = time.perf_counter()
+        hits = self._retrieve(query, top_k)
+        return ChannelResult(self.name, tuple(hits), time.perf_counter() - start)
+
+    @abstractmethod
+    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]: ...
+
+
+class VectorChannel(Channel):
+    """Dense retrieval: cosine similarity in the Chroma collection."""
+
+    name = "vector"
+
+    def __init__(self, embedder: Embedder, index: ChromaVectorIndex) -> None:
+        self._embedder = embedder
+        self._index = index
+
+    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
+        vector = self._embedder.embed_queries([query])[0]
+        return to_hits(self._index.search(vector, top_k))
+
+
+class KeywordChannel(Channel):
+    """BM25 over jieba-segmented Chinese and lower-cased English words."""
+
+    name = "keyword"
+
+    def __init__(self, index: Bm25Index) -> None:
+        self._index = index
+
+    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
+        return to_hits(self._index.search(query, top_k))
+
+
+@dataclass(frozen=True)
+class ChannelDeps:
+    """What channel factories may draw on."""
+
+    embedder: Embedder
+    vectors: ChromaVectorIndex
+    keywords: Bm25Index
+
+
+ChannelFactory = Callable[[ChannelDeps], Channel]
+CHANNELS: Registry[ChannelFactory] = Registry("retrieval channel")
+CHANNELS.register("vector")(lambda deps: VectorChannel(deps.embedder, deps.vectors))
+CHANNELS.register("keyword")(lambda deps: KeywordChannel(deps.keywords))

@@ -1,0 +1,112 @@
+"""Frozen records passed between stages. No behaviour beyond small derived properties."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A run of text from a parsed file, with where it came from."""
+
+    text: str
+    page: int | None = None
+    heading: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    name: str
+    file_type: str
+    sections: tuple[Section, ...]
+    pages: int | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    doc_id: str
+    ordinal: int
+    text: str
+    source: str
+    page: int | None = None
+    heading: str | None = None
+
+    @property
+    def location(self) -> str:
+        """Human-readable place in the source: 'p. 3 · Warranty'."""
+        parts = []
+        if self.page is not None:
+            parts.append(f"p. {self.page}")
+        if self.heading:
+            parts.append(self.heading)
+        return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    doc_id: str
+    name: str
+    file_type: str
+    content_hash: str
+    size_bytes: int
+    pages: int | None
+    chunk_count: int
+    added_at: str
+
+
+@dataclass(frozen=True)
+class ChannelHit:
+    """One channel's opinion of one chunk: its 1-based rank and raw score."""
+
+    chunk_id: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class FusedCandidate:
+    """A chunk after fusion. Keeps every channel's rank and score for the trace."""
+
+    chunk_id: str
+    fused_score: float
+    channel_ranks: dict[str, int] = field(default_factory=dict)
+    channel_scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    """A candidate joined with its chunk text, after reranking."""
+
+    chunk: Chunk
+    fused_score: float
+    channel_ranks: dict[str, int]
+    channel_scores: dict[str, float]
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True)
+class Citation:
+    number: int
+    chunk: Chunk
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What happened to one uploaded file."""
+
+    name: str
+    status: Literal["added", "replaced", "duplicate", "failed"]
+    message: str
+    doc_id: str | None = None
+    chunks: int = 0
