@@ -13,8 +13,6 @@ import pytest
 from ragapp.errors import ModelError
 from ragapp.models import gguf
 
-pytestmark = pytest.mark.unit
-
 PARTS = (b"GGUF-first-slice|", b"second-slice|", b"third")
 FAKE = "fake-model"
 
@@ -119,7 +117,7 @@ def test_missing_part_package_says_make_setup(
 
 
 def test_unknown_model_lists_known_ones(tmp_path: Path) -> None:
-    with pytest.raises(ModelError, match="qwen2.5-coder-1.5b"):
+    with pytest.raises(ModelError, match=r"qwen2\.5-coder-1\.5b"):
         gguf.ensure_gguf("no-such-model", tmp_path)
 
 

