@@ -18,7 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 class PathSettings(BaseModel):
     state_dir: Path = Field(
         REPO_ROOT / "data" / "state",
-        description="Runtime state: SQLite catalog, Chroma vectors, BM25 index, uploaded files.",
+        description="Runtime state: SQLite catalog, Chroma vectors, BM25 index.",
     )
     demo_dir: Path = Field(REPO_ROOT / "data" / "demo", description="Demo knowledge base indexed on first start.")
     load_demo: bool = Field(True, description="Index the demo knowledge base on first start.")
@@ -54,7 +54,9 @@ class LLMSettings(BaseModel):
     )
     model: str = Field("qwen2.5:1.5b", description="Model name sent to the OpenAI-compatible endpoint.")
     api_key: SecretStr = Field(SecretStr("not-needed"), description="API key for the endpoint.")
-    temperature: float = Field(0.1, ge=0.0, le=2.0)
+    temperature: float = Field(
+        0.1, ge=0.0, le=2.0, description="Sampling temperature; low keeps answers close to the sources."
+    )
     max_tokens: int = Field(512, ge=16, description="Upper bound on answer length, in tokens.")
     timeout_s: float = Field(120.0, gt=0, description="Give up on a model call after this long.")
 
@@ -66,7 +68,7 @@ class RerankSettings(BaseModel):
     )
     model: str | None = Field(None, description="Local path or hub id of a cross-encoder.")
     max_length: int = Field(512, ge=32, description="Tokens per (question, passage) pair.")
-    batch_size: int = Field(32, ge=1)
+    batch_size: int = Field(32, ge=1, description="Pairs scored per batch.")
 
 
 class RetrievalSettings(BaseModel):
@@ -81,12 +83,16 @@ class RetrievalSettings(BaseModel):
     context_top_k: int = Field(5, ge=1, description="Chunks placed in the prompt.")
     min_rerank_score: float = Field(0.0, description="With a reranker: chunks scoring below this are dropped.")
     min_vector_similarity: float = Field(
+        0.87,
+        description="Without a reranker: a chunk whose vector similarity reaches this is relevant on its own "
+        "(calibrated for multilingual-e5, whose cosines sit high: see scripts/calibrate_gate.py).",
+    )
+    min_agreement_similarity: float = Field(
         0.80,
-        description="Without a reranker: a chunk must reach this cosine similarity in the vector "
-        "channel, or be a keyword hit, to count as relevant (multilingual-e5 cosines sit high).",
+        description="Without a reranker: a chunk found by both channels is relevant from this similarity up.",
     )
     min_keyword_score: float = Field(
-        1.0, description="Without a reranker: the BM25 score a keyword-only hit needs to count."
+        6.0, description="Without a reranker: a BM25 score that makes a keyword hit relevant on its own."
     )
     channel_timeout_s: float = Field(5.0, gt=0, description="Time budget of each channel.")
 
@@ -114,3 +120,32 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     ui: UISettings = Field(default_factory=UISettings)
+
+
+def describe_settings() -> list[tuple[str, str, str]]:
+    """(environment variable, default, description) for every setting, for docs and ``--help``."""
+    rows: list[tuple[str, str, str]] = []
+    for group_name, group_field in Settings.model_fields.items():
+        group = group_field.annotation
+        assert isinstance(group, type) and issubclass(group, BaseModel)
+        defaults = group()
+        for name, field in group.model_fields.items():
+            value = getattr(defaults, name)
+            if isinstance(value, Path):
+                value = value.relative_to(REPO_ROOT) if value.is_relative_to(REPO_ROOT) else value
+            shown = "(secret)" if isinstance(value, SecretStr) else str(value)
+            rows.append((f"RAGAPP_{group_name.upper()}__{name.upper()}", shown, field.description or ""))
+    return rows
+
+
+def settings_table() -> str:
+    """The settings as a markdown table (the README's configuration section is this table)."""
+    lines = ["| variable | default | what it does |", "|---|---|---|"]
+    lines += [f"| `{env}` | `{default}` | {text} |" for env, default, text in describe_settings()]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(settings_table() + "\n")

@@ -82,7 +82,7 @@ def parse_markdown(path: Path, name: str) -> ParsedDocument:
     def flush() -> None:
         body = "\n".join(buf).strip()
         if body:
-            sections.append(Section(text=body, heading=" > ".join(trail) or None))
+            sections.append(Section(text=body, heading=" > ".join(t for t in trail if t) or None))
         buf.clear()
 
     for line in text.splitlines():
@@ -94,8 +94,7 @@ def parse_markdown(path: Path, name: str) -> ParsedDocument:
             level = len(match.group(1))
             del trail[level - 1 :]
             trail.extend([""] * (level - 1 - len(trail)))
-            trail.append(match.group(2))
-            trail[:] = [t for t in trail if t]
+            trail.append(match.group(2))  # "" keeps the place of a skipped level (## with no # above)
         else:
             buf.append(line)
     flush()

@@ -20,6 +20,7 @@ from ragapp.config import IngestSettings
 from ragapp.errors import IngestError, RagAppError
 from ragapp.ingest.chunking import chunk_document, index_text
 from ragapp.ingest.parsing import parse_file
+from ragapp.lang import language_of
 from ragapp.models.embedders import Embedder
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.catalog import Catalog, utc_now
@@ -66,7 +67,12 @@ class KnowledgeStore:
             if missing:
                 log.info("embedding %d chunks missing from the vector index", len(missing))
                 vectors = embed_chunks(self.embedder, missing, progress)
-                self.vectors.add([c.chunk_id for c in missing], vectors, [c.doc_id for c in missing])
+                self.vectors.add(
+                    [c.chunk_id for c in missing],
+                    vectors,
+                    [c.doc_id for c in missing],
+                    [language_of(c.text) for c in missing],
+                )
         self.refresh_keywords()
 
 
@@ -148,7 +154,9 @@ class Ingestor:
                     name, "duplicate", f"{name}: already in the knowledge base; nothing changed.", doc_id, len(chunks)
                 )
             replaced = catalog.documents_named(name)
-            self._store.vectors.add([c.chunk_id for c in chunks], vectors, [doc_id] * len(chunks))
+            self._store.vectors.add(
+                [c.chunk_id for c in chunks], vectors, [doc_id] * len(chunks), [language_of(c.text) for c in chunks]
+            )
             try:
                 with catalog.transaction() as conn:
                     old_chunk_ids = [cid for old in replaced for cid in catalog.delete_document(conn, old.doc_id)]

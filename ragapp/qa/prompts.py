@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from ragapp.lang import is_chinese
 from ragapp.types import ChatTurn, RetrievedChunk
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 SYSTEM_EN = (
     "You are a careful assistant that answers questions about the user's documents. Use only the numbered "
@@ -24,13 +22,6 @@ NOT_FOUND_EN = (
     "question, or upload a document that covers it."
 )
 NOT_FOUND_ZH = "知识库中没有找到与这个问题相关的内容，我不做猜测。可以换个说法提问，或上传包含相关内容的文档。"
-
-
-def is_chinese(text: str) -> bool:
-    """True when the text is mostly Chinese (a few CJK characters in an English question don't count)."""
-    cjk = len(_CJK.findall(text))
-    latin = len(re.findall(r"[A-Za-z]+", text))
-    return cjk > 0 and cjk >= latin
 
 
 def not_found_message(question: str) -> str:

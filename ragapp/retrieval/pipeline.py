@@ -112,12 +112,15 @@ class RetrievalPipeline:
         return results, degraded
 
     def _is_relevant(self, candidate: RetrievedChunk) -> bool:
-        """With a reranker its score decides; without one, a channel must vouch for the chunk."""
+        """With a reranker its score decides. Without one: a strong vector match, a strong keyword match,
+        or both channels agreeing on a fair vector match."""
         s = self._settings
         if candidate.rerank_score is not None:
             return candidate.rerank_score >= s.min_rerank_score
-        vector = candidate.channel_scores.get("vector")
-        keyword = candidate.channel_scores.get("keyword")
-        return (vector is not None and vector >= s.min_vector_similarity) or (
-            keyword is not None and keyword >= s.min_keyword_score
+        vector = candidate.channel_scores.get("vector", 0.0)
+        keyword = candidate.channel_scores.get("keyword", 0.0)
+        return (
+            vector >= s.min_vector_similarity
+            or keyword >= s.min_keyword_score
+            or (keyword > 0 and vector >= s.min_agreement_similarity)
         )

@@ -26,15 +26,19 @@ class ChromaVectorIndex:
             name=name, metadata={"hnsw:space": "cosine"}, embedding_function=None
         )
 
-    def add(self, chunk_ids: list[str], vectors: np.ndarray, doc_ids: list[str]) -> None:
+    def add(
+        self, chunk_ids: list[str], vectors: np.ndarray, doc_ids: list[str], languages: list[str] | None = None
+    ) -> None:
         if not chunk_ids:
             return
+        languages = languages or ["en"] * len(chunk_ids)
+        metadatas = [{"doc_id": d, "lang": lang} for d, lang in zip(doc_ids, languages, strict=True)]
         for start in range(0, len(chunk_ids), 1000):
             end = start + 1000
             self._collection.upsert(
                 ids=chunk_ids[start:end],
                 embeddings=vectors[start:end].tolist(),
-                metadatas=[{"doc_id": d} for d in doc_ids[start:end]],
+                metadatas=metadatas[start:end],  # type: ignore[arg-type]
             )
 
     def delete(self, chunk_ids: list[str]) -> None:
@@ -47,14 +51,15 @@ class ChromaVectorIndex:
     def count(self) -> int:
         return int(self._collection.count())
 
-    def search(self, vector: np.ndarray, top_k: int) -> list[tuple[str, float]]:
-        """(chunk_id, cosine similarity) pairs, best first."""
+    def search(self, vector: np.ndarray, top_k: int, language: str | None = None) -> list[tuple[str, float]]:
+        """(chunk_id, cosine similarity) pairs, best first; ``language`` keeps only chunks in that language."""
         total = self.count()
         if total == 0:
             return []
         result = self._collection.query(
             query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
             n_results=min(top_k, total),
+            where={"lang": language} if language else None,
             include=["distances"],
         )
         ids = result["ids"][0]

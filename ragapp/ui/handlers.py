@@ -94,7 +94,9 @@ class Handlers:
 
     @user_errors
     def upload(
-        self, files: list[str] | None, progress: gr.Progress = gr.Progress()
+        self,
+        files: list[str] | None,
+        progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
     ) -> tuple[str, list[list[Any]], Any, None, str]:
         if not files:
             raise gr.Error("Choose or drop one or more files first.")

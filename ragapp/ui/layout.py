@@ -75,9 +75,9 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     )
                     delete = gr.Button("Delete · 删除", variant="stop", elem_id="delete", scale=1)
 
-        submit_args = {"fn": handlers.respond, "inputs": [question, chatbot, session], "outputs": [question, chatbot, session]}
-        question.submit(**submit_args)  # type: ignore[arg-type]
-        send.click(**submit_args)  # type: ignore[arg-type]
+        chat_io = {"inputs": [question, chatbot, session], "outputs": [question, chatbot, session]}
+        question.submit(handlers.respond, **chat_io)  # type: ignore[arg-type]
+        send.click(handlers.respond, **chat_io)  # type: ignore[arg-type]
         clear.click(handlers.clear, outputs=[chatbot, session])
         add.click(handlers.upload, inputs=[upload], outputs=[report, docs, to_delete, upload, status])
         delete.click(handlers.delete, inputs=[to_delete], outputs=[report, docs, to_delete, status])

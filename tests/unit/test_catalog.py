@@ -1,0 +1,147 @@
+"""The SQLite catalog: the source of truth for documents and chunks."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragapp.store.catalog import Catalog
+from ragapp.types import Chunk, DocumentRecord
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Iterator[Catalog]:
+    cat = Catalog(tmp_path / "nested" / "catalog.sqlite3")
+    yield cat
+    cat.close()
+
+
+def record(doc_id: str, name: str, chunks: int, added_at: str = "2024-01-01 00:00:00") -> DocumentRecord:
+    return DocumentRecord(doc_id, name, "txt", f"hash-{doc_id}", 100, None, chunks, added_at)
+
+
+def chunks_for(doc_id: str, name: str, count: int) -> list[Chunk]:
+    return [
+        Chunk(f"{doc_id}-{i:04d}", doc_id, i, f"text {i} of {doc_id}", name, page=i + 1, heading=f"H{i}")
+        for i in range(count)
+    ]
+
+
+def add(catalog: Catalog, doc_id: str, name: str, count: int, added_at: str = "2024-01-01 00:00:00") -> None:
+    with catalog.transaction() as conn:
+        catalog.add_document(conn, record(doc_id, name, count, added_at), chunks_for(doc_id, name, count))
+
+
+def test_fresh_catalog_is_empty_at_version_zero(catalog: Catalog, tmp_path: Path) -> None:
+    assert (tmp_path / "nested" / "catalog.sqlite3").exists()
+    assert catalog.documents() == []
+    assert catalog.all_chunks() == []
+    assert catalog.chunk_count() == 0
+    assert catalog.version == 0
+
+
+def test_add_and_list(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 2, "2024-01-01 00:00:00")
+    add(catalog, "d2", "two.txt", 3, "2024-01-02 00:00:00")
+
+    assert [d.doc_id for d in catalog.documents()] == ["d2", "d1"]  # newest first
+    assert catalog.documents()[1] == record("d1", "one.txt", 2, "2024-01-01 00:00:00")
+    assert catalog.chunk_count() == 5
+    assert [c.chunk_id for c in catalog.all_chunks()] == ["d1-0000", "d1-0001", "d2-0000", "d2-0001", "d2-0002"]
+    assert catalog.all_chunks()[0] == chunks_for("d1", "one.txt", 2)[0]  # page, heading and source survive
+    assert catalog.document_by_hash("hash-d2") == catalog.documents()[0]
+    assert catalog.document_by_hash("nope") is None
+    assert [d.doc_id for d in catalog.documents_named("one.txt")] == ["d1"]
+
+
+def test_every_write_bumps_the_version(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 1)
+    assert catalog.version == 1
+    add(catalog, "d2", "two.txt", 1)
+    assert catalog.version == 2
+    with catalog.transaction() as conn:
+        catalog.delete_document(conn, "d1")
+    assert catalog.version == 3
+
+
+def test_delete_cascades_to_chunks(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 3)
+    add(catalog, "d2", "two.txt", 2)
+    with catalog.transaction() as conn:
+        removed = catalog.delete_document(conn, "d1")
+    assert sorted(removed) == ["d1-0000", "d1-0001", "d1-0002"]
+    assert [d.doc_id for d in catalog.documents()] == ["d2"]
+    assert [c.chunk_id for c in catalog.all_chunks()] == ["d2-0000", "d2-0001"]
+    assert catalog.chunk_count() == 2  # counts the chunks table itself: no orphans left behind
+    assert catalog.chunks(removed) == {}
+
+
+def test_delete_of_unknown_document_removes_nothing(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 1)
+    with catalog.transaction() as conn:
+        assert catalog.delete_document(conn, "ghost") == []
+    assert catalog.chunk_count() == 1
+
+
+def test_exception_in_transaction_rolls_everything_back(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 1)
+    version = catalog.version
+
+    with pytest.raises(RuntimeError, match="boom"), catalog.transaction() as conn:
+        catalog.add_document(conn, record("d2", "two.txt", 2), chunks_for("d2", "two.txt", 2))
+        catalog.delete_document(conn, "d1")
+        raise RuntimeError("boom")
+
+    assert [d.doc_id for d in catalog.documents()] == ["d1"]
+    assert [c.chunk_id for c in catalog.all_chunks()] == ["d1-0000"]
+    assert catalog.version == version
+    add(catalog, "d3", "three.txt", 1)  # the connection is usable afterwards
+    assert catalog.version == version + 1
+
+
+def test_duplicate_content_hash_is_refused_and_rolled_back(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 1)
+    clash = DocumentRecord("d9", "copy.txt", "txt", "hash-d1", 100, None, 1, "2024-01-03 00:00:00")
+    with pytest.raises(sqlite3.IntegrityError), catalog.transaction() as conn:
+        catalog.add_document(conn, clash, chunks_for("d9", "copy.txt", 1))
+    assert [d.doc_id for d in catalog.documents()] == ["d1"]
+    assert catalog.chunk_count() == 1
+
+
+def test_chunks_ignores_unknown_ids_and_duplicates(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 2)
+    found = catalog.chunks(["d1-0001", "missing-0000", "d1-0001", "d1-0000"])
+    assert set(found) == {"d1-0000", "d1-0001"}
+    assert found["d1-0001"] == chunks_for("d1", "one.txt", 2)[1]
+    assert catalog.chunks([]) == {}
+
+
+def test_chunks_handles_more_ids_than_sqlite_variables(catalog: Catalog) -> None:
+    add(catalog, "big", "big.txt", 1200)
+    wanted = [f"big-{i:04d}" for i in range(1200)] + [f"nope-{i}" for i in range(300)]
+    assert len(catalog.chunks(wanted)) == 1200
+
+
+def test_meta_values_round_trip_without_bumping_the_version(catalog: Catalog) -> None:
+    assert catalog.get_meta("demo_loaded") is None
+    catalog.set_meta("demo_loaded", "1")
+    catalog.set_meta("demo_loaded", "2")
+    assert catalog.get_meta("demo_loaded") == "2"
+    assert catalog.version == 0
+
+
+def test_data_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite3"
+    first = Catalog(path)
+    add(first, "d1", "one.txt", 2)
+    first.close()
+    second = Catalog(path)
+    try:
+        assert [d.doc_id for d in second.documents()] == ["d1"]
+        assert second.chunk_count() == 2
+        assert second.version == 1
+    finally:
+        second.close()
