@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 
 from ragapp.config import LLMSettings
 from ragapp.errors import LLMError
+from ragapp.lang import is_chinese
 from ragapp.models.llm import LLM
 from ragapp.qa.citations import citations_for
-from ragapp.lang import is_chinese
 from ragapp.qa.prompts import answer_messages, not_found_message
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.tracing.events import AnswerEvent, EngineEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent

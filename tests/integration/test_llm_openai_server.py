@@ -23,7 +23,7 @@ from ragapp.types import ChatTurn
 
 pytestmark = pytest.mark.integration
 
-ALIAS = "qwen-0.5b-test"
+ALIAS = "qwen-local-test"
 STARTUP_TIMEOUT_S = 90.0
 
 
@@ -44,9 +44,10 @@ def _openai_llm(base_url: str, timeout_s: float = 60.0) -> OpenAICompatibleLLM:
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Start llama_cpp.server on a free port with the small packaged model; stop it afterwards."""
-    pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is not installed")
-    model = ensure_gguf("qwen2.5-coder-0.5b", Settings().paths.models_dir)
+    """Start llama_cpp.server on a free port with the packaged model; stop it afterwards."""
+    import llama_cpp.server.app  # noqa: F401  (its extras come from requirements-dev.txt)
+
+    model = ensure_gguf(Settings().llm.local_model, Settings().paths.models_dir)
     port = _free_port()
     # A file, not a pipe: a chatty server must never block on a full pipe buffer.
     log_path = tmp_path_factory.mktemp("llama-server") / "stderr.log"
