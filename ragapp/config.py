@@ -58,6 +58,7 @@ class LLMSettings(BaseModel):
         0.1, ge=0.0, le=2.0, description="Sampling temperature; low keeps answers close to the sources."
     )
     max_tokens: int = Field(512, ge=16, description="Upper bound on answer length, in tokens.")
+    seed: int = Field(42, ge=0, description="Sampling seed for the local model: the same question gets the same answer.")
     timeout_s: float = Field(120.0, gt=0, description="Give up on a model call after this long.")
 
 

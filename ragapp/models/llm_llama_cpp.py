@@ -110,6 +110,7 @@ class LlamaCppLLM:
                 messages=cast(Any, [{"role": m.role, "content": m.content} for m in messages]),
                 max_tokens=max_tokens if max_tokens is not None else self._settings.max_tokens,
                 temperature=temperature if temperature is not None else self._settings.temperature,
+                seed=self._settings.seed,
                 stream=True,
             )
         except ValueError as exc:
@@ -139,6 +140,7 @@ class LlamaCppLLM:
                 n_ctx=self._settings.n_ctx,
                 n_threads=threads,
                 n_threads_batch=threads,
+                seed=self._settings.seed,
                 verbose=False,
             )
         except Exception as exc:

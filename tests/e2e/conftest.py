@@ -67,6 +67,8 @@ def page(browser: object, app_url: str) -> Iterator[object]:
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(app_url)
+    # Gradio renders in the browser: once the question box exists, the app's scripts are running.
+    page.locator("#question textarea").wait_for()
     yield page
     context.close()
 
