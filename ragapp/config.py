@@ -58,7 +58,7 @@ class LLMSettings(BaseModel):
         0.1, ge=0.0, le=2.0, description="Sampling temperature; low keeps answers close to the sources."
     )
     max_tokens: int = Field(512, ge=16, description="Upper bound on answer length, in tokens.")
-    seed: int = Field(42, ge=0, description="Sampling seed for the local model: the same question gets the same answer.")
+    seed: int = Field(42, ge=0, description="Sampling seed of the local model: a question gets the same answer.")
     timeout_s: float = Field(120.0, gt=0, description="Give up on a model call after this long.")
 
 
@@ -84,7 +84,7 @@ class RetrievalSettings(BaseModel):
     context_top_k: int = Field(5, ge=1, description="Chunks placed in the prompt.")
     min_rerank_score: float = Field(0.0, description="With a reranker: chunks scoring below this are dropped.")
     min_vector_similarity: float = Field(
-        0.87,
+        0.875,
         description="Without a reranker: a chunk whose vector similarity reaches this is relevant on its own "
         "(calibrated for multilingual-e5, whose cosines sit high: see scripts/calibrate_gate.py).",
     )

@@ -22,9 +22,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ragapp.config import Settings  # noqa: E402
-from ragapp.engine import build_engine  # noqa: E402
-from ragapp.tracing.events import AnswerEvent, TokenEvent  # noqa: E402
+from ragapp.config import Settings
+from ragapp.engine import build_engine
+from ragapp.tracing.events import AnswerEvent, TokenEvent
 
 
 def main() -> None:

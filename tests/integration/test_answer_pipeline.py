@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ragapp.errors import LLMError
-from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH, REMINDER_EN, SYSTEM_EN, SYSTEM_ZH
+from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH, SYSTEM_EN, SYSTEM_ZH
 from ragapp.tracing.events import AnswerEvent, EngineEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
 from ragapp.types import ChatTurn
 
@@ -89,7 +89,7 @@ def test_citations_map_to_the_passages_numbered_in_the_prompt(demo: Rig, demo_ll
     (messages,) = demo_llm.calls
     assert messages[0] == ChatTurn("system", SYSTEM_EN)
     prompt = messages[-1].content
-    assert prompt.endswith(f"Question: {E07}\n\n{REMINDER_EN}")
+    assert prompt.endswith(f"Question: {E07}")
     # Passage n follows marker [n] and precedes marker [n + 1].
     for number, item in enumerate(chunks, start=1):
         marker = prompt.index(f"[{number}] ({item.chunk.source}")

@@ -7,8 +7,6 @@ import pytest
 from ragapp.qa.prompts import (
     NOT_FOUND_EN,
     NOT_FOUND_ZH,
-    REMINDER_EN,
-    REMINDER_ZH,
     SYSTEM_EN,
     SYSTEM_ZH,
     answer_messages,
@@ -62,7 +60,7 @@ def test_english_question_gets_english_prompt_with_history_in_between() -> None:
     assert messages[0].content == SYSTEM_EN
     assert messages[1:3] == history
     assert messages[-1].content.startswith("Context:\n[1] (manual.pdf")
-    assert messages[-1].content.endswith(f"\n\nQuestion: What does E07 mean?\n\n{REMINDER_EN}")
+    assert messages[-1].content.endswith("\n\nQuestion: What does E07 mean?")
 
 
 def test_chinese_question_gets_chinese_prompt() -> None:
@@ -70,4 +68,4 @@ def test_chinese_question_gets_chinese_prompt() -> None:
     assert [m.role for m in messages] == ["system", "user"]
     assert messages[0].content == SYSTEM_ZH
     assert messages[1].content.startswith("参考资料:\n[1]")
-    assert messages[1].content.endswith(f"问题: 保修期多久？\n\n{REMINDER_ZH}")
+    assert messages[1].content.endswith("问题: 保修期多久？")

@@ -1,0 +1,70 @@
+"""Answer the demo questions (assets/examples.json) with the configured LLM and score them.
+
+A question counts as correct when every one of its ``expected_answer_contains`` strings is in the answer;
+also reported: answers with at least one valid [n] citation, and time to first token.
+
+    .venv/bin/python scripts/answer_quality.py [--state /tmp/ragapp-quality-state] [--top-k 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from ragapp.config import Settings  # noqa: E402
+from ragapp.engine import build_engine  # noqa: E402
+from ragapp.tracing.events import AnswerEvent, TokenEvent  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--state", type=Path, default=Path("/tmp/ragapp-quality-state"))
+    parser.add_argument("--top-k", type=int, default=None, help="override RAGAPP_RETRIEVAL__CONTEXT_TOP_K")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    retrieval = {"context_top_k": args.top_k} if args.top_k else {}
+    engine = build_engine(Settings(paths={"state_dir": args.state}, retrieval=retrieval))
+    engine.warm_up()
+    examples = list(json.loads((REPO / "assets" / "examples.json").read_text("utf-8")))
+    correct = cited = 0
+    first_tokens: list[float] = []
+    for example in examples:
+        start = time.perf_counter()
+        first: float | None = None
+        answer: AnswerEvent | None = None
+        for event in engine.ask(example["question"]):
+            if isinstance(event, TokenEvent) and first is None:
+                first = time.perf_counter() - start
+            if isinstance(event, AnswerEvent):
+                answer = event
+        assert answer is not None
+        if example["kind"] == "off-topic":
+            ok = not answer.grounded
+        else:
+            ok = all(s.lower() in answer.text.lower() for s in example["expected_answer_contains"])
+            cited += bool(answer.citations)
+            first_tokens.append(first or 0.0)
+        correct += ok
+        sys.stdout.write(
+            f"{'ok ' if ok else 'BAD'} {example['kind']:13s} {example['question'][:50]} -> {answer.text[:90]!r}\n"
+        )
+    on_topic = sum(1 for x in examples if x["kind"] != "off-topic")
+    sys.stdout.write(
+        f"\n{engine.status().llm}: correct {correct}/{len(examples)}, cited {cited}/{on_topic} answered questions, "
+        f"time to first token median {statistics.median(first_tokens):.1f} s (max {max(first_tokens):.1f} s)\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
