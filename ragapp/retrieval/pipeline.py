@@ -78,7 +78,7 @@ class RetrievalPipeline:
             ranked = candidates
         timings["rerank"] = time.perf_counter() - start
 
-        relevant = [c for c in ranked if self._is_relevant(c)]
+        relevant = [c for c in ranked if is_relevant(c, s)]
         return RetrievalResult(
             query=query,
             chunks=tuple(relevant[: s.context_top_k]),
@@ -111,16 +111,16 @@ class RetrievalPipeline:
         results.sort(key=lambda r: order[r.channel])
         return results, degraded
 
-    def _is_relevant(self, candidate: RetrievedChunk) -> bool:
-        """With a reranker its score decides. Without one: a strong vector match, a strong keyword match,
-        or both channels agreeing on a fair vector match."""
-        s = self._settings
-        if candidate.rerank_score is not None:
-            return candidate.rerank_score >= s.min_rerank_score
-        vector = candidate.channel_scores.get("vector", 0.0)
-        keyword = candidate.channel_scores.get("keyword", 0.0)
-        return (
-            vector >= s.min_vector_similarity
-            or keyword >= s.min_keyword_score
-            or (keyword > 0 and vector >= s.min_agreement_similarity)
-        )
+
+def is_relevant(candidate: RetrievedChunk, settings: RetrievalSettings) -> bool:
+    """The relevance gate. With a reranker its score decides. Without one: a strong vector match, a strong
+    keyword match, or both channels agreeing on a fair vector match (see scripts/calibrate_gate.py)."""
+    if candidate.rerank_score is not None:
+        return candidate.rerank_score >= settings.min_rerank_score
+    vector = candidate.channel_scores.get("vector", 0.0)
+    keyword = candidate.channel_scores.get("keyword", 0.0)
+    return (
+        vector >= settings.min_vector_similarity
+        or keyword >= settings.min_keyword_score
+        or (keyword > 0 and vector >= settings.min_agreement_similarity)
+    )

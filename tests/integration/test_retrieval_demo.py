@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ragapp.retrieval.pipeline import is_relevant
+
 if TYPE_CHECKING:
     from conftest import Rig
 
@@ -90,16 +92,7 @@ def test_result_is_consistent_with_the_settings(demo: Rig) -> None:
     assert fused == sorted(fused, reverse=True)
 
     # The prompt chunks are the best relevant candidates, in candidate order.
-    def passes_gate(c: Any) -> bool:
-        vector = c.channel_scores.get("vector", 0.0)
-        keyword = c.channel_scores.get("keyword", 0.0)
-        return (
-            vector >= s.min_vector_similarity
-            or keyword >= s.min_keyword_score
-            or (keyword > 0 and vector >= s.min_agreement_similarity)
-        )
-
-    relevant = [c for c in result.candidates if passes_gate(c)]
+    relevant = [c for c in result.candidates if is_relevant(c, s)]
     assert list(result.chunks) == relevant[: s.context_top_k]
     top = result.chunks[0]
     assert top.chunk.source == "lumen_care_plus_terms.md"
