@@ -30,8 +30,10 @@ setup-dev: $(VENV)/.dev
 run: setup
 	$(PY) app.py
 
-# The default test run: everything but tests marked slow (browser tests included).
+# The default test run: lint, then everything but tests marked slow (browser tests included).
 test: setup-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -m "not slow"
 
 test-all: setup-dev
