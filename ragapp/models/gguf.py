@@ -314,7 +314,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     status = 0
     for name in names:
         try:
-            print(ensure_gguf(name, models_dir))
+            sys.stdout.write(f"{ensure_gguf(name, models_dir)}\n")
         except ModelError as exc:
             logger.error("%s", exc)
             status = 1
