@@ -7,11 +7,12 @@ from collections.abc import Sequence
 
 from ragapp.types import Citation, RetrievedChunk
 
-_MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\]")
+# [1], [1, 2] and the full-width 【1】 that models often write in Chinese answers.
+_MARKER = re.compile(r"[\[【](\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)[\]】]")
 
 
 def cited_numbers(text: str) -> list[int]:
-    """Numbers cited in ``text`` in order of first appearance; handles [1], [1, 2] and [1][2]."""
+    """Numbers cited in ``text`` in order of first appearance; handles [1], [1, 2], [1][2] and 【1】."""
     seen: dict[int, None] = {}
     for group in _MARKER.findall(text):
         for part in re.split(r"[,，、]", group):

@@ -50,3 +50,7 @@ def test_out_of_range_numbers_are_ignored() -> None:
 
 def test_no_chunks_means_no_citations() -> None:
     assert citations_for("[1] [2]", []) == ()
+
+
+def test_full_width_brackets_count_as_citations() -> None:
+    assert cited_numbers("电池保修 12 个月【2】，整机 24 个月【1，3】。") == [2, 1, 3]
