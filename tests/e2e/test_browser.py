@@ -65,8 +65,9 @@ def test_upload_then_ask_cites_the_uploaded_file(page: object, tmp_path: Path, a
     assert "14" in shown, shown
     citation = chat.get_by_text(re.compile(r"\[\d\] orion_kettle_k9\.md"))
     assert citation.count() >= 1, f"no citation of the uploaded file in:\n{shown}"
-    citation.first.click()  # a citation opens to show the cited passage
-    chat.get_by_text("OK-FLT-77").first.wait_for(state="visible")
+    citation.first.click()  # a citation opens to show the cited passage...
+    chat.get_by_text("harbour blue").first.wait_for(state="visible")  # ...which holds text the answer doesn't
+    page.wait_for_timeout(1_000)  # type: ignore[attr-defined]  # let the opening animation settle for the picture
     page.screenshot(path=str(artifacts / "chat.png"), full_page=True)  # type: ignore[attr-defined]
     shutil.copy(artifacts / "chat.png", REPO / "assets" / "screenshot.png")
 
