@@ -8,7 +8,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: setup setup-dev run test test-all lint format clean-state
+.PHONY: setup setup-dev run test test-all screenshot lint format clean-state
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ test: setup-dev
 
 test-all: setup-dev
 	$(PY) -m pytest
+
+# Re-take the README screenshot (assets/screenshot.png) from the browser test.
+screenshot: setup-dev
+	RAGAPP_UPDATE_SCREENSHOT=1 $(PY) -m pytest tests/e2e -k cites_the_uploaded_file
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .
