@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from ragapp.config import Settings
+from ragapp.errors import LLMError
 from ragapp.registry import Registry
 from ragapp.types import ChatTurn
 
@@ -38,3 +42,59 @@ LLMS: Registry[LLMFactory] = Registry("LLM backend")
 def complete(llm: LLM, messages: list[ChatTurn], **kwargs: float | int | None) -> str:
     """Convenience: the whole reply as one string."""
     return "".join(llm.stream_chat(messages, **kwargs))  # type: ignore[arg-type]
+
+
+class LLMTimeoutError(LLMError):
+    """The model did not finish within its time budget."""
+
+
+_DONE = object()
+
+
+def stream_within(start: Callable[[], Iterator[str]], timeout_s: float) -> Iterator[str]:
+    """Yield the pieces of ``start()`` until it ends or ``timeout_s`` has passed, then raise ``LLMTimeoutError``.
+
+    The model runs in a worker thread, so a backend that hangs (before its first token or between two) can
+    not hold the request past its budget. When the consumer stops early or time runs out, the worker is told
+    to stop and closes the backend's stream at its next piece, which frees the model for the next request.
+    """
+    pieces: queue.Queue[object] = queue.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            stream = start()
+            try:
+                for piece in stream:
+                    if stop.is_set():
+                        break
+                    pieces.put(piece)
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+            pieces.put(_DONE)
+        except BaseException as exc:  # handed to the consumer, which raises it in the request's thread
+            pieces.put(exc)
+
+    threading.Thread(target=work, name="llm-stream", daemon=True).start()
+    deadline = time.monotonic() + timeout_s
+    received = False
+    try:
+        while True:
+            try:
+                item = pieces.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                if received:
+                    raise LLMTimeoutError(
+                        f"the model ran past its {timeout_s:g} s budget; the answer was cut"
+                    ) from None
+                raise LLMTimeoutError(f"the model did not start answering within {timeout_s:g} s") from None
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            received = True
+            yield str(item)
+    finally:
+        stop.set()

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from ragapp.config import LLMSettings
 from ragapp.errors import LLMError
 from ragapp.lang import is_chinese
-from ragapp.models.llm import LLM
+from ragapp.models.llm import LLM, stream_within
 from ragapp.qa.citations import citations_for
 from ragapp.qa.prompts import answer_messages, not_found_message
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -60,12 +60,13 @@ class AnswerPipeline:
         parts: list[str] = []
         error: str | None = None
         try:
-            for piece in self._llm.stream_chat(messages, max_tokens=self._settings.max_tokens):
+            pieces = stream_within(
+                lambda: self._llm.stream_chat(messages, max_tokens=self._settings.max_tokens),
+                self._settings.timeout_s,
+            )
+            for piece in pieces:
                 parts.append(piece)
                 yield TokenEvent(piece)
-                if time.perf_counter() - start > self._settings.timeout_s:
-                    error = f"the model ran past its {self._settings.timeout_s:g} s budget; the answer was cut"
-                    break
         except LLMError as exc:
             error = str(exc)
         except Exception as exc:  # a backend bug must not cost the user the passages we found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -210,5 +211,22 @@ def test_a_model_that_runs_past_its_budget_is_cut(make_engine: Callable[..., Rig
     warnings = warnings_of(events)
     assert warnings == ["The model ran past its 0.2 s budget; the answer was cut"]
     answer = answer_of(events)
-    assert answer.text == "Run ./run.sh [1] and wait"  # the piece that arrived late is kept, nothing after it
+    assert answer.text == "Run ./run.sh [1]"  # what arrived within the budget is kept, nothing after it
     assert [c.number for c in answer.citations] == [1]
+
+
+def test_a_model_that_hangs_before_its_first_token_does_not_hold_the_request(
+    make_engine: Callable[..., Rig],
+) -> None:
+    rig = make_engine(llm={"timeout_s": 0.3})
+    rig.engine.ingest([(FIXTURES / "sample.md", "sample.md")])
+    rig.llm.enqueue([rig.llm.hang(5.0), "too late"])
+
+    started = time.monotonic()
+    events = ask(rig, "How do I start the service?")
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 3.0  # bounded by the 0.3 s budget, not by the 5 s hang
+    assert warnings_of(events) == ["The model did not start answering within 0.3 s"]
+    answer = _assert_passages_fallback(events)
+    assert "too late" not in answer.text
