@@ -10,7 +10,9 @@ from ragapp.types import ChatTurn
 @dataclass
 class Session:
     history: list[ChatTurn] = field(default_factory=list)
-    max_turns: int = 6  # turns of history sent with each question (the workflow issue adds summaries)
+    # Turns of history sent with each question. Kept short: with five passages the prompt already fills
+    # much of the local model's 4,096-token window (the workflow issue adds summaries of older turns).
+    max_turns: int = 2
 
     def remember(self, question: str, answer: str) -> None:
         self.history += [ChatTurn("user", question), ChatTurn("assistant", answer)]

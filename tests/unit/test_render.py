@@ -84,3 +84,12 @@ def test_citation_passage_markup_is_escaped() -> None:
     _answer, citation = view.messages()
     assert "<img" not in str(citation.content)
     assert citation_title(Citation(1, hostile)) == "[1] evil.html"
+
+
+def test_session_keeps_only_the_most_recent_turns() -> None:
+    from ragapp.ui.state import Session
+
+    session = Session(max_turns=2)
+    for n in range(4):
+        session.remember(f"q{n}", f"a{n}")
+    assert [t.content for t in session.recent()] == ["q2", "a2", "q3", "a3"]
