@@ -5,6 +5,7 @@ from __future__ import annotations
 from ragapp.tracing.events import AnswerEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
 from ragapp.types import Chunk, Citation, RetrievedChunk
 from ragapp.ui.render import TurnView, citation_title
+from ragapp.ui.state import Session
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries are covered for 12 months.", "warranty.pdf", page=3, heading="Battery")
 RETRIEVED = RetrievedChunk(CHUNK, 0.03, {"vector": 1}, {"vector": 0.9})
@@ -87,8 +88,6 @@ def test_citation_passage_markup_is_escaped() -> None:
 
 
 def test_session_keeps_only_the_most_recent_turns() -> None:
-    from ragapp.ui.state import Session
-
     session = Session(max_turns=2)
     for n in range(4):
         session.remember(f"q{n}", f"a{n}")
