@@ -89,7 +89,7 @@ class Engine:
             embedder=self._store.embedder.name,
             reranker=reranker.name,
             reranking_enabled=reranker.enabled,
-            documents=len(self.documents()),
+            documents=self._store.catalog.document_count(),
             chunks=self._store.catalog.chunk_count(),
         )
 

@@ -174,7 +174,8 @@ class Ingestor:
     def delete(self, doc_id: str) -> str:
         """Remove a document everywhere; returns its name."""
         catalog = self._store.catalog
-        doc = next((d for d in catalog.documents() if d.doc_id == doc_id), None)
+        found = catalog.documents("WHERE doc_id = ?", (doc_id,))
+        doc = found[0] if found else None
         if doc is None:
             raise IngestError("That document is no longer in the knowledge base.")
         with self._store.write_lock:

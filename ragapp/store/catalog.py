@@ -90,19 +90,25 @@ class Catalog:
                 (key, value),
             )
 
-    def documents(self) -> list[DocumentRecord]:
+    def documents(self, where: str = "", params: tuple[str, ...] = ()) -> list[DocumentRecord]:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT doc_id, name, file_type, content_hash, size_bytes, pages, chunk_count, added_at "
-                "FROM documents ORDER BY added_at DESC, name"
+                f"FROM documents {where} ORDER BY added_at DESC, name",
+                params,
             ).fetchall()
         return [DocumentRecord(*row) for row in rows]
 
     def document_by_hash(self, content_hash: str) -> DocumentRecord | None:
-        return next((d for d in self.documents() if d.content_hash == content_hash), None)
+        found = self.documents("WHERE content_hash = ?", (content_hash,))
+        return found[0] if found else None
 
     def documents_named(self, name: str) -> list[DocumentRecord]:
-        return [d for d in self.documents() if d.name == name]
+        return self.documents("WHERE name = ?", (name,))
+
+    def document_count(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
 
     def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         """The chunks among ``chunk_ids`` that still exist; unknown ids are simply absent."""
