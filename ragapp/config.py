@@ -75,10 +75,15 @@ class RerankSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     channels: list[str] = Field(default_factory=lambda: ["vector", "keyword"], description="Retrieval channels to run.")
     recall_budget: int = Field(20, ge=1, description="Candidates each channel returns.")
+    fusion: str = Field(
+        "rrf",
+        description="How channel rankings are merged: rrf (weighted reciprocal rank), minmax or zscore "
+        "(weighted blend of normalised scores).",
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant k.")
     weights: dict[str, float] = Field(
         default_factory=lambda: {"vector": 1.0, "keyword": 1.0},
-        description="Per-channel RRF weights (missing channels weigh 1.0).",
+        description="Per-channel fusion weights (missing channels weigh 1.0).",
     )
     candidate_limit: int = Field(20, ge=1, description="Fused candidates passed to the reranker.")
     context_top_k: int = Field(5, ge=1, description="Chunks placed in the prompt.")
@@ -96,6 +101,10 @@ class RetrievalSettings(BaseModel):
         6.0, description="Without a reranker: a BM25 score that makes a keyword hit relevant on its own."
     )
     channel_timeout_s: float = Field(5.0, gt=0, description="Time budget of each channel.")
+    cache_size: int = Field(
+        256, ge=0, description="Retrieval results kept for repeated questions (0 turns the cache off); "
+        "any upload or delete empties it."
+    )
 
 
 class IngestSettings(BaseModel):

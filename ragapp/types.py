@@ -64,6 +64,10 @@ class DocumentRecord:
     added_at: str
 
 
+# The knowledge bases a question searches: a set of names, or None for all of them.
+Scope = frozenset[str] | None
+
+
 @dataclass(frozen=True)
 class ChannelHit:
     """One channel's opinion of one chunk: its 1-based rank and raw score."""

@@ -17,7 +17,7 @@ from ragapp.registry import Registry
 from ragapp.retrieval.fusion import to_hits
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.vectors import ChromaVectorIndex
-from ragapp.types import ChannelHit
+from ragapp.types import ChannelHit, Scope
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,14 @@ class ChannelResult:
 class Channel(ABC):
     name: str
 
-    def retrieve(self, query: str, top_k: int) -> ChannelResult:
+    def retrieve(self, query: str, top_k: int, kbs: Scope = None) -> ChannelResult:
+        """The ``top_k`` best chunks for ``query`` among the knowledge bases ``kbs`` (None: all of them)."""
         start = time.perf_counter()
-        hits = self._retrieve(query, top_k)
+        hits = self._retrieve(query, top_k, kbs)
         return ChannelResult(self.name, tuple(hits), time.perf_counter() - start)
 
     @abstractmethod
-    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]: ...
+    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]: ...
 
 
 class VectorChannel(Channel):
@@ -54,11 +55,11 @@ class VectorChannel(Channel):
         self._embedder = embedder
         self._index = index
 
-    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
+    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
         vector = self._embedder.embed_queries([query])[0]
-        per_language = [self._index.search(vector, top_k, language=lang) for lang in LANGUAGES]
+        per_language = [self._index.search(vector, top_k, language=lang, kbs=kbs) for lang in LANGUAGES]
         if not any(per_language):  # an index written without language tags: plain search
-            return to_hits(self._index.search(vector, top_k))
+            return to_hits(self._index.search(vector, top_k, kbs=kbs))
         interleaved = sorted(
             ((rank, -score, cid) for hits in per_language for rank, (cid, score) in enumerate(hits)),
         )
@@ -73,8 +74,8 @@ class KeywordChannel(Channel):
     def __init__(self, index: Bm25Index) -> None:
         self._index = index
 
-    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
-        return to_hits(self._index.search(query, top_k))
+    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+        return to_hits(self._index.search(query, top_k, kbs=kbs))
 
 
 @dataclass(frozen=True)

@@ -1,64 +1,111 @@
-"""Weighted reciprocal rank fusion, keyed by chunk id.
+"""Fusion: per-channel rankings -> one list keyed by chunk id. Pluggable through ``FUSIONS``.
 
-Cormack, Clarke & Buettcher (2009), "Reciprocal Rank Fusion outperforms Condorcet and individual rank
-learning methods": score(d) = sum over channels c of w_c / (k + rank_c(d)).
+- ``rrf``: weighted reciprocal rank fusion (Cormack, Clarke & Buettcher, 2009):
+  score(d) = sum over channels c of w_c / (k + rank_c(d)). Uses ranks only.
+- ``minmax`` / ``zscore``: a convex combination of each channel's scores after normalising them per query
+  (min-max to [0, 1], or standard scores). Uses how far apart the scores are, not just their order.
 
-Unlike LlamaIndex's ``QueryFusionRetriever`` (k fixed at 60, weights ignored in RRF mode, dedup by text),
-this honours per-channel weights and k, keys by chunk id, and never mutates its inputs. Every fused
-candidate keeps each channel's rank and raw score so a trace can show why it landed where it did.
+Unlike LlamaIndex's ``QueryFusionRetriever`` (k fixed at 60, weights ignored in RRF mode, dedup by text,
+scores overwritten in place), these honour per-channel weights and k, key by chunk id, and never mutate
+their inputs. Every fused candidate keeps each channel's rank and raw score for the trace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 
+from ragapp.config import RetrievalSettings
+from ragapp.registry import Registry
 from ragapp.types import ChannelHit, FusedCandidate
 
+Rankings = Mapping[str, Sequence[ChannelHit]]
+Fusion = Callable[[Rankings, RetrievalSettings], list[FusedCandidate]]
+FUSIONS: Registry[Fusion] = Registry("fusion method")
 
-def weighted_rrf(
-    rankings: Mapping[str, Sequence[ChannelHit]],
-    k: int = 60,
-    weights: Mapping[str, float] | None = None,
-) -> list[FusedCandidate]:
-    """Fuse per-channel rankings into one list, best first.
 
-    Args:
-        rankings: channel name -> hits (their ``rank`` is 1-based; a chunk listed twice in one channel
-            counts once, at its best rank).
-        k: the RRF constant; larger k flattens the difference between top and lower ranks.
-        weights: channel name -> weight; channels not listed weigh 1.0. A weight of 0 mutes a channel's
-            contribution but its ranks are still recorded.
+def _best_hits(rankings: Rankings) -> dict[str, dict[str, ChannelHit]]:
+    """channel -> chunk id -> its best hit (a chunk listed twice in one channel counts once, at its best rank)."""
+    best: dict[str, dict[str, ChannelHit]] = {}
+    for channel, hits in rankings.items():
+        mine = best.setdefault(channel, {})
+        for hit in hits:
+            if hit.chunk_id not in mine or hit.rank < mine[hit.chunk_id].rank:
+                mine[hit.chunk_id] = hit
+    return best
 
-    Ties on fused score are broken by the best single-channel rank, then by chunk id, so the order is
-    deterministic.
+
+def _ranked(best: dict[str, dict[str, ChannelHit]], scores: dict[str, float]) -> list[FusedCandidate]:
+    """Candidates best first. Ties go to the best single-channel rank, then the chunk id (deterministic)."""
+    ranks: dict[str, dict[str, int]] = {}
+    raw: dict[str, dict[str, float]] = {}
+    for channel, hits in best.items():
+        for cid, hit in hits.items():
+            ranks.setdefault(cid, {})[channel] = hit.rank
+            raw.setdefault(cid, {})[channel] = hit.score
+    order = sorted(scores, key=lambda cid: (-scores[cid], min(ranks[cid].values()), cid))
+    return [FusedCandidate(cid, scores[cid], dict(ranks[cid]), dict(raw[cid])) for cid in order]
+
+
+def weighted_rrf(rankings: Rankings, k: int = 60, weights: Mapping[str, float] | None = None) -> list[FusedCandidate]:
+    """Fuse per-channel rankings (1-based ranks) by weighted RRF, best first.
+
+    ``k``: larger flattens the difference between top and lower ranks. ``weights``: channel -> weight,
+    unlisted channels weigh 1.0; a weight of 0 mutes a channel's contribution but its ranks are still recorded.
     """
     if k <= 0:
         raise ValueError("rrf k must be positive")
     weights = weights or {}
+    best = _best_hits(rankings)
     scores: dict[str, float] = {}
-    ranks: dict[str, dict[str, int]] = {}
-    raw: dict[str, dict[str, float]] = {}
-    for channel, hits in rankings.items():
+    for channel, hits in best.items():
         weight = float(weights.get(channel, 1.0))
-        for hit in hits:
-            seen = ranks.setdefault(hit.chunk_id, {})
-            if channel in seen and seen[channel] <= hit.rank:
-                continue
-            if channel in seen:  # a better rank for a chunk already seen in this channel: replace it
-                scores[hit.chunk_id] -= weight / (k + seen[channel])
-            seen[channel] = hit.rank
-            raw.setdefault(hit.chunk_id, {})[channel] = hit.score
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (k + hit.rank)
-    order = sorted(scores, key=lambda cid: (-scores[cid], min(ranks[cid].values()), cid))
-    return [
-        FusedCandidate(
-            chunk_id=cid,
-            fused_score=scores[cid],
-            channel_ranks=dict(ranks[cid]),
-            channel_scores=dict(raw[cid]),
-        )
-        for cid in order
-    ]
+        for cid, hit in hits.items():
+            scores[cid] = scores.get(cid, 0.0) + weight / (k + hit.rank)
+    return _ranked(best, scores)
+
+
+def _minmax(values: dict[str, float]) -> tuple[dict[str, float], float]:
+    low, high = min(values.values()), max(values.values())
+    span = high - low
+    # One hit, or all equal: every hit is this channel's best.
+    return {cid: (v - low) / span if span > 0 else 1.0 for cid, v in values.items()}, 0.0
+
+
+def _zscore(values: dict[str, float]) -> tuple[dict[str, float], float]:
+    mean = statistics.fmean(values.values())
+    spread = statistics.pstdev(values.values())
+    normed = {cid: (v - mean) / spread if spread > 0 else 0.0 for cid, v in values.items()}
+    # A chunk the channel did not return ranks below everything it did return.
+    return normed, min(normed.values()) - (1.0 if spread > 0 else 0.0)
+
+
+_NORMALISERS = {"minmax": _minmax, "zscore": _zscore}
+
+
+def score_blend(rankings: Rankings, weights: Mapping[str, float] | None = None, norm: str = "minmax") -> list[FusedCandidate]:
+    """Fuse by a weighted average of per-channel scores normalised per query (``minmax`` or ``zscore``).
+
+    A chunk missing from a channel gets that channel's floor (0 for min-max, below the lowest standard
+    score for z-score). Weights are divided by their sum, so the result is a convex combination.
+    """
+    normalise = _NORMALISERS[norm]
+    weights = weights or {}
+    best = _best_hits(rankings)
+    active = {ch: float(weights.get(ch, 1.0)) for ch, hits in best.items() if hits}
+    total = sum(active.values()) or 1.0
+    every = {cid for hits in best.values() for cid in hits}
+    scores = dict.fromkeys(every, 0.0)
+    for channel, weight in active.items():
+        normed, floor = normalise({cid: hit.score for cid, hit in best[channel].items()})
+        for cid in every:
+            scores[cid] += weight / total * normed.get(cid, floor)
+    return _ranked(best, scores)
+
+
+FUSIONS.register("rrf")(lambda rankings, s: weighted_rrf(rankings, k=s.rrf_k, weights=s.weights))
+FUSIONS.register("minmax")(lambda rankings, s: score_blend(rankings, s.weights, "minmax"))
+FUSIONS.register("zscore")(lambda rankings, s: score_blend(rankings, s.weights, "zscore"))
 
 
 def to_hits(pairs: Sequence[tuple[str, float]]) -> list[ChannelHit]:

@@ -1,24 +1,29 @@
 """Question -> the chunks that go into the prompt.
 
-channels (concurrent, each within its time budget) -> weighted RRF by chunk id -> candidate cut
--> rerank -> relevance gate -> context_top_k. A channel that fails or runs out of time contributes
-nothing and is named in ``degraded``; the other channels still answer.
+channels (concurrent, each within its time budget) -> fusion by chunk id -> candidate cut -> rerank
+-> relevance gate -> context_top_k. A channel that fails or runs out of time contributes nothing and is
+named in ``degraded``; the other channels still answer. Results are cached per (question, scope,
+settings, catalog version), so any upload or delete makes every cached result stale.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ragapp.config import RetrievalSettings
 from ragapp.rerank.base import Reranker
 from ragapp.retrieval.channels import Channel, ChannelResult
-from ragapp.retrieval.fusion import weighted_rrf
+from ragapp.retrieval.fusion import FUSIONS
 from ragapp.store.catalog import Catalog
-from ragapp.types import RetrievedChunk
+from ragapp.types import RetrievedChunk, Scope
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +38,42 @@ class RetrievalResult:
     channel_results: tuple[ChannelResult, ...]
     degraded: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)  # every knob this request ran with
+    kbs: tuple[str, ...] | None = None  # the scope searched; None: all knowledge bases
+    cached: bool = False
+
+
+class RetrievalCache:
+    """A small LRU of results. Keys carry the catalog version, so writes invalidate without bookkeeping."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[object, ...], RetrievalResult] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> RetrievalResult | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[object, ...], result: RetrievalResult) -> None:
+        if self._size <= 0:
+            return
+        with self._lock:
+            self._items[key] = result
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def normalise_query(query: str) -> str:
+    """Case and spacing do not change what a question means to the channels."""
+    return re.sub(r"\s+", " ", query).strip().casefold()
 
 
 class RetrievalPipeline:
@@ -47,6 +88,8 @@ class RetrievalPipeline:
         self._catalog = catalog
         self._reranker = reranker
         self._settings = settings
+        self._fuse = FUSIONS.get(settings.fusion)
+        self._cache = RetrievalCache(settings.cache_size)
         # A bounded pool shared by all requests; a hung channel occupies one worker, never the request.
         self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * len(self._channels)), thread_name_prefix="channel")
 
@@ -54,13 +97,29 @@ class RetrievalPipeline:
     def reranker(self) -> Reranker:
         return self._reranker
 
-    def retrieve(self, query: str) -> RetrievalResult:
+    @property
+    def settings(self) -> RetrievalSettings:
+        return self._settings
+
+    def retrieve(self, query: str, kbs: Scope = None) -> RetrievalResult:
+        """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all). Never raises for a
+        failing channel or reranker: what failed is listed in ``degraded``."""
+        scope = tuple(sorted(kbs)) if kbs is not None else None
+        key = (normalise_query(query), scope, self._catalog.version)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return replace(hit, query=query, cached=True)
+        result = self._retrieve(query, kbs, scope)
+        if not result.degraded:  # a timeout is transient: do not remember its poorer answer
+            self._cache.put(key, result)
+        return result
+
+    def _retrieve(self, query: str, kbs: Scope, scope: tuple[str, ...] | None) -> RetrievalResult:
         s = self._settings
         timings: dict[str, float] = {}
-        results, degraded = self._run_channels(query)
+        results, degraded = self._run_channels(query, kbs)
         start = time.perf_counter()
-        fused = weighted_rrf({r.channel: r.hits for r in results}, k=s.rrf_k, weights=s.weights)
-        fused = fused[: s.candidate_limit]
+        fused = self._fuse({r.channel: r.hits for r in results}, s)[: s.candidate_limit]
         chunks = self._catalog.chunks(c.chunk_id for c in fused)
         candidates = [
             RetrievedChunk(chunks[c.chunk_id], c.fused_score, c.channel_ranks, c.channel_scores)
@@ -86,12 +145,14 @@ class RetrievalPipeline:
             channel_results=tuple(results),
             degraded=tuple(degraded),
             timings=timings | {f"channel:{r.channel}": r.duration_s for r in results},
+            settings=s.model_dump() | {"reranker": self._reranker.name},
+            kbs=scope,
         )
 
-    def _run_channels(self, query: str) -> tuple[list[ChannelResult], list[str]]:
+    def _run_channels(self, query: str, kbs: Scope) -> tuple[list[ChannelResult], list[str]]:
         budget = self._settings.recall_budget
         futures: dict[Future[ChannelResult], Channel] = {
-            self._pool.submit(channel.retrieve, query, budget): channel for channel in self._channels
+            self._pool.submit(channel.retrieve, query, budget, kbs): channel for channel in self._channels
         }
         done, pending = wait(futures, timeout=self._settings.channel_timeout_s)
         results: list[ChannelResult] = []

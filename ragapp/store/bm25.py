@@ -70,7 +70,7 @@ class Bm25Index:
             self._retriever, self._chunk_ids, self.version = retriever, ids, version
             self._vocab = dict(getattr(retriever, "vocab_dict", {}) or {})
 
-    def search(self, query: str, top_k: int) -> list[tuple[str, float]]:
+    def search(self, query: str, top_k: int, kbs: frozenset[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, score) pairs with score > 0, best first."""
         with self._lock:
             retriever, ids, vocab = self._retriever, self._chunk_ids, self._vocab

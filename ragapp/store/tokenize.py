@@ -14,6 +14,9 @@ from functools import lru_cache
 _CJK_OR_WORD = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)|([a-z0-9]+(?:\.[0-9]+)?)")
 _jieba_lock = threading.Lock()
 
+# Bump when tokenisation changes: a persisted keyword index built with another version is rebuilt.
+TOKENIZER_VERSION = 1
+
 # Function words that match everything and would give off-topic questions keyword hits.
 _EN_STOP = frozenset(
     """a about above after again all am an and any are as at be been before being below between both but by

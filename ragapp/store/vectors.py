@@ -51,7 +51,9 @@ class ChromaVectorIndex:
     def count(self) -> int:
         return int(self._collection.count())
 
-    def search(self, vector: np.ndarray, top_k: int, language: str | None = None) -> list[tuple[str, float]]:
+    def search(
+        self, vector: np.ndarray, top_k: int, language: str | None = None, kbs: frozenset[str] | None = None
+    ) -> list[tuple[str, float]]:
         """(chunk_id, cosine similarity) pairs, best first; ``language`` keeps only chunks in that language."""
         total = self.count()
         if total == 0:

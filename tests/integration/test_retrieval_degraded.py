@@ -15,7 +15,7 @@ import pytest
 
 from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
 from ragapp.tracing.events import AnswerEvent, NoticeEvent, RetrievalEvent
-from ragapp.types import ChannelHit
+from ragapp.types import ChannelHit, Scope
 
 if TYPE_CHECKING:
     from conftest import Rig
@@ -36,7 +36,7 @@ class SlowChannel(Channel):
 
     name = "slow"
 
-    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
+    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
         _release.wait(HANG_S)
         return []
 
@@ -46,7 +46,7 @@ class BrokenChannel(Channel):
 
     name = "broken"
 
-    def _retrieve(self, query: str, top_k: int) -> list[ChannelHit]:
+    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
         raise RuntimeError("index file is truncated")
 
 
