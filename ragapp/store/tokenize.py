@@ -1,7 +1,12 @@
-"""Tokenisation for keyword search: jieba for Chinese runs, lower-cased words for the rest.
+"""Tokenisation for keyword search: jieba for Chinese runs, stemmed lower-cased words for the rest.
 
 Scikit-style ``\\w\\w+`` patterns turn a whole Chinese clause into one token, so keyword search on
 Chinese needs a real segmenter; ``lcut_for_search`` also emits the sub-words of long compounds.
+
+Other words are Snowball-stemmed (English, PyStemmer) so "running" finds "runs": +0.02 nDCG@10 on SciFact
+whole documents and +0.05 on our chunks (``scripts/tune_keywords.py``). Text is NFKC-normalised first, so
+full-width ``Ｖ２`` reads as ``v2`` and accented or Greek letters stay inside their word. Queries and
+documents go through the same function.
 """
 
 from __future__ import annotations
@@ -9,13 +14,21 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import unicodedata
 from functools import lru_cache
 
-_CJK_OR_WORD = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)|([a-z0-9]+(?:\.[0-9]+)?)")
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# A Chinese run, or a run of other letters/digits with optional ".digits" groups (decimals, versions).
+_CJK_OR_WORD = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:\.[0-9]+)*)")
+_ASCII_WORD = re.compile(r"()([a-z0-9]+(?:\.[0-9]+)*)")  # the same on ASCII text, and faster
 _jieba_lock = threading.Lock()
+_local = threading.local()  # a PyStemmer instance must not be used by two threads at once
+_stems: dict[str, str] = {}  # word -> stem; dict reads and writes are atomic, a race only stems twice
+_MAX_STEMS = 200_000  # a vocabulary bound: past it the cache starts over
 
 # Bump when tokenisation changes: a persisted keyword index built with another version is rebuilt.
-TOKENIZER_VERSION = 1
+# 2: Snowball stemming, NFKC + Unicode letters, "2.5.0" kept whole (plus "2.5").
+TOKENIZER_VERSION = 2
 
 # Function words that match everything and would give off-topic questions keyword hits.
 _EN_STOP = frozenset(
@@ -43,14 +56,45 @@ def _jieba():  # type: ignore[no-untyped-def]
     return jieba
 
 
+def _stem(word: str) -> str:
+    """Snowball English stem of a lower-cased word (uncached: ``tokenize`` looks in ``_stems`` first)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = _local.stemmer = Stemmer.Stemmer("english", 0)  # our cache is in front of it
+    stem = str(stemmer.stemWord(word))
+    if len(_stems) >= _MAX_STEMS:
+        _stems.clear()
+    _stems[word] = stem
+    return stem
+
+
 def tokenize(text: str) -> list[str]:
-    """Keyword tokens of ``text``, stopwords removed."""
+    """Keyword tokens of ``text``, stopwords removed, English words stemmed.
+
+    Chinese runs are segmented by jieba and kept as they are. Words with digits ("v2", "e07") are not
+    stemmed. A dotted number stays one token ("2.5"); a version "2.5.0" gives "2.5.0" and "2.5", so a
+    question about 2.5 still finds it.
+    """
+    if text.isascii():
+        words = _ASCII_WORD.findall(text.lower())
+    else:
+        words = _CJK_OR_WORD.findall(unicodedata.normalize("NFKC", text).lower())
     tokens: list[str] = []
-    for cjk, word in _CJK_OR_WORD.findall(text.lower()):
+    for cjk, word in words:
         if cjk:
             with _jieba_lock:  # jieba's lazy dictionary load is not thread-safe
                 pieces = _jieba().lcut_for_search(cjk)
             tokens.extend(p for p in pieces if p.strip() and p not in STOPWORDS)
-        elif word not in STOPWORDS:
+        elif word in STOPWORDS:  # checked on the surface form, before stemming, as Lucene does
+            continue
+        elif word.isalpha():
+            tokens.append(_stems.get(word) or _stem(word))
+        elif "." in word:
+            tokens.append(word)
+            parts = word.split(".")
+            tokens.extend(".".join(parts[:n]) for n in range(len(parts) - 1, 1, -1))
+        else:
             tokens.append(word)
     return tokens
