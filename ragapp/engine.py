@@ -26,11 +26,12 @@ from ragapp.store.bm25 import Bm25Index
 from ragapp.store.catalog import Catalog
 from ragapp.store.vectors import ChromaVectorIndex
 from ragapp.tracing.events import EngineEvent
-from ragapp.types import ChatTurn, DocumentRecord, IngestResult
+from ragapp.types import DEFAULT_KB, ChatTurn, DocumentRecord, IngestResult, KnowledgeBase, Scope
 
 log = logging.getLogger(__name__)
 
 DEMO_LOADED_KEY = "demo_loaded"
+DEMO_KB = "demo"  # the knowledge base the demo files go into
 
 
 @dataclass(frozen=True)
@@ -60,24 +61,36 @@ class Engine:
 
     # -- questions -----------------------------------------------------------------------------
 
-    def ask(self, question: str, history: Sequence[ChatTurn] = ()) -> Iterator[EngineEvent]:
-        """Stream the events of answering ``question``: stages, notices, retrieved chunks, tokens, answer."""
-        return self._answers.ask(question, history)
+    def ask(self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None) -> Iterator[EngineEvent]:
+        """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
+        stages, notices, retrieved chunks, tokens, answer. An unknown knowledge base simply holds nothing."""
+        return self._answers.ask(question, history, kbs)
 
-    def retrieve(self, question: str) -> RetrievalResult:
-        return self._retrieval.retrieve(question)
+    def retrieve(self, question: str, kbs: Scope = None) -> RetrievalResult:
+        return self._retrieval.retrieve(question, kbs)
 
     # -- knowledge -----------------------------------------------------------------------------
 
-    def ingest(self, files: Sequence[tuple[Path, str]], progress: Progress | None = None) -> list[IngestResult]:
-        """Add files given as (path on disk, name to show). Never raises for a bad file."""
-        return self._ingestor.ingest_files(files, progress or (lambda _f, _m: None))
+    def ingest(
+        self, files: Sequence[tuple[Path, str]], progress: Progress | None = None, kb: str = DEFAULT_KB
+    ) -> list[IngestResult]:
+        """Add files given as (path on disk, name to show) to knowledge base ``kb``. Never raises for a bad
+        file; raises ``IngestError`` for an invalid ``kb`` name, before anything is stored."""
+        return self._ingestor.ingest_files(files, progress or (lambda _f, _m: None), kb)
 
     def delete(self, doc_id: str) -> str:
         return self._ingestor.delete(doc_id)
 
+    def move(self, doc_id: str, kb: str) -> str:
+        """Put a document in knowledge base ``kb`` (nothing is re-embedded); returns its name."""
+        return self._ingestor.move(doc_id, kb)
+
     def documents(self) -> list[DocumentRecord]:
         return self._store.catalog.documents()
+
+    def knowledge_bases(self) -> list[KnowledgeBase]:
+        """The knowledge bases that hold documents, by name, with their document and chunk counts."""
+        return self._store.catalog.knowledge_bases()
 
     def supported_extensions(self) -> list[str]:
         return supported_extensions()
@@ -131,11 +144,11 @@ def build_engine(settings: Settings) -> Engine:
 
 
 def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
-    """Index the demo knowledge base (first start only: deleting demo files later is respected)."""
+    """Index the demo files into the "demo" knowledge base (first start only: deleting them later is respected)."""
     extensions = set(engine.supported_extensions())
     files = sorted(p for p in demo_dir.glob("*") if p.suffix.lower() in extensions)
     log.info("indexing the demo knowledge base: %d files from %s", len(files), demo_dir)
-    results = engine.ingest([(p, p.name) for p in files])
+    results = engine.ingest([(p, p.name) for p in files], kb=DEMO_KB)
     for result in results:
         if result.status == "failed":
             log.warning("demo file not indexed: %s", result.message)

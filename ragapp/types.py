@@ -62,6 +62,20 @@ class DocumentRecord:
     pages: int | None
     chunk_count: int
     added_at: str
+    kb: str = "default"  # last, so positional construction from older code keeps working
+
+
+# Where documents go when no knowledge base is named (and where documents from before knowledge bases live).
+DEFAULT_KB = "default"
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    """A named knowledge base and what it holds."""
+
+    name: str
+    documents: int
+    chunks: int
 
 
 # The knowledge bases a question searches: a set of names, or None for all of them.

@@ -3,12 +3,16 @@
 Nothing is written until a file has parsed, chunked and embedded. Then the vectors go in, the catalog
 transaction commits (the source of truth), and the keyword index is rebuilt from the catalog. If the
 catalog write fails the new vectors are removed again, so a failed file leaves the store as it was.
+
+Files go into a named knowledge base. Content is unique across all of them (the same bytes are stored
+once), while a file name is unique within one: a new version replaces the old only in the same base.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,7 +29,7 @@ from ragapp.models.embedders import Embedder
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.catalog import Catalog, utc_now
 from ragapp.store.vectors import ChromaVectorIndex
-from ragapp.types import Chunk, DocumentRecord, IngestResult
+from ragapp.types import DEFAULT_KB, Chunk, DocumentRecord, IngestResult
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,26 @@ Progress = Callable[[float, str], None]
 
 def _no_progress(_fraction: float, _message: str) -> None:
     pass
+
+
+# Letters of any script (so Chinese names work), digits, space, '-', '_' and '.'.
+_KB_NAME = re.compile(r"[\w .\-]{1,64}")
+KB_NAME_RULE = (
+    "1 to 64 characters, each a letter (any language, Chinese included), a digit, a space, or one of - _ . "
+    "(for example 'manuals-2024')"
+)
+
+
+def kb_name(name: str) -> str:
+    """``name`` as a knowledge-base name, without surrounding spaces.
+
+    Raises:
+        IngestError: the name breaks the rule (the message states it).
+    """
+    cleaned = (name or "").strip()
+    if not _KB_NAME.fullmatch(cleaned):
+        raise IngestError(f"Knowledge base name {name!r} is not allowed: use {KB_NAME_RULE}.")
+    return cleaned
 
 
 @dataclass
@@ -48,17 +72,20 @@ class KnowledgeStore:
     write_lock: threading.Lock
 
     def refresh_keywords(self) -> None:
-        """Rebuild BM25 from the catalog if the catalog changed since it was built."""
+        """Rebuild BM25 from the catalog if the catalog changed since it was built (or the tokenizer did)."""
         with self.write_lock:
             if self.keywords.version != self.catalog.version:
-                self.keywords.rebuild(self.catalog.all_chunks(), self.catalog.version)
+                self.keywords.rebuild(self.catalog.all_chunks(), self.catalog.version, self.catalog.chunk_kbs())
 
     def reconcile(self, progress: Progress = _no_progress) -> None:
-        """Make vectors and keywords match the catalog (after a crash, or an embedder change)."""
+        """Make vectors and keywords match the catalog (after a crash, an embedder change, or an upgrade
+        from before knowledge bases: vectors with a missing or wrong ``kb`` tag are re-tagged in place)."""
         with self.write_lock:
             chunks = self.catalog.all_chunks()
+            kb_of = self.catalog.chunk_kbs()
             wanted = {c.chunk_id for c in chunks}
-            present = self.vectors.ids()
+            tags = self.vectors.kb_tags()
+            present = set(tags)
             stale = sorted(present - wanted)
             if stale:
                 log.info("removing %d vectors with no catalog entry", len(stale))
@@ -72,7 +99,12 @@ class KnowledgeStore:
                     vectors,
                     [c.doc_id for c in missing],
                     [language_of(c.text) for c in missing],
+                    [kb_of.get(c.chunk_id, DEFAULT_KB) for c in missing],
                 )
+            retag = {cid: kb for cid, kb in kb_of.items() if cid in present and tags[cid] != kb}
+            if retag:
+                log.info("re-tagging %d vectors with their knowledge base", len(retag))
+                self.vectors.set_kbs(retag)
         self.refresh_keywords()
 
 
@@ -86,13 +118,24 @@ def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: Progress
     return np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
 
 
+def _already_there(name: str, existing: DocumentRecord) -> str:
+    return f"{name}: already in the knowledge base as {existing.name} in '{existing.kb}'; nothing changed."
+
+
 class Ingestor:
     def __init__(self, store: KnowledgeStore, settings: IngestSettings) -> None:
         self._store = store
         self._settings = settings
 
-    def ingest_files(self, files: Sequence[tuple[Path, str]], progress: Progress = _no_progress) -> list[IngestResult]:
-        """Ingest (path, display name) pairs; one bad file never stops the others."""
+    def ingest_files(
+        self, files: Sequence[tuple[Path, str]], progress: Progress = _no_progress, kb: str = DEFAULT_KB
+    ) -> list[IngestResult]:
+        """Ingest (path, display name) pairs into knowledge base ``kb``; one bad file never stops the others.
+
+        Raises:
+            IngestError: ``kb`` is not a valid name (checked before anything is read or stored).
+        """
+        kb = kb_name(kb)
         results: list[IngestResult] = []
         for index, (path, name) in enumerate(files):
 
@@ -100,7 +143,7 @@ class Ingestor:
                 progress((index + fraction) / len(files), f"{name}: {message}")
 
             try:
-                results.append(self._ingest_one(path, name, file_progress))
+                results.append(self._ingest_one(path, name, kb, file_progress))
             except RagAppError as exc:
                 log.info("ingest of %s refused: %s", name, exc)
                 results.append(IngestResult(name=name, status="failed", message=str(exc)))
@@ -111,7 +154,7 @@ class Ingestor:
         self._store.refresh_keywords()
         return results
 
-    def _ingest_one(self, path: Path, name: str, progress: Progress) -> IngestResult:
+    def _ingest_one(self, path: Path, name: str, kb: str, progress: Progress) -> IngestResult:
         size = path.stat().st_size
         limit = self._settings.max_file_mb * 1024 * 1024
         if size > limit:
@@ -126,7 +169,7 @@ class Ingestor:
             return IngestResult(
                 name=name,
                 status="duplicate",
-                message=f"{name}: already in the knowledge base as {existing.name}; nothing changed.",
+                message=_already_there(name, existing),
                 doc_id=existing.doc_id,
                 chunks=existing.chunk_count,
             )
@@ -145,17 +188,21 @@ class Ingestor:
             pages=parsed.pages,
             chunk_count=len(chunks),
             added_at=utc_now(),
+            kb=kb,
         )
         progress(0.1, f"{len(chunks)} chunks")
         vectors = embed_chunks(self._store.embedder, chunks, lambda f, m: progress(0.1 + 0.85 * f, m))
         with self._store.write_lock:
-            if catalog.document_by_hash(content_hash) is not None:  # a concurrent upload of the same file won
-                return IngestResult(
-                    name, "duplicate", f"{name}: already in the knowledge base; nothing changed.", doc_id, len(chunks)
-                )
-            replaced = catalog.documents_named(name)
+            winner = catalog.document_by_hash(content_hash)
+            if winner is not None:  # a concurrent upload of the same file won
+                return IngestResult(name, "duplicate", _already_there(name, winner), doc_id, len(chunks))
+            replaced = catalog.documents_named(name, kb)
             self._store.vectors.add(
-                [c.chunk_id for c in chunks], vectors, [doc_id] * len(chunks), [language_of(c.text) for c in chunks]
+                [c.chunk_id for c in chunks],
+                vectors,
+                [doc_id] * len(chunks),
+                [language_of(c.text) for c in chunks],
+                [kb] * len(chunks),
             )
             try:
                 with catalog.transaction() as conn:
@@ -166,21 +213,45 @@ class Ingestor:
                 raise
             self._store.vectors.delete(old_chunk_ids)
         if replaced:
-            return IngestResult(
-                name, "replaced", f"{name}: replaced the earlier version ({len(chunks)} chunks).", doc_id, len(chunks)
-            )
-        return IngestResult(name, "added", f"{name}: added ({len(chunks)} chunks).", doc_id, len(chunks))
+            message = f"{name}: replaced the earlier version in '{kb}' ({len(chunks)} chunks)."
+            return IngestResult(name, "replaced", message, doc_id, len(chunks))
+        return IngestResult(name, "added", f"{name}: added to '{kb}' ({len(chunks)} chunks).", doc_id, len(chunks))
 
     def delete(self, doc_id: str) -> str:
         """Remove a document everywhere; returns its name."""
         catalog = self._store.catalog
-        found = catalog.documents("WHERE doc_id = ?", (doc_id,))
-        doc = found[0] if found else None
+        doc = catalog.document(doc_id)
         if doc is None:
             raise IngestError("That document is no longer in the knowledge base.")
         with self._store.write_lock:
             with catalog.transaction() as conn:
                 chunk_ids = catalog.delete_document(conn, doc_id)
             self._store.vectors.delete(chunk_ids)
+        self._store.refresh_keywords()
+        return doc.name
+
+    def move(self, doc_id: str, kb: str) -> str:
+        """Put a document in knowledge base ``kb`` (catalog and vector tags; nothing is re-embedded).
+
+        Returns:
+            The document's name.
+
+        Raises:
+            IngestError: the document is gone, ``kb`` is not a valid name, or ``kb`` already holds a
+                document of the same name.
+        """
+        kb = kb_name(kb)
+        catalog = self._store.catalog
+        with self._store.write_lock:
+            doc = catalog.document(doc_id)
+            if doc is None:
+                raise IngestError("That document is no longer in the knowledge base.")
+            if doc.kb == kb:
+                return doc.name
+            if catalog.documents_named(doc.name, kb):
+                raise IngestError(f"'{kb}' already holds a document named {doc.name}; delete or rename one first.")
+            with catalog.transaction() as conn:
+                chunk_ids = catalog.move_document(conn, doc_id, kb)
+            self._store.vectors.set_kbs(dict.fromkeys(chunk_ids, kb))
         self._store.refresh_keywords()
         return doc.name

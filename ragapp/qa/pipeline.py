@@ -18,7 +18,7 @@ from ragapp.qa.citations import citations_for
 from ragapp.qa.prompts import answer_messages, not_found_message
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.tracing.events import AnswerEvent, EngineEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
-from ragapp.types import ChatTurn, Citation
+from ragapp.types import ChatTurn, Citation, Scope
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +29,12 @@ class AnswerPipeline:
         self._llm = llm
         self._settings = settings
 
-    def ask(self, question: str, history: Sequence[ChatTurn] = ()) -> Iterator[EngineEvent]:
+    def ask(self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None) -> Iterator[EngineEvent]:
+        """Answer ``question`` from the knowledge bases ``kbs`` (None: all of them)."""
         question = question.strip()
         yield StageEvent("retrieve", "started")
         start = time.perf_counter()
-        result = self._retrieval.retrieve(question)
+        result = self._retrieval.retrieve(question, kbs)
         for message in result.degraded:
             yield NoticeEvent(message, level="warning")
         yield StageEvent(
@@ -45,6 +46,7 @@ class AnswerPipeline:
                 "candidates": len(result.candidates),
                 "relevant": len(result.chunks),
                 "reranker": self._retrieval.reranker.name,
+                "kbs": sorted(kbs) if kbs is not None else "all",
             },
         )
         yield RetrievalEvent(result.chunks, result.degraded)

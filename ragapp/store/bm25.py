@@ -1,5 +1,10 @@
-"""Keyword index: bm25s over the catalog's chunks, persisted next to the catalog version it was built
-from, and rebuilt only when that version changes."""
+"""Keyword index: bm25s over the catalog's chunks, persisted next to the catalog version and the tokenizer
+version it was built with, and rebuilt when either changes.
+
+One global index serves every knowledge base: a scoped search multiplies the scores by a 0/1 mask over
+the chunks (bm25s's ``weight_mask``), so a small knowledge base still gets its full ``top_k`` even when
+another one holds every strong match.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,14 @@ import json
 import logging
 import shutil
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from ragapp.ingest.chunking import index_text
-from ragapp.store.tokenize import tokenize
-from ragapp.types import Chunk
+from ragapp.store.tokenize import TOKENIZER_VERSION, tokenize
+from ragapp.types import DEFAULT_KB, Chunk
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +32,9 @@ class Bm25Index:
         self._lock = threading.RLock()
         self._retriever: object | None = None
         self._chunk_ids: list[str] = []
+        self._kbs: np.ndarray = np.array([], dtype=np.str_)  # knowledge base of each chunk, by position
         self._vocab: dict[str, int] = {}
-        self.version = -1
+        self.version = -1  # the catalog version indexed; -1: nothing usable, rebuild from the catalog
         self._load()
 
     def _load(self) -> None:
@@ -38,17 +45,33 @@ class Bm25Index:
             import bm25s
 
             meta = json.loads(meta_path.read_text("utf-8"))
+            if meta.get("tokenizer") != TOKENIZER_VERSION or "kbs" not in meta:
+                # Tokens from another tokenizer would never match today's queries: stale, like a new catalog.
+                log.info(
+                    "BM25 index at %s was built with tokenizer %s (now %s); it will be rebuilt",
+                    self._dir,
+                    meta.get("tokenizer"),
+                    TOKENIZER_VERSION,
+                )
+                return
             ids = list(meta["chunk_ids"])
+            kbs = np.array(meta["kbs"], dtype=np.str_)
+            if len(kbs) != len(ids):
+                raise ValueError(f"{len(ids)} chunk ids but {len(kbs)} knowledge-base tags")
             retriever = bm25s.BM25.load(str(self._dir / "index")) if ids else None
         except Exception as exc:  # a damaged index is rebuilt from the catalog, never fatal
             log.warning("BM25 index at %s is unreadable (%r); it will be rebuilt", self._dir, exc)
             return
         with self._lock:
-            self._retriever, self._chunk_ids, self.version = retriever, ids, int(meta["version"])
+            self._retriever, self._chunk_ids, self._kbs = retriever, ids, kbs
             self._vocab = dict(getattr(retriever, "vocab_dict", {}) or {})
+            self.version = int(meta["version"])
 
-    def rebuild(self, chunks: list[Chunk], version: int) -> None:
-        """Index ``chunks`` (the whole catalog) and persist, tagged with the catalog ``version``."""
+    def rebuild(self, chunks: list[Chunk], version: int, kb_of: Mapping[str, str] | None = None) -> None:
+        """Index ``chunks`` (the whole catalog) and persist, tagged with the catalog ``version``.
+
+        ``kb_of`` maps chunk ids to their knowledge base; chunks it does not name are in the default one.
+        """
         import bm25s
 
         corpus = [tokenize(index_text(c)) for c in chunks]
@@ -63,22 +86,34 @@ class Bm25Index:
         if retriever is not None:
             retriever.save(str(tmp / "index"))
         ids = [c.chunk_id for c in chunks]
-        (tmp / "meta.json").write_text(json.dumps({"version": version, "chunk_ids": ids}), "utf-8")
+        kbs = [(kb_of or {}).get(cid, DEFAULT_KB) for cid in ids]
+        meta = {"version": version, "tokenizer": TOKENIZER_VERSION, "chunk_ids": ids, "kbs": kbs}
+        (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), "utf-8")
         with self._lock:
             shutil.rmtree(self._dir, ignore_errors=True)
             tmp.rename(self._dir)
-            self._retriever, self._chunk_ids, self.version = retriever, ids, version
+            self._retriever, self._chunk_ids, self._kbs = retriever, ids, np.array(kbs, dtype=np.str_)
             self._vocab = dict(getattr(retriever, "vocab_dict", {}) or {})
+            self.version = version
 
     def search(self, query: str, top_k: int, kbs: frozenset[str] | None = None) -> list[tuple[str, float]]:
-        """(chunk_id, score) pairs with score > 0, best first."""
+        """(chunk_id, score) pairs with score > 0, best first; only chunks of the knowledge bases ``kbs``
+        (None: all of them)."""
         with self._lock:
-            retriever, ids, vocab = self._retriever, self._chunk_ids, self._vocab
+            retriever, ids, vocab, tags = self._retriever, self._chunk_ids, self._vocab, self._kbs
         tokens = [t for t in tokenize(query) if t in vocab]
         if retriever is None or not tokens or not ids:
             return []
+        mask: np.ndarray | None = None
+        if kbs is not None:
+            # Out-of-scope chunks score 0, and zero scores are dropped below, so whatever comes back is in scope.
+            mask = np.isin(tags, list(kbs)).astype(np.float32)
+            if not mask.any():
+                return []
         k = min(top_k, len(ids))
-        docs, scores = retriever.retrieve([tokens], k=k, show_progress=False)  # type: ignore[attr-defined]
+        docs, scores = retriever.retrieve(  # type: ignore[attr-defined]
+            [tokens], k=k, show_progress=False, weight_mask=mask
+        )
         hits = [(ids[int(d)], float(s)) for d, s in zip(np.asarray(docs)[0], np.asarray(scores)[0], strict=True)]
         # Zero-score rows still come back from bm25s; they are not matches and must not earn fusion credit.
         return [(cid, score) for cid, score in hits if score > 0]

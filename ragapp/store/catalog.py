@@ -2,6 +2,9 @@
 indexes are derived from it and can be rebuilt from it.
 
 Every write bumps ``version``, so derived indexes (BM25, caches) know when they are stale.
+
+Each document belongs to one named knowledge base (``documents.kb``); catalogs from before knowledge
+bases existed gain the column on open, with every old document in ``default``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragapp.types import Chunk, DocumentRecord
+from ragapp.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase
 
 _SCHEMA = """
 PRAGMA foreign_keys = ON;
@@ -25,7 +28,8 @@ CREATE TABLE IF NOT EXISTS documents (
     size_bytes INTEGER NOT NULL,
     pages INTEGER,
     chunk_count INTEGER NOT NULL,
-    added_at TEXT NOT NULL
+    added_at TEXT NOT NULL,
+    kb TEXT NOT NULL DEFAULT 'default'
 );
 CREATE TABLE IF NOT EXISTS chunks (
     chunk_id TEXT PRIMARY KEY,
@@ -38,6 +42,12 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# Run after the migrations, since older catalogs lack the columns they index.
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS documents_by_kb ON documents(kb, name);
+"""
+
+_DOC_COLUMNS = "doc_id, name, file_type, content_hash, size_bytes, pages, chunk_count, added_at, kb"
 
 _CHUNK_COLUMNS = "c.chunk_id, c.doc_id, c.ordinal, c.text, d.name, c.page, c.heading"
 
@@ -50,7 +60,14 @@ class Catalog:
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(_SCHEMA)
+        self._migrate()
+        self._conn.executescript(_INDEXES)
         self._lock = threading.RLock()
+
+    def _migrate(self) -> None:
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(documents)")}
+        if "kb" not in columns:  # a catalog from before knowledge bases: its documents go to the default one
+            self._conn.execute(f"ALTER TABLE documents ADD COLUMN kb TEXT NOT NULL DEFAULT '{DEFAULT_KB}'")
 
     def close(self) -> None:
         with self._lock:
@@ -93,9 +110,7 @@ class Catalog:
     def documents(self, where: str = "", params: tuple[str, ...] = ()) -> list[DocumentRecord]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT doc_id, name, file_type, content_hash, size_bytes, pages, chunk_count, added_at "
-                f"FROM documents {where} ORDER BY added_at DESC, name",
-                params,
+                f"SELECT {_DOC_COLUMNS} FROM documents {where} ORDER BY added_at DESC, name", params
             ).fetchall()
         return [DocumentRecord(*row) for row in rows]
 
@@ -103,8 +118,30 @@ class Catalog:
         found = self.documents("WHERE content_hash = ?", (content_hash,))
         return found[0] if found else None
 
-    def documents_named(self, name: str) -> list[DocumentRecord]:
-        return self.documents("WHERE name = ?", (name,))
+    def documents_named(self, name: str, kb: str | None = None) -> list[DocumentRecord]:
+        """Documents called ``name``: in knowledge base ``kb``, or in any when ``kb`` is None."""
+        if kb is None:
+            return self.documents("WHERE name = ?", (name,))
+        return self.documents("WHERE name = ? AND kb = ?", (name, kb))
+
+    def document(self, doc_id: str) -> DocumentRecord | None:
+        found = self.documents("WHERE doc_id = ?", (doc_id,))
+        return found[0] if found else None
+
+    def knowledge_bases(self) -> list[KnowledgeBase]:
+        """Every knowledge base that holds a document, by name, with its document and chunk counts."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT d.kb, COUNT(DISTINCT d.doc_id), COUNT(c.chunk_id) "
+                "FROM documents d LEFT JOIN chunks c USING(doc_id) GROUP BY d.kb ORDER BY d.kb"
+            ).fetchall()
+        return [KnowledgeBase(str(kb), int(docs), int(chunks)) for kb, docs, chunks in rows]
+
+    def chunk_kbs(self) -> dict[str, str]:
+        """The knowledge base of every chunk, by chunk id (what the derived indexes filter on)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT c.chunk_id, d.kb FROM chunks c JOIN documents d USING(doc_id)")
+            return {str(cid): str(kb) for cid, kb in rows}
 
     def document_count(self) -> int:
         with self._lock:
@@ -143,7 +180,7 @@ class Catalog:
     def add_document(self, conn: sqlite3.Connection, record: DocumentRecord, chunks: list[Chunk]) -> None:
         """Insert inside a ``transaction()`` so the caller can roll back with the other stores."""
         conn.execute(
-            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.doc_id,
                 record.name,
@@ -153,6 +190,7 @@ class Catalog:
                 record.pages,
                 record.chunk_count,
                 record.added_at,
+                record.kb,
             ),
         )
         conn.executemany(
@@ -165,6 +203,11 @@ class Catalog:
         ids = [r[0] for r in conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (doc_id,))]
         conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         return ids
+
+    def move_document(self, conn: sqlite3.Connection, doc_id: str, kb: str) -> list[str]:
+        """Put a document in knowledge base ``kb``, inside a ``transaction()``; returns its chunk ids."""
+        conn.execute("UPDATE documents SET kb = ? WHERE doc_id = ?", (kb, doc_id))
+        return [r[0] for r in conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ? ORDER BY ordinal", (doc_id,))]
 
 
 def utc_now() -> str:

@@ -16,14 +16,15 @@ import gradio as gr
 
 from ragapp.engine import Engine
 from ragapp.errors import RagAppError
-from ragapp.types import IngestResult
+from ragapp.ingest.pipeline import kb_name
+from ragapp.types import DEFAULT_KB, IngestResult, Scope
 from ragapp.ui.render import TurnView
 from ragapp.ui.state import Session
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DOC_HEADERS = ["Name", "Type", "Pages", "Chunks", "Added (UTC)"]
+DOC_HEADERS = ["Name", "Knowledge base", "Type", "Pages", "Chunks", "Added (UTC)"]
 _STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "failed": "❌"}
 
 
@@ -54,9 +55,12 @@ class Handlers:
     # -- chat ----------------------------------------------------------------------------------
 
     def respond(
-        self, message: str, chat: list[Any], session: Session | None
+        self, message: str, chat: list[Any], session: Session | None, scope: list[str] | None = None
     ) -> Iterator[tuple[str, list[Any], Session]]:
-        """Stream one turn: steps, answer tokens, then one collapsible message per citation."""
+        """Stream one turn: steps, answer tokens, then one collapsible message per citation.
+
+        ``scope`` is the knowledge bases picked in "Search in"; none picked searches all of them.
+        """
         session = session or Session()
         question = (message or "").strip()
         if not question:
@@ -66,7 +70,7 @@ class Handlers:
         view = TurnView()
         yield "", chat + view.messages(), session
         try:
-            for event in self.engine.ask(question, session.recent()):
+            for event in self.engine.ask(question, session.recent(), scope_of(scope)):
                 view.apply(event)
                 yield "", chat + view.messages(), session
         except Exception as exc:
@@ -82,44 +86,70 @@ class Handlers:
 
     def documents_table(self) -> list[list[Any]]:
         return [
-            [d.name, d.file_type, d.pages if d.pages is not None else "", d.chunk_count, d.added_at]
+            [d.name, d.kb, d.file_type, d.pages if d.pages is not None else "", d.chunk_count, d.added_at]
             for d in self.engine.documents()
         ]
 
     def document_choices(self) -> list[tuple[str, str]]:
-        return [(f"{d.name} ({d.chunk_count} chunks)", d.doc_id) for d in self.engine.documents()]
+        return [(f"{d.name} · {d.kb} ({d.chunk_count} chunks)", d.doc_id) for d in self.engine.documents()]
 
-    def refresh(self) -> tuple[list[list[Any]], Any, str]:
-        return self.documents_table(), gr.update(choices=self.document_choices(), value=None), self.status_line()
+    def kb_names(self) -> list[str]:
+        """The knowledge bases that hold documents: the choices of "Search in"."""
+        return [kb.name for kb in self.engine.knowledge_bases()]
+
+    def upload_kb_choices(self) -> list[str]:
+        """Where an upload may go: the existing knowledge bases, and always the default one."""
+        names = self.kb_names()
+        return names if DEFAULT_KB in names else [DEFAULT_KB, *names]
+
+    def refresh(self, scope: list[str] | None = None) -> tuple[list[list[Any]], Any, str, Any, Any]:
+        """Documents table, delete choices, status line, upload-KB choices, and the chat scope (keeping the
+        picked knowledge bases that still exist)."""
+        names = self.kb_names()
+        kept = [kb for kb in scope or [] if kb in names]
+        return (
+            self.documents_table(),
+            gr.update(choices=self.document_choices(), value=None),
+            self.status_line(),
+            gr.update(choices=self.upload_kb_choices()),
+            gr.update(choices=names, value=kept),
+        )
 
     @user_errors
     def upload(
         self,
         files: list[str] | None,
+        kb: str | None = DEFAULT_KB,
+        scope: list[str] | None = None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
-    ) -> tuple[str, list[list[Any]], Any, None, str]:
+    ) -> tuple[str, list[list[Any]], Any, None, str, Any, Any]:
         if not files:
             raise gr.Error("Choose or drop one or more files first.")
+        target = kb_name(kb or DEFAULT_KB)  # a bad name is refused before any file is read
         pairs = [(Path(f), Path(f).name) for f in files]
         progress(0.0, desc="Starting")
-        results = self.engine.ingest(pairs, lambda fraction, text: progress(fraction, desc=text))
+        results = self.engine.ingest(pairs, lambda fraction, text: progress(fraction, desc=text), target)
         summary = ingest_summary(results)
         failed = [r for r in results if r.status == "failed"]
         if failed:
             gr.Warning(f"{len(failed)} of {len(results)} file(s) could not be added; see the list.")
         else:
             gr.Info("Knowledge base updated.")
-        table, choices, status = self.refresh()
-        return summary, table, choices, None, status
+        table, choices, status, _kbs, scope_update = self.refresh(scope)
+        kbs = gr.update(choices=self.upload_kb_choices(), value=target)
+        return summary, table, choices, None, status, kbs, scope_update
 
     @user_errors
-    def delete(self, doc_id: str | None) -> tuple[str, list[list[Any]], Any, str]:
+    def delete(
+        self, doc_id: str | None, scope: list[str] | None = None
+    ) -> tuple[str, list[list[Any]], Any, str, Any, Any]:
         if not doc_id:
             raise gr.Error("Pick a document to delete.")
         name = self.engine.delete(doc_id)
         gr.Info(f"Deleted {name}.")
-        table, choices, status = self.refresh()
-        return f"🗑️ {name}: deleted from the catalog, the vector index and the keyword index.", table, choices, status
+        table, choices, status, kbs, scope_update = self.refresh(scope)
+        report = f"🗑️ {name}: deleted from the catalog, the vector index and the keyword index."
+        return report, table, choices, status, kbs, scope_update
 
     def status_line(self) -> str:
         s = self.engine.status()
@@ -129,6 +159,11 @@ class Handlers:
             else "🔁 Reranking is **off** (no cross-encoder configured: set `RAGAPP_RERANK__MODEL`)"
         )
         return f"🤖 {s.llm} · 🧮 {s.embedder} · {rerank} · 📚 {s.documents} documents, {s.chunks} chunks"
+
+
+def scope_of(picked: list[str] | None) -> Scope:
+    """The knowledge bases picked in "Search in" as a scope: none picked means all of them."""
+    return frozenset(picked) if picked else None
 
 
 def ingest_summary(results: list[IngestResult]) -> str:

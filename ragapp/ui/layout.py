@@ -9,6 +9,7 @@ import gradio as gr
 
 from ragapp.config import REPO_ROOT
 from ragapp.engine import Engine
+from ragapp.types import DEFAULT_KB
 from ragapp.ui.handlers import DOC_HEADERS, Handlers
 
 ASSETS = REPO_ROOT / "assets"
@@ -47,10 +48,26 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     )
                     send = gr.Button("Send · 发送", variant="primary", elem_id="send", scale=1)
                     clear = gr.Button("New chat · 新对话", elem_id="clear", scale=1)
+                scope = gr.Dropdown(
+                    choices=handlers.kb_names(),
+                    value=[],
+                    multiselect=True,
+                    label="Search in · 检索范围",
+                    info="Knowledge bases to search; none picked searches them all · 不选则检索全部知识库",
+                    elem_id="chat-scope",
+                )
                 examples = example_questions()
                 if examples:
                     gr.Examples(examples=[[q] for q in examples], inputs=question, label="Examples · 示例问题")
             with gr.Tab("Knowledge · 知识库", id="knowledge"):
+                kb_choice = gr.Dropdown(
+                    choices=handlers.upload_kb_choices(),
+                    value=DEFAULT_KB,
+                    allow_custom_value=True,
+                    label="Knowledge base · 知识库",
+                    info="Where the files go; type a new name to create one · 文件存入的知识库，输入新名称即可新建",
+                    elem_id="kb-choice",
+                )
                 upload = gr.File(
                     label=f"Drop files here · 拖入文件 ({', '.join(extensions)})",
                     file_count="multiple",
@@ -75,11 +92,17 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     )
                     delete = gr.Button("Delete · 删除", variant="stop", elem_id="delete", scale=1)
 
-        chat_io = {"inputs": [question, chatbot, session], "outputs": [question, chatbot, session]}
+        chat_io = {"inputs": [question, chatbot, session, scope], "outputs": [question, chatbot, session]}
         question.submit(handlers.respond, **chat_io)  # type: ignore[arg-type]
         send.click(handlers.respond, **chat_io)  # type: ignore[arg-type]
         clear.click(handlers.clear, outputs=[chatbot, session])
-        add.click(handlers.upload, inputs=[upload], outputs=[report, docs, to_delete, upload, status])
-        delete.click(handlers.delete, inputs=[to_delete], outputs=[report, docs, to_delete, status])
-        demo.load(handlers.refresh, outputs=[docs, to_delete, status])
+        add.click(
+            handlers.upload,
+            inputs=[upload, kb_choice, scope],
+            outputs=[report, docs, to_delete, upload, status, kb_choice, scope],
+        )
+        delete.click(
+            handlers.delete, inputs=[to_delete, scope], outputs=[report, docs, to_delete, status, kb_choice, scope]
+        )
+        demo.load(handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope])
     return demo

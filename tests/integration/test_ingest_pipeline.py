@@ -69,7 +69,7 @@ def test_ingest_adds_to_all_three_stores(
     )
 
     assert [(r.status, r.chunks) for r in results] == [("added", 2), ("added", 1), ("added", 2)]
-    assert results[0].message == "sample.md: added (2 chunks)."
+    assert results[0].message == "sample.md: added to 'default' (2 chunks)."
     snap = store_snapshot(rig)
     assert snap.documents == ("sample.md", "sample.pdf", "sample.txt")
     assert len(snap.catalog_ids) == 5
@@ -130,7 +130,10 @@ def test_duplicate_upload_adds_nothing(kb: Rig, store_snapshot: Callable[[Rig], 
     (result,) = kb.engine.ingest([(FIXTURES / "sample.txt", "copy of sample.txt")])
     assert result.status == "duplicate"
     assert result.doc_id == doc_id_of(kb, "sample.txt")
-    assert result.message == "copy of sample.txt: already in the knowledge base as sample.txt; nothing changed."
+    assert (
+        result.message
+        == "copy of sample.txt: already in the knowledge base as sample.txt in 'default'; nothing changed."
+    )
     assert store_snapshot(kb) == before
 
 
@@ -161,7 +164,7 @@ def test_same_name_with_new_content_replaces_the_old_version(
 
     assert first.status == "added"
     assert second.status == "replaced"
-    assert second.message == "notes.txt: replaced the earlier version (1 chunks)."
+    assert second.message == "notes.txt: replaced the earlier version in 'default' (1 chunks)."
     assert second.doc_id != first.doc_id
     assert [(d.name, d.doc_id) for d in rig.engine.documents()] == [("notes.txt", second.doc_id)]
     snap = store_snapshot(rig)

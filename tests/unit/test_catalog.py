@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragapp.store.catalog import Catalog
-from ragapp.types import Chunk, DocumentRecord
+from ragapp.types import Chunk, DocumentRecord, KnowledgeBase
 
 
 @pytest.fixture
@@ -145,3 +145,103 @@ def test_data_survives_reopening(tmp_path: Path) -> None:
         assert second.version == 1
     finally:
         second.close()
+
+
+# -- knowledge bases ------------------------------------------------------------------------------
+
+
+def add_to(catalog: Catalog, kb: str, doc_id: str, name: str, count: int) -> None:
+    with catalog.transaction() as conn:
+        doc = DocumentRecord(doc_id, name, "txt", f"hash-{doc_id}", 100, None, count, "2024-01-01 00:00:00", kb)
+        catalog.add_document(conn, doc, chunks_for(doc_id, name, count))
+
+
+def test_documents_default_to_the_default_knowledge_base(catalog: Catalog) -> None:
+    add(catalog, "d1", "one.txt", 1)  # positional construction without a kb, as before knowledge bases
+    assert catalog.documents()[0].kb == "default"
+    assert catalog.knowledge_bases() == [KnowledgeBase("default", 1, 1)]
+
+
+def test_knowledge_bases_are_listed_with_their_counts(catalog: Catalog) -> None:
+    assert catalog.knowledge_bases() == []
+    add_to(catalog, "manuals", "d1", "one.txt", 2)
+    add_to(catalog, "manuals", "d2", "two.txt", 3)
+    add_to(catalog, "手册", "d3", "three.txt", 1)
+    assert catalog.knowledge_bases() == [KnowledgeBase("manuals", 2, 5), KnowledgeBase("手册", 1, 1)]
+    assert catalog.chunk_kbs() == {
+        "d1-0000": "manuals",
+        "d1-0001": "manuals",
+        "d2-0000": "manuals",
+        "d2-0001": "manuals",
+        "d2-0002": "manuals",
+        "d3-0000": "手册",
+    }
+    with catalog.transaction() as conn:
+        catalog.delete_document(conn, "d3")
+    assert [kb.name for kb in catalog.knowledge_bases()] == ["manuals"]  # an emptied base is gone
+
+
+def test_names_are_looked_up_within_a_knowledge_base(catalog: Catalog) -> None:
+    add_to(catalog, "a", "d1", "notes.txt", 1)
+    add_to(catalog, "b", "d2", "notes.txt", 1)
+    assert [d.doc_id for d in catalog.documents_named("notes.txt", "a")] == ["d1"]
+    assert [d.doc_id for d in catalog.documents_named("notes.txt", "c")] == []
+    assert sorted(d.doc_id for d in catalog.documents_named("notes.txt")) == ["d1", "d2"]
+
+
+def test_move_document_changes_its_knowledge_base(catalog: Catalog) -> None:
+    add_to(catalog, "a", "d1", "one.txt", 2)
+    version = catalog.version
+    with catalog.transaction() as conn:
+        assert catalog.move_document(conn, "d1", "b") == ["d1-0000", "d1-0001"]
+    assert catalog.document("d1") == DocumentRecord(
+        "d1", "one.txt", "txt", "hash-d1", 100, None, 2, "2024-01-01 00:00:00", "b"
+    )
+    assert set(catalog.chunk_kbs().values()) == {"b"}
+    assert catalog.version == version + 1  # derived indexes see the move
+    assert catalog.document("ghost") is None
+
+
+_OLD_SCHEMA = """
+CREATE TABLE documents (
+    doc_id TEXT PRIMARY KEY, name TEXT NOT NULL, file_type TEXT NOT NULL, content_hash TEXT NOT NULL UNIQUE,
+    size_bytes INTEGER NOT NULL, pages INTEGER, chunk_count INTEGER NOT NULL, added_at TEXT NOT NULL
+);
+CREATE TABLE chunks (
+    chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL, text TEXT NOT NULL, page INTEGER, heading TEXT
+);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO documents VALUES ('old1', 'old.txt', 'txt', 'hash-old1', 10, NULL, 2, '2023-05-01 00:00:00');
+INSERT INTO chunks VALUES ('old1-0000', 'old1', 0, 'first', NULL, NULL), ('old1-0001', 'old1', 1, 'second', 2, 'H');
+INSERT INTO meta VALUES ('version', '4');
+"""
+
+
+def old_catalog(path: Path) -> Path:
+    """A catalog file as written before knowledge bases existed: no ``documents.kb`` column."""
+    conn = sqlite3.connect(path)
+    conn.executescript(_OLD_SCHEMA)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_catalog_from_before_knowledge_bases_is_migrated(tmp_path: Path) -> None:
+    path = old_catalog(tmp_path / "catalog.sqlite3")
+    catalog = Catalog(path)
+    try:
+        (doc,) = catalog.documents()
+        assert (doc.doc_id, doc.name, doc.chunk_count, doc.kb) == ("old1", "old.txt", 2, "default")
+        assert catalog.all_chunks()[1] == Chunk("old1-0001", "old1", 1, "second", "old.txt", 2, "H")
+        assert catalog.knowledge_bases() == [KnowledgeBase("default", 1, 2)]
+        assert catalog.version == 4  # the data is unchanged, so derived indexes need no rebuild for it
+        add_to(catalog, "new", "d1", "one.txt", 1)
+        assert [kb.name for kb in catalog.knowledge_bases()] == ["default", "new"]
+    finally:
+        catalog.close()
+    reopened = Catalog(path)  # migrating twice is a no-op
+    try:
+        assert sorted((d.doc_id, d.kb) for d in reopened.documents()) == [("d1", "new"), ("old1", "default")]
+    finally:
+        reopened.close()
