@@ -102,8 +102,10 @@ class RetrievalSettings(BaseModel):
     )
     channel_timeout_s: float = Field(5.0, gt=0, description="Time budget of each channel.")
     cache_size: int = Field(
-        256, ge=0, description="Retrieval results kept for repeated questions (0 turns the cache off); "
-        "any upload or delete empties it."
+        256,
+        ge=0,
+        description="Retrieval results kept for repeated questions (0 turns the cache off); "
+        "any upload or delete empties it.",
     )
 
 

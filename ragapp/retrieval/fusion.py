@@ -83,7 +83,9 @@ def _zscore(values: dict[str, float]) -> tuple[dict[str, float], float]:
 _NORMALISERS = {"minmax": _minmax, "zscore": _zscore}
 
 
-def score_blend(rankings: Rankings, weights: Mapping[str, float] | None = None, norm: str = "minmax") -> list[FusedCandidate]:
+def score_blend(
+    rankings: Rankings, weights: Mapping[str, float] | None = None, norm: str = "minmax"
+) -> list[FusedCandidate]:
     """Fuse by a weighted average of per-channel scores normalised per query (``minmax`` or ``zscore``).
 
     A chunk missing from a channel gets that channel's floor (0 for min-max, below the lowest standard

@@ -144,7 +144,7 @@ class RetrievalPipeline:
             candidates=tuple(ranked),
             channel_results=tuple(results),
             degraded=tuple(degraded),
-            timings=timings | {f"channel:{r.channel}": r.duration_s for r in results},
+            timings=timings | _channel_timings(results),
             settings=s.model_dump() | {"reranker": self._reranker.name},
             kbs=scope,
         )
@@ -171,6 +171,14 @@ class RetrievalPipeline:
         order = {c.name: i for i, c in enumerate(self._channels)}
         results.sort(key=lambda r: order[r.channel])
         return results, degraded
+
+
+def _channel_timings(results: Sequence[ChannelResult]) -> dict[str, float]:
+    timings: dict[str, float] = {}
+    for r in results:
+        timings[f"channel:{r.channel}"] = r.duration_s
+        timings.update({f"channel:{r.channel}:{stage}": s for stage, s in r.stages.items()})
+    return timings
 
 
 def is_relevant(candidate: RetrievedChunk, settings: RetrievalSettings) -> bool:

@@ -1,0 +1,121 @@
+"""``python -m ragapp.eval``: retrieval quality and latency of the app's configurations on a BEIR folder.
+
+    python -m ragapp.eval --dataset ../shared/data/scifact --split test \\
+        --config bm25,vector,hybrid --baseline llamaindex --cache .cache/eval --output results/scifact.json
+
+Prints a table, writes JSON (per configuration: ndcg@10, recall@10, recall@100, mrr@10, latency p50/p95,
+per-stage timings and the settings used) and a plotly HTML chart next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ragapp.config import Settings
+from ragapp.errors import RagAppError
+from ragapp.eval.beir import load_beir
+from ragapp.eval.corpus import build_index
+from ragapp.eval.report import render_chart, render_table
+from ragapp.eval.runner import ConfigResult, make_reranker, parse_config, pipeline_ranker, run_config
+from ragapp.rerank.base import PassthroughReranker
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ragapp.eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", type=Path, required=True, help="BEIR folder (queries.jsonl, qrels/<split>.tsv).")
+    p.add_argument("--split", default="test", help="qrels split to score (default: test).")
+    p.add_argument("--config", default="bm25,vector,hybrid", help="comma-separated configurations (see below).")
+    p.add_argument("--output", type=Path, help="write results JSON here (and a .html chart next to it).")
+    p.add_argument("--cache", type=Path, help="keep the indexed corpus in this folder and reuse it next time.")
+    p.add_argument(
+        "--baseline", choices=["llamaindex"], help="add LlamaIndex QueryFusionRetriever over the same indexes."
+    )
+    p.add_argument("--corpus", type=Path, help="take corpus.jsonl from this folder (e.g. zh questions, en corpus).")
+    p.add_argument(
+        "--query-field", default="text", help="queries.jsonl field (or metadata field) holding the question."
+    )
+    p.add_argument("--limit", type=int, help="score only the first N queries (quick checks).")
+    p.add_argument("--depth", type=int, default=300, help="chunks each channel returns (default 300, for recall@100).")
+    p.add_argument(
+        "--rerank-depth", type=int, default=50, help="fused candidates the reranker sees in +rerank configs."
+    )
+    p.add_argument("--rerank-model", help="cross-encoder path or hub id for +rerank configs.")
+    p.add_argument("--name", help="dataset label in the output (default: folder name, plus the corpus's).")
+    p.epilog = (
+        "configurations: bm25 (alias keyword), vector, hybrid (the app's fusion), hybrid-rrf, hybrid-minmax, "
+        "hybrid-zscore; any of them + '+rerank'. App settings come from RAGAPP_* variables as usual."
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return _run(args)
+    except RagAppError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    settings = Settings()
+    if args.rerank_model:
+        settings = settings.model_copy(
+            update={
+                "rerank": settings.rerank.model_copy(update={"backend": "cross_encoder", "model": args.rerank_model})
+            }
+        )
+    configs = [parse_config(name.strip()) for name in args.config.split(",") if name.strip()]
+    dataset = load_beir(args.dataset, args.split, args.corpus, args.query_field)
+    if args.limit:
+        dataset = type(dataset)(dataset.name, dataset.corpus, dataset.queries[: args.limit], dataset.qrels)
+    corpus_dir = args.corpus or args.dataset
+    label = args.name or (args.dataset.name if args.corpus is None else f"{args.dataset.name}->{corpus_dir.name}")
+    print(f"{label}: {len(dataset.queries)} queries, {len(dataset.corpus)} documents", file=sys.stderr)
+    store, index = build_index(
+        dataset.corpus, corpus_dir / "corpus.jsonl", settings, args.cache, corpus_dir.name.replace("/", "-")
+    )
+    print(f"index: {index.chunks} chunks in {index.folder} ({'reused' if index.reused else 'built'})", file=sys.stderr)
+    reranker = make_reranker(settings) if any(c.rerank for c in configs) else PassthroughReranker()
+    results: list[ConfigResult] = []
+    for config in configs:
+        ranker, used = pipeline_ranker(store, settings, config, args.depth, args.rerank_depth, reranker)
+        results.append(run_config(config.name, ranker, dataset, used))
+    if args.baseline == "llamaindex":
+        from ragapp.eval.llamaindex_baseline import llamaindex_rankers
+
+        for name, (ranker, used) in llamaindex_rankers(store, settings, args.depth).items():
+            results.append(run_config(name, ranker, dataset, used))
+    store.catalog.close()
+
+    print(render_table(label, results))
+    if args.output:
+        payload: dict[str, Any] = {
+            "dataset": label,
+            "split": args.split,
+            "queries": len(dataset.queries),
+            "documents": len(dataset.corpus),
+            "chunks": index.chunks,
+            "embedder": store.embedder.name,
+            "index_seconds": index.seconds,
+            "configs": {r.name: r.as_json() for r in results},
+        }
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        chart = args.output.with_suffix(".html")
+        render_chart(label, results, chart)
+        print(f"wrote {args.output} and {chart}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

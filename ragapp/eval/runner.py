@@ -1,0 +1,172 @@
+"""Run retrieval configurations over a BEIR dataset and score them.
+
+A configuration is a named variant of the app's retrieval settings (which channels, which fusion, with or
+without the reranker). Each runs through the real ``RetrievalPipeline`` over the same indexes, so the
+figures are the app's, and per-query latency includes everything a user's question pays for.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tqdm import tqdm
+
+from ragapp.config import RetrievalSettings, Settings
+from ragapp.errors import RagAppError
+from ragapp.eval.beir import BeirDataset
+from ragapp.eval.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
+from ragapp.ingest.pipeline import KnowledgeStore
+from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
+from ragapp.retrieval.channels import CHANNELS, ChannelDeps
+from ragapp.retrieval.fusion import FUSIONS
+from ragapp.retrieval.pipeline import RetrievalPipeline
+
+
+class EvalError(RagAppError):
+    """A configuration that cannot run as asked."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    name: str
+    channels: tuple[str, ...]
+    fusion: str | None = None  # None: the settings' default
+    rerank: bool = False
+
+
+def parse_config(name: str) -> EvalConfig:
+    """``bm25`` | ``keyword`` | ``vector`` | ``hybrid`` | ``hybrid-<fusion>``, each optionally ``+rerank``."""
+    base, plus, extra = name.partition("+")
+    if plus and extra != "rerank":
+        raise EvalError(f"unknown configuration {name!r}: only '+rerank' may follow a name.")
+    rerank = bool(plus)
+    if base in ("bm25", "keyword"):
+        return EvalConfig(name, ("keyword",), rerank=rerank)
+    if base == "vector":
+        return EvalConfig(name, ("vector",), rerank=rerank)
+    if base == "hybrid":
+        return EvalConfig(name, ("vector", "keyword"), rerank=rerank)
+    if base.startswith("hybrid-") and base[7:] in FUSIONS:
+        return EvalConfig(name, ("vector", "keyword"), fusion=base[7:], rerank=rerank)
+    known = ", ".join(["bm25", "vector", "hybrid"] + [f"hybrid-{f}" for f in FUSIONS.names()])
+    raise EvalError(f"unknown configuration {name!r}. Known: {known} (each may end in +rerank).")
+
+
+@dataclass
+class ConfigResult:
+    name: str
+    metrics: dict[str, float]
+    latency_ms: dict[str, float]
+    stage_ms: dict[str, dict[str, float]]
+    settings: dict[str, Any]
+    per_query: dict[str, list[str]] = field(default_factory=dict)  # query id -> top doc ids
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "metrics": self.metrics,
+            "latency_ms": self.latency_ms,
+            "stage_ms": self.stage_ms,
+            "settings": self.settings,
+        }
+
+
+# A ranker: question -> (doc ids best first, stage timings in seconds)
+Ranker = Callable[[str], tuple[list[str], dict[str, float]]]
+
+
+def retrieval_settings(settings: Settings, config: EvalConfig, depth: int, rerank_depth: int) -> RetrievalSettings:
+    """The app's settings with the configuration applied and the budgets widened to ``depth`` chunks."""
+    return settings.retrieval.model_copy(
+        update={
+            "channels": list(config.channels),
+            "fusion": config.fusion or settings.retrieval.fusion,
+            "recall_budget": depth,
+            "candidate_limit": rerank_depth if config.rerank else depth,
+            "cache_size": 0,  # every query is timed for real
+        }
+    )
+
+
+def pipeline_ranker(
+    store: KnowledgeStore, settings: Settings, config: EvalConfig, depth: int, rerank_depth: int, reranker: Reranker
+) -> tuple[Ranker, dict[str, Any]]:
+    knobs = retrieval_settings(settings, config, depth, rerank_depth)
+    deps = ChannelDeps(embedder=store.embedder, vectors=store.vectors, keywords=store.keywords)
+    channels = [CHANNELS.get(name)(deps) for name in knobs.channels]
+    pipeline = RetrievalPipeline(channels, store.catalog, reranker if config.rerank else PassthroughReranker(), knobs)
+    fuse = FUSIONS.get(knobs.fusion)
+
+    def rank(query: str) -> tuple[list[str], dict[str, float]]:
+        result = pipeline.retrieve(query)
+        if result.degraded:
+            raise EvalError(f"{config.name}: degraded retrieval for {query!r}: {'; '.join(result.degraded)}")
+        docs = [c.chunk.doc_id for c in result.candidates]
+        if config.rerank:  # below the reranked head, the fused order continues (recall@100 needs depth)
+            docs += [
+                c.chunk_id.rsplit("-", 1)[0] for c in fuse({r.channel: r.hits for r in result.channel_results}, knobs)
+            ]
+        return docs, result.timings
+
+    used = knobs.model_dump() | {"reranker": reranker.name if config.rerank else "none"}
+    return rank, used
+
+
+def make_reranker(settings: Settings) -> Reranker:
+    if settings.rerank.backend == "none":
+        raise EvalError("a +rerank configuration needs a reranker: pass --rerank-model or set RAGAPP_RERANK__BACKEND.")
+    return RERANKERS.get(settings.rerank.backend)(settings)
+
+
+def run_config(name: str, ranker: Ranker, dataset: BeirDataset, settings_used: dict[str, Any]) -> ConfigResult:
+    ranker(dataset.queries[0].text if dataset.queries else "warm up")  # load models outside the timing
+    per_query: dict[str, list[str]] = {}
+    latencies: list[float] = []
+    stages: dict[str, list[float]] = {}
+    for query in tqdm(dataset.queries, desc=name, unit="q", leave=False):
+        start = time.perf_counter()
+        ranked, timings = ranker(query.text)
+        latencies.append(time.perf_counter() - start)
+        per_query[query.query_id] = list(dict.fromkeys(ranked))[:100]
+        for stage, seconds in timings.items():
+            stages.setdefault(stage, []).append(seconds)
+    return ConfigResult(
+        name=name,
+        metrics=score(per_query, dataset),
+        latency_ms=percentiles(latencies),
+        stage_ms={stage: percentiles(values) for stage, values in sorted(stages.items())},
+        settings=settings_used,
+        per_query=per_query,
+    )
+
+
+def score(per_query: dict[str, list[str]], dataset: BeirDataset) -> dict[str, float]:
+    """Mean metrics over the queries; multi-hop sets (some query with 2+ relevant docs) also get all-found@k."""
+    rows: dict[str, list[float]] = {"ndcg@10": [], "recall@10": [], "recall@100": [], "mrr@10": []}
+    multi_hop = any(sum(1 for g in q.values() if g > 0) >= 2 for q in dataset.qrels.values())
+    if multi_hop:
+        rows |= {"all_found@5": [], "all_found@10": []}
+    for query in dataset.queries:
+        ranked, qrels = per_query.get(query.query_id, []), dataset.qrels[query.query_id]
+        rows["ndcg@10"].append(ndcg_at_k(ranked, qrels, 10))
+        rows["recall@10"].append(recall_at_k(ranked, qrels, 10))
+        rows["recall@100"].append(recall_at_k(ranked, qrels, 100))
+        rows["mrr@10"].append(mrr_at_k(ranked, qrels, 10))
+        if multi_hop:
+            rows["all_found@5"].append(float(all_found_at_k(ranked, qrels, 5)))
+            rows["all_found@10"].append(float(all_found_at_k(ranked, qrels, 10)))
+    return {name: round(statistics.fmean(values), 4) if values else 0.0 for name, values in rows.items()}
+
+
+def percentiles(seconds: Sequence[float]) -> dict[str, float]:
+    if not seconds:
+        return {"p50": 0.0, "p95": 0.0}
+    ordered = sorted(seconds)
+
+    def pick(q: float) -> float:  # nearest rank
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
+
+    return {"p50": round(pick(0.50), 2), "p95": round(pick(0.95), 2)}
