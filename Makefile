@@ -8,7 +8,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: setup setup-dev run test test-all screenshot lint format clean-state
+.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval bench
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,18 @@ test-all: setup-dev
 # Re-take the README screenshot (assets/screenshot.png) from the browser test.
 screenshot: setup-dev
 	RAGAPP_UPDATE_SCREENSHOT=1 $(PY) -m pytest tests/e2e -k cites_the_uploaded_file
+
+# Retrieval quality on the BEIR sets in $(DATA) (see README "Measured"); the indexed corpora are kept in
+# $(EVAL_CACHE), so only the first run pays for embedding (SciFact: about 40 min on 2 cores).
+DATA       ?= ../shared/data
+EVAL_CACHE ?= .cache/eval
+EVAL_CONFIGS ?= bm25,vector,hybrid-rrf,hybrid-minmax,hybrid-zscore
+EVAL := $(PY) -m ragapp.eval --cache $(EVAL_CACHE) --baseline llamaindex --config $(EVAL_CONFIGS)
+eval: setup
+	$(EVAL) --dataset $(DATA)/scifact --output results/eval/scifact.json
+	$(EVAL) --dataset $(DATA)/xquad/zh --name xquad-zh --output results/eval/xquad-zh.json
+	$(EVAL) --dataset $(DATA)/xquad/zh --corpus $(DATA)/xquad/en --name "xquad-zh->en" --output results/eval/xquad-zh-en.json
+	$(EVAL) --dataset $(DATA)/hotpotqa-dev200 --output results/eval/hotpotqa-dev200.json
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .

@@ -75,6 +75,8 @@ def _run(args: argparse.Namespace) -> int:
             }
         )
     configs = [parse_config(name.strip()) for name in args.config.split(",") if name.strip()]
+    # Before indexing, which can take minutes: a +rerank config without a reranker fails at once.
+    reranker = make_reranker(settings) if any(c.rerank for c in configs) else PassthroughReranker()
     dataset = load_beir(args.dataset, args.split, args.corpus, args.query_field)
     if args.limit:
         dataset = type(dataset)(dataset.name, dataset.corpus, dataset.queries[: args.limit], dataset.qrels)
@@ -85,7 +87,6 @@ def _run(args: argparse.Namespace) -> int:
         dataset.corpus, corpus_dir / "corpus.jsonl", settings, args.cache, corpus_dir.name.replace("/", "-")
     )
     print(f"index: {index.chunks} chunks in {index.folder} ({'reused' if index.reused else 'built'})", file=sys.stderr)
-    reranker = make_reranker(settings) if any(c.rerank for c in configs) else PassthroughReranker()
     results: list[ConfigResult] = []
     for config in configs:
         ranker, used = pipeline_ranker(store, settings, config, args.depth, args.rerank_depth, reranker)

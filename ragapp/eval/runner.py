@@ -20,6 +20,7 @@ from ragapp.errors import RagAppError
 from ragapp.eval.beir import BeirDataset
 from ragapp.eval.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 from ragapp.ingest.pipeline import KnowledgeStore
+from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.fusion import FUSIONS

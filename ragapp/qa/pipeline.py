@@ -45,7 +45,9 @@ class AnswerPipeline:
                 "channels": {r.channel: len(r.hits) for r in result.channel_results},
                 "candidates": len(result.candidates),
                 "relevant": len(result.chunks),
+                "fusion": self._retrieval.settings.fusion,
                 "reranker": self._retrieval.reranker.name,
+                "cached": result.cached,
                 "kbs": sorted(kbs) if kbs is not None else "all",
             },
         )

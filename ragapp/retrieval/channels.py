@@ -44,7 +44,7 @@ class Channel(ABC):
 
 
 class VectorChannel(Channel):
-    """Dense retrieval: cosine similarity in the Chroma collection, balanced across languages.
+    """Dense retrieval: cosine similarity in Chroma, balanced across languages.
 
     Multilingual embedders score a same-language passage higher than an equally relevant passage in another
     language (with multilingual-e5, a Chinese question meets unrelated Chinese text at ~0.87 and its English
@@ -73,8 +73,6 @@ class VectorChannel(Channel):
 
     def _search(self, vector: np.ndarray, top_k: int, kbs: Scope) -> list[ChannelHit]:
         per_language = [self._index.search(vector, top_k, language=lang, kbs=kbs) for lang in LANGUAGES]
-        if not any(per_language):  # an index written without language tags: plain search
-            return to_hits(self._index.search(vector, top_k, kbs=kbs))
         interleaved = sorted(
             ((rank, -score, cid) for hits in per_language for rank, (cid, score) in enumerate(hits)),
         )

@@ -76,8 +76,8 @@ def _zscore(values: dict[str, float]) -> tuple[dict[str, float], float]:
     mean = statistics.fmean(values.values())
     spread = statistics.pstdev(values.values())
     normed = {cid: (v - mean) / spread if spread > 0 else 0.0 for cid, v in values.items()}
-    # A chunk the channel did not return ranks below everything it did return.
-    return normed, min(normed.values()) - (1.0 if spread > 0 else 0.0)
+    # A chunk the channel did not return ranks below everything it did return (one standard deviation down).
+    return normed, min(normed.values()) - 1.0
 
 
 _NORMALISERS = {"minmax": _minmax, "zscore": _zscore}

@@ -156,18 +156,20 @@ class RetrievalPipeline:
         }
         done, pending = wait(futures, timeout=self._settings.channel_timeout_s)
         results: list[ChannelResult] = []
-        degraded: list[str] = []
+        problems: list[str] = []
         for future in pending:
-            future.cancel()
-            name = futures[future].name
-            degraded.append(f"{name} search timed out after {self._settings.channel_timeout_s:g} s")
+            future.cancel()  # a running channel cannot be stopped; its late result is simply ignored
+            problems.append(f"{futures[future].name} search timed out after {self._settings.channel_timeout_s:g} s")
         for future in done:
             name = futures[future].name
             try:
                 results.append(future.result())
             except Exception as exc:
                 log.warning("channel %s failed: %r", name, exc)
-                degraded.append(f"{name} search failed ({type(exc).__name__})")
+                problems.append(f"{name} search failed ({type(exc).__name__})")
+        answered = [c.name for c in self._channels if any(r.channel == c.name for r in results)]
+        outcome = f"this answer uses {' and '.join(answered)} search only" if answered else "no search channel answered"
+        degraded = [f"{problem}; {outcome}" for problem in problems]
         order = {c.name: i for i, c in enumerate(self._channels)}
         results.sort(key=lambda r: order[r.channel])
         return results, degraded

@@ -1,12 +1,16 @@
-"""Vector index: an embedded, persistent Chroma collection holding one vector per chunk.
+"""Vector index: embedded, persistent Chroma collections holding one vector per chunk.
 
 Embeddings are always passed in: Chroma must never embed on its own (it would try to download a model).
-One collection per embedder, so switching models never mixes vector spaces. Each vector's metadata
-holds its document, language and knowledge base (``kb``), so searches can be scoped without the catalog.
+Collections are per embedder (switching models never mixes vector spaces) and per language: the vector
+channel ranks each language on its own (see ``VectorChannel``), and an unfiltered HNSW query on a
+language's own collection costs a fraction of a metadata-filtered query on a shared one. Each vector's
+metadata holds its document, language and knowledge base (``kb``), so searches can be scoped without
+the catalog.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Mapping
@@ -15,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ragapp.lang import LANGUAGES
 from ragapp.types import DEFAULT_KB
+
+log = logging.getLogger(__name__)
 
 _BATCH = 1000
 
@@ -29,10 +36,41 @@ class ChromaVectorIndex:
         self._client = chromadb.PersistentClient(
             path=str(directory), settings=ChromaSettings(anonymized_telemetry=False)
         )
-        name = "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", embedder_name)[:60]
-        self._collection = self._client.get_or_create_collection(
-            name=name, metadata={"hnsw:space": "cosine"}, embedding_function=None
-        )
+        base = "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", embedder_name)[:60]
+        self._collections: dict[str, Any] = {
+            lang: self._client.get_or_create_collection(
+                name=f"{base}-{lang}", metadata={"hnsw:space": "cosine"}, embedding_function=None
+            )
+            for lang in LANGUAGES
+        }
+        self._migrate_shared_collection(base)
+        self._counts = self._count_each()
+
+    def _migrate_shared_collection(self, name: str) -> None:
+        """Move vectors from the single collection of earlier versions into the per-language ones."""
+        if name not in {c.name for c in self._client.list_collections()}:
+            return
+        old = self._client.get_collection(name, embedding_function=None)
+        total = old.count()
+        log.info("moving %d vectors into per-language collections", total)
+        for offset in range(0, total, _BATCH):
+            got = old.get(include=["embeddings", "metadatas"], limit=_BATCH, offset=offset)
+            metas = [dict(m or {}) for m in (got.get("metadatas") or [])]
+            embeddings = got.get("embeddings")
+            if embeddings is None or not got["ids"]:
+                continue
+            vectors = np.asarray(embeddings, dtype=np.float32)
+            self.add(
+                list(got["ids"]),
+                vectors,
+                [str(m.get("doc_id", "")) for m in metas],
+                [str(m.get("lang", "en")) for m in metas],
+                [str(m.get("kb", DEFAULT_KB)) for m in metas],
+            )
+        self._client.delete_collection(name)
+
+    def _count_each(self) -> dict[str, int]:
+        return {lang: int(c.count()) for lang, c in self._collections.items()}
 
     def add(
         self,
@@ -45,75 +83,84 @@ class ChromaVectorIndex:
         """Upsert one vector per chunk, tagged with its document, language and knowledge base."""
         if not chunk_ids:
             return
-        languages = languages or ["en"] * len(chunk_ids)
+        languages = [lang if lang in self._collections else "en" for lang in (languages or ["en"] * len(chunk_ids))]
         kbs = kbs or [DEFAULT_KB] * len(chunk_ids)
-        metadatas = [{"doc_id": d, "lang": lang, "kb": kb} for d, lang, kb in zip(doc_ids, languages, kbs, strict=True)]
-        for start in range(0, len(chunk_ids), _BATCH):
-            end = start + _BATCH
-            self._collection.upsert(
-                ids=chunk_ids[start:end],
-                embeddings=vectors[start:end].tolist(),
-                metadatas=metadatas[start:end],  # type: ignore[arg-type]
-            )
+        rows: dict[str, list[int]] = defaultdict(list)
+        for i, lang in enumerate(languages):
+            rows[lang].append(i)
+        for lang, positions in rows.items():
+            for start in range(0, len(positions), _BATCH):
+                part = positions[start : start + _BATCH]
+                self._collections[lang].upsert(
+                    ids=[chunk_ids[i] for i in part],
+                    embeddings=vectors[part].tolist(),
+                    metadatas=[{"doc_id": doc_ids[i], "lang": lang, "kb": kbs[i]} for i in part],
+                )
+        self._counts = self._count_each()
 
     def delete(self, chunk_ids: list[str]) -> None:
         if chunk_ids:
-            self._collection.delete(ids=chunk_ids)
+            for collection in self._collections.values():
+                collection.delete(ids=chunk_ids)
+            self._counts = self._count_each()
 
     def ids(self) -> set[str]:
-        return set(self._collection.get(include=[])["ids"])
+        return {cid for c in self._collections.values() for cid in c.get(include=[])["ids"]}
 
     def kb_tags(self) -> dict[str, str | None]:
         """Every vector's knowledge base tag, by chunk id (None: written before knowledge bases existed)."""
-        found = self._collection.get(include=["metadatas"])
-        metadatas = found.get("metadatas")
         tags: dict[str, str | None] = {}
-        for i, cid in enumerate(found["ids"]):
-            kb = (metadatas[i] or {}).get("kb") if metadatas else None
-            tags[cid] = kb if isinstance(kb, str) else None
+        for collection in self._collections.values():
+            found = collection.get(include=["metadatas"])
+            metadatas = found.get("metadatas")
+            for i, cid in enumerate(found["ids"]):
+                kb = (metadatas[i] or {}).get("kb") if metadatas else None
+                tags[cid] = kb if isinstance(kb, str) else None
         return tags
 
     def set_kbs(self, kb_of: Mapping[str, str]) -> None:
         """Re-tag existing vectors with their knowledge base (metadata only: nothing is re-embedded)."""
-        by_kb: dict[str, list[str]] = defaultdict(list)
-        for cid, kb in kb_of.items():
-            by_kb[kb].append(cid)
-        for kb, ids in by_kb.items():
+        ids = list(kb_of)
+        for collection in self._collections.values():
             for start in range(0, len(ids), _BATCH):
-                batch = ids[start : start + _BATCH]
-                # Chroma merges updated metadata into the stored one, so doc_id and lang are kept.
-                self._collection.update(ids=batch, metadatas=[{"kb": kb}] * len(batch))
+                mine = collection.get(ids=ids[start : start + _BATCH], include=[])["ids"]
+                by_kb: dict[str, list[str]] = defaultdict(list)
+                for cid in mine:
+                    by_kb[kb_of[cid]].append(cid)
+                for kb, batch in by_kb.items():
+                    # Chroma merges updated metadata into the stored one, so doc_id and lang are kept.
+                    collection.update(ids=batch, metadatas=[{"kb": kb}] * len(batch))
 
     def count(self) -> int:
-        return int(self._collection.count())
+        return sum(self._counts.values())
 
     def search(
         self, vector: np.ndarray, top_k: int, language: str | None = None, kbs: frozenset[str] | None = None
     ) -> list[tuple[str, float]]:
         """(chunk_id, cosine similarity) pairs, best first. ``language`` keeps only chunks in that language,
         ``kbs`` only chunks of those knowledge bases (None: all of them)."""
-        total = self.count()
-        if total == 0 or (kbs is not None and not kbs):
+        if kbs is not None and not kbs:
             return []
-        result = self._collection.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
-            n_results=min(top_k, total),
-            where=_where(language, kbs),
-            include=["distances"],
-        )
-        ids = result["ids"][0]
-        distances = (result.get("distances") or [[]])[0]
-        return [(cid, 1.0 - float(dist)) for cid, dist in zip(ids, distances, strict=True)]
+        langs = [language] if language else list(self._collections)
+        query = [np.asarray(vector, dtype=np.float32).tolist()]
+        hits: list[tuple[str, float]] = []
+        for lang in langs:
+            total = self._counts.get(lang, 0)
+            if total == 0:
+                continue
+            result = self._collections[lang].query(
+                query_embeddings=query, n_results=min(top_k, total), where=_where(kbs), include=["distances"]
+            )
+            distances = (result.get("distances") or [[]])[0]
+            hits += [(cid, 1.0 - float(d)) for cid, d in zip(result["ids"][0], distances, strict=True)]
+        if len(langs) > 1:
+            hits.sort(key=lambda hit: -hit[1])
+        return hits[:top_k]
 
 
-def _where(language: str | None, kbs: frozenset[str] | None) -> dict[str, Any] | None:
-    """The Chroma metadata filter for a language and a knowledge-base scope (None: no filter)."""
-    conditions: list[dict[str, Any]] = []
-    if language:
-        conditions.append({"lang": language})
-    if kbs is not None:
-        names = sorted(kbs)
-        conditions.append({"kb": names[0]} if len(names) == 1 else {"kb": {"$in": names}})
-    if not conditions:
+def _where(kbs: frozenset[str] | None) -> dict[str, Any] | None:
+    """The Chroma metadata filter for a knowledge-base scope (None: no filter)."""
+    if kbs is None:
         return None
-    return conditions[0] if len(conditions) == 1 else {"$and": conditions}
+    names = sorted(kbs)
+    return {"kb": names[0]} if len(names) == 1 else {"kb": {"$in": names}}

@@ -4,6 +4,7 @@ moves, and upgrading state written before knowledge bases existed (catalog, vect
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -178,23 +179,39 @@ def test_reconcile_retags_vectors_without_re_embedding(
     before = store_snapshot(three)
     three.engine.close()
 
-    collection = ChromaVectorIndex(three.state_dir / "chroma", three.embedder)._collection
-    stored = collection.get(include=["embeddings", "metadatas"])
-    untagged = [{k: v for k, v in (m or {}).items() if k != "kb"} for m in stored["metadatas"] or []]
-    # Written as before knowledge bases (Chroma merges metadata on upsert, so delete and add afresh).
-    collection.delete(ids=stored["ids"])
-    collection.add(ids=stored["ids"], embeddings=stored["embeddings"], metadatas=untagged)
+    index = ChromaVectorIndex(three.state_dir / "chroma", three.embedder)
+    stored = {"ids": [], "embeddings": [], "metadatas": []}
+    for part in index._collections.values():
+        got = part.get(include=["embeddings", "metadatas"])
+        stored["ids"] += got["ids"]
+        stored["embeddings"] += [list(map(float, v)) for v in got["embeddings"]]
+        stored["metadatas"] += [{k: v for k, v in (m or {}).items() if k != "kb"} for m in got["metadatas"] or []]
+        if got["ids"]:
+            part.delete(ids=got["ids"])
+    # Written as before knowledge bases and per-language collections: one shared collection, no kb tags.
+    legacy = index._client.get_or_create_collection(
+        "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", three.embedder),
+        metadata={"hnsw:space": "cosine"},
+        embedding_function=None,
+    )
+    legacy.add(ids=stored["ids"], embeddings=stored["embeddings"], metadatas=stored["metadatas"])
     (wrong,) = by_kb["alpha"]
-    collection.update(ids=[wrong], metadatas=[{"kb": "gamma"}])
-    tags = ChromaVectorIndex(three.state_dir / "chroma", three.embedder).kb_tags()
-    assert tags[wrong] == "gamma" and list(tags.values()).count(None) == 2
+    legacy.update(ids=[wrong], metadatas=[{"kb": "gamma"}])
+    del index, legacy
+    tags = ChromaVectorIndex(three.state_dir / "chroma", three.embedder).kb_tags()  # migrates on open
+    # Untagged vectors from before knowledge bases land in the default one; reconcile then applies the catalog's.
+    assert tags[wrong] == "gamma" and sorted(tags.values()) == ["default", "default", "gamma"]
 
     rebuilt = make_engine()  # same state dir: build_engine reconciles on start
 
     tags = ChromaVectorIndex(rebuilt.state_dir / "chroma", rebuilt.embedder).kb_tags()
     assert tags == {cid: kb for kb, ids in by_kb.items() for cid in ids}
-    after = collection.get(ids=stored["ids"], include=["embeddings"])
-    assert [list(v) for v in after["embeddings"]] == [list(v) for v in stored["embeddings"]]  # nothing re-embedded
+    reopened = ChromaVectorIndex(rebuilt.state_dir / "chroma", rebuilt.embedder)
+    after = {}
+    for part in reopened._collections.values():
+        got = part.get(include=["embeddings"])
+        after.update({cid: list(map(float, v)) for cid, v in zip(got["ids"], got["embeddings"], strict=True)})
+    assert after == dict(zip(stored["ids"], stored["embeddings"], strict=True))  # nothing re-embedded
     assert store_snapshot(rebuilt) == before
     assert hits_by_channel(rebuilt.engine.retrieve(QUESTION, kbs=frozenset({"alpha"})))["vector"] == {wrong}
 

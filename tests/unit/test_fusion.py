@@ -1,12 +1,16 @@
-"""Weighted reciprocal rank fusion on hand-built rankings: exact formula values, ties, edge cases."""
+"""Fusion on hand-built rankings: weighted RRF and the min-max / z-score blends against values worked out by
+hand, ties, edge cases, and the ``FUSIONS`` registry."""
 
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 
-from ragapp.retrieval.fusion import to_hits, weighted_rrf
+from ragapp.config import RetrievalSettings
+from ragapp.errors import UnknownComponentError
+from ragapp.retrieval.fusion import FUSIONS, score_blend, to_hits, weighted_rrf
 from ragapp.types import ChannelHit
 
 
@@ -143,3 +147,166 @@ def test_non_positive_k_is_refused(k: int) -> None:
 def test_to_hits_assigns_one_based_ranks_in_order() -> None:
     assert to_hits([("x", 0.9), ("y", 0.4)]) == [ChannelHit("x", 1, 0.9), ChannelHit("y", 2, 0.4)]
     assert to_hits([]) == []
+
+
+# -- score blends (min-max and z-score) ------------------------------------------------------------
+
+
+def scored(*pairs: tuple[str, float]) -> list[ChannelHit]:
+    """Hits ranked 1..n in the given order, with the given raw scores."""
+    return to_hits(list(pairs))
+
+
+def blend(rankings: dict[str, list[ChannelHit]], norm: str, **weights: float) -> dict[str, float]:
+    return {c.chunk_id: c.fused_score for c in score_blend(rankings, weights or None, norm)}
+
+
+def order(rankings: dict[str, list[ChannelHit]], norm: str, **weights: float) -> list[str]:
+    return [c.chunk_id for c in score_blend(rankings, weights or None, norm)]
+
+
+# vector: a 0.9, b 0.7, c 0.5      keyword: b 8.0, d 2.0
+MINMAX_CASE = {
+    "vector": scored(("a", 0.9), ("b", 0.7), ("c", 0.5)),
+    "keyword": scored(("b", 8.0), ("d", 2.0)),
+}
+
+
+def test_minmax_blend_by_hand() -> None:
+    # min-max per channel: vector a 1, b 0.5, c 0; keyword b 1, d 0; a chunk a channel lacks gets 0.
+    # Equal weights -> 1/2 each: a = (1 + 0)/2, b = (0.5 + 1)/2, c = (0 + 0)/2, d = (0 + 0)/2.
+    assert blend(MINMAX_CASE, "minmax") == pytest.approx({"a": 0.5, "b": 0.75, "c": 0.0, "d": 0.0}, abs=1e-12)
+    # c and d tie at 0: d's best rank (2nd in keyword) beats c's (3rd in vector).
+    assert order(MINMAX_CASE, "minmax") == ["b", "a", "d", "c"]
+
+
+def test_minmax_weights_are_normalised_and_change_the_order() -> None:
+    # vector 3, keyword 1 -> 3/4 and 1/4: a = 0.75 * 1 = 0.75; b = 0.75 * 0.5 + 0.25 * 1 = 0.625.
+    assert blend(MINMAX_CASE, "minmax", vector=3.0, keyword=1.0) == pytest.approx(
+        {"a": 0.75, "b": 0.625, "c": 0.0, "d": 0.0}, abs=1e-12
+    )
+    assert order(MINMAX_CASE, "minmax", vector=3.0, keyword=1.0)[:2] == ["a", "b"]
+    # Only the ratio matters: 6 and 2 give the same blend as 3 and 1.
+    assert blend(MINMAX_CASE, "minmax", vector=6.0, keyword=2.0) == pytest.approx(
+        blend(MINMAX_CASE, "minmax", vector=3.0, keyword=1.0), abs=1e-12
+    )
+
+
+# vector: a 3.0, b 1.0      keyword: b 10.0, c 4.0, d 1.0
+ZSCORE_CASE = {
+    "vector": scored(("a", 3.0), ("b", 1.0)),
+    "keyword": scored(("b", 10.0), ("c", 4.0), ("d", 1.0)),
+}
+
+
+def test_zscore_blend_by_hand() -> None:
+    # vector: mean 2, population sd 1 -> a +1, b -1; floor = lowest - 1 = -2.
+    # keyword: mean 5, deviations +5, -1, -4, variance (25 + 1 + 16) / 3 = 14 -> b 5/√14, c -1/√14, d -4/√14;
+    # floor = -4/√14 - 1.
+    s = math.sqrt(14)
+    expected = {
+        "a": (1 + (-4 / s - 1)) / 2,  # ≈ -0.535
+        "b": (-1 + 5 / s) / 2,  # ≈ 0.168
+        "c": (-2 + -1 / s) / 2,  # ≈ -1.134
+        "d": (-2 + -4 / s) / 2,  # ≈ -1.535
+    }
+    assert blend(ZSCORE_CASE, "zscore") == pytest.approx(expected, abs=1e-12)
+    assert order(ZSCORE_CASE, "zscore") == ["b", "a", "c", "d"]
+
+
+def test_zscore_weights_change_the_order() -> None:
+    s = math.sqrt(14)
+    # vector 3, keyword 1: a = 0.75 * 1 + 0.25 * (-4/√14 - 1) ≈ 0.233; b = 0.75 * -1 + 0.25 * 5/√14 ≈ -0.416.
+    scores = blend(ZSCORE_CASE, "zscore", vector=3.0, keyword=1.0)
+    assert scores["a"] == pytest.approx(0.75 + 0.25 * (-4 / s - 1), abs=1e-12)
+    assert scores["b"] == pytest.approx(-0.75 + 0.25 * 5 / s, abs=1e-12)
+    assert order(ZSCORE_CASE, "zscore", vector=3.0, keyword=1.0)[0] == "a"
+    assert order(ZSCORE_CASE, "zscore")[0] == "b"
+
+
+@pytest.mark.parametrize("norm", ["minmax", "zscore"])
+def test_a_chunk_missing_from_a_channel_gets_its_floor(norm: str) -> None:
+    # Keyword muted: each score is the vector channel's normalised score, or its floor for "k" (keyword only).
+    rankings = {"vector": scored(("a", 0.9), ("b", 0.6), ("c", 0.3)), "keyword": scored(("k", 9.0))}
+    scores = blend(rankings, norm, vector=1.0, keyword=0.0)
+    if norm == "minmax":
+        assert scores == pytest.approx({"a": 1.0, "b": 0.5, "c": 0.0, "k": 0.0}, abs=1e-12)  # floor 0
+    else:
+        r = math.sqrt(1.5)  # z of 0.9 / 0.6 / 0.3: ±0.3 / sqrt(0.06 / 3) = ±√1.5
+        assert scores == pytest.approx({"a": r, "b": 0.0, "c": -r, "k": -r - 1.0}, abs=1e-12)
+        assert order(rankings, norm, vector=1.0, keyword=0.0)[-1] == "k"
+
+
+def test_minmax_single_hit_and_all_equal_channels_count_as_best() -> None:
+    # One hit, or every score equal: each hit is the channel's best (1.0), a missing chunk gets 0.
+    single = {"vector": scored(("a", 0.9), ("b", 0.5)), "keyword": scored(("b", 3.0))}
+    assert blend(single, "minmax") == pytest.approx({"a": 0.5, "b": 0.5}, abs=1e-12)
+    flat = {"vector": scored(("a", 0.9), ("b", 0.5)), "keyword": scored(("b", 2.0), ("c", 2.0))}
+    assert blend(flat, "minmax") == pytest.approx({"a": 0.5, "b": 0.5, "c": 0.5}, abs=1e-12)
+    assert blend({"vector": scored(("x", 0.42))}, "minmax") == {"x": 1.0}
+
+
+def test_zscore_single_hit_and_all_equal_channels_do_not_divide_by_zero() -> None:
+    assert blend({"vector": scored(("x", 0.42))}, "zscore") == {"x": 0.0}
+    assert blend({"vector": scored(("x", 0.42), ("y", 0.42))}, "zscore") == {"x": 0.0, "y": 0.0}
+
+
+def test_zscore_single_hit_and_all_equal_channels_still_rank_their_hits_above_chunks_they_missed() -> None:
+    # keyword finds only "b": no spread, so b's z-score is 0, and a chunk it missed gets 0 - 1 = -1.
+    # vector: a +1, b -1, floor -2. Equal weights: a = (1 + -1) / 2 = 0; b = (-1 + 0) / 2 = -0.5.
+    single = {"vector": scored(("a", 0.9), ("b", 0.5)), "keyword": scored(("b", 3.0))}
+    assert blend(single, "zscore") == pytest.approx({"a": 0.0, "b": -0.5}, abs=1e-12)
+    # The single exact match counts on its own: with vector muted, b (0) is above a (floor -1).
+    assert blend(single, "zscore", vector=0.0, keyword=1.0) == pytest.approx({"a": -1.0, "b": 0.0}, abs=1e-12)
+    # All equal: keyword b 2.0, c 2.0 -> both 0, floor -1. a = (1 - 1) / 2 = 0; b = (-1 + 0) / 2; c = (-2 + 0) / 2.
+    flat = {"vector": scored(("a", 0.9), ("b", 0.5)), "keyword": scored(("b", 2.0), ("c", 2.0))}
+    assert blend(flat, "zscore") == pytest.approx({"a": 0.0, "b": -0.5, "c": -1.0}, abs=1e-12)
+
+
+@pytest.mark.parametrize("norm", ["minmax", "zscore"])
+def test_blend_empty_inputs(norm: str) -> None:
+    assert score_blend({}, None, norm) == []
+    assert score_blend({"vector": [], "keyword": []}, None, norm) == []
+    # An empty channel takes no share of the weights: the other channel's scores come through whole.
+    fused = score_blend({"vector": scored(("a", 0.9), ("b", 0.1)), "keyword": []}, {"keyword": 5.0}, norm)
+    expected = {"minmax": [1.0, 0.0], "zscore": [1.0, -1.0]}[norm]
+    assert [c.chunk_id for c in fused] == ["a", "b"]
+    assert [c.fused_score for c in fused] == pytest.approx(expected, abs=1e-12)
+    assert all(c.channel_ranks.keys() == {"vector"} for c in fused)
+
+
+def test_blend_keeps_ranks_and_raw_scores_and_does_not_mutate() -> None:
+    rankings = {"vector": scored(("a", 0.9), ("b", 0.7)), "keyword": scored(("b", 8.0))}
+    before = copy.deepcopy(rankings)
+    by_id = {c.chunk_id: c for c in score_blend(rankings, {"vector": 2.0}, "zscore")}
+    assert rankings == before
+    assert by_id["b"].channel_ranks == {"vector": 2, "keyword": 1}
+    assert by_id["b"].channel_scores == {"vector": 0.7, "keyword": 8.0}
+    assert by_id["a"].channel_scores == {"vector": 0.9}
+
+
+def test_blend_duplicate_in_a_channel_counts_once_at_its_best_rank() -> None:
+    vector = [ChannelHit("a", 1, 0.9), ChannelHit("b", 2, 0.5), ChannelHit("a", 3, 0.1)]
+    # Had the 0.1 duplicate counted, it would become the minimum and b would score 0.4 / 0.8 = 0.5.
+    assert blend({"vector": vector}, "minmax") == pytest.approx({"a": 1.0, "b": 0.0}, abs=1e-12)
+
+
+# -- the registry --------------------------------------------------------------------------------
+
+
+def test_fusions_registry_names_and_wiring() -> None:
+    assert FUSIONS.names() == ["minmax", "rrf", "zscore"]
+    knobs = RetrievalSettings(rrf_k=7, weights={"vector": 2.0, "keyword": 0.5})
+    rankings = {"vector": scored(("a", 0.9), ("b", 0.7), ("c", 0.5)), "keyword": scored(("c", 8.0), ("a", 2.0))}
+    assert FUSIONS.get("rrf")(rankings, knobs) == weighted_rrf(rankings, k=7, weights=knobs.weights)
+    assert FUSIONS.get("minmax")(rankings, knobs) == score_blend(rankings, knobs.weights, "minmax")
+    assert FUSIONS.get("zscore")(rankings, knobs) == score_blend(rankings, knobs.weights, "zscore")
+    # The three really differ on this input (otherwise the wiring checks above would prove little).
+    assert len({tuple(c.fused_score for c in FUSIONS.get(n)(rankings, knobs)) for n in FUSIONS.names()}) == 3
+    with pytest.raises(UnknownComponentError, match=r"Unknown fusion method 'borda'.*minmax, rrf, zscore"):
+        FUSIONS.get("borda")
+
+
+def test_to_hits_keeps_the_given_order_and_scores() -> None:
+    hits_ = to_hits([("b", 0.2), ("a", 0.9), ("b", 0.1)])  # not re-sorted, not deduplicated
+    assert [(h.chunk_id, h.rank, h.score) for h in hits_] == [("b", 1, 0.2), ("a", 2, 0.9), ("b", 3, 0.1)]
