@@ -10,6 +10,7 @@ per-stage timings and the settings used) and a plotly HTML chart next to it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -22,7 +23,7 @@ from ragapp.errors import RagAppError
 from ragapp.eval.beir import load_beir
 from ragapp.eval.corpus import build_index
 from ragapp.eval.report import render_chart, render_table
-from ragapp.eval.runner import ConfigResult, make_reranker, parse_config, pipeline_ranker, run_config
+from ragapp.eval.runner import ConfigResult, MemoEmbedder, make_reranker, parse_config, pipeline_ranker, run_config
 from ragapp.rerank.base import PassthroughReranker
 
 
@@ -46,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
         "--rerank-depth", type=int, default=50, help="fused candidates the reranker sees in +rerank configs."
     )
     p.add_argument("--rerank-model", help="cross-encoder path or hub id for +rerank configs.")
+    p.add_argument(
+        "--latency-queries", type=int, default=200, help="time each configuration on the first N queries (default 200)."
+    )
     p.add_argument("--name", help="dataset label in the output (default: folder name, plus the corpus's).")
     p.epilog = (
         "configurations: bm25 (alias keyword), vector, hybrid (the app's fusion), hybrid-rrf, hybrid-minmax, "
@@ -87,15 +91,19 @@ def _run(args: argparse.Namespace) -> int:
         dataset.corpus, corpus_dir / "corpus.jsonl", settings, args.cache, corpus_dir.name.replace("/", "-")
     )
     print(f"index: {index.chunks} chunks in {index.folder} ({'reused' if index.reused else 'built'})", file=sys.stderr)
+    # Quality: each question embedded once for all configurations. Latency: timed with the real embedder.
+    memo_store = dataclasses.replace(store, embedder=MemoEmbedder(store.embedder))
     results: list[ConfigResult] = []
     for config in configs:
-        ranker, used = pipeline_ranker(store, settings, config, args.depth, args.rerank_depth, reranker)
-        results.append(run_config(config.name, ranker, dataset, used))
+        ranker, used = pipeline_ranker(memo_store, settings, config, args.depth, args.rerank_depth, reranker)
+        timed, _ = pipeline_ranker(store, settings, config, args.depth, args.rerank_depth, reranker)
+        results.append(run_config(config.name, ranker, dataset, used, timed, args.latency_queries))
     if args.baseline == "llamaindex":
         from ragapp.eval.llamaindex_baseline import llamaindex_rankers
 
-        for name, (ranker, used) in llamaindex_rankers(store, settings, args.depth).items():
-            results.append(run_config(name, ranker, dataset, used))
+        timed_baselines = llamaindex_rankers(store, settings, args.depth)
+        for name, (ranker, used) in llamaindex_rankers(memo_store, settings, args.depth).items():
+            results.append(run_config(name, ranker, dataset, used, timed_baselines[name][0], args.latency_queries))
     store.catalog.close()
 
     print(render_table(label, results))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from ragapp.config import RetrievalSettings, Settings
@@ -20,6 +21,7 @@ from ragapp.errors import RagAppError
 from ragapp.eval.beir import BeirDataset
 from ragapp.eval.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 from ragapp.ingest.pipeline import KnowledgeStore
+from ragapp.models.embedders import Embedder
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
@@ -122,26 +124,54 @@ def make_reranker(settings: Settings) -> Reranker:
     return RERANKERS.get(settings.rerank.backend)(settings)
 
 
-def run_config(name: str, ranker: Ranker, dataset: BeirDataset, settings_used: dict[str, Any]) -> ConfigResult:
-    ranker(dataset.queries[0].text if dataset.queries else "warm up")  # load models outside the timing
+class MemoEmbedder:
+    """Embeds each distinct question once per run. The quality pass runs every configuration over every query,
+    and the query embedding does not change between configurations; latency is timed without it."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.name = embedder.name
+        self._embedder = embedder
+        self._memo: dict[str, np.ndarray] = {}
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            self._memo.update(zip(missing, self._embedder.embed_queries(missing), strict=True))
+        return np.stack([self._memo[t] for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embedder.embed_passages(texts)
+
+
+def run_config(
+    name: str,
+    ranker: Ranker,
+    dataset: BeirDataset,
+    settings_used: dict[str, Any],
+    timed_ranker: Ranker | None = None,
+    timed_queries: int | None = None,
+) -> ConfigResult:
+    """Score ``ranker`` on every query; time ``timed_ranker`` (default: the same) on the first ``timed_queries``."""
     per_query: dict[str, list[str]] = {}
+    for query in tqdm(dataset.queries, desc=name, unit="q", leave=False):
+        ranked, _ = ranker(query.text)
+        per_query[query.query_id] = list(dict.fromkeys(ranked))[:100]
+    latency, stage_ms = time_ranker(timed_ranker or ranker, [q.text for q in dataset.queries[:timed_queries]])
+    return ConfigResult(name, score(per_query, dataset), latency, stage_ms, settings_used, per_query)
+
+
+def time_ranker(ranker: Ranker, queries: Sequence[str]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Latency percentiles per query and per stage, in milliseconds."""
+    ranker(queries[0] if queries else "warm up")  # load models outside the timing
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
-    for query in tqdm(dataset.queries, desc=name, unit="q", leave=False):
+    for text in queries:
         start = time.perf_counter()
-        ranked, timings = ranker(query.text)
+        _, timings = ranker(text)
         latencies.append(time.perf_counter() - start)
-        per_query[query.query_id] = list(dict.fromkeys(ranked))[:100]
         for stage, seconds in timings.items():
             stages.setdefault(stage, []).append(seconds)
-    return ConfigResult(
-        name=name,
-        metrics=score(per_query, dataset),
-        latency_ms=percentiles(latencies),
-        stage_ms={stage: percentiles(values) for stage, values in sorted(stages.items())},
-        settings=settings_used,
-        per_query=per_query,
-    )
+    return percentiles(latencies), {stage: percentiles(values) for stage, values in sorted(stages.items())}
 
 
 def score(per_query: dict[str, list[str]], dataset: BeirDataset) -> dict[str, float]:

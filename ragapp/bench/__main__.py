@@ -1,0 +1,281 @@
+"""``python -m ragapp.bench``: ingestion throughput, query latency, memory and disk at growing corpus sizes.
+
+    python -m ragapp.bench --dataset ../shared/data/scifact --sizes 1000,5000,25000 --queries 200 \\
+        --cache .cache/bench --compare-llamaindex --output results/bench.json
+
+Prints a table and writes JSON. Each size is indexed from scratch into a fresh temporary store with the
+app's parts (parser, chunker, Chroma, catalog, BM25) and then queried through the real retrieval pipeline.
+Embedding is measured once, on the first size's unique chunks; larger sizes reuse perturbed copies of
+those vectors and extrapolate the embedding time (see ``ragapp/bench/corpus.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ragapp.bench.corpus import BenchCorpus, BenchError, EmbedSample, embed_sample, plan_corpus, sample_chunks
+from ragapp.bench.corpus import vectors_for as corpus_vectors
+from ragapp.bench.measure import (
+    IngestTimes,
+    disk_mb,
+    ingest,
+    open_bench_store,
+    peak_rss_mb,
+    reset_peak_rss,
+    rss_mb,
+    time_queries,
+)
+from ragapp.bench.report import render_table
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.errors import RagAppError
+from ragapp.eval.beir import load_beir
+from ragapp.models.embedders import EMBEDDERS, Embedder
+from ragapp.types import Chunk
+
+log = logging.getLogger("ragapp.bench")
+
+DEFAULT_DATASET = REPO_ROOT.parent / "shared" / "data" / "scifact"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ragapp.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", type=Path, default=DEFAULT_DATASET, help="BEIR folder (default: %(default)s).")
+    p.add_argument("--split", default="test", help="qrels split whose queries are asked (default: test).")
+    p.add_argument("--sizes", default="1000,5000,25000", help="corpus sizes in chunks (default: %(default)s).")
+    p.add_argument("--queries", type=int, default=200, help="queries timed per size (default: %(default)s).")
+    p.add_argument(
+        "--embed-sample", type=int, help="chunks whose embedding is measured (default: all of the first size)."
+    )
+    p.add_argument("--cache", type=Path, help="keep the embed sample's vectors here and reuse them next time.")
+    p.add_argument("--output", type=Path, help="write the results as JSON here.")
+    p.add_argument(
+        "--compare-llamaindex",
+        action="store_true",
+        help="also time LlamaIndex's default VectorStoreIndex build over the embed sample.",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the vector perturbation (default: 0).")
+    p.epilog = "App settings (embedder, chunking, retrieval, reranker) come from RAGAPP_* variables as usual."
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("ragapp.bench").setLevel(logging.INFO)
+    try:
+        payload = run(args)
+    except RagAppError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    payload["command"] = " ".join(["python -m ragapp.bench", *argv])
+    sys.stdout.write(render_table(payload) + "\n")
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        log.info("wrote %s", args.output)
+    return 0
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise BenchError(f"--sizes {text!r}: give chunk counts separated by commas, e.g. 1000,5000,25000.") from None
+    if not sizes or sizes[0] < 1:
+        raise BenchError(f"--sizes {text!r}: give at least one chunk count of 1 or more.")
+    return sizes
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Measure every size; returns the JSON payload."""
+    settings = Settings()
+    sizes = _sizes(args.sizes)
+    if args.queries < 1:
+        raise BenchError("--queries must be 1 or more.")
+    load_average = os.getloadavg()
+    dataset = load_beir(args.dataset, args.split)
+    questions = [q.text for q in dataset.queries]
+    if not questions:
+        raise BenchError(f"{args.dataset} has no queries judged in the {args.split!r} split.")
+    corpus = plan_corpus(dataset.corpus, settings, sizes[-1])
+    embedder = EMBEDDERS.get(settings.embedding.backend)(settings)
+    documents, chunks = sample_chunks(corpus, settings, args.embed_sample or sizes[0])
+    sample = embed_sample(documents, chunks, embedder, settings, args.cache)
+    log.info("embed sample: %d chunks, %.1f chunks/s", sample.chunks, sample.chunks_per_s)
+
+    work = Path(tempfile.mkdtemp(prefix="ragapp-bench-"))
+    try:
+        _warm_up(corpus, sample, embedder, settings, questions, work / "warm-up")
+        results = []
+        for target in sizes:
+            log.info("size %d: indexing and querying", target)
+            results.append(_measure_size(target, corpus, sample, embedder, settings, questions, args, work))
+        compare = (
+            _compare(corpus, sample, chunks, embedder, settings, results[0], work) if args.compare_llamaindex else None
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    cached = ", cached from an earlier run" if sample.cached else ""
+    return {
+        "dataset": args.dataset.name,
+        "dataset_documents": len(dataset.corpus),
+        "dataset_chunks": corpus.unique_chunks,
+        "embedder": embedder.name,
+        "machine": _machine(load_average),
+        "settings": {
+            "chunk_size": settings.ingest.chunk_size,
+            "chunk_overlap": settings.ingest.chunk_overlap,
+            "embedding_batch_size": settings.embedding.batch_size,
+            "embedding_threads": settings.embedding.threads,
+            "retrieval": settings.retrieval.model_dump() | {"cache_size": 0},
+            "reranker": settings.rerank.backend,
+        },
+        "embed_sample": {
+            "documents": sample.documents,
+            "chunks": sample.chunks,
+            "seconds": round(sample.seconds, 3),
+            "chunks_per_s": round(sample.chunks_per_s, 2),
+            "batch_size": sample.batch_size,
+            "cached": sample.cached,
+        },
+        "note": f"embed throughput measured on {sample.chunks:,} unique chunks ({sample.chunks_per_s:.1f} chunks/s"
+        f"{cached}); larger sizes reuse perturbed vectors and extrapolate embed time at that rate. Parse times "
+        "parse_file on .txt files; each document is written on its own, as an upload is.",
+        "sizes": results,
+        "llamaindex": compare,
+    }
+
+
+def _measure_size(
+    target: int,
+    corpus: BenchCorpus,
+    sample: EmbedSample,
+    embedder: Embedder,
+    settings: Settings,
+    questions: list[str],
+    args: argparse.Namespace,
+    work: Path,
+) -> dict[str, Any]:
+    docs = corpus.take(target)
+    vectors = corpus_vectors(docs, corpus, sample, seed=args.seed + target)
+    folder = work / f"size-{target}"
+    gc.collect()
+    rss_before = rss_mb()
+    per_size = reset_peak_rss()
+    store = open_bench_store(folder / "store", embedder)
+    try:
+        times = ingest(store, docs, vectors, folder / "files", settings)
+        _fill_embed(times, sample, exact=times.chunks == sample.chunks and all(d.copy == 0 for d in docs))
+        queries = time_queries(store, settings, questions, args.queries)
+        peak = peak_rss_mb()
+    finally:
+        store.catalog.close()
+    disk = disk_mb(folder / "store")
+    shutil.rmtree(folder / "files", ignore_errors=True)
+    return {
+        "target": target,
+        "copied_documents": sum(1 for d in docs if d.copy > 0),
+        "ingest": times.as_json(),
+        "query": queries.as_json(),
+        "memory_mb": {"peak_rss": peak, "rss_before": rss_before, "rss_after": rss_mb(), "peak_is_per_size": per_size},
+        "disk_mb": disk,
+    }
+
+
+def _warm_up(
+    corpus: BenchCorpus,
+    sample: EmbedSample,
+    embedder: Embedder,
+    settings: Settings,
+    questions: list[str],
+    folder: Path,
+) -> None:
+    """Index one document and ask one question, untimed: imports and first-use costs (bm25s, the tokenizer,
+    Chroma's client) would otherwise land in the first size's figures."""
+    docs = corpus.docs[:1]
+    store = open_bench_store(folder / "store", embedder)
+    try:
+        ingest(store, docs, corpus_vectors(docs, corpus, sample, seed=0), folder / "files", settings)
+        time_queries(store, settings, questions, 1)
+    finally:
+        store.catalog.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _fill_embed(times: IngestTimes, sample: EmbedSample, exact: bool) -> None:
+    """The embed stage: the sample's measured seconds, scaled to this size's chunks when it is not the sample."""
+    times.seconds["embed"] = sample.seconds * times.chunks / sample.chunks
+    times.embed_measured = exact
+
+
+def _compare(
+    corpus: BenchCorpus,
+    sample: EmbedSample,
+    chunks: list[Chunk],
+    embedder: Embedder,
+    settings: Settings,
+    first: dict[str, Any],
+    work: Path,
+) -> dict[str, Any]:
+    """Our embed + index of the embed sample against LlamaIndex's default in-memory build of the same chunks."""
+    from ragapp.bench.llamaindex_compare import time_llamaindex_build
+
+    if first["ingest"]["embed_measured"]:  # the first size is the sample: its index time is ours
+        index_s = first["ingest"]["seconds"]["index"]
+    else:
+        docs = corpus.docs[: sample.documents]  # the sample: the first unique documents, in order
+        store = open_bench_store(work / "sample" / "store", embedder)
+        try:
+            times = ingest(store, docs, sample.vectors, work / "sample" / "files", settings)
+        finally:
+            store.catalog.close()
+        index_s = times.index
+    ours_s = sample.seconds + index_s
+    ours = {
+        "chunks": sample.chunks,
+        "seconds": round(ours_s, 3),
+        "embed_seconds": round(sample.seconds, 3),
+        "index_seconds": round(index_s, 3),
+        "embed_batch_size": sample.batch_size,
+        "embed_cached": sample.cached,
+        "chunks_per_s": round(sample.chunks / ours_s, 2),
+    }
+    theirs = time_llamaindex_build(chunks, embedder)
+    return {"ragapp": ours, "llamaindex": theirs, "ratio": round(theirs["seconds"] / ours_s, 3)}
+
+
+def _machine(load_start: tuple[float, float, float]) -> dict[str, Any]:
+    memory_gb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gb": memory_gb,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "accelerator": "none (the embedder and every index run on the CPU)",
+        "load_average_start": [round(x, 2) for x in load_start],
+        "load_average_end": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
