@@ -77,8 +77,9 @@ class RetrievalSettings(BaseModel):
     recall_budget: int = Field(20, ge=1, description="Candidates each channel returns.")
     fusion: str = Field(
         "rrf",
-        description="How channel rankings are merged: rrf (weighted reciprocal rank), minmax or zscore "
-        "(weighted blend of normalised scores).",
+        description="How channel rankings are merged: rrf (weighted reciprocal rank), or zscore / minmax "
+        "(weighted blend of per-query normalised scores: best on one-language sets, but it undoes the vector "
+        "channel's language balancing on mixed Chinese/English bases; see README).",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant k.")
     weights: dict[str, float] = Field(

@@ -114,6 +114,7 @@ class Engine:
             warm()
 
     def close(self) -> None:
+        self._retrieval.close()
         self._store.catalog.close()
 
 

@@ -101,6 +101,10 @@ class RetrievalPipeline:
     def settings(self) -> RetrievalSettings:
         return self._settings
 
+    def close(self) -> None:
+        """Stop the channel workers (a channel still running past its budget finishes on its own)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def retrieve(self, query: str, kbs: Scope = None) -> RetrievalResult:
         """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all). Never raises for a
         failing channel or reranker: what failed is listed in ``degraded``."""
