@@ -84,11 +84,14 @@ Scope = frozenset[str] | None
 
 @dataclass(frozen=True)
 class ChannelHit:
-    """One channel's opinion of one chunk: its 1-based rank and raw score."""
+    """One channel's opinion of one chunk: its 1-based rank and raw score. ``group`` names hits whose scores
+    are only comparable among themselves (the vector channel's languages); score fusion normalises each
+    group on its own."""
 
     chunk_id: str
     rank: int
     score: float
+    group: str | None = None
 
 
 @dataclass(frozen=True)

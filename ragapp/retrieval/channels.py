@@ -74,9 +74,11 @@ class VectorChannel(Channel):
     def _search(self, vector: np.ndarray, top_k: int, kbs: Scope) -> list[ChannelHit]:
         per_language = [self._index.search(vector, top_k, language=lang, kbs=kbs) for lang in LANGUAGES]
         interleaved = sorted(
-            ((rank, -score, cid) for hits in per_language for rank, (cid, score) in enumerate(hits)),
-        )
-        return to_hits([(cid, -neg_score) for _rank, neg_score, cid in interleaved[:top_k]])
+            (rank, -score, cid, lang)
+            for lang, hits in zip(LANGUAGES, per_language, strict=True)
+            for rank, (cid, score) in enumerate(hits)
+        )[:top_k]
+        return to_hits([(cid, -neg) for _r, neg, cid, _l in interleaved], [lang for *_, lang in interleaved])
 
 
 class KeywordChannel(Channel):

@@ -89,7 +89,10 @@ def score_blend(
     """Fuse by a weighted average of per-channel scores normalised per query (``minmax`` or ``zscore``).
 
     A chunk missing from a channel gets that channel's floor (0 for min-max, below the lowest standard
-    score for z-score). Weights are divided by their sum, so the result is a convex combination.
+    score for z-score). Weights are divided by their sum, so the result is a convex combination. Hits with
+    different ``group``s are normalised apart: multilingual-e5 gives a Chinese question's English answer a
+    lower cosine than unrelated Chinese text, so one normalisation over both languages would bury it (the
+    same reason the vector channel ranks each language on its own).
     """
     normalise = _NORMALISERS[norm]
     weights = weights or {}
@@ -99,7 +102,16 @@ def score_blend(
     every = {cid for hits in best.values() for cid in hits}
     scores = dict.fromkeys(every, 0.0)
     for channel, weight in active.items():
-        normed, floor = normalise({cid: hit.score for cid, hit in best[channel].items()})
+        groups: dict[str | None, dict[str, float]] = {}
+        for cid, hit in best[channel].items():
+            groups.setdefault(hit.group, {})[cid] = hit.score
+        normed: dict[str, float] = {}
+        floors: list[float] = []
+        for values in groups.values():
+            part, floor = normalise(values)
+            normed |= part
+            floors.append(floor)
+        floor = min(floors)
         for cid in every:
             scores[cid] += weight / total * normed.get(cid, floor)
     return _ranked(best, scores)
@@ -110,6 +122,10 @@ FUSIONS.register("minmax")(lambda rankings, s: score_blend(rankings, s.weights, 
 FUSIONS.register("zscore")(lambda rankings, s: score_blend(rankings, s.weights, "zscore"))
 
 
-def to_hits(pairs: Sequence[tuple[str, float]]) -> list[ChannelHit]:
-    """(chunk_id, score) pairs, best first -> hits with 1-based ranks."""
-    return [ChannelHit(chunk_id=cid, rank=i, score=score) for i, (cid, score) in enumerate(pairs, start=1)]
+def to_hits(pairs: Sequence[tuple[str, float]], groups: Sequence[str | None] | None = None) -> list[ChannelHit]:
+    """(chunk_id, score) pairs, best first -> hits with 1-based ranks (and score groups, if given)."""
+    labels = groups if groups is not None else [None] * len(pairs)
+    return [
+        ChannelHit(chunk_id=cid, rank=i, score=score, group=group)
+        for i, ((cid, score), group) in enumerate(zip(pairs, labels, strict=True), start=1)
+    ]

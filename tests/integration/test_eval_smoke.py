@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from ragapp.config import RetrievalSettings
 from ragapp.eval.__main__ import main
 
 pytestmark = pytest.mark.integration
@@ -100,7 +101,7 @@ def test_each_config_ran_with_its_own_settings(first: tuple[Run, dict[str, Any],
         "hybrid": ["vector", "keyword"],
         "hybrid-minmax": ["vector", "keyword"],
     }
-    assert configs["hybrid"]["settings"]["fusion"] == "rrf"  # the app's default
+    assert configs["hybrid"]["settings"]["fusion"] == RetrievalSettings().fusion  # the app's default
     assert configs["hybrid-minmax"]["settings"]["fusion"] == "minmax"
     for name in CONFIGS:
         knobs = configs[name]["settings"]

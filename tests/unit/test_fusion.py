@@ -310,3 +310,27 @@ def test_fusions_registry_names_and_wiring() -> None:
 def test_to_hits_keeps_the_given_order_and_scores() -> None:
     hits_ = to_hits([("b", 0.2), ("a", 0.9), ("b", 0.1)])  # not re-sorted, not deduplicated
     assert [(h.chunk_id, h.rank, h.score) for h in hits_] == [("b", 1, 0.2), ("a", 2, 0.9), ("b", 3, 0.1)]
+
+
+@pytest.mark.parametrize("norm", ["minmax", "zscore"])
+def test_score_groups_are_normalised_apart(norm: str) -> None:
+    # The vector channel tags each hit with its language: an English answer to a Chinese question scores
+    # lower than unrelated Chinese text, so the best of each language must come out level.
+    vector = [
+        ChannelHit("zh-1", 1, 0.90, group="zh"),
+        ChannelHit("en-1", 2, 0.84, group="en"),
+        ChannelHit("zh-2", 3, 0.88, group="zh"),
+        ChannelHit("en-2", 4, 0.82, group="en"),
+        ChannelHit("zh-3", 5, 0.86, group="zh"),
+        ChannelHit("en-3", 6, 0.80, group="en"),
+    ]
+    by_id = {c.chunk_id: c.fused_score for c in score_blend({"vector": vector}, norm=norm)}
+    assert by_id["en-1"] == pytest.approx(by_id["zh-1"])
+    assert by_id["en-1"] > by_id["zh-2"]
+    pooled = [ChannelHit(h.chunk_id, h.rank, h.score) for h in vector]  # same scores, one group
+    assert [c.chunk_id for c in score_blend({"vector": pooled}, norm=norm)][:3] == ["zh-1", "zh-2", "zh-3"]
+
+
+def test_to_hits_carries_groups() -> None:
+    assert [h.group for h in to_hits([("a", 1.0), ("b", 0.5)], ["zh", "en"])] == ["zh", "en"]
+    assert [h.group for h in to_hits([("a", 1.0)])] == [None]

@@ -114,7 +114,8 @@ def make_pipeline(catalog: Catalog) -> Callable[..., RetrievalPipeline]:
             list(channels),
             catalog,
             reranker or PassThrough(),  # type: ignore[arg-type]
-            RetrievalSettings(**knobs),  # type: ignore[arg-type]
+            # The expected orders below are worked out for RRF; tests of other fusions say so explicitly.
+            RetrievalSettings(**({"fusion": "rrf"} | knobs)),  # type: ignore[arg-type]
         )
 
     return make
