@@ -6,7 +6,6 @@ The UI (and tests, and the eval commands) talk to ``Engine`` only. It never impo
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,6 @@ from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (regist
 from ragapp.rerank.base import RERANKERS
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline, RetrievalResult
-from ragapp.store.bm25 import Bm25Index
-from ragapp.store.catalog import Catalog
-from ragapp.store.vectors import ChromaVectorIndex
 from ragapp.tracing.events import EngineEvent
 from ragapp.types import DEFAULT_KB, ChatTurn, DocumentRecord, IngestResult, KnowledgeBase, Scope
 
@@ -124,13 +120,7 @@ def build_engine(settings: Settings) -> Engine:
     state = settings.paths.state_dir
     state.mkdir(parents=True, exist_ok=True)
     embedder = EMBEDDERS.get(settings.embedding.backend)(settings)
-    store = KnowledgeStore(
-        catalog=Catalog(state / "catalog.sqlite3"),
-        vectors=ChromaVectorIndex(state / "chroma", embedder.name),
-        keywords=Bm25Index(state / "bm25"),
-        embedder=embedder,
-        write_lock=threading.Lock(),
-    )
+    store = KnowledgeStore.open(state, embedder)
     store.reconcile()
     deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)
     channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]

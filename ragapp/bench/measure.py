@@ -11,7 +11,6 @@ import hashlib
 import logging
 import resource
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,9 +31,7 @@ from ragapp.models.embedders import Embedder
 from ragapp.rerank.base import RERANKERS
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline
-from ragapp.store.bm25 import Bm25Index
-from ragapp.store.catalog import Catalog, utc_now
-from ragapp.store.vectors import ChromaVectorIndex
+from ragapp.store.catalog import utc_now
 from ragapp.types import DEFAULT_KB, DocumentRecord
 
 log = logging.getLogger(__name__)
@@ -79,13 +76,7 @@ class IngestTimes:
 
 def open_bench_store(folder: Path, embedder: Embedder) -> KnowledgeStore:
     """A fresh store under ``folder`` sharing the one loaded embedder (``open_store`` would load another)."""
-    return KnowledgeStore(
-        catalog=Catalog(folder / "catalog.sqlite3"),
-        vectors=ChromaVectorIndex(folder / "chroma", embedder.name),
-        keywords=Bm25Index(folder / "bm25"),
-        embedder=embedder,
-        write_lock=threading.Lock(),
-    )
+    return KnowledgeStore.open(folder, embedder)
 
 
 def ingest(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,9 +24,7 @@ from ragapp.ingest.chunking import chunk_document, index_text
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.lang import language_of
 from ragapp.models.embedders import EMBEDDERS
-from ragapp.store.bm25 import Bm25Index
 from ragapp.store.catalog import Catalog, utc_now
-from ragapp.store.vectors import ChromaVectorIndex
 from ragapp.types import Chunk, DocumentRecord, ParsedDocument, Section
 
 log = logging.getLogger(__name__)
@@ -65,14 +62,7 @@ def passage_chunks(passage: Passage, settings: Settings) -> list[Chunk]:
 
 
 def open_store(folder: Path, settings: Settings) -> KnowledgeStore:
-    embedder = EMBEDDERS.get(settings.embedding.backend)(settings)
-    return KnowledgeStore(
-        catalog=Catalog(folder / "catalog.sqlite3"),
-        vectors=ChromaVectorIndex(folder / "chroma", embedder.name),
-        keywords=Bm25Index(folder / "bm25"),
-        embedder=embedder,
-        write_lock=threading.Lock(),
-    )
+    return KnowledgeStore.open(folder, EMBEDDERS.get(settings.embedding.backend)(settings))
 
 
 def build_index(

@@ -71,6 +71,17 @@ class KnowledgeStore:
     embedder: Embedder
     write_lock: threading.Lock
 
+    @classmethod
+    def open(cls, folder: Path, embedder: Embedder) -> KnowledgeStore:
+        """The stores under ``folder`` (created if missing), with vectors in ``embedder``'s collections."""
+        return cls(
+            catalog=Catalog(folder / "catalog.sqlite3"),
+            vectors=ChromaVectorIndex(folder / "chroma", embedder.name),
+            keywords=Bm25Index(folder / "bm25"),
+            embedder=embedder,
+            write_lock=threading.Lock(),
+        )
+
     def refresh_keywords(self) -> None:
         """Rebuild BM25 from the catalog if the catalog changed since it was built (or the tokenizer did)."""
         with self.write_lock:

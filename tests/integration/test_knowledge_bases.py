@@ -237,21 +237,15 @@ def test_keyword_index_from_another_tokenizer_is_rebuilt_on_start(
     assert hits_by_channel(rebuilt.engine.retrieve("pelican", kbs=frozenset({"beta"})))["keyword"]
 
 
-_OLD_CATALOG = """
-CREATE TABLE documents (
-    doc_id TEXT PRIMARY KEY, name TEXT NOT NULL, file_type TEXT NOT NULL, content_hash TEXT NOT NULL UNIQUE,
-    size_bytes INTEGER NOT NULL, pages INTEGER, chunk_count INTEGER NOT NULL, added_at TEXT NOT NULL
-);
-CREATE TABLE chunks (
-    chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
-    ordinal INTEGER NOT NULL, text TEXT NOT NULL, page INTEGER, heading TEXT
-);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+_OLD_CATALOG = (
+    (Path(__file__).parents[1] / "fixtures" / "catalog_before_kbs.sql").read_text("utf-8")
+    + """
 INSERT INTO documents VALUES ('0123456789abcdef', 'old.txt', 'txt', 'hash', 40, NULL, 1, '2023-05-01 00:00:00');
 INSERT INTO chunks VALUES
     ('0123456789abcdef-0000', '0123456789abcdef', 0, 'The gateway password is osprey.', NULL, NULL);
 INSERT INTO meta VALUES ('version', '1');
 """
+)
 
 
 def test_state_from_before_knowledge_bases_lands_in_default(make_engine: Callable[..., Rig], tmp_path: Path) -> None:

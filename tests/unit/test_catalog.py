@@ -202,20 +202,14 @@ def test_move_document_changes_its_knowledge_base(catalog: Catalog) -> None:
     assert catalog.document("ghost") is None
 
 
-_OLD_SCHEMA = """
-CREATE TABLE documents (
-    doc_id TEXT PRIMARY KEY, name TEXT NOT NULL, file_type TEXT NOT NULL, content_hash TEXT NOT NULL UNIQUE,
-    size_bytes INTEGER NOT NULL, pages INTEGER, chunk_count INTEGER NOT NULL, added_at TEXT NOT NULL
-);
-CREATE TABLE chunks (
-    chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
-    ordinal INTEGER NOT NULL, text TEXT NOT NULL, page INTEGER, heading TEXT
-);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+_OLD_SCHEMA = (
+    (Path(__file__).parents[1] / "fixtures" / "catalog_before_kbs.sql").read_text("utf-8")
+    + """
 INSERT INTO documents VALUES ('old1', 'old.txt', 'txt', 'hash-old1', 10, NULL, 2, '2023-05-01 00:00:00');
 INSERT INTO chunks VALUES ('old1-0000', 'old1', 0, 'first', NULL, NULL), ('old1-0001', 'old1', 1, 'second', 2, 'H');
 INSERT INTO meta VALUES ('version', '4');
 """
+)
 
 
 def old_catalog(path: Path) -> Path:
