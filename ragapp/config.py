@@ -34,6 +34,12 @@ class EmbeddingSettings(BaseModel):
     model: str | None = Field(None, description="Path or hub id, for the sentence_transformers backend.")
     threads: int = Field(2, ge=1, description="CPU threads for the embedder.")
     batch_size: int = Field(32, ge=1, description="Passages embedded per batch at ingest.")
+    max_chars: int | None = Field(
+        None,
+        ge=32,
+        description="Embed only the first N characters of each chunk (title and heading included); keyword "
+        "search still reads all of it. Faster ingestion for a measured quality cost: see README.",
+    )
 
 
 class LLMSettings(BaseModel):

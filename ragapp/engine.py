@@ -13,7 +13,7 @@ from pathlib import Path
 from ragapp.config import Settings
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
-from ragapp.models.embedders import EMBEDDERS
+from ragapp.models.embedders import load_embedder
 from ragapp.models.llm import LLM, LLMS
 from ragapp.models.llm_backends import load_builtin_llms
 from ragapp.qa.pipeline import AnswerPipeline
@@ -119,7 +119,7 @@ def build_engine(settings: Settings) -> Engine:
     load_builtin_llms()
     state = settings.paths.state_dir
     state.mkdir(parents=True, exist_ok=True)
-    embedder = EMBEDDERS.get(settings.embedding.backend)(settings)
+    embedder = load_embedder(settings)
     store = KnowledgeStore.open(state, embedder)
     store.reconcile()
     deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)

@@ -39,7 +39,7 @@ from ragapp.bench.report import render_table
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.errors import RagAppError
 from ragapp.eval.beir import load_beir
-from ragapp.models.embedders import EMBEDDERS, Embedder
+from ragapp.models.embedders import Embedder, load_embedder
 from ragapp.types import Chunk
 
 log = logging.getLogger("ragapp.bench")
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not questions:
         raise BenchError(f"{args.dataset} has no queries judged in the {args.split!r} split.")
     corpus = plan_corpus(dataset.corpus, settings, sizes[-1])
-    embedder = EMBEDDERS.get(settings.embedding.backend)(settings)
+    embedder = load_embedder(settings)
     documents, chunks = sample_chunks(corpus, settings, args.embed_sample or sizes[0])
     sample = embed_sample(documents, chunks, embedder, settings, args.cache)
     log.info("embed sample: %d chunks, %.1f chunks/s", sample.chunks, sample.chunks_per_s)

@@ -23,7 +23,7 @@ from ragapp.eval.beir import Passage
 from ragapp.ingest.chunking import chunk_document, index_text
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.lang import language_of
-from ragapp.models.embedders import EMBEDDERS
+from ragapp.models.embedders import load_embedder
 from ragapp.store.catalog import Catalog, utc_now
 from ragapp.types import Chunk, DocumentRecord, ParsedDocument, Section
 
@@ -52,6 +52,8 @@ def corpus_key(corpus_file: Path, settings: Settings, embedder_name: str) -> str
         str(settings.ingest.chunk_overlap),
         embedder_name,
     ]
+    if settings.embedding.max_chars:  # (absent otherwise, so caches built before the setting stay valid)
+        parts.append(f"max_chars={settings.embedding.max_chars}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
@@ -62,14 +64,14 @@ def passage_chunks(passage: Passage, settings: Settings) -> list[Chunk]:
 
 
 def open_store(folder: Path, settings: Settings) -> KnowledgeStore:
-    return KnowledgeStore.open(folder, EMBEDDERS.get(settings.embedding.backend)(settings))
+    return KnowledgeStore.open(folder, load_embedder(settings))
 
 
 def build_index(
     corpus: Sequence[Passage], corpus_file: Path, settings: Settings, cache: Path | None, name: str
 ) -> tuple[KnowledgeStore, IndexReport]:
     """Open the cached store for this corpus and settings, building (or finishing) it if needed."""
-    probe = EMBEDDERS.get(settings.embedding.backend)(settings)  # cheap: models load lazily
+    probe = load_embedder(settings)  # cheap: models load lazily
     key = corpus_key(corpus_file, settings, probe.name)
     root = cache if cache is not None else Path(tempfile.mkdtemp(prefix="ragapp-eval-"))
     folder = root / f"{name}-{key}"

