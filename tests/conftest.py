@@ -312,3 +312,46 @@ def snapshot(rig: Rig) -> StoreSnapshot:
         catalog_version=catalog_version,
         keyword_version=int(meta["version"]),
     )
+
+
+# -- a tiny cross-encoder -----------------------------------------------------------------------
+
+TinyCrossEncoder = Callable[..., Path]
+
+
+@pytest.fixture(scope="session")
+def make_tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> TinyCrossEncoder:
+    """``make_tiny_cross_encoder(words, seed=..., hidden_size=..., max_length=..., chars=...)`` saves a 1-layer
+    BERT with a one-logit head and random weights, and a word-piece vocabulary of ``words`` plus single
+    characters. Its scores test the reranking plumbing, never judgement."""
+
+    def make(
+        words: str,
+        *,
+        seed: int,
+        hidden_size: int,
+        max_length: int = 128,
+        chars: str = "abcdefghijklmnopqrstuvwxyz0123456789.,?!-/#",
+    ) -> Path:
+        torch = pytest.importorskip("torch")
+        transformers = pytest.importorskip("transformers")
+        path = tmp_path_factory.mktemp("tiny-cross-encoder")
+        vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words.split(), *chars]
+        (path / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", "utf-8")
+        tokenizer = transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
+        torch.manual_seed(seed)
+        config = transformers.BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=hidden_size,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=2 * hidden_size,
+            max_position_embeddings=max_length,
+            num_labels=1,
+            initializer_range=0.5,  # spread the random scores so the order is not decided by float noise
+        )
+        transformers.BertForSequenceClassification(config).save_pretrained(path)
+        tokenizer.save_pretrained(path)
+        return path
+
+    return make

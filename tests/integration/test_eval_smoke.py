@@ -16,12 +16,15 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ragapp.config import RetrievalSettings
 from ragapp.eval.__main__ import main
+
+if TYPE_CHECKING:
+    from conftest import TinyCrossEncoder
 
 pytestmark = pytest.mark.integration
 
@@ -231,29 +234,10 @@ def test_chinese_questions_over_a_chinese_corpus(cache: Path, tmp_path: Path) ->
 
 
 @pytest.fixture(scope="module")
-def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 1-layer BERT cross-encoder with random weights (as in test_reranker.py): plumbing, not judgement."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    path = tmp_path_factory.mktemp("tiny-ce")
+def tiny_cross_encoder(make_tiny_cross_encoder: TinyCrossEncoder) -> Path:
+    """A random 1-layer BERT cross-encoder: plumbing, not judgement."""
     words = "what does printer error mean should go into a compost heap how do bees tell each other where food is"
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words.split(), *"abcdefghijklmnopqrstuvwxyz0123456789.,?"]
-    (path / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", "utf-8")
-    tokenizer = transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(7)
-    config = transformers.BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=128,
-        num_labels=1,
-        initializer_range=0.5,
-    )
-    transformers.BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return make_tiny_cross_encoder(words, seed=7, hidden_size=16, chars="abcdefghijklmnopqrstuvwxyz0123456789.,?")
 
 
 def test_rerank_config_reranks_the_head_and_keeps_the_fused_tail(

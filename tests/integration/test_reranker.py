@@ -19,7 +19,7 @@ from ragapp.tracing.events import AnswerEvent, NoticeEvent
 from ragapp.types import RetrievedChunk
 
 if TYPE_CHECKING:
-    from conftest import Rig
+    from conftest import Rig, TinyCrossEncoder
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -31,34 +31,13 @@ MAX_LENGTH = 128
 
 
 @pytest.fixture(scope="module")
-def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 1-layer BERT with a one-logit head and a word-piece vocabulary written here."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-
-    path = tmp_path_factory.mktemp("tiny-cross-encoder")
+def tiny_cross_encoder(make_tiny_cross_encoder: TinyCrossEncoder) -> Path:
+    """A 1-layer BERT with a one-logit head and a word-piece vocabulary of the fixtures' words."""
     words = (
         "the a of is to and how do i start service settings stored where config toml program page one two "
         "talks about apples bananas cherries grapes installer python run it with file text plain"
-    ).split()
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *"abcdefghijklmnopqrstuvwxyz0123456789.,?!-/#"]
-    (path / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", "utf-8")
-    tokenizer = transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
-
-    torch.manual_seed(1234)
-    config = transformers.BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=MAX_LENGTH,
-        num_labels=1,
-        initializer_range=0.5,  # spread the random scores so the order is not decided by float noise
     )
-    transformers.BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return make_tiny_cross_encoder(words, seed=1234, hidden_size=32, max_length=MAX_LENGTH)
 
 
 def _kb(make_engine: Callable[..., Rig], **overrides: object) -> Rig:
