@@ -22,6 +22,10 @@ class PathSettings(BaseModel):
     )
     demo_dir: Path = Field(REPO_ROOT / "data" / "demo", description="Demo knowledge base indexed on first start.")
     load_demo: bool = Field(True, description="Index the demo knowledge base on first start.")
+    demo_intents: Path = Field(
+        REPO_ROOT / "data" / "intents" / "demo.yaml",
+        description="Intent tree written on first start when the demo is loaded (edit it in the Intents tab).",
+    )
     models_dir: Path = Field(REPO_ROOT / ".models", description="Where packaged GGUF parts are assembled.")
 
 
@@ -66,6 +70,11 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(512, ge=16, description="Upper bound on answer length, in tokens.")
     seed: int = Field(42, ge=0, description="Sampling seed of the local model: a question gets the same answer.")
     timeout_s: float = Field(120.0, gt=0, description="Give up on a model call after this long.")
+    json_mode: bool = Field(
+        True,
+        description="Ask OpenAI-compatible servers for JSON (response_format) in routing and rewriting calls; "
+        "turn off for a server that rejects it.",
+    )
 
 
 class RerankSettings(BaseModel):
@@ -116,6 +125,44 @@ class RetrievalSettings(BaseModel):
     )
 
 
+class WorkflowSettings(BaseModel):
+    rewrite: bool = Field(
+        True,
+        description="Rewrite follow-up questions into standalone ones and split multi-part questions (one LLM "
+        "call, made only when there is a conversation or the question looks multi-part).",
+    )
+    route: bool = Field(
+        True, description="Classify each (sub-)question against the intent tree (one LLM call per sub-question)."
+    )
+    min_intent_score: float = Field(0.5, ge=0.0, le=1.0, description="Intents scored below this are dropped.")
+    max_intents: int = Field(2, ge=1, description="At most this many intents are kept per sub-question.")
+    clarify_margin: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description="Knowledge leaves under different parents scoring within this of the best one make the app "
+        "ask back which one is meant.",
+    )
+    max_clarify_choices: int = Field(4, ge=2, description="Choices offered when the app asks back.")
+    max_sub_questions: int = Field(3, ge=1, description="A multi-part question is split into at most this many.")
+    recent_turns: int = Field(
+        3, ge=0, description="Conversation turns (question + answer) kept verbatim; older ones are summarised."
+    )
+    summary_chars: int = Field(400, ge=50, description="Upper bound on the summary of older turns, in characters.")
+    context_window: int | None = Field(
+        None,
+        ge=512,
+        description="Tokens the model reads per call (default: RAGAPP_LLM__N_CTX); set it for a server model.",
+    )
+    history_share: float = Field(
+        0.3,
+        gt=0.0,
+        lt=1.0,
+        description="Share of the prompt budget (the window minus the answer and the instructions) that the "
+        "conversation may take; retrieved passages get the rest.",
+    )
+
+
 class IngestSettings(BaseModel):
     chunk_size: int = Field(400, ge=64, description="Target chunk length in characters.")
     chunk_overlap: int = Field(60, ge=0, description="Characters shared by neighbouring chunks.")
@@ -137,6 +184,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     ui: UISettings = Field(default_factory=UISettings)
 

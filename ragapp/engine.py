@@ -11,16 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragapp.config import Settings
+from ragapp.errors import RagAppError
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.models.embedders import load_embedder
 from ragapp.models.llm import LLM, LLMS
 from ragapp.models.llm_backends import load_builtin_llms
-from ragapp.qa.pipeline import AnswerPipeline
+from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline, RetrievalResult
+from ragapp.router.decide import RoutingDecision
+from ragapp.router.router import IntentRouter
+from ragapp.router.store import IntentStore
+from ragapp.router.tree import Format, IntentNode, IntentTree, parse_tree
 from ragapp.tracing.events import EngineEvent
 from ragapp.types import DEFAULT_KB, ChatTurn, DocumentRecord, IngestResult, KnowledgeBase, Scope
 
@@ -47,20 +52,35 @@ class Engine:
         store: KnowledgeStore,
         retrieval: RetrievalPipeline,
         llm: LLM,
+        intents: IntentStore,
     ) -> None:
         self.settings = settings
         self._store = store
         self._ingestor = Ingestor(store, settings.ingest)
         self._retrieval = retrieval
         self._llm = llm
-        self._answers = AnswerPipeline(retrieval, llm, settings.llm)
+        self._intents = intents
+        self._router = IntentRouter(intents, llm, settings.workflow, settings.llm.timeout_s)
+        self._answers = AnswerPipeline(retrieval, llm, self._router, settings)
 
     # -- questions -----------------------------------------------------------------------------
 
-    def ask(self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None) -> Iterator[EngineEvent]:
+    def ask(
+        self,
+        question: str,
+        history: Sequence[ChatTurn] = (),
+        kbs: Scope = None,
+        *,
+        summary: str = "",
+        clarified: Clarified | None = None,
+    ) -> Iterator[EngineEvent]:
         """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
-        stages, notices, retrieved chunks, tokens, answer. An unknown knowledge base simply holds nothing."""
-        return self._answers.ask(question, history, kbs)
+        stages, the rewritten question, routing, notices, retrieved chunks, tokens, answer. An unknown
+        knowledge base simply holds nothing.
+
+        ``history`` holds the recent turns and ``summary`` the older ones folded (a ``MemoryEvent`` says when
+        to fold more). After a ``ClarifyEvent``, call again with ``clarified`` holding the user's pick."""
+        return self._answers.ask(question, history, kbs, summary=summary, clarified=clarified)
 
     def retrieve(self, question: str, kbs: Scope = None) -> RetrievalResult:
         return self._retrieval.retrieve(question, kbs)
@@ -88,6 +108,37 @@ class Engine:
         """The knowledge bases that hold documents, by name, with their document and chunk counts."""
         return self._store.catalog.knowledge_bases()
 
+    # -- the intent tree -------------------------------------------------------------------------
+    # Every edit validates the whole resulting tree and raises ``IntentTreeError`` (nothing changed) or
+    # returns the new tree.
+
+    def intent_tree(self) -> IntentTree:
+        return self._intents.tree()
+
+    def save_intent(self, node: IntentNode, replacing: str | None = None) -> IntentTree:
+        """Add ``node`` or update the node ``replacing`` (a new code renames it, a new parent moves it)."""
+        return self._intents.save(node, replacing)
+
+    def delete_intent(self, code: str) -> int:
+        """Delete an intent and everything under it; returns how many nodes went."""
+        return self._intents.delete(code)
+
+    def move_intent(self, code: str, parent: str | None) -> IntentTree:
+        return self._intents.move(code, parent)
+
+    def import_intents(self, text: str, fmt: Format | None = None) -> IntentTree:
+        """Replace the whole tree with one read from YAML or JSON; a bad file changes nothing."""
+        return self._intents.replace(parse_tree(text, fmt))
+
+    def export_intents(self, fmt: Format = "yaml") -> str:
+        from ragapp.router.tree import dump_tree
+
+        return dump_tree(self._intents.tree(), fmt)
+
+    def test_intent(self, question: str) -> RoutingDecision:
+        """How ``question`` would be routed: every leaf's score and the decision, with the reason."""
+        return self._router.test(question.strip())
+
     def supported_extensions(self) -> list[str]:
         return supported_extensions()
 
@@ -111,6 +162,7 @@ class Engine:
 
     def close(self) -> None:
         self._retrieval.close()
+        self._intents.close()
         self._store.catalog.close()
 
 
@@ -127,11 +179,30 @@ def build_engine(settings: Settings) -> Engine:
     reranker = RERANKERS.get(settings.rerank.backend)(settings)
     retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval)
     llm = LLMS.get(settings.llm.backend)(settings)
-    engine = Engine(settings, store, retrieval, llm)
+    catalog = store.catalog
+    intents = IntentStore(
+        state / "intents.sqlite3", known_kbs=lambda: {DEFAULT_KB, *(kb.name for kb in catalog.knowledge_bases())}
+    )
+    engine = Engine(settings, store, retrieval, llm, intents)
     if settings.paths.load_demo and store.catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)
         store.catalog.set_meta(DEMO_LOADED_KEY, "1")
+    if settings.paths.load_demo:
+        seed_demo_intents(intents, settings.paths.demo_intents)
     return engine
+
+
+def seed_demo_intents(intents: IntentStore, path: Path) -> None:
+    """Write the demo intent tree on first start (later edits, even deleting it all, are kept)."""
+    if intents.seeded:
+        return
+    try:
+        tree = parse_tree(path.read_text("utf-8"))
+    except (OSError, RagAppError) as exc:  # a broken demo file must not stop the app: routing just stays off
+        log.warning("demo intent tree not loaded from %s: %s", path, exc)
+        return
+    intents.seed(tree)
+    log.info("wrote the demo intent tree: %d intents from %s", len(tree), path)
 
 
 def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:

@@ -123,6 +123,22 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class LeafScore:
+    """An intent-tree leaf with the model's relevance score for a question (0-1, not a calibrated probability)."""
+
+    code: str
+    path: str
+    kind: Literal["KB", "SYSTEM"]
+    parent: str | None
+    score: float
+
+    @property
+    def label(self) -> str:
+        """The leaf with its parent, e.g. 'Lumen V1 · 流明 V1 › Specs and battery · 规格与续航'."""
+        return " › ".join(self.path.split(" > ")[-2:])
+
+
+@dataclass(frozen=True)
 class IngestResult:
     """What happened to one uploaded file."""
 

@@ -61,6 +61,7 @@ class ScriptedLLM:
         self._replies: deque[Reply] = deque()
         self._release = threading.Event()
         self.calls: list[list[ChatTurn]] = []
+        self.json_calls: list[bool] = []  # the ``json`` flag of each call
         self.unscripted_calls = 0
 
     @property
@@ -83,6 +84,7 @@ class ScriptedLLM:
     def reset(self) -> None:
         self._replies.clear()
         self.calls.clear()
+        self.json_calls.clear()
         self.unscripted_calls = 0
         self._release.clear()
 
@@ -96,8 +98,10 @@ class ScriptedLLM:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        json: bool = False,
     ) -> Iterator[str]:
         self.calls.append(list(messages))
+        self.json_calls.append(json)
         if not self._replies:
             self.unscripted_calls += 1
             raise AssertionError("ScriptedLLM was called but no reply was enqueued")
@@ -168,8 +172,13 @@ def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def settings_on(state_dir: Path, **overrides: Any) -> Settings:
-    """Settings rooted at ``state_dir``: no demo, scripted LLM; ``overrides`` are merged section by section."""
-    base: dict[str, Any] = {"paths": {"state_dir": state_dir, "load_demo": False}, "llm": {"backend": "scripted"}}
+    """Settings rooted at ``state_dir``: no demo, scripted LLM, and the workflow's rewriting and routing calls
+    off (tests script the answer call; workflow tests turn them on); ``overrides`` are merged section by section."""
+    base: dict[str, Any] = {
+        "paths": {"state_dir": state_dir, "load_demo": False},
+        "llm": {"backend": "scripted"},
+        "workflow": {"rewrite": False, "route": False},
+    }
     return Settings(**_merge(base, overrides))
 
 

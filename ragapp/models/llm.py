@@ -30,8 +30,12 @@ class LLM(Protocol):
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        json: bool = False,
     ) -> Iterator[str]:
-        """Yield the reply piece by piece. Raises ``LLMError`` with a message that says what to do."""
+        """Yield the reply piece by piece. Raises ``LLMError`` with a message that says what to do.
+
+        ``json=True`` asks for a JSON object (a grammar for the local model, ``response_format`` for servers
+        that accept it); callers still parse defensively, since not every backend can enforce it."""
         ...
 
 
@@ -39,7 +43,7 @@ LLMFactory = Callable[[Settings], LLM]
 LLMS: Registry[LLMFactory] = Registry("LLM backend")
 
 
-def complete(llm: LLM, messages: list[ChatTurn], **kwargs: float | int | None) -> str:
+def complete(llm: LLM, messages: list[ChatTurn], **kwargs: float | int | bool | None) -> str:
     """Convenience: the whole reply as one string."""
     return "".join(llm.stream_chat(messages, **kwargs))  # type: ignore[arg-type]
 

@@ -65,6 +65,7 @@ class LlamaCppLLM:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        json: bool = False,
     ) -> Iterator[str]:
         """Yield text deltas of the reply, formatted with the GGUF's own chat template."""
         # Wait at most timeout_s for another user's answer to finish rather than hang forever.
@@ -77,7 +78,7 @@ class LlamaCppLLM:
         # early (the user pressed stop) must close() it; garbage collection does so in CPython.
         try:
             llama = self._load_locked()
-            stream = self._start(llama, messages, max_tokens, temperature)
+            stream = self._start(llama, messages, max_tokens, temperature, json)
             try:
                 for chunk in stream:
                     choices = chunk.get("choices") or []
@@ -104,7 +105,10 @@ class LlamaCppLLM:
         messages: list[ChatTurn],
         max_tokens: int | None,
         temperature: float | None,
+        json: bool = False,
     ) -> Iterator[dict[str, Any]]:
+        # A JSON grammar makes the small local models reply with parseable JSON (MODELS.md: 3/3 valid).
+        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json else {}
         try:
             result = llama.create_chat_completion(
                 messages=cast(Any, [{"role": m.role, "content": m.content} for m in messages]),
@@ -112,6 +116,7 @@ class LlamaCppLLM:
                 temperature=temperature if temperature is not None else self._settings.temperature,
                 seed=self._settings.seed,
                 stream=True,
+                **extra,
             )
         except ValueError as exc:
             # llama.cpp raises ValueError when the prompt does not fit the context window.

@@ -44,10 +44,14 @@ class OpenAICompatibleLLM:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        json: bool = False,
     ) -> Iterator[str]:
         """Yield text deltas of the reply; failures become ``LLMError`` naming the endpoint."""
         import openai
 
+        extra: dict[str, Any] = {}
+        if json and self._settings.json_mode:
+            extra["response_format"] = {"type": "json_object"}
         try:
             stream = self._client.chat.completions.create(
                 model=self._settings.model,
@@ -55,6 +59,7 @@ class OpenAICompatibleLLM:
                 max_tokens=max_tokens if max_tokens is not None else self._settings.max_tokens,
                 temperature=temperature if temperature is not None else self._settings.temperature,
                 stream=True,
+                **extra,
             )
             try:
                 for chunk in stream:

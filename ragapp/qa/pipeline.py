@@ -1,72 +1,282 @@
-"""Question -> streamed, cited answer, top to bottom, as a stream of engine events.
+"""Workflow mode: question -> streamed, cited answer, top to bottom, as a stream of engine events.
 
-retrieve -> (nothing relevant: say so) -> prompt with numbered passages -> stream tokens -> map [n] back
-to chunks. A model that fails, hangs or returns nothing still leaves the user with the passages found.
+fold old turns into a summary -> rewrite into a standalone question and split it -> route each part
+through the intent tree (ask back when ambiguous; answer messages to the assistant directly) -> retrieve
+each part in its intents' knowledge bases -> fit passages and conversation into the token budget -> stream
+the answer and map [n] back to chunks, or say the knowledge base does not hold it.
+
+Every model call may fail, hang or return garbage: each step then falls back (the question as asked, no
+intent, the passages without an answer) and says so; the user always gets the rest.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
-from ragapp.config import LLMSettings
+from ragapp.config import Settings
 from ragapp.errors import LLMError
 from ragapp.lang import is_chinese
 from ragapp.models.llm import LLM, stream_within
+from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
-from ragapp.qa.prompts import answer_messages, not_found_message
-from ragapp.retrieval.pipeline import RetrievalPipeline
-from ragapp.tracing.events import AnswerEvent, EngineEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
-from ragapp.types import ChatTurn, Citation, Scope
+from ragapp.qa.memory import fold, turns_to_fold
+from ragapp.qa.prompts import answer_messages, clarify_text, not_found_message, system_messages
+from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
+from ragapp.retrieval.pipeline import RetrievalPipeline, RetrievalResult
+from ragapp.router.decide import RoutingDecision
+from ragapp.router.router import IntentRouter
+from ragapp.tracing.events import (
+    AnswerEvent,
+    ClarifyEvent,
+    EngineEvent,
+    MemoryEvent,
+    NoticeEvent,
+    RetrievalEvent,
+    RewriteEvent,
+    RoutingEvent,
+    StageEvent,
+    TokenEvent,
+)
+from ragapp.types import ChatTurn, Citation, LeafScore, RetrievedChunk, Scope
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+Steps = Generator[EngineEvent, None, T]  # a step that streams events, then returns its result
+
+SEARCH_ALL = "*"  # the clarification choice "none of these: search everything"
+
+
+@dataclass(frozen=True)
+class Clarified:
+    """The user's answer to a ``ClarifyEvent``: the parts asked about and the leaf picked (or ``SEARCH_ALL``)."""
+
+    sub_questions: tuple[str, ...]
+    ambiguous: str  # the part that was asked about: it takes the pick without another classification
+    choice: str
+
+
+@dataclass(frozen=True)
+class Part:
+    """One sub-question on its way to retrieval."""
+
+    question: str  # what is searched
+    decision: RoutingDecision
+    kbs: Scope
+    top_k: int | None
+
 
 class AnswerPipeline:
-    def __init__(self, retrieval: RetrievalPipeline, llm: LLM, settings: LLMSettings) -> None:
+    def __init__(self, retrieval: RetrievalPipeline, llm: LLM, router: IntentRouter, settings: Settings) -> None:
         self._retrieval = retrieval
         self._llm = llm
+        self._router = router
         self._settings = settings
+        self._planner = QuestionPlanner(llm, settings.llm.timeout_s, settings.workflow.max_sub_questions)
 
-    def ask(self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None) -> Iterator[EngineEvent]:
-        """Answer ``question`` from the knowledge bases ``kbs`` (None: all of them)."""
+    def ask(
+        self,
+        question: str,
+        history: Sequence[ChatTurn] = (),
+        kbs: Scope = None,
+        *,
+        summary: str = "",
+        clarified: Clarified | None = None,
+    ) -> Iterator[EngineEvent]:
+        """Answer ``question`` from the knowledge bases ``kbs`` (None: all of them). ``summary`` folds the
+        turns before ``history``; ``clarified`` resumes a question the app asked back about."""
         question = question.strip()
+        history = list(history)
+        summary, history = yield from self._remember(summary, history)
+
+        if clarified is not None:
+            plan = QuestionPlan(question, question, clarified.sub_questions or (question,))
+        else:
+            plan = yield from self._plan(question, history, summary)
+        if plan.changed:
+            yield RewriteEvent(question, plan.standalone, plan.sub_questions)
+
+        parts: list[Part] = []
+        for sub_question in plan.sub_questions:
+            decision = yield from self._route(sub_question, clarified)
+            if decision.action == "clarify":
+                yield from self._ask_back(plan, decision)
+                return
+            parts.append(self._part(sub_question, decision, kbs))
+
+        asked = self._with_choice(plan.standalone, parts)
+        system_parts = [p for p in parts if p.decision.action == "system"]
+        if system_parts and len(system_parts) == len(parts):
+            yield from self._reply_directly(asked, system_parts[0].decision.intents[0], history, summary)
+            return
+        yield from self._answer(asked, [p for p in parts if p.decision.action != "system"], history, summary)
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def _remember(self, summary: str, history: list[ChatTurn]) -> Steps[tuple[str, list[ChatTurn]]]:
+        wf = self._settings.workflow
+        count = turns_to_fold(history, wf.recent_turns)
+        if count == 0:
+            return summary, history
+        yield StageEvent("memory", "started")
+        start = time.perf_counter()
+        folded = fold(self._llm, summary, history[:count], wf.summary_chars, self._settings.llm.timeout_s, 300)
+        duration = time.perf_counter() - start
+        if folded.error is not None:
+            yield StageEvent("memory", "failed", duration_s=duration, error=folded.error)
+        else:
+            yield StageEvent("memory", "finished", duration_s=duration, detail={"turns folded": count})
+        yield MemoryEvent(folded.summary, folded.folded)
+        return folded.summary, history[count:]
+
+    def _plan(self, question: str, history: list[ChatTurn], summary: str) -> Steps[QuestionPlan]:
+        if not self._settings.workflow.rewrite or not self._planner.needed(question, history, summary):
+            return QuestionPlan(question, question, (question,))
+        yield StageEvent("rewrite", "started")
+        plan = self._planner.plan(question, history, summary)
+        if plan.error is not None:
+            yield StageEvent("rewrite", "failed", duration_s=plan.duration_s, error=plan.error)
+        else:
+            detail = {"question": plan.standalone, "parts": len(plan.sub_questions)}
+            yield StageEvent("rewrite", "finished", duration_s=plan.duration_s, detail=detail)
+        return plan
+
+    def _route(self, question: str, clarified: Clarified | None) -> Steps[RoutingDecision]:
+        routing_on = self._settings.workflow.route and bool(self._router.tree().leaves())
+        if routing_on:
+            yield StageEvent("route", "started")
+        start = time.perf_counter()
+        if clarified is not None and question == clarified.ambiguous:
+            decision = self._resolve(RoutingDecision(question, "clarify", (), ""), clarified.choice)
+        else:
+            decision = self._router.route(question)
+            if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
+                decision = self._resolve(decision, clarified.choice)
+        if routing_on:
+            classification = decision.classification
+            error = classification.error if classification is not None else None
+            detail = {"decision": decision.action, "intents": [i.path for i in decision.intents]}
+            yield StageEvent("route", "finished", duration_s=time.perf_counter() - start, detail=detail, error=error)
+        scores = decision.classification.scores if decision.classification is not None else ()
+        yield RoutingEvent(question, decision.action, decision.intents, decision.reason, scores)
+        return decision
+
+    def _resolve(self, decision: RoutingDecision, choice: str) -> RoutingDecision:
+        """Apply the user's pick to a question that is still ambiguous."""
+        leaf = self._router.leaf(choice) if choice != SEARCH_ALL else None
+        if leaf is None:
+            why = "the user chose to search everything" if choice == SEARCH_ALL else f"{choice!r} no longer exists"
+            return replace(decision, action="fallback", intents=(), reason=why, chosen=True)
+        return replace(decision, action="route", intents=(leaf,), reason=f"the user chose {leaf.path}", chosen=True)
+
+    def _part(self, question: str, decision: RoutingDecision, kbs: Scope) -> Part:
+        """Where a routed part is searched: its intents' knowledge bases within the user's scope (the user's
+        pick wins when they do not overlap), with the largest top-k its intents ask for."""
+        if decision.action != "route":
+            return Part(question, decision, kbs, None)
+        tree = self._router.tree()
+        nodes = [n for n in (tree.get(i.code) for i in decision.intents) if n is not None]
+        leaf_kbs = frozenset(kb for n in nodes for kb in n.kbs)
+        scope = leaf_kbs if kbs is None else (leaf_kbs & kbs or kbs)
+        top_ks = [n.top_k for n in nodes if n.top_k is not None]
+        if decision.chosen:
+            question = f"{question} ({decision.intents[0].label})"  # the pick says what "it" was
+        return Part(question, decision, scope or None, max(top_ks) if top_ks else None)
+
+    def _with_choice(self, standalone: str, parts: list[Part]) -> str:
+        chosen = [p for p in parts if p.decision.chosen and p.decision.action == "route"]
+        if chosen and len(parts) == 1:
+            return chosen[0].question
+        return standalone
+
+    def _ask_back(self, plan: QuestionPlan, decision: RoutingDecision) -> Iterator[EngineEvent]:
+        text = clarify_text(plan.standalone, decision.intents)
+        yield ClarifyEvent(plan.standalone, plan.sub_questions, decision.question, decision.intents)
+        yield TokenEvent(text)
+        yield AnswerEvent(text, (), grounded=False)
+
+    def _reply_directly(
+        self, question: str, intent: LeafScore, history: list[ChatTurn], summary: str
+    ) -> Iterator[EngineEvent]:
+        node = self._router.tree().get(intent.code)
+        messages = system_messages(question, node.prompt if node is not None else None, history, summary)
+        text = yield from self._generate(messages, detail={"model": self._llm.name, "intent": intent.path})
+        if text is None:
+            text = (
+                "你好！我可以根据知识库中的文档回答问题。"
+                if is_chinese(question)
+                else "Hello! I answer questions from the documents in your knowledge bases."
+            )
+            yield TokenEvent(text)
+        yield AnswerEvent(text, (), grounded=False)
+
+    def _answer(self, question: str, parts: list[Part], history: list[ChatTurn], summary: str) -> Iterator[EngineEvent]:
         yield StageEvent("retrieve", "started")
         start = time.perf_counter()
-        result = self._retrieval.retrieve(question, kbs)
-        for message in result.degraded:
+        results = [self._retrieval.retrieve(p.question, p.kbs, p.top_k) for p in parts]
+        for message in dict.fromkeys(m for r in results for m in r.degraded):
             yield NoticeEvent(message, level="warning")
+        found = merge_results(results)
+        budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
+        kept = fit_passages(found, budget.context)
+        recent = fit_turns(history, budget.history)
         yield StageEvent(
             "retrieve",
             "finished",
             duration_s=time.perf_counter() - start,
-            detail={
-                "channels": {r.channel: len(r.hits) for r in result.channel_results},
-                "candidates": len(result.candidates),
-                "relevant": len(result.chunks),
-                "fusion": self._retrieval.settings.fusion,
-                "reranker": self._retrieval.reranker.name,
-                "cached": result.cached,
-                "kbs": sorted(kbs) if kbs is not None else "all",
-            },
+            detail=self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()),
         )
-        yield RetrievalEvent(result.chunks, result.degraded)
-        if not result.chunks:
+        yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
+        if not kept:
             text = not_found_message(question)
             yield TokenEvent(text)
             yield AnswerEvent(text, (), grounded=False)
             return
+        messages = answer_messages(question, kept, recent, summary)
+        reply = yield from self._generate(messages, detail={"model": self._llm.name})
+        if reply is None:
+            text = _passages_only(question, len(kept))
+            yield TokenEvent(text)
+            citations = tuple(Citation(n, c.chunk, c.rerank_score) for n, c in enumerate(kept, start=1))
+            yield AnswerEvent(text, citations, grounded=True)
+            return
+        yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
 
-        messages = answer_messages(question, result.chunks, history)
-        yield StageEvent("generate", "started", detail={"model": self._llm.name})
+    def _retrieve_detail(
+        self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]
+    ) -> dict[str, object]:
+        channels: dict[str, int] = {}
+        for result in results:
+            for r in result.channel_results:
+                channels[r.channel] = channels.get(r.channel, 0) + len(r.hits)
+        return {
+            "channels": channels,
+            "candidates": sum(len(r.candidates) for r in results),
+            "relevant": found,
+            "in prompt": kept,
+            "fusion": self._retrieval.settings.fusion,
+            "reranker": self._retrieval.reranker.name,
+            "cached": all(r.cached for r in results),
+            "queries": [p.question for p in parts],
+            "kbs": [sorted(p.kbs) if p.kbs is not None else "all" for p in parts],
+            "budget": budget,
+        }
+
+    def _generate(self, messages: list[ChatTurn], detail: dict[str, object]) -> Steps[str | None]:
+        """Stream the model's reply as tokens; returns the text, or None when nothing usable came back
+        (the failure is reported as a failed stage and a notice)."""
+        yield StageEvent("generate", "started", detail=detail)
         start = time.perf_counter()
         parts: list[str] = []
         error: str | None = None
         try:
             pieces = stream_within(
-                lambda: self._llm.stream_chat(messages, max_tokens=self._settings.max_tokens),
-                self._settings.timeout_s,
+                lambda: self._llm.stream_chat(messages, max_tokens=self._settings.llm.max_tokens),
+                self._settings.llm.timeout_s,
             )
             for piece in pieces:
                 parts.append(piece)
@@ -83,15 +293,20 @@ class AnswerPipeline:
         if error is not None:
             yield StageEvent("generate", "failed", duration_s=duration, error=error)
             yield NoticeEvent(error[:1].upper() + error[1:], level="warning")
-            if not text:
-                text = _passages_only(question, len(result.chunks))
-                yield TokenEvent(text)
-                citations = tuple(Citation(n, c.chunk, c.rerank_score) for n, c in enumerate(result.chunks, start=1))
-                yield AnswerEvent(text, citations, grounded=True)
-                return
-        else:
-            yield StageEvent("generate", "finished", duration_s=duration, detail={"chars": len(text)})
-        yield AnswerEvent(text, citations_for(text, result.chunks), grounded=True)
+            return text or None
+        yield StageEvent("generate", "finished", duration_s=duration, detail={"chars": len(text)})
+        return text
+
+
+def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:
+    """The chunks of every part, best first within each part and taken in turns across parts, each once."""
+    merged: dict[str, RetrievedChunk] = {}
+    lists = [list(r.chunks) for r in results]
+    for rank in range(max((len(c) for c in lists), default=0)):
+        for chunks in lists:
+            if rank < len(chunks):
+                merged.setdefault(chunks[rank].chunk.chunk_id, chunks[rank])
+    return list(merged.values())
 
 
 def _passages_only(question: str, count: int) -> str:

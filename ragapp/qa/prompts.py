@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragapp.lang import is_chinese
-from ragapp.types import ChatTurn, RetrievedChunk
+from ragapp.types import ChatTurn, LeafScore, RetrievedChunk
 
 SYSTEM_EN = (
     "You are a careful assistant that answers questions about the user's documents. Use only the numbered "
@@ -37,12 +37,47 @@ def format_context(chunks: Sequence[RetrievedChunk]) -> str:
 
 
 def answer_messages(
-    question: str, chunks: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = ()
+    question: str, chunks: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""
 ) -> list[ChatTurn]:
     chinese = is_chinese(question)
-    system = SYSTEM_ZH if chinese else SYSTEM_EN
+    system = (SYSTEM_ZH if chinese else SYSTEM_EN) + _summary_note(summary, chinese)
     label_context, label_question = ("参考资料", "问题") if chinese else ("Context", "Question")
     # The question comes last. Repeating the rules after it was tried and made the 1.5B model answer with a
     # bare "[2]" or refuse answerable questions (2/14 correct on the demo questions against 8/14 without).
     user = f"{label_context}:\n{format_context(chunks)}\n\n{label_question}: {question}"
     return [ChatTurn("system", system), *history, ChatTurn("user", user)]
+
+
+SYSTEM_REPLY_EN = (
+    "You are ragapp, an assistant that answers questions from the documents in the user's knowledge bases "
+    "and cites the passages it used. Reply to the user's message briefly and kindly, in English."
+)
+SYSTEM_REPLY_ZH = (
+    "你是 ragapp，一个根据用户知识库中的文档回答问题并标注出处的助手。请用简体中文简短、友好地回复用户的消息。"
+)
+
+
+def system_messages(
+    question: str, prompt: str | None, history: Sequence[ChatTurn] = (), summary: str = ""
+) -> list[ChatTurn]:
+    """A reply without retrieval (greetings, who-are-you, feedback), following the intent's own prompt."""
+    chinese = is_chinese(question)
+    system = SYSTEM_REPLY_ZH if chinese else SYSTEM_REPLY_EN
+    if prompt:
+        system += "\n" + ("具体要求：" if chinese else "For this message: ") + prompt
+    system += _summary_note(summary, chinese)
+    return [ChatTurn("system", system), *history, ChatTurn("user", question)]
+
+
+def clarify_text(question: str, choices: Sequence[LeafScore]) -> str:
+    """The question the app asks back; the choices are shown as buttons under it."""
+    names = "、".join(c.label for c in choices) if is_chinese(question) else "; ".join(c.label for c in choices)
+    if is_chinese(question):
+        return f"这个问题可能涉及几个不同的主题：{names}。你指的是哪一个？请点击下面的选项。"
+    return f"This could be about several things: {names}. Which one do you mean? Pick one below."
+
+
+def _summary_note(summary: str, chinese: bool) -> str:
+    if not summary:
+        return ""
+    return ("\n此前对话的摘要：" if chinese else "\nSummary of the earlier conversation: ") + summary

@@ -105,20 +105,22 @@ class RetrievalPipeline:
         """Stop the channel workers (a channel still running past its budget finishes on its own)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def retrieve(self, query: str, kbs: Scope = None) -> RetrievalResult:
-        """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all). Never raises for a
-        failing channel or reranker: what failed is listed in ``degraded``."""
+    def retrieve(self, query: str, kbs: Scope = None, top_k: int | None = None) -> RetrievalResult:
+        """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all); at most ``top_k`` of them
+        (None: ``context_top_k``). Never raises for a failing channel or reranker: what failed is listed in
+        ``degraded``."""
         scope = tuple(sorted(kbs)) if kbs is not None else None
-        key = (normalise_query(query), scope, self._catalog.version)
+        top_k = top_k or self._settings.context_top_k
+        key = (normalise_query(query), scope, top_k, self._catalog.version)
         hit = self._cache.get(key)
         if hit is not None:
             return replace(hit, query=query, cached=True)
-        result = self._retrieve(query, kbs, scope)
+        result = self._retrieve(query, kbs, scope, top_k)
         if not result.degraded:  # a timeout is transient: do not remember its poorer answer
             self._cache.put(key, result)
         return result
 
-    def _retrieve(self, query: str, kbs: Scope, scope: tuple[str, ...] | None) -> RetrievalResult:
+    def _retrieve(self, query: str, kbs: Scope, scope: tuple[str, ...] | None, top_k: int) -> RetrievalResult:
         s = self._settings
         timings: dict[str, float] = {}
         results, degraded = self._run_channels(query, kbs)
@@ -144,12 +146,12 @@ class RetrievalPipeline:
         relevant = [c for c in ranked if is_relevant(c, s)]
         return RetrievalResult(
             query=query,
-            chunks=tuple(relevant[: s.context_top_k]),
+            chunks=tuple(relevant[:top_k]),
             candidates=tuple(ranked),
             channel_results=tuple(results),
             degraded=tuple(degraded),
             timings=timings | _channel_timings(results),
-            settings=s.model_dump() | {"reranker": self._reranker.name},
+            settings=s.model_dump() | {"reranker": self._reranker.name, "top_k": top_k},
             kbs=scope,
         )
 

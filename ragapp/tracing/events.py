@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ragapp.types import Citation, RetrievedChunk
+from ragapp.types import Citation, LeafScore, RetrievedChunk
 
 
 @dataclass(frozen=True)
@@ -54,4 +54,54 @@ class AnswerEvent:
     grounded: bool
 
 
-EngineEvent = StageEvent | NoticeEvent | RetrievalEvent | TokenEvent | AnswerEvent
+@dataclass(frozen=True)
+class RewriteEvent:
+    """The question as searched: rewritten to stand alone (using the conversation) and split into parts."""
+
+    original: str
+    standalone: str
+    sub_questions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RoutingEvent:
+    """How one (sub-)question was routed through the intent tree, and why."""
+
+    question: str
+    action: Literal["route", "clarify", "system", "fallback"]
+    intents: tuple[LeafScore, ...]
+    reason: str
+    scores: tuple[LeafScore, ...] = ()  # every score the model gave, best first
+
+
+@dataclass(frozen=True)
+class ClarifyEvent:
+    """The app asks back instead of guessing; the turn ends here. Answering means calling ``ask`` again
+    with ``clarified=Clarified(sub_questions, choice)``."""
+
+    question: str  # the standalone question
+    sub_questions: tuple[str, ...]
+    ambiguous: str  # the sub-question that was ambiguous
+    choices: tuple[LeafScore, ...]
+
+
+@dataclass(frozen=True)
+class MemoryEvent:
+    """Older turns were folded into ``summary``: the caller keeps the summary and drops the ``folded``
+    oldest turns of its history."""
+
+    summary: str
+    folded: int
+
+
+EngineEvent = (
+    StageEvent
+    | NoticeEvent
+    | RetrievalEvent
+    | TokenEvent
+    | AnswerEvent
+    | RewriteEvent
+    | RoutingEvent
+    | ClarifyEvent
+    | MemoryEvent
+)

@@ -17,6 +17,8 @@ import gradio as gr
 from ragapp.engine import Engine
 from ragapp.errors import RagAppError
 from ragapp.ingest.pipeline import kb_name
+from ragapp.qa.pipeline import Clarified
+from ragapp.tracing.events import ClarifyEvent, MemoryEvent
 from ragapp.types import DEFAULT_KB, IngestResult, Scope
 from ragapp.ui.render import TurnView
 from ragapp.ui.state import Session
@@ -66,16 +68,53 @@ class Handlers:
         if not question:
             yield "", chat, session
             return
+        session.pending = None  # a new question abandons an unanswered "which one did you mean?"
         chat = [*chat, gr.ChatMessage(role="user", content=question)]
+        yield from self._turn(question, question, chat, session, scope, None)
+
+    def choose(
+        self, choice: gr.SelectData, chat: list[Any], session: Session | None, scope: list[str] | None = None
+    ) -> Iterator[tuple[str, list[Any], Session]]:
+        """The user clicked one of the choices the app offered when it asked back: answer with that pick."""
+        session = session or Session()
+        pending = session.pending
+        if pending is None:  # a stale button (e.g. after "New chat"): nothing to resume
+            yield "", chat, session
+            return
+        session.pending = None
+        value = str(choice.value)
+        label = next((c.label for c in pending.choices if c.code == value), "Search everything · 全部检索")
+        chat = [*chat, gr.ChatMessage(role="user", content=label)]
+        clarified = Clarified(pending.sub_questions, pending.ambiguous, value)
+        yield from self._turn(pending.question, session.pending_question, chat, session, scope, clarified)
+
+    def _turn(
+        self,
+        question: str,
+        asked: str,
+        chat: list[Any],
+        session: Session,
+        scope: list[str] | None,
+        clarified: Clarified | None,
+    ) -> Iterator[tuple[str, list[Any], Session]]:
+        """Stream one answer to ``question`` (``asked`` is what the user typed, for the history)."""
         view = TurnView()
         yield "", chat + view.messages(), session
+        events = self.engine.ask(
+            question, session.recent(), scope_of(scope), summary=session.summary, clarified=clarified
+        )
         try:
-            for event in self.engine.ask(question, session.recent(), scope_of(scope)):
+            for event in events:
                 view.apply(event)
+                if isinstance(event, MemoryEvent):
+                    session.fold(event)
+                elif isinstance(event, ClarifyEvent):
+                    session.pending, session.pending_question = event, asked
                 yield "", chat + view.messages(), session
         except Exception as exc:
             raise _to_gr_error(exc) from None
-        session.remember(question, view.answer)
+        if session.pending is None:  # asking back is not an answer: the pick will complete this turn
+            session.remember(asked, view.answer)
         yield "", chat + view.messages(), session
 
     @staticmethod

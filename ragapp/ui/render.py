@@ -9,15 +9,31 @@ import gradio as gr
 
 from ragapp.tracing.events import (
     AnswerEvent,
+    ClarifyEvent,
     EngineEvent,
     NoticeEvent,
     RetrievalEvent,
+    RewriteEvent,
+    RoutingEvent,
     StageEvent,
     TokenEvent,
 )
 from ragapp.types import Citation, RetrievedChunk
 
-_STAGE_TITLES = {"retrieve": "🔎 Searching the knowledge base", "generate": "✍️ Writing the answer"}
+_STAGE_TITLES = {
+    "memory": "🗂️ Summarising earlier turns",
+    "rewrite": "✏️ Understanding the question",
+    "route": "🧭 Choosing where to look",
+    "retrieve": "🔎 Searching the knowledge base",
+    "generate": "✍️ Writing the answer",
+}
+_ACTIONS = {
+    "route": "Search in",
+    "clarify": "Ask which one is meant",
+    "system": "Reply directly (no search)",
+    "fallback": "Search all knowledge bases",
+}
+SEARCH_ALL_CHOICE = {"label": "Search everything · 全部检索", "value": "*"}
 
 
 @dataclass
@@ -28,6 +44,9 @@ class TurnView:
     answer: str = ""
     sources: list[gr.ChatMessage] = field(default_factory=list)
     retrieved: tuple[RetrievedChunk, ...] = ()
+    rewrite: RewriteEvent | None = None
+    choices: list[dict[str, str]] = field(default_factory=list)  # clickable answers when the app asks back
+    routed: int = 0  # routing decisions seen (one per sub-question)
     done: bool = False
 
     def apply(self, event: EngineEvent) -> None:
@@ -38,6 +57,12 @@ class TurnView:
             self.steps.append(gr.ChatMessage(role="assistant", content=f"{icon} {event.message}"))
         elif isinstance(event, RetrievalEvent):
             self.retrieved = event.chunks
+        elif isinstance(event, RewriteEvent):
+            self.rewrite = event
+        elif isinstance(event, RoutingEvent):
+            self._apply_routing(event)
+        elif isinstance(event, ClarifyEvent):
+            self.choices = [{"label": c.label, "value": c.code} for c in event.choices] + [SEARCH_ALL_CHOICE]
         elif isinstance(event, TokenEvent):
             self.answer += event.text
         elif isinstance(event, AnswerEvent):
@@ -67,12 +92,43 @@ class TurnView:
                     message.content = stage_summary(event)
                 break
 
+    def _apply_routing(self, event: RoutingEvent) -> None:
+        """Put the decision and its reason in the routing step's bubble (one per sub-question)."""
+        title = _STAGE_TITLES["route"]
+        bubbles = [m for m in self.steps if str((m.metadata or {}).get("title", "")).endswith(title)]
+        if self.routed < len(bubbles):  # no bubble when routing is off: the decision is then in the trace only
+            bubbles[self.routed].content = routing_summary(event)
+        self.routed += 1
+
     def messages(self) -> list[gr.ChatMessage]:
         out = list(self.steps)
         if self.answer or self.done:
-            out.append(gr.ChatMessage(role="assistant", content=self.answer))
+            answer = gr.ChatMessage(role="assistant", content=self.answer)
+            if self.choices:
+                answer.options = self.choices  # type: ignore[assignment]  # OptionDict is a TypedDict of these keys
+            out.append(answer)
+        if self.rewrite is not None and self.done:
+            out.append(gr.ChatMessage(role="assistant", content=rewrite_note(self.rewrite)))
         out.extend(self.sources)
         return out
+
+
+def routing_summary(event: RoutingEvent) -> str:
+    """'Search in: Lumen V1 › Specs (0.90)' and the reason, for the routing step's bubble."""
+    action = _ACTIONS.get(event.action, event.action)
+    intents = ", ".join(f"{i.label} ({i.score:.2f})" for i in event.intents)
+    lines = [f"**{action}**" + (f": {intents}" if intents else "")]
+    if len(event.question) < 200:
+        lines.append(f"Question: {event.question}")
+    lines.append(f"Why: {event.reason}")
+    return "\n\n".join(lines)
+
+
+def rewrite_note(event: RewriteEvent) -> str:
+    """The small line under the answer that says what was searched."""
+    parts = event.sub_questions if len(event.sub_questions) > 1 else (event.standalone,)
+    searched = " · ".join(f"“{p}”" for p in parts)
+    return f"<sub>🔎 Searched as · 检索问题: {html.escape(searched)}</sub>"
 
 
 def stage_summary(event: StageEvent) -> str:

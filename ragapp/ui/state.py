@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ragapp.tracing.events import ClarifyEvent, MemoryEvent
 from ragapp.types import ChatTurn
 
 
 @dataclass
 class Session:
+    # The recent turns, verbatim. The engine decides when older ones are folded into ``summary`` (a
+    # MemoryEvent), so the session keeps whatever it is told to and never grows without bound.
     history: list[ChatTurn] = field(default_factory=list)
-    # Turns of history sent with each question. Kept short: with five passages the prompt already fills
-    # much of the local model's 4,096-token window (the workflow issue adds summaries of older turns).
-    max_turns: int = 2
+    summary: str = ""
+    # The question the app asked back about, and what it asked; cleared by the user's pick or a new question.
+    pending_question: str = ""
+    pending: ClarifyEvent | None = None
 
     def remember(self, question: str, answer: str) -> None:
         self.history += [ChatTurn("user", question), ChatTurn("assistant", answer)]
-        del self.history[: -2 * self.max_turns]
+
+    def fold(self, event: MemoryEvent) -> None:
+        self.summary = event.summary
+        del self.history[: event.folded]
 
     def recent(self) -> list[ChatTurn]:
         return list(self.history)

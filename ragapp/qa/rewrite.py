@@ -1,0 +1,137 @@
+"""Rewrite a follow-up into a standalone question, and split a multi-part question into sub-questions.
+
+One model call does both, and only when it can matter: when there is a conversation to resolve ("what about
+the B model?"), or when the question looks multi-part (two question marks, "and how...", "以及"). Anything
+unusable in the reply (garbage, an empty question, too many parts) falls back to the question as asked.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragapp.errors import LLMError
+from ragapp.lang import is_chinese
+from ragapp.models.json_reply import json_candidates
+from ragapp.models.llm import LLM, stream_within
+from ragapp.types import ChatTurn
+
+log = logging.getLogger(__name__)
+
+_MULTI_PART = re.compile(
+    r"[?？].+[?？]"
+    r"|\b(and|also|as well as|plus)\s+(what|how|which|when|where|who|why|is|are|does|do|can|will)\b"
+    r"|以及|另外|还有|同时|并且|顺便|分别|此外",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def looks_multi_part(question: str) -> bool:
+    return bool(_MULTI_PART.search(question.strip()))
+
+
+@dataclass(frozen=True)
+class QuestionPlan:
+    original: str
+    standalone: str
+    sub_questions: tuple[str, ...]
+    error: str | None = None  # why the question is used as asked
+    reply: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return self.standalone != self.original or self.sub_questions != (self.original,)
+
+
+SYSTEM_EN = """You prepare a user's latest message for searching a knowledge base.
+1. Rewrite it as one standalone question: resolve words like "it", "that one", "the other model" using the
+   conversation, keep every name, model and number, and do not answer it. If it already stands alone, keep it.
+2. If it asks several different things, split it into separate standalone questions (at most {n}); otherwise
+   give the one question.
+Reply with JSON only: {{"question": "<standalone question>", "sub_questions": ["<question>", ...]}}
+Write in the language of the user's message."""
+
+SYSTEM_ZH = """你负责把用户的最新消息整理成用于检索知识库的问题。
+1. 结合对话，把它改写成一个独立完整的问题：把"它""那个""另一款"等指代换成具体的名称，
+   保留所有名称、型号和数字，不要回答。如果它本身已经完整，就保持原样。
+2. 如果它同时问了几件不同的事，拆成几个独立的问题（最多 {n} 个）；否则只给这一个问题。
+只输出 JSON：{{"question": "<独立问题>", "sub_questions": ["<问题>", ...]}}
+用用户消息的语言书写。"""
+
+
+def plan_messages(question: str, history: Sequence[ChatTurn], summary: str, max_parts: int) -> list[ChatTurn]:
+    chinese = is_chinese(question)
+    system = (SYSTEM_ZH if chinese else SYSTEM_EN).format(n=max_parts)
+    lines = []
+    if summary:
+        lines.append(("对话摘要：" if chinese else "Earlier conversation (summary): ") + summary)
+    if history:
+        lines.append("对话：" if chinese else "Conversation:")
+        lines += [f"{t.role}: {t.content.strip()[:600]}" for t in history]
+    lines.append(("最新消息：" if chinese else "Latest message: ") + question)
+    return [ChatTurn("system", system), ChatTurn("user", "\n".join(lines))]
+
+
+class QuestionPlanner:
+    def __init__(self, llm: LLM, timeout_s: float, max_parts: int) -> None:
+        self._llm = llm
+        self._timeout_s = timeout_s
+        self._max_parts = max_parts
+
+    def needed(self, question: str, history: Sequence[ChatTurn], summary: str) -> bool:
+        return bool(history or summary) or looks_multi_part(question)
+
+    def plan(self, question: str, history: Sequence[ChatTurn] = (), summary: str = "") -> QuestionPlan:
+        as_asked = QuestionPlan(question, question, (question,))
+        messages = plan_messages(question, history, summary, self._max_parts)
+        start = time.perf_counter()
+        try:
+            reply = "".join(
+                stream_within(
+                    lambda: self._llm.stream_chat(messages, max_tokens=300, temperature=0.0, json=True),
+                    self._timeout_s,
+                )
+            )
+        except LLMError as exc:
+            return _as_asked(as_asked, str(exc), "", time.perf_counter() - start)
+        except Exception as exc:  # the question as asked is always a usable plan
+            log.exception("question rewriting failed")
+            return _as_asked(as_asked, f"{type(exc).__name__}: {exc}", "", time.perf_counter() - start)
+        duration = time.perf_counter() - start
+        parsed = _parse(reply, self._max_parts)
+        if isinstance(parsed, str):
+            return _as_asked(as_asked, parsed, reply, duration)
+        standalone, parts = parsed
+        if not (history or summary):
+            standalone = question  # nothing to resolve: never let the model reword a question that stands alone
+        if len(standalone) > 4 * len(question) + 200:
+            return _as_asked(as_asked, "the rewritten question was far longer than the question", reply, duration)
+        return QuestionPlan(question, standalone, parts or (standalone,), None, reply, duration)
+
+
+def _as_asked(plan: QuestionPlan, error: str, reply: str, duration: float) -> QuestionPlan:
+    return QuestionPlan(plan.original, plan.original, (plan.original,), error, reply, duration)
+
+
+def _parse(reply: str, max_parts: int) -> tuple[str, tuple[str, ...]] | str:
+    for data in json_candidates(reply):
+        if not isinstance(data, dict):
+            continue
+        standalone = data.get("question")
+        if not isinstance(standalone, str) or not standalone.strip():
+            continue
+        raw_parts = data.get("sub_questions", [])
+        if isinstance(raw_parts, str):
+            raw_parts = [raw_parts]
+        parts = (
+            [p.strip() for p in raw_parts if isinstance(p, str) and p.strip()] if isinstance(raw_parts, list) else []
+        )
+        parts = list(dict.fromkeys(parts))  # the same part twice is one part
+        if len(parts) > max_parts:
+            parts = parts[:max_parts]
+        return standalone.strip(), tuple(parts)
+    return "the model's reply held no usable question"

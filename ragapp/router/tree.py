@@ -1,0 +1,364 @@
+"""The intent tree: nodes, paths, validation, and the YAML/JSON form people import and export.
+
+Groups (nodes with children) organise the tree; leaves carry what routing needs. A leaf is either
+``KB`` (retrieve from its knowledge bases, with its own top-k and optional answer prompt) or ``SYSTEM``
+(greetings, who-are-you, feedback: answered without retrieval). Everything here is pure data: the
+store persists it, the classifier reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal, cast
+
+from ragapp.errors import ConfigError
+
+Kind = Literal["KB", "SYSTEM"]
+KINDS: tuple[Kind, ...] = ("KB", "SYSTEM")
+Format = Literal["yaml", "json"]
+
+_CODE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+MAX_TOP_K = 20
+FORMAT_VERSION = 1
+
+
+class IntentTreeError(ConfigError):
+    """An intent tree (or an edit to one) is invalid; ``problems`` lists every reason, one per line."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems = list(problems) or ["the intent tree is invalid"]
+        super().__init__("The intent tree was not changed: " + "; ".join(self.problems))
+
+
+@dataclass(frozen=True)
+class IntentNode:
+    """One node. ``kind`` is set on leaves only; ``kbs``, ``top_k`` and ``prompt`` matter on leaves only."""
+
+    code: str
+    name: str
+    parent: str | None = None
+    description: str = ""
+    examples: tuple[str, ...] = ()
+    kind: Kind | None = None
+    kbs: tuple[str, ...] = ()
+    top_k: int | None = None  # chunks in the prompt for this leaf; None: the retrieval setting
+    prompt: str | None = None  # extra answer instructions (KB), or the reply's instructions (SYSTEM)
+    position: int = 0  # order among siblings
+
+    def with_parent(self, parent: str | None, position: int | None = None) -> IntentNode:
+        return replace(self, parent=parent, position=self.position if position is None else position)
+
+
+class IntentTree:
+    """An immutable set of nodes with tree queries. Build any set of nodes; ``problems()`` says what is wrong."""
+
+    def __init__(self, nodes: Iterable[IntentNode] = ()) -> None:
+        self._nodes: dict[str, IntentNode] = {}
+        self._duplicates: list[str] = []
+        for node in nodes:
+            if node.code in self._nodes:
+                self._duplicates.append(node.code)
+            self._nodes[node.code] = node
+        self._children: dict[str | None, list[IntentNode]] = {}
+        for node in self._nodes.values():
+            self._children.setdefault(node.parent, []).append(node)
+        for siblings in self._children.values():
+            siblings.sort(key=lambda n: (n.position, n.name.lower(), n.code))
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, code: object) -> bool:
+        return code in self._nodes
+
+    def get(self, code: str) -> IntentNode | None:
+        return self._nodes.get(code)
+
+    def nodes(self) -> list[IntentNode]:
+        """Every node, parents before children, siblings in order."""
+        return [node for _depth, node in self.walk()]
+
+    def children(self, code: str | None) -> list[IntentNode]:
+        """The children of ``code`` (None: the top-level nodes), in order."""
+        return list(self._children.get(code, []))
+
+    def is_leaf(self, code: str) -> bool:
+        return not self._children.get(code)
+
+    def walk(self) -> Iterator[tuple[int, IntentNode]]:
+        """(depth, node), depth first from the top level. Nodes caught in a cycle are never reached."""
+        stack = [(0, node) for node in reversed(self.children(None))]
+        seen: set[str] = set()
+        while stack:
+            depth, node = stack.pop()
+            if node.code in seen:
+                continue
+            seen.add(node.code)
+            yield depth, node
+            stack.extend((depth + 1, child) for child in reversed(self.children(node.code)))
+
+    def leaves(self, kinds: Collection[Kind] = KINDS) -> list[IntentNode]:
+        """The leaves (of the given kinds), in tree order."""
+        return [n for n in self.nodes() if self.is_leaf(n.code) and n.kind in kinds]
+
+    def path(self, code: str) -> list[IntentNode]:
+        """The nodes from the top level down to ``code`` (stops at a cycle or a missing parent)."""
+        chain: list[IntentNode] = []
+        seen: set[str] = set()
+        node = self._nodes.get(code)
+        while node is not None and node.code not in seen:
+            seen.add(node.code)
+            chain.append(node)
+            node = self._nodes.get(node.parent) if node.parent is not None else None
+        return chain[::-1]
+
+    def full_path(self, code: str) -> str:
+        """'Products > Lumen V2 Pro > Specs': how the classifier and the UI name a leaf."""
+        return " > ".join(n.name for n in self.path(code))
+
+    def descendants(self, code: str) -> list[IntentNode]:
+        out: list[IntentNode] = []
+        stack = list(self.children(code))
+        while stack:
+            node = stack.pop()
+            if node.code in {n.code for n in out}:
+                continue
+            out.append(node)
+            stack.extend(self.children(node.code))
+        return out
+
+    # -- edits (each returns a new tree; validate it before keeping it) -------------------------
+
+    def with_node(self, node: IntentNode, replacing: str | None = None) -> IntentTree:
+        """This tree with ``node`` added, or put in place of ``replacing`` (a rename re-parents its children)."""
+        old = replacing or node.code
+        nodes = []
+        for existing in self._nodes.values():
+            if existing.code == old:
+                continue
+            if existing.parent == old and node.code != old:
+                existing = existing.with_parent(node.code)
+            nodes.append(existing)
+        before = self._nodes.get(old)
+        if before is None or before.parent != node.parent:  # new here: it goes last among its siblings
+            siblings = [n for n in self.children(node.parent) if n.code != old]
+            node = replace(node, position=max((n.position for n in siblings), default=-1) + 1)
+        else:
+            node = replace(node, position=before.position)
+        return IntentTree([*nodes, node])
+
+    def without(self, code: str) -> IntentTree:
+        """This tree without ``code`` and everything under it."""
+        gone = {code, *(n.code for n in self.descendants(code))}
+        return IntentTree(n for n in self._nodes.values() if n.code not in gone)
+
+    # -- validation ----------------------------------------------------------------------------
+
+    def problems(self, known_kbs: Collection[str] | None = None) -> list[str]:
+        """Every reason this tree cannot be used, as messages for people. ``known_kbs``: the knowledge bases
+        that exist (None skips that check)."""
+        out = [f"the code {code!r} is used more than once" for code in dict.fromkeys(self._duplicates)]
+        reached = {node.code for node in self.nodes()}
+        for node in self._nodes.values():
+            label = f"{node.code!r}"
+            if not _CODE.match(node.code):
+                out.append(
+                    f"the code {label} is not valid: use 1-64 lowercase letters, digits, '_', '.' or '-', "
+                    "starting with a letter or digit"
+                )
+            if not node.name.strip():
+                out.append(f"{label} needs a name")
+            if node.parent is not None and node.parent not in self._nodes:
+                out.append(f"{label} has parent {node.parent!r}, which does not exist")
+            elif node.code not in reached:
+                out.append(f"{label} is part of a cycle: a node cannot sit under itself")
+            if not self.is_leaf(node.code):
+                if node.kind is not None:
+                    out.append(
+                        f"{label} has child intents, so it is a group and cannot have the kind {node.kind}: "
+                        "clear its kind, or move its children elsewhere"
+                    )
+                continue
+            if node.kind is None:
+                out.append(f"the leaf {label} needs a kind: KB (search knowledge bases) or SYSTEM (reply directly)")
+            elif node.kind not in KINDS:
+                out.append(f"{label} has the unknown kind {node.kind!r}: use KB or SYSTEM")
+            elif node.kind == "KB":
+                if not node.kbs:
+                    out.append(f"the KB leaf {label} needs at least one knowledge base")
+                elif known_kbs is not None:
+                    missing = [kb for kb in node.kbs if kb not in known_kbs]
+                    if missing:
+                        known = ", ".join(sorted(known_kbs)) or "none yet"
+                        out.append(
+                            f"the KB leaf {label} names knowledge base(s) that do not exist: "
+                            f"{', '.join(missing)} (existing: {known})"
+                        )
+            elif node.kbs:
+                out.append(f"the SYSTEM leaf {label} answers without searching: remove its knowledge bases")
+            if node.top_k is not None and not 1 <= node.top_k <= MAX_TOP_K:
+                out.append(f"{label} has top-k {node.top_k}: use a number from 1 to {MAX_TOP_K}")
+        return out
+
+    def validated(self, known_kbs: Collection[str] | None = None) -> IntentTree:
+        """This tree, or ``IntentTreeError`` with every problem."""
+        problems = self.problems(known_kbs)
+        if problems:
+            raise IntentTreeError(problems)
+        return self
+
+    # -- the exchange format ---------------------------------------------------------------------
+
+    def to_data(self) -> dict[str, Any]:
+        """Nested plain data: what ``dump_tree`` writes and ``tree_from_data`` reads."""
+
+        def node_data(node: IntentNode) -> dict[str, Any]:
+            data: dict[str, Any] = {"code": node.code, "name": node.name}
+            if node.description:
+                data["description"] = node.description
+            if node.examples:
+                data["examples"] = list(node.examples)
+            if node.kind is not None:
+                data["kind"] = node.kind
+            if node.kbs:
+                data["knowledge_bases"] = list(node.kbs)
+            if node.top_k is not None:
+                data["top_k"] = node.top_k
+            if node.prompt:
+                data["prompt"] = node.prompt
+            children = self.children(node.code)
+            if children:
+                data["children"] = [node_data(child) for child in children]
+            return data
+
+        return {"version": FORMAT_VERSION, "intents": [node_data(n) for n in self.children(None)]}
+
+
+# -- reading and writing the exchange format ---------------------------------------------------
+
+_FIELDS = {"code", "name", "description", "examples", "kind", "knowledge_bases", "top_k", "prompt", "children"}
+
+
+def tree_from_data(data: object) -> IntentTree:
+    """Build a tree from nested data ({"intents": [...]} or a bare list). Raises ``IntentTreeError`` listing
+    every shape problem; run ``validated`` on the result for the tree rules."""
+    problems: list[str] = []
+    nodes: list[IntentNode] = []
+    items = data.get("intents") if isinstance(data, Mapping) else data
+    if isinstance(data, Mapping) and "intents" not in data:
+        raise IntentTreeError(["the file has no 'intents' list at the top"])
+    if not isinstance(items, list):
+        raise IntentTreeError(["'intents' must be a list of intents"])
+
+    def visit(item: object, parent: str | None, position: int, where: str) -> None:
+        if not isinstance(item, Mapping):
+            problems.append(f"{where} must be a mapping with at least 'code' and 'name'")
+            return
+        code = item.get("code")
+        label = f"{where} ({code!r})" if code is not None else where
+        if not isinstance(code, str) or not code.strip():
+            problems.append(f"{where} needs a 'code' (a short unique id such as 'lumen-v1.specs')")
+            return
+        unknown = sorted(set(item) - _FIELDS)
+        if unknown:
+            problems.append(f"{label} has unknown field(s): {', '.join(map(str, unknown))}")
+        name = item.get("name")
+        if not isinstance(name, str):
+            problems.append(f"{label} needs a 'name' (text)")
+            name = ""
+        node = IntentNode(
+            code=code.strip(),
+            name=name.strip(),
+            parent=parent,
+            description=_text(item, "description", label, problems),
+            examples=_texts(item, "examples", label, problems),
+            kind=_kind(item, label, problems),
+            kbs=_texts(item, "knowledge_bases", label, problems),
+            top_k=_top_k(item, label, problems),
+            prompt=_text(item, "prompt", label, problems) or None,
+            position=position,
+        )
+        nodes.append(node)
+        children = item.get("children", [])
+        if not isinstance(children, list):
+            problems.append(f"{label}: 'children' must be a list")
+            return
+        for index, child in enumerate(children):
+            visit(child, node.code, index, f"{label} > child {index + 1}")
+
+    for index, item in enumerate(items):
+        visit(item, None, index, f"intent {index + 1}")
+    if problems:
+        raise IntentTreeError(problems)
+    return IntentTree(nodes)
+
+
+def parse_tree(text: str, fmt: Format | None = None) -> IntentTree:
+    """Parse YAML or JSON (JSON is tried first when ``fmt`` is None; YAML reads JSON too)."""
+    import yaml
+
+    if not text.strip():
+        raise IntentTreeError(["the file is empty"])
+    try:
+        data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        kind = "JSON" if fmt == "json" else "YAML or JSON"
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise IntentTreeError([f"the file is not valid {kind}: {first_line}"]) from None
+    return tree_from_data(data)
+
+
+def dump_tree(tree: IntentTree, fmt: Format = "yaml") -> str:
+    import yaml
+
+    data = tree.to_data()
+    if fmt == "json":
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    return cast(str, yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100))
+
+
+def _text(item: Mapping[str, Any], key: str, label: str, problems: list[str]) -> str:
+    value = item.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        problems.append(f"{label}: '{key}' must be text")
+        return ""
+    return value.strip()
+
+
+def _texts(item: Mapping[str, Any], key: str, label: str, problems: list[str]) -> tuple[str, ...]:
+    value = item.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(f"{label}: '{key}' must be a list of texts")
+        return ()
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def _kind(item: Mapping[str, Any], label: str, problems: list[str]) -> Kind | None:
+    value = item.get("kind")
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.upper() not in KINDS:
+        problems.append(f"{label}: 'kind' must be KB or SYSTEM, not {value!r}")
+        return None
+    return cast(Kind, value.upper())
+
+
+def _top_k(item: Mapping[str, Any], label: str, problems: list[str]) -> int | None:
+    value = item.get("top_k")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        problems.append(f"{label}: 'top_k' must be a whole number")
+        return None
+    return value
