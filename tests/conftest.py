@@ -99,6 +99,7 @@ class ScriptedLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
         json: bool = False,
+        prefix_slot: str | None = None,
     ) -> Iterator[str]:
         self.calls.append(list(messages))
         self.json_calls.append(json)

@@ -31,11 +31,14 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         json: bool = False,
+        prefix_slot: str | None = None,
     ) -> Iterator[str]:
         """Yield the reply piece by piece. Raises ``LLMError`` with a message that says what to do.
 
         ``json=True`` asks for a JSON object (a grammar for the local model, ``response_format`` for servers
-        that accept it); callers still parse defensively, since not every backend can enforce it."""
+        that accept it); callers still parse defensively, since not every backend can enforce it.
+        ``prefix_slot`` names a family of calls that share a long, fixed prompt prefix: a backend may keep
+        that prefix processed between them (the local model does; servers cache prefixes on their own)."""
         ...
 
 

@@ -33,6 +33,9 @@ _INSTALL_HINT = (
 )
 
 
+_MAX_SLOTS = 2  # extra contexts kept at once (each holds an n_ctx KV cache: ~115 MB for the 1.5B at 4,096)
+
+
 class LlamaCppLLM:
     """A packaged (or user-supplied) GGUF model served by llama.cpp in this process."""
 
@@ -40,7 +43,11 @@ class LlamaCppLLM:
         self._settings = llm
         self._models_dir = models_dir
         self._llama: Llama | None = None
-        # One lock for loading and generating: llama.cpp contexts must not be used concurrently.
+        # Extra contexts for calls that name a ``prefix_slot``: each keeps its own long, fixed prompt prefix
+        # (the intent classifier's candidate list) in its KV cache, so the answer calls in between do not
+        # evict it. The weights are memory-mapped, so a context costs its KV cache, not another model.
+        self._slots: dict[str, Llama] = {}
+        # One lock for loading and generating: on 2 cores, two generations at once only slow each other.
         self._lock = threading.Lock()
 
     @property
@@ -66,6 +73,7 @@ class LlamaCppLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
         json: bool = False,
+        prefix_slot: str | None = None,
     ) -> Iterator[str]:
         """Yield text deltas of the reply, formatted with the GGUF's own chat template."""
         # Wait at most timeout_s for another user's answer to finish rather than hang forever.
@@ -77,7 +85,7 @@ class LlamaCppLLM:
         # The lock is held until the generator finishes or is closed, so a consumer that stops
         # early (the user pressed stop) must close() it; garbage collection does so in CPython.
         try:
-            llama = self._load_locked()
+            llama = self._load_locked() if prefix_slot is None else self._slot_locked(prefix_slot)
             stream = self._start(llama, messages, max_tokens, temperature, json)
             try:
                 for chunk in stream:
@@ -129,18 +137,29 @@ class LlamaCppLLM:
             raise LLMError(f"The local model failed to start answering: {exc}") from exc
         return cast(Iterator[dict[str, Any]], result)
 
+    def _slot_locked(self, slot: str) -> Llama:
+        if slot not in self._slots:
+            self._load_locked()  # fails with the clear messages first
+            if len(self._slots) >= _MAX_SLOTS:
+                self._slots.pop(next(iter(self._slots)))  # the oldest slot goes; its context is freed
+            self._slots[slot] = self._new_context(self._model_path())
+        return self._slots[slot]
+
     def _load_locked(self) -> Llama:
         if self._llama is not None:
             return self._llama
+        self._llama = self._new_context(self._model_path())
+        return self._llama
+
+    def _new_context(self, path: Path) -> Llama:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
             raise LLMError(_INSTALL_HINT) from exc
-        path = self._model_path()
         threads = self._settings.threads or os.cpu_count() or 1
         started = time.monotonic()
         try:
-            self._llama = Llama(
+            llama = Llama(
                 model_path=str(path),
                 n_ctx=self._settings.n_ctx,
                 n_threads=threads,
@@ -160,7 +179,7 @@ class LlamaCppLLM:
             self._settings.n_ctx,
             time.monotonic() - started,
         )
-        return self._llama
+        return llama
 
     def _model_path(self) -> Path:
         path = self._settings.gguf_path

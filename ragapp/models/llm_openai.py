@@ -45,6 +45,7 @@ class OpenAICompatibleLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
         json: bool = False,
+        prefix_slot: str | None = None,  # servers such as vLLM and llama.cpp cache prompt prefixes themselves
     ) -> Iterator[str]:
         """Yield text deltas of the reply; failures become ``LLMError`` naming the endpoint."""
         import openai

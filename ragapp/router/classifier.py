@@ -85,7 +85,9 @@ class IntentClassifier:
         start = time.perf_counter()
         try:
             pieces = stream_within(
-                lambda: self._llm.stream_chat(messages, max_tokens=_MAX_REPLY_TOKENS, temperature=0.0, json=True),
+                lambda: self._llm.stream_chat(
+                    messages, max_tokens=_MAX_REPLY_TOKENS, temperature=0.0, json=True, prefix_slot="intents"
+                ),
                 self._timeout_s,
             )
             reply = "".join(pieces)
