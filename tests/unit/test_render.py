@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from ragapp.tracing.events import AnswerEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
-from ragapp.types import Chunk, Citation, RetrievedChunk
+from ragapp.tracing.events import (
+    AnswerEvent,
+    ClarifyEvent,
+    MemoryEvent,
+    NoticeEvent,
+    RetrievalEvent,
+    RewriteEvent,
+    RoutingEvent,
+    StageEvent,
+    TokenEvent,
+)
+from ragapp.types import Chunk, Citation, LeafScore, RetrievedChunk
 from ragapp.ui.render import TurnView, citation_title
 from ragapp.ui.state import Session
 
@@ -87,8 +97,49 @@ def test_citation_passage_markup_is_escaped() -> None:
     assert citation_title(Citation(1, hostile)) == "[1] evil.html"
 
 
-def test_session_keeps_only_the_most_recent_turns() -> None:
-    session = Session(max_turns=2)
+def test_session_keeps_turns_until_the_engine_folds_them_into_a_summary() -> None:
+    session = Session()
     for n in range(4):
         session.remember(f"q{n}", f"a{n}")
+    session.fold(MemoryEvent("The user asked q0 and q1.", 4))
+    assert session.summary == "The user asked q0 and q1."
     assert [t.content for t in session.recent()] == ["q2", "a2", "q3", "a3"]
+
+
+LEAF_V1 = LeafScore("v1.specs", "Products > Lumen V1 > Specs", "KB", "v1", 0.9)
+LEAF_W3 = LeafScore("w3.specs", "Products > Glide W3 > Specs", "KB", "w3", 0.9)
+
+
+def test_routing_decision_and_reason_fill_the_routing_step() -> None:
+    view = TurnView()
+    view.apply(StageEvent("route", "started"))
+    view.apply(StageEvent("route", "finished", duration_s=1.5, detail={"decision": "route"}))
+    view.apply(RoutingEvent("How long?", "route", (LEAF_V1,), "routed to Products > Lumen V1 > Specs (0.90)"))
+    (step,) = view.messages()
+    assert step.metadata["title"] == "🧭 Choosing where to look"
+    assert "**Search in**: Lumen V1 › Specs (0.90)" in str(step.content)
+    assert "Why: routed to" in str(step.content)
+
+
+def test_clarification_offers_each_choice_and_search_everything() -> None:
+    view = TurnView()
+    view.apply(ClarifyEvent("How long?", ("How long?",), "How long?", (LEAF_V1, LEAF_W3)))
+    view.apply(TokenEvent("Which one do you mean?"))
+    view.apply(AnswerEvent("Which one do you mean?", (), grounded=False))
+    (answer,) = view.messages()
+    assert answer.options == [
+        {"label": "Lumen V1 › Specs", "value": "v1.specs"},
+        {"label": "Glide W3 › Specs", "value": "w3.specs"},
+        {"label": "Search everything · 全部检索", "value": "*"},
+    ]
+
+
+def test_rewritten_question_is_shown_small_under_the_answer() -> None:
+    view = TurnView()
+    view.apply(
+        RewriteEvent("And the <b>V1</b>?", "What is the V1's <b>suction</b>?", ("What is the V1's <b>suction</b>?",))
+    )
+    view.apply(AnswerEvent("2600 Pa [1].", (Citation(1, CHUNK),), grounded=True))
+    answer, note, _source = view.messages()
+    assert answer.content == "2600 Pa [1]."
+    assert note.content.startswith("<sub>🔎 Searched as") and "&lt;b&gt;suction" in note.content
