@@ -1,0 +1,104 @@
+"""The chat handlers over a real engine (scripted LLM): asking back, the user's pick, memory in the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pytest
+
+from ragapp.types import ChatTurn
+from ragapp.ui.handlers import Handlers
+from ragapp.ui.state import Session
+
+pytestmark = pytest.mark.integration
+
+TREE = """
+intents:
+  - code: alpha
+    name: Alpha robot
+    children: [{code: alpha.specs, name: Specs, kind: KB, knowledge_bases: [default]}]
+  - code: beta
+    name: Beta robot
+    children: [{code: beta.specs, name: Specs, kind: KB, knowledge_bases: [default]}]
+"""
+
+
+@pytest.fixture
+def chat(make_engine: Callable[..., Any], tmp_path: Path) -> tuple[Handlers, Any]:
+    rig = make_engine(workflow={"route": True, "rewrite": True, "recent_turns": 1})
+    path = tmp_path / "robots.md"
+    path.write_text("# Robots\n\nThe Alpha robot battery lasts 90 minutes. The Beta robot battery lasts 150 minutes.\n")
+    rig.engine.ingest([(path, path.name)])
+    rig.engine.import_intents(TREE)
+    return Handlers(rig.engine), rig.llm
+
+
+def last(stream: Any) -> tuple[str, list[Any], Session]:
+    out = None
+    for out in stream:  # noqa: B007  (the last update is the finished turn)
+        pass
+    assert out is not None
+    return out
+
+
+def test_ask_back_then_click_a_choice(chat: tuple[Handlers, Any]) -> None:
+    handlers, llm = chat
+    llm.enqueue('{"matches": [{"id": "alpha.specs", "score": 0.9}]}')
+    _, messages, session = last(handlers.respond("How long does the battery last?", [], None))
+    assert session.pending is not None and session.history == []  # asking back is not an answer yet
+    assert [o["value"] for o in messages[-1].options] == ["alpha.specs", "beta.specs", "*"]
+
+    llm.enqueue("The Beta battery lasts 150 minutes [1].")
+    pick = gr.SelectData(None, {"index": 1, "value": "beta.specs"})
+    _, messages, session = last(handlers.choose(pick, messages, session))
+    assert messages[
+        len(messages) - 1 - len([m for m in messages if (m.metadata or {}).get("title", "").startswith("📄")])
+    ]
+    assert any(getattr(m, "content", "") == "Beta robot › Specs" and m.role == "user" for m in messages)
+    assert session.pending is None
+    assert session.history == [
+        ChatTurn("user", "How long does the battery last?"),
+        ChatTurn("assistant", "The Beta battery lasts 150 minutes [1]."),
+    ]
+
+
+def test_stale_choice_does_nothing_and_a_new_question_drops_the_pending_one(chat: tuple[Handlers, Any]) -> None:
+    handlers, llm = chat
+    _, messages, session = last(handlers.choose(gr.SelectData(None, {"index": 0, "value": "alpha.specs"}), [], None))
+    assert messages == [] and session.pending is None and llm.calls == []
+
+    llm.enqueue('{"matches": [{"id": "alpha.specs", "score": 0.9}]}')
+    _, _, session = last(handlers.respond("How long does the battery last?", [], session))
+    assert session.pending is not None
+    llm.enqueue('{"matches": [{"id": "alpha.specs", "score": 0.9}]}', "90 minutes [1].")
+    _, _, session = last(handlers.respond("How long does the Alpha battery last?", [], session))
+    assert session.pending is None and session.history[-1].content == "90 minutes [1]."
+
+
+def test_old_turns_fold_into_the_session_summary(chat: tuple[Handlers, Any]) -> None:
+    handlers, llm = chat
+    session = Session(
+        history=[
+            ChatTurn("user", "I own an Alpha."),
+            ChatTurn("assistant", "Noted."),
+            ChatTurn("user", "And a Beta."),
+            ChatTurn("assistant", "Noted too."),
+        ]
+    )
+    llm.enqueue(
+        "The user owns an Alpha and a Beta.",  # summary of the oldest turn
+        '{"question": "How long does the Alpha battery last?", "sub_questions": []}',  # rewrite
+        '{"matches": [{"id": "alpha.specs", "score": 0.9}]}',
+        "90 minutes [1].",
+    )
+    _, _, session = last(handlers.respond("How long does its battery last?", [], session))
+    assert session.summary == "The user owns an Alpha and a Beta."
+    assert [t.content for t in session.history] == [
+        "And a Beta.",
+        "Noted too.",
+        "How long does its battery last?",
+        "90 minutes [1].",
+    ]
