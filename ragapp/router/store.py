@@ -8,6 +8,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from pathlib import Path
 
 from ragapp.router.tree import IntentNode, IntentTree, IntentTreeError, Kind
@@ -68,13 +69,20 @@ class IntentStore:
 
     def save(self, node: IntentNode, replacing: str | None = None) -> IntentTree:
         """Add ``node``, or update the node ``replacing`` (default: the node with ``node.code``); a changed code
-        renames it and a changed parent moves it. Raises ``IntentTreeError``; nothing changes then."""
+        renames it and a changed parent moves it. A leaf that receives a child becomes a group (its kind,
+        knowledge bases, top-k and prompt are cleared), in the same edit. Raises ``IntentTreeError``; nothing
+        changes then."""
         with self._lock:
             current = self.tree()
             if replacing is not None and replacing not in current:
                 raise IntentTreeError([f"there is no intent {replacing!r} to edit (was it deleted?)"])
             if replacing is not None and node.code != replacing and node.code in current:
                 raise IntentTreeError([f"the code {node.code!r} is already used by another intent"])
+            old = replacing or node.code
+            host = current.get(node.parent) if node.parent is not None else None
+            below_itself = host is not None and host.code in {old, *(n.code for n in current.descendants(old))}
+            if host is not None and host.kind is not None and current.is_leaf(host.code) and not below_itself:
+                current = current.with_node(replace(host, kind=None, kbs=(), top_k=None, prompt=None), host.code)
             return self.replace(current.with_node(node, replacing))
 
     def delete(self, code: str) -> int:

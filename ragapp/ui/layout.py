@@ -11,6 +11,7 @@ from ragapp.config import REPO_ROOT
 from ragapp.engine import Engine
 from ragapp.types import DEFAULT_KB
 from ragapp.ui.handlers import DOC_HEADERS, Handlers
+from ragapp.ui.intents import build_intents_tab
 
 ASSETS = REPO_ROOT / "assets"
 
@@ -91,11 +92,15 @@ def build_ui(engine: Engine) -> gr.Blocks:
                         scale=4,
                     )
                     delete = gr.Button("Delete · 删除", variant="stop", elem_id="delete", scale=1)
+            with gr.Tab("Intents · 意图", id="intents"):
+                build_intents_tab(engine)
 
         chat_io = {"inputs": [question, chatbot, session, scope], "outputs": [question, chatbot, session]}
         question.submit(handlers.respond, **chat_io)  # type: ignore[arg-type]
         send.click(handlers.respond, **chat_io)  # type: ignore[arg-type]
         clear.click(handlers.clear, outputs=[chatbot, session])
+        # A click on a choice the app offered when it asked back ("which product do you mean?").
+        chatbot.option_select(handlers.choose, inputs=[chatbot, session, scope], outputs=[question, chatbot, session])
         add.click(
             handlers.upload,
             inputs=[upload, kb_choice, scope],

@@ -134,3 +134,15 @@ def test_failed_edits_change_nothing(tmp_path: Path) -> None:
             edit()
         assert store.tree().nodes() == before
     store.close()
+
+
+def test_a_leaf_that_receives_a_child_becomes_a_group_in_the_same_edit(tmp_path: Path) -> None:
+    store = IntentStore(tmp_path / "intents.sqlite3", known_kbs=lambda: {"kb-a", "kb-b"})
+    store.replace(small())
+    store.save(IntentNode("hello.morning", "Good morning", "hello", kind="SYSTEM"))
+    tree = store.tree()
+    assert tree.get("hello") == IntentNode("hello", "Greeting", position=1)  # kind and prompt cleared
+    assert [n.code for n in tree.leaves(["SYSTEM"])] == ["hello.morning"]
+    with pytest.raises(IntentTreeError, match="cycle"):  # but never under its own subtree
+        store.move("products", "a.specs")
+    store.close()
