@@ -102,7 +102,7 @@ class AnswerPipeline:
 
         parts: list[Part] = []
         for sub_question in plan.sub_questions:
-            decision = yield from self._route(sub_question, clarified)
+            decision = yield from self._route(sub_question, clarified, kbs)
             if decision.action == "clarify":
                 yield from self._ask_back(plan, decision)
                 return
@@ -113,7 +113,8 @@ class AnswerPipeline:
         if system_parts and len(system_parts) == len(parts):
             yield from self._reply_directly(asked, system_parts[0].decision.intents[0], history, summary)
             return
-        yield from self._answer(asked, [p for p in parts if p.decision.action != "system"], history, summary)
+        knowledge_parts = [p for p in parts if p.decision.action != "system"]
+        yield from self._answer(asked, knowledge_parts, kbs, history, summary)
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -145,7 +146,7 @@ class AnswerPipeline:
             yield StageEvent("rewrite", "finished", duration_s=plan.duration_s, detail=detail)
         return plan
 
-    def _route(self, question: str, clarified: Clarified | None) -> Steps[RoutingDecision]:
+    def _route(self, question: str, clarified: Clarified | None, kbs: Scope) -> Steps[RoutingDecision]:
         routing_on = self._settings.workflow.route and bool(self._router.tree().leaves())
         if routing_on:
             yield StageEvent("route", "started")
@@ -156,6 +157,7 @@ class AnswerPipeline:
             decision = self._router.route(question)
             if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
                 decision = self._resolve(decision, clarified.choice)
+            decision = self._within_scope(decision, kbs)
         if routing_on:
             classification = decision.classification
             error = classification.error if classification is not None else None
@@ -164,6 +166,22 @@ class AnswerPipeline:
         scores = decision.classification.scores if decision.classification is not None else ()
         yield RoutingEvent(question, decision.action, decision.intents, decision.reason, scores)
         return decision
+
+    def _within_scope(self, decision: RoutingDecision, kbs: Scope) -> RoutingDecision:
+        """Keep only intents that search the knowledge bases the user picked: asking back about (or routing
+        to) a knowledge base outside the user's own choice helps no one."""
+        if kbs is None or decision.action not in ("route", "clarify"):
+            return decision
+        tree = self._router.tree()
+        inside = tuple(i for i in decision.intents if set(getattr(tree.get(i.code), "kbs", ())) & kbs)
+        if len(inside) == len(decision.intents):
+            return decision
+        if decision.action == "clarify" and len(inside) > 1:
+            return replace(decision, intents=inside)
+        note = f"{decision.reason}; only intents within the chosen knowledge bases ({', '.join(sorted(kbs))}) kept"
+        if inside:
+            return replace(decision, action="route", intents=inside[: self._settings.workflow.max_intents], reason=note)
+        return replace(decision, action="fallback", intents=(), reason=f"{note}: none, so searching them all")
 
     def _resolve(self, decision: RoutingDecision, choice: str) -> RoutingDecision:
         """Apply the user's pick to a question that is still ambiguous."""
@@ -214,10 +232,23 @@ class AnswerPipeline:
             yield TokenEvent(text)
         yield AnswerEvent(text, (), grounded=False)
 
-    def _answer(self, question: str, parts: list[Part], history: list[ChatTurn], summary: str) -> Iterator[EngineEvent]:
+    def _answer(
+        self, question: str, parts: list[Part], kbs: Scope, history: list[ChatTurn], summary: str
+    ) -> Iterator[EngineEvent]:
+        """Retrieve every part (in its intents' scope, widened to ``kbs`` when that holds nothing relevant),
+        fit the passages and turns into the budget, and stream the cited answer."""
         yield StageEvent("retrieve", "started")
         start = time.perf_counter()
-        results = [self._retrieval.retrieve(p.question, p.kbs, p.top_k) for p in parts]
+        results = []
+        for part in parts:
+            result = self._retrieval.retrieve(part.question, part.kbs, part.top_k)
+            if not result.chunks and part.kbs != kbs:
+                # The intent's knowledge bases hold nothing relevant: the tree may not know a newer upload,
+                # or the model routed wrongly. Searching the wider scope costs one retrieval, not an answer.
+                result = self._retrieval.retrieve(part.question, kbs, part.top_k)
+                where = ", ".join(sorted(part.kbs or ())) or "the intent's knowledge bases"
+                yield NoticeEvent(f"Nothing relevant in {where}; searched {_scope_words(kbs)} instead.")
+            results.append(result)
         for message in dict.fromkeys(m for r in results for m in r.degraded):
             yield NoticeEvent(message, level="warning")
         found = merge_results(results)
@@ -307,6 +338,10 @@ def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:
             if rank < len(chunks):
                 merged.setdefault(chunks[rank].chunk.chunk_id, chunks[rank])
     return list(merged.values())
+
+
+def _scope_words(kbs: Scope) -> str:
+    return "all knowledge bases" if kbs is None else "the chosen knowledge bases (" + ", ".join(sorted(kbs)) + ")"
 
 
 def _passages_only(question: str, count: int) -> str:

@@ -20,6 +20,7 @@ from ragapp.tracing.events import (
     ClarifyEvent,
     EngineEvent,
     MemoryEvent,
+    NoticeEvent,
     RetrievalEvent,
     RewriteEvent,
     RoutingEvent,
@@ -38,6 +39,7 @@ intents:
         name: Alpha robot
         children:
           - {code: alpha.specs, name: Specs, kind: KB, knowledge_bases: [alpha], description: Alpha battery and size}
+          - {code: alpha.care, name: Care, kind: KB, knowledge_bases: [alpha], description: Cleaning the Alpha}
       - code: beta
         name: Beta robot
         children:
@@ -298,4 +300,24 @@ def test_small_window_keeps_fewer_passages_and_turns(make_engine: Callable[..., 
 def test_user_scope_wins_over_the_intent_when_they_do_not_overlap(rig: object) -> None:
     rig.llm.enqueue(matches(("alpha.specs", 0.9)), "Beta: 150 minutes [1].")  # type: ignore[attr-defined]
     events = ask(rig, "How long does the Alpha battery last?", [], frozenset({"beta"}))
+    assert sources(events) == {"beta_manual.md"}
+
+
+def test_nothing_relevant_in_the_intents_knowledge_base_widens_the_search(rig: object, tmp_path: Path) -> None:
+    path = tmp_path / "kettle.md"
+    path.write_text("# Kettle\n\nThe Orion kettle filter is rinsed every 14 days.\n", "utf-8")
+    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
+    rig.llm.enqueue(matches(("alpha.care", 0.9)), "Every 14 days [1].")  # type: ignore[attr-defined]
+    events = ask(rig, "How often is the Orion kettle filter rinsed?")
+    assert only(events, RoutingEvent)[0].intents[0].code == "alpha.care"
+    assert sources(events) == {"kettle.md"}
+    notices = [e.message for e in only(events, NoticeEvent)]
+    assert notices == ["Nothing relevant in alpha; searched all knowledge bases instead."]
+
+
+def test_no_asking_back_about_knowledge_bases_outside_the_users_scope(rig: object) -> None:
+    rig.llm.enqueue(matches(("alpha.specs", 0.9)), "150 minutes [1].")  # type: ignore[attr-defined]
+    events = ask(rig, "How long does the battery last?", [], frozenset({"beta"}))
+    routing = only(events, RoutingEvent)[0]
+    assert routing.action == "route" and [i.code for i in routing.intents] == ["beta.specs"]
     assert sources(events) == {"beta_manual.md"}
