@@ -60,7 +60,13 @@ class Engine:
         self._retrieval = retrieval
         self._llm = llm
         self._intents = intents
-        self._router = IntentRouter(intents, llm, settings.workflow, settings.llm.timeout_s)
+        self._router = IntentRouter(
+            intents,
+            llm,
+            settings.workflow,
+            settings.llm.timeout_s,
+            relevant=lambda q, kbs: bool(retrieval.retrieve(q, kbs).chunks),
+        )
         self._answers = AnswerPipeline(retrieval, llm, self._router, settings)
 
     # -- questions -----------------------------------------------------------------------------
@@ -159,6 +165,10 @@ class Engine:
         warm = getattr(self._llm, "load", None)
         if callable(warm):
             warm()
+            if self.settings.workflow.route and self._intents.tree().leaves():
+                # Reads the classifier's candidate list into its cached prefix (~15 s on 2 cores for the demo
+                # tree), so the first question does not wait for it.
+                self._router.test("hello")
 
     def close(self) -> None:
         self._retrieval.close()

@@ -60,6 +60,12 @@ def decide(classification: Classification, settings: WorkflowSettings, tree: Int
         top = knowledge[0]
         close = [s for s in knowledge if top.score - s.score <= settings.clarify_margin + 1e-9]
         if len({s.parent for s in close}) > 1:
+            codes = [c.code for c in close]
+            named = [c for c in close if c.parent is not None and _names_parent(question, tree, c.code, codes)]
+            if named:  # "V1 or V2 Pro, which is stronger?": the question says which ones it means
+                chosen = tuple(named[: settings.max_intents])
+                reason = "the question names " + "; ".join(c.path for c in chosen)
+                return RoutingDecision(question, "route", chosen, reason, classification)
             choices = tuple(close[: settings.max_clarify_choices])
             paths = "; ".join(f"{c.path} ({c.score:.2f})" for c in choices)
             reason = (

@@ -188,8 +188,15 @@ def test_question_naming_one_twin_is_routed_there_whatever_the_model_picked(rig:
 
 def test_close_scores_under_different_parents_ask_back(rig: object) -> None:
     rig.llm.enqueue(matches(("alpha.specs", 0.9), ("beta.specs", 0.85)))  # type: ignore[attr-defined]
-    events = ask(rig, "What is the Alpha and Beta thing?")
-    assert only(events, ClarifyEvent)
+    events = ask(rig, "How heavy is the robot?")
+    assert [c.code for c in only(events, ClarifyEvent)[0].choices] == ["alpha.specs", "beta.specs"]
+
+
+def test_close_scores_route_to_both_when_the_question_names_both(rig: object) -> None:
+    rig.llm.enqueue(matches(("alpha.specs", 0.9), ("beta.specs", 0.85)), "2.1 kg and 3.4 kg [1][2].")  # type: ignore[attr-defined]
+    events = ask(rig, "Which is heavier, the Alpha or the Beta robot?")
+    assert [i.code for i in only(events, RoutingEvent)[0].intents] == ["alpha.specs", "beta.specs"]
+    assert sources(events) == {"alpha_manual.md", "beta_manual.md"}
 
 
 def test_search_everything_choice_falls_back(rig: object) -> None:
@@ -321,3 +328,12 @@ def test_no_asking_back_about_knowledge_bases_outside_the_users_scope(rig: objec
     routing = only(events, RoutingEvent)[0]
     assert routing.action == "route" and [i.code for i in routing.intents] == ["beta.specs"]
     assert sources(events) == {"beta_manual.md"}
+
+
+def test_no_asking_back_when_nothing_in_those_knowledge_bases_is_relevant(rig: object) -> None:
+    rig.llm.enqueue(matches(("alpha.specs", 0.7)))  # type: ignore[attr-defined]  (a small model's guess)
+    events = ask(rig, "What is the capital of France?")
+    routing = only(events, RoutingEvent)[0]
+    assert routing.action == "fallback" and "not asking back" in routing.reason
+    assert not only(events, ClarifyEvent)
+    assert only(events, AnswerEvent)[0].grounded is False  # "not in the knowledge base", no answer call

@@ -100,3 +100,8 @@ def test_system_only_when_no_knowledge_intent_is_kept() -> None:
 )
 def test_parse_scores(reply: str, expected: list[tuple[str, float]] | None) -> None:
     assert parse_scores(reply) == expected
+
+
+def test_close_scores_route_to_the_parents_the_question_names() -> None:
+    d = decide(scored("Lumen V1 vs Glide W3: which is heavier?", ("v1.usage", 0.7), ("w3.specs", 0.7)), SETTINGS, TREE)
+    assert d.action == "route" and d.codes == ("v1.usage", "w3.specs")
