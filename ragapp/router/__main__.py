@@ -1,0 +1,283 @@
+"""``python -m ragapp.router``: how well the intent router routes a labelled question set.
+
+    python -m ragapp.router --questions tests/data/intents/demo_questions.yaml \\
+        --tree data/intents/demo.yaml --output results/routing/local-qwen2.5-coder-1.5b.json
+
+Builds the chat model from the usual RAGAPP_* settings (RAGAPP_LLM__BACKEND=openai with RAGAPP_LLM__BASE_URL
+and RAGAPP_LLM__MODEL measures a server model), reads the intent tree from its file (no engine, no
+documents), classifies and decides every question, prints accuracy (overall, per expected kind, per
+language), clarification and fallback precision/recall, errors, latency and the misrouted questions, and
+writes the per-question rows, the summary, the model and the settings used as JSON. With --documents, the
+questions go through the whole router over a temporary index of those documents: like the app, it then
+searches the knowledge bases before asking back, and falls back when nothing there is relevant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.errors import ConfigError, RagAppError
+from ragapp.router.evaluate import (
+    ACTIONS,
+    EXPECTED_KINDS,
+    RoutingRow,
+    RoutingSetError,
+    classify_and_decide,
+    label_problems,
+    load_questions,
+    misrouted,
+    run_routing,
+    summarize,
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ragapp.router", description=__doc__.split("\n\n")[0])
+    p.add_argument("--questions", type=Path, required=True, help="labelled questions (YAML or JSON).")
+    p.add_argument(
+        "--tree",
+        type=Path,
+        help="intent tree file (YAML or JSON; default: RAGAPP_PATHS__DEMO_INTENTS, data/intents/demo.yaml).",
+    )
+    p.add_argument("--output", type=Path, help="write the rows, the summary and the settings here as JSON.")
+    p.add_argument("--limit", type=int, help="score only the first N questions (quick checks).")
+    p.add_argument("--name", help="label of this run in the output (default: the model's name).")
+    p.add_argument(
+        "--documents",
+        type=Path,
+        nargs="?",
+        const=False,
+        help="index this folder (default: the demo documents) into a temporary store and route through the "
+        "whole router, which also checks the knowledge bases before asking back (as the app does); without "
+        "it: the classifier and the decision rules only.",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress line per question.")
+    p.epilog = "The model comes from RAGAPP_LLM__* and the decision rules from RAGAPP_WORKFLOW__*, as in the app."
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be at least 1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return _run(args)
+    except RagAppError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ragapp.models.llm import LLMS
+    from ragapp.models.llm_backends import load_builtin_llms
+    from ragapp.router.classifier import IntentClassifier
+    from ragapp.router.tree import IntentTreeError, parse_tree
+
+    settings = Settings()
+    tree_path: Path = args.tree or settings.paths.demo_intents
+    try:
+        tree = parse_tree(tree_path.read_text("utf-8")).validated()  # knowledge bases unchecked: no store here
+    except OSError as exc:
+        raise ConfigError(f"cannot read the intent tree {tree_path}: {exc.strerror or exc}") from None
+    except IntentTreeError as exc:
+        raise ConfigError(f"the intent tree {tree_path} cannot be used: {'; '.join(exc.problems)}") from None
+    questions = load_questions(args.questions)
+    problems = label_problems(questions, tree)
+    if problems:
+        raise RoutingSetError(problems)
+    if args.limit is not None:
+        questions = questions[: args.limit]
+
+    def progress(index: int, row: RoutingRow) -> None:
+        if args.quiet:
+            return
+        mark = "ok  " if row.correct else "MISS"
+        got = row.action + (f" {row.codes[0]}" if row.codes and row.action != "clarify" else "")
+        print(
+            f"[{index + 1:>3}/{len(questions)}] {row.seconds:6.2f}s {mark} {got:<30} {row.question}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    load_s = None
+    documents: dict[str, Any] | None = None
+    if args.documents is None:
+        load_builtin_llms()
+        llm = LLMS.get(settings.llm.backend)(settings)
+        model = llm.name
+        name = args.name or model
+        print(
+            f"{name}: {len(questions)} questions, {len(tree.leaves())} leaves in {_shown(tree_path)}", file=sys.stderr
+        )
+        load = getattr(llm, "load", None)  # the local model: load it now, so the first question does not pay
+        if callable(load):
+            start = time.perf_counter()
+            load()
+            load_s = time.perf_counter() - start
+            print(f"model loaded in {load_s:.1f} s", file=sys.stderr)
+        route = classify_and_decide(IntentClassifier(llm, settings.llm.timeout_s), tree, settings.workflow)
+        rows = run_routing(questions, tree, route, on_row=progress)
+    else:
+        from ragapp.engine import build_engine
+
+        folder: Path = args.documents or settings.paths.demo_dir
+        if not folder.is_dir():
+            raise ConfigError(f"--documents: {folder} is not a folder")
+        state = Path(tempfile.mkdtemp(prefix="ragapp-routing-"))
+        try:
+            # A throw-away state: the documents go into the "demo" knowledge base and the tree is seeded from
+            # --tree, exactly as the app does on first start.
+            paths = settings.paths.model_copy(
+                update={"state_dir": state, "demo_dir": folder, "demo_intents": tree_path, "load_demo": True}
+            )
+            start = time.perf_counter()
+            engine = build_engine(settings.model_copy(update={"paths": paths}))
+            try:
+                status = engine.status()
+                documents = {
+                    "folder": _shown(folder),
+                    "documents": status.documents,
+                    "chunks": status.chunks,
+                    "embedder": status.embedder,
+                    "index_s": round(time.perf_counter() - start, 2),
+                }
+                if engine.intent_tree().to_data() != tree.to_data():
+                    raise ConfigError(f"the intent tree {tree_path} could not be written to the temporary store")
+                model = status.llm
+                name = args.name or model
+                print(
+                    f"{name}: {len(questions)} questions, {len(tree.leaves())} leaves in {_shown(tree_path)}; "
+                    f"{status.documents} documents ({status.chunks} chunks) from {_shown(folder)} indexed in "
+                    f"{documents['index_s']:.0f} s; the first question also loads the model",
+                    file=sys.stderr,
+                )
+                rows = run_routing(questions, tree, engine.test_intent, on_row=progress)
+            finally:
+                engine.close()
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+
+    mode = "classifier + decision rules" if documents is None else "router with the knowledge-base check"
+    summary = summarize(rows)
+    print(render_summary(f"{name} · {args.questions.name} · {mode}", summary))
+    print(render_misrouted(rows))
+    if args.output:
+        payload: dict[str, Any] = {
+            "name": name,
+            "model": model,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "mode": mode,
+            "questions_file": _shown(args.questions),
+            "tree_file": _shown(tree_path),
+            "model_load_s": round(load_s, 2) if load_s is not None else None,
+            "documents": documents,  # --documents: what the router's ask-back check searched; None without
+            "cpus": os.cpu_count(),  # latency context: the local model uses every core unless told otherwise
+            "settings": {
+                "llm": settings.llm.model_dump(mode="json", exclude={"api_key"}),
+                "workflow": settings.workflow.model_dump(mode="json"),
+            },
+            "summary": summary,
+            "rows": [row.as_json() for row in rows],
+        }
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _shown(path: Path) -> str:
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO_ROOT)) if resolved.is_relative_to(REPO_ROOT) else str(path)
+
+
+# -- rendering -----------------------------------------------------------------------------------
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _seconds(ms: float | None) -> str:
+    return "n/a" if ms is None else f"{ms / 1000:.2f} s"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def render_summary(label: str, summary: dict[str, Any]) -> str:
+    groups: list[tuple[str, dict[str, Any]]] = [
+        ("all", {"n": summary["questions"], "accuracy": summary["accuracy"], "accuracy_any": summary["accuracy_any"]}),
+        *((f"expect {kind}", summary["by_kind"][kind]) for kind in EXPECTED_KINDS),
+        *((f"lang {lang}", group) for lang, group in summary["by_lang"].items()),
+    ]
+    lines = [label, ""]
+    lines += _table(
+        ["questions", "n", "accuracy", "any code"],
+        [[name, str(g["n"]), _ratio(g["accuracy"]), _ratio(g["accuracy_any"])] for name, g in groups if g["n"]],
+    )
+    lines.append("")
+    lines += _table(
+        ["expected \\ got", *ACTIONS],
+        [
+            [kind, *(str(summary["confusion"][kind][action]) for action in ACTIONS)]
+            for kind in EXPECTED_KINDS
+            if summary["by_kind"][kind]["n"]
+        ],
+    )
+    lines.append("")
+    for action in ("clarify", "fallback"):
+        pr = summary[action]
+        lines.append(
+            f"{action:<9} precision {_ratio(pr['precision'])} ({pr['hits']}/{pr['taken']} taken)   "
+            f"recall {_ratio(pr['recall'])} ({pr['hits']}/{pr['labelled']} labelled)"
+        )
+    errors, ignored, lat = summary["errors"], summary["ignored"], summary["latency_ms"]
+    lines.append(
+        f"errors    {errors['total']} (model failures {errors['llm']}, unparseable replies {errors['unparseable']})"
+        f"   ignored ids {ignored['ids']} in {ignored['questions']} question(s)"
+    )
+    lines.append(
+        f"latency   first {_seconds(lat['first_ms'])}   then p50 {_seconds(lat['p50'])}  p95 {_seconds(lat['p95'])}  "
+        f"mean {_seconds(lat['mean'])} (n={lat['n']})"
+    )
+    return "\n".join(lines)
+
+
+def render_misrouted(rows: Sequence[RoutingRow]) -> str:
+    wrong = misrouted(rows)
+    if not wrong:
+        return "\nmisrouted: none"
+    lines = [f"\nmisrouted ({len(wrong)}):"]
+    for row in wrong:
+        got = row.action + (f" {', '.join(row.codes)}" if row.codes else "")
+        lines.append(f"- {row.question}  [{row.lang}]")
+        lines.append(f"    expected {row.expected}   got {got}")
+        lines.append(f"    reason   {row.reason}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
