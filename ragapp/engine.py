@@ -60,13 +60,7 @@ class Engine:
         self._retrieval = retrieval
         self._llm = llm
         self._intents = intents
-        self._router = IntentRouter(
-            intents,
-            llm,
-            settings.workflow,
-            settings.llm.timeout_s,
-            relevant=lambda q, kbs: bool(retrieval.retrieve(q, kbs).chunks),
-        )
+        self._router = IntentRouter(intents, llm, settings.workflow, settings.llm.timeout_s, self._best_source)
         self._answers = AnswerPipeline(retrieval, llm, self._router, settings)
 
     # -- questions -----------------------------------------------------------------------------
@@ -141,9 +135,15 @@ class Engine:
 
         return dump_tree(self._intents.tree(), fmt)
 
-    def test_intent(self, question: str) -> RoutingDecision:
+    def test_intent(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """How ``question`` would be routed: every leaf's score and the decision, with the reason."""
-        return self._router.test(question.strip())
+        return self._router.test(question.strip(), kbs)
+
+    def _best_source(self, question: str, kbs: Scope) -> str | None:
+        """The knowledge base of the best relevant passage for ``question`` (None: nothing relevant)."""
+        found = self._retrieval.retrieve(question, kbs).chunks
+        document = self._store.catalog.document(found[0].chunk.doc_id) if found else None
+        return document.kb if document is not None else None
 
     def supported_extensions(self) -> list[str]:
         return supported_extensions()

@@ -154,7 +154,7 @@ class AnswerPipeline:
         if clarified is not None and question == clarified.ambiguous:
             decision = self._resolve(RoutingDecision(question, "clarify", (), ""), clarified.choice)
         else:
-            decision = self._router.route(question)
+            decision = self._router.route(question, kbs)
             if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
                 decision = self._resolve(decision, clarified.choice)
             decision = self._within_scope(decision, kbs)

@@ -13,8 +13,9 @@ from ragapp.router.store import IntentStore
 from ragapp.router.tree import IntentTree
 from ragapp.types import Scope
 
-# Does anything in these knowledge bases (None: all) answer this question? The engine passes its retrieval.
-RelevanceProbe = Callable[[str, Scope], bool]
+# The knowledge base holding the best relevant passage for a question within a scope (None: all), or None
+# when nothing there is relevant. The engine answers it with one retrieval.
+BestSource = Callable[[str, Scope], str | None]
 
 
 class IntentRouter:
@@ -24,36 +25,42 @@ class IntentRouter:
         llm: LLM,
         settings: WorkflowSettings,
         timeout_s: float,
-        relevant: RelevanceProbe | None = None,
+        best_source: BestSource | None = None,
     ) -> None:
         self.store = store
         self._settings = settings
         self._classifier = IntentClassifier(llm, timeout_s)
-        self._relevant = relevant
+        self._best_source = best_source
 
     def tree(self) -> IntentTree:
         return self.store.tree()
 
-    def route(self, question: str) -> RoutingDecision:
-        """The decision for one (sub-)question; routing off or an empty tree means "search everything"."""
+    def route(self, question: str, kbs: Scope = None) -> RoutingDecision:
+        """The decision for one (sub-)question asked within ``kbs`` (None: all knowledge bases); routing off
+        or an empty tree means "search everything"."""
         if not self._settings.route:
             return not_routed(question, "intent routing is off (RAGAPP_WORKFLOW__ROUTE=false): searching everything")
-        return self.test(question)
+        return self.test(question, kbs)
 
-    def test(self, question: str) -> RoutingDecision:
+    def test(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """Classify and decide even when routing is off: what the Intents tab's test box shows."""
         tree = self.store.tree()
         if not tree.leaves():
             return not_routed(question, "the intent tree has no leaves: searching everything")
         decision = decide(self._classifier.classify(question, tree), self._settings, tree)
-        if decision.action == "clarify" and self._relevant is not None:
-            # A small model sends off-topic questions ("capital of France?") to some leaf with a middling score;
-            # when that leaf has twins, the rules would ask "which product?". Ask back only about something
-            # the knowledge bases can answer (one retrieval, ~20 ms).
-            scope = frozenset(kb for c in decision.intents for kb in getattr(tree.get(c.code), "kbs", ()))
-            if not self._relevant(question, scope or None):
-                why = f"{decision.reason}; but nothing in {', '.join(sorted(scope)) or 'the knowledge bases'} "
-                return replace(decision, action="fallback", intents=(), reason=why + "is relevant: not asking back")
+        if decision.action == "clarify" and self._best_source is not None:
+            # A small model sends off-topic questions ("capital of France?", a kettle in a newer upload) to some
+            # leaf with a middling score; when that leaf has twins, the rules would ask "which product?". Ask
+            # back only when the best passage for the question is in the choices' knowledge bases (one
+            # retrieval, ~20 ms, reused by the answer when it searches the same scope).
+            choices_kbs = {kb for c in decision.intents for kb in getattr(tree.get(c.code), "kbs", ())}
+            best = self._best_source(question, kbs)
+            if best is None or best not in choices_kbs:
+                where = (
+                    "nothing in the knowledge bases is relevant" if best is None else f"the best passage is in {best}"
+                )
+                reason = f"{decision.reason}; but {where}: not asking back, searching everything"
+                return replace(decision, action="fallback", intents=(), reason=reason)
         return decision
 
     def leaf(self, code: str) -> LeafScore | None:

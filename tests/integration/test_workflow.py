@@ -337,3 +337,14 @@ def test_no_asking_back_when_nothing_in_those_knowledge_bases_is_relevant(rig: o
     assert routing.action == "fallback" and "not asking back" in routing.reason
     assert not only(events, ClarifyEvent)
     assert only(events, AnswerEvent)[0].grounded is False  # "not in the knowledge base", no answer call
+
+
+def test_no_asking_back_when_the_best_passage_is_elsewhere(rig: object, tmp_path: Path) -> None:
+    path = tmp_path / "kettle.md"
+    path.write_text("# Kettle\n\nThe Orion kettle battery lasts 30 minutes.\n", "utf-8")
+    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
+    rig.llm.enqueue(matches(("alpha.specs", 0.7)), "30 minutes [1].")  # type: ignore[attr-defined]
+    events = ask(rig, "How long does the Orion kettle battery last?")
+    routing = only(events, RoutingEvent)[0]
+    assert routing.action == "fallback" and "the best passage is in default" in routing.reason
+    assert "kettle.md" in sources(events)

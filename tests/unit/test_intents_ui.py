@@ -325,7 +325,13 @@ def test_the_test_box_lists_every_leaf_and_explains_a_route(h: IntentHandlers, r
     assert rig.llm.calls[-1][-1].content == "Message: How much water does the kettle hold?"
 
 
-def test_the_test_box_shows_a_clarification_a_system_reply_and_a_fallback(h: IntentHandlers, rig: Rig) -> None:
+def test_the_test_box_shows_a_clarification_a_system_reply_and_a_fallback(
+    h: IntentHandlers, rig: Rig, tmp_path: Path
+) -> None:
+    # The app asks back only about what the documents hold: give it a document on the appliances' power.
+    doc = tmp_path / "appliances.md"
+    doc.write_text("# Power\n\nThe Kettle K9 uses 2200 W of power. The Toaster T2 uses 900 W of power.\n", "utf-8")
+    rig.engine.ingest([(doc, doc.name)])
     rig.llm.enqueue('{"matches": [{"id": "toaster", "score": 0.8}, {"id": "kettle.specs", "score": 0.75}]}')
     rows, decision = h.test("How much power does it use?")
     assert [row[1] for row in rows] == ["toaster", "kettle.specs", "hello"]
