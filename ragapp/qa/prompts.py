@@ -70,11 +70,10 @@ def system_messages(
 
 
 def clarify_text(question: str, choices: Sequence[LeafScore]) -> str:
-    """The question the app asks back; the choices are shown as buttons under it."""
-    names = "、".join(c.label for c in choices) if is_chinese(question) else "; ".join(c.label for c in choices)
+    """The question the app asks back; the choices are shown as buttons under it (so they are not repeated)."""
     if is_chinese(question):
-        return f"这个问题可能涉及几个不同的主题：{names}。你指的是哪一个？请点击下面的选项。"
-    return f"This could be about several things: {names}. Which one do you mean? Pick one below."
+        return f"这个问题可能涉及 {len(choices)} 个不同的主题，你指的是哪一个？请点击下面的选项。"
+    return f"This could be about {len(choices)} different things. Which one do you mean? Pick one below."
 
 
 def _summary_note(summary: str, chinese: bool) -> str:
