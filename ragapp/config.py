@@ -145,6 +145,12 @@ class WorkflowSettings(BaseModel):
     )
     max_clarify_choices: int = Field(4, ge=2, description="Choices offered when the app asks back.")
     max_sub_questions: int = Field(3, ge=1, description="A multi-part question is split into at most this many.")
+    step_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Give up on a rewriting, routing or summarising call after this long; the question then goes "
+        "on as asked, unrouted or unsummarised (the answer call has RAGAPP_LLM__TIMEOUT_S).",
+    )
     recent_turns: int = Field(
         3, ge=0, description="Conversation turns (question + answer) kept verbatim; older ones are summarised."
     )

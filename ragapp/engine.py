@@ -60,7 +60,9 @@ class Engine:
         self._retrieval = retrieval
         self._llm = llm
         self._intents = intents
-        self._router = IntentRouter(intents, llm, settings.workflow, settings.llm.timeout_s, self._best_source)
+        self._router = IntentRouter(
+            intents, llm, settings.workflow, settings.workflow.step_timeout_s, self._best_source
+        )
         self._answers = AnswerPipeline(retrieval, llm, self._router, settings)
 
     # -- questions -----------------------------------------------------------------------------

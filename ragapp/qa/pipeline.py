@@ -76,7 +76,7 @@ class AnswerPipeline:
         self._llm = llm
         self._router = router
         self._settings = settings
-        self._planner = QuestionPlanner(llm, settings.llm.timeout_s, settings.workflow.max_sub_questions)
+        self._planner = QuestionPlanner(llm, settings.workflow.step_timeout_s, settings.workflow.max_sub_questions)
 
     def ask(
         self,
@@ -125,7 +125,7 @@ class AnswerPipeline:
             return summary, history
         yield StageEvent("memory", "started")
         start = time.perf_counter()
-        folded = fold(self._llm, summary, history[:count], wf.summary_chars, self._settings.llm.timeout_s, 300)
+        folded = fold(self._llm, summary, history[:count], wf.summary_chars, wf.step_timeout_s, 300)
         duration = time.perf_counter() - start
         if folded.error is not None:
             yield StageEvent("memory", "failed", duration_s=duration, error=folded.error)

@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
             load()
             load_s = time.perf_counter() - start
             print(f"model loaded in {load_s:.1f} s", file=sys.stderr)
-        route = classify_and_decide(IntentClassifier(llm, settings.llm.timeout_s), tree, settings.workflow)
+        route = classify_and_decide(IntentClassifier(llm, settings.workflow.step_timeout_s), tree, settings.workflow)
         rows = run_routing(questions, tree, route, on_row=progress)
     else:
         from ragapp.engine import build_engine

@@ -348,3 +348,18 @@ def test_no_asking_back_when_the_best_passage_is_elsewhere(rig: object, tmp_path
     routing = only(events, RoutingEvent)[0]
     assert routing.action == "fallback" and "the best passage is in default" in routing.reason
     assert "kettle.md" in sources(events)
+
+
+def test_a_hanging_classifier_costs_its_step_budget_not_the_answer(
+    make_engine: Callable[..., object], tmp_path: Path
+) -> None:
+    rig = make_engine(workflow={"route": True, "step_timeout_s": 0.5})
+    path = tmp_path / "alpha_manual.md"
+    path.write_text(ALPHA, "utf-8")
+    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]
+    rig.engine.import_intents("intents: [{code: a, name: Alpha, kind: KB, knowledge_bases: [default]}]")  # type: ignore[attr-defined]
+    rig.llm.enqueue(rig.llm.hang(5.0), "90 minutes [1].")  # type: ignore[attr-defined]
+    events = ask(rig, "How long does the Alpha battery last?")
+    routing = only(events, RoutingEvent)[0]
+    assert routing.action == "fallback" and "within 0.5 s" in routing.reason
+    assert only(events, AnswerEvent)[0].text == "90 minutes [1]."
