@@ -12,14 +12,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from ragapp.cli import run_command
 from ragapp.config import Settings
-from ragapp.errors import RagAppError
 from ragapp.eval.beir import load_beir
 from ragapp.eval.corpus import build_index
 from ragapp.eval.report import render_chart, render_table
@@ -60,14 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return _run(args)
-    except RagAppError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(_run, args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import shutil
 import sys
@@ -27,8 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ragapp.cli import run_command
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.errors import ConfigError, RagAppError
+from ragapp.errors import ConfigError
 from ragapp.router.evaluate import (
     ACTIONS,
     EXPECTED_KINDS,
@@ -73,14 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return _run(args)
-    except RagAppError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(_run, args)
 
 
 def _run(args: argparse.Namespace) -> int:
