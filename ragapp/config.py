@@ -169,6 +169,31 @@ class WorkflowSettings(BaseModel):
     )
 
 
+class AgentSettings(BaseModel):
+    mode: Literal["workflow", "agent", "auto"] = Field(
+        "workflow",
+        description="How questions are answered by default: workflow (rewrite, route, retrieve, answer), agent "
+        "(the model calls tools step by step) or auto (agent for comparisons and multi-part questions).",
+    )
+    knowledge: Literal["tool", "middleware"] = Field(
+        "tool",
+        description="How the agent gets knowledge: tool (it calls search_knowledge when it decides to) or "
+        "middleware (passages for the question are put in front of every model call).",
+    )
+    protocol: Literal["auto", "native", "json"] = Field(
+        "auto",
+        description="Tool calling: native function calling (OpenAI-compatible servers), a JSON protocol (the "
+        "local model), or auto (native where the backend has it).",
+    )
+    tools: list[str] = Field(
+        default_factory=lambda: ["search_knowledge", "list_knowledge_bases", "read_chunk"],
+        description="Tools the agent may call (registry names).",
+    )
+    max_steps: int = Field(6, ge=1, le=20, description="Tool steps before the agent must answer.")
+    tool_timeout_s: float = Field(10.0, gt=0, description="Time budget of one tool call.")
+    step_timeout_s: float = Field(60.0, gt=0, description="Time budget of one agent decision (a model call).")
+
+
 class IngestSettings(BaseModel):
     chunk_size: int = Field(400, ge=64, description="Target chunk length in characters.")
     chunk_overlap: int = Field(60, ge=0, description="Characters shared by neighbouring chunks.")
@@ -191,6 +216,7 @@ class Settings(BaseSettings):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     ui: UISettings = Field(default_factory=UISettings)
 

@@ -9,7 +9,10 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from ragapp.agent.auto import choose_mode
+from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
 from ragapp.errors import RagAppError
 from ragapp.ingest.parsing import supported_extensions
@@ -26,11 +29,12 @@ from ragapp.router.decide import RoutingDecision
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import Format, IntentNode, IntentTree, parse_tree
-from ragapp.tracing.events import EngineEvent
+from ragapp.tracing.events import EngineEvent, ModeEvent
 from ragapp.types import DEFAULT_KB, ChatTurn, DocumentRecord, IngestResult, KnowledgeBase, Scope
 
 log = logging.getLogger(__name__)
 
+Mode = Literal["workflow", "agent", "auto"]
 DEMO_LOADED_KEY = "demo_loaded"
 DEMO_KB = "demo"  # the knowledge base the demo files go into
 
@@ -64,6 +68,7 @@ class Engine:
             intents, llm, settings.workflow, settings.workflow.step_timeout_s, self._best_source
         )
         self._answers = AnswerPipeline(retrieval, llm, self._router, settings)
+        self._agent = AgentRunner(llm, retrieval, store.catalog, self._answers, settings)
 
     # -- questions -----------------------------------------------------------------------------
 
@@ -75,14 +80,26 @@ class Engine:
         *,
         summary: str = "",
         clarified: Clarified | None = None,
+        mode: Mode | None = None,
     ) -> Iterator[EngineEvent]:
         """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
         stages, the rewritten question, routing, notices, retrieved chunks, tokens, answer. An unknown
         knowledge base simply holds nothing.
 
         ``history`` holds the recent turns and ``summary`` the older ones folded (a ``MemoryEvent`` says when
-        to fold more). After a ``ClarifyEvent``, call again with ``clarified`` holding the user's pick."""
-        return self._answers.ask(question, history, kbs, summary=summary, clarified=clarified)
+        to fold more). After a ``ClarifyEvent``, call again with ``clarified`` holding the user's pick.
+
+        ``mode``: workflow, agent (tool calls, step by step) or auto (agent for comparisons and multi-hop
+        questions); None: the configured default. A resumed clarification always continues the workflow."""
+        mode = mode or self.settings.agent.mode
+        if clarified is None and mode == "auto":
+            chosen, why = choose_mode(question)
+            yield ModeEvent(chosen, f"Auto chose {chosen}: {why}")
+            mode = chosen
+        if clarified is None and mode == "agent":
+            yield from self._agent.ask(question, history, kbs, summary=summary)
+            return
+        yield from self._answers.ask(question, history, kbs, summary=summary, clarified=clarified)
 
     def retrieve(self, question: str, kbs: Scope = None) -> RetrievalResult:
         return self._retrieval.retrieve(question, kbs)
@@ -173,6 +190,7 @@ class Engine:
                 self._router.test("hello")
 
     def close(self) -> None:
+        self._agent.close()
         self._retrieval.close()
         self._intents.close()
         self._store.catalog.close()

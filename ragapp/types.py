@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A model's request to run a tool. ``id`` pairs it with its result in native function calling."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
 
 
 @dataclass(frozen=True)
 class ChatTurn:
     role: Role
     content: str
+    # Native function calling: an assistant turn's calls, and on a "tool" turn the call it answers.
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)

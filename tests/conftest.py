@@ -122,19 +122,52 @@ class ScriptedLLM:
                 yield step
 
 
+class ScriptedToolLLM(ScriptedLLM):
+    """The scripted LLM with native function calling: ``complete_with_tools`` takes the next enqueued reply,
+    a ``ToolReply`` (or a string: a reply without tool calls, or an exception: raised)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tool_schemas: list[list[dict[str, Any]]] = []
+
+    def complete_with_tools(
+        self,
+        messages: list[ChatTurn],
+        tools: list[dict[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Any:
+        from ragapp.models.llm import ToolReply
+
+        self.calls.append(list(messages))
+        self.tool_schemas.append(tools)
+        if not self._replies:
+            self.unscripted_calls += 1
+            raise AssertionError("ScriptedToolLLM was called but no reply was enqueued")
+        reply = self._replies.popleft()
+        if isinstance(reply, BaseException):
+            raise reply
+        if isinstance(reply, Hang):
+            self._release.wait(reply.seconds)
+            return ToolReply("")
+        return reply if isinstance(reply, ToolReply) else ToolReply(str(reply))
+
+
 # Build-time lookup: the engine keeps its LLM private, so the factory remembers which LLM it built for
 # which state directory.
 _BUILT: dict[Path, ScriptedLLM] = {}
 
 
 def _scripted_factory(settings: Settings) -> ScriptedLLM:
-    llm = ScriptedLLM()
+    llm = ScriptedToolLLM() if settings.llm.backend == "scripted-tools" else ScriptedLLM()
     _BUILT[Path(settings.paths.state_dir).resolve()] = llm
     return llm
 
 
 if "scripted" not in LLMS:  # conftest may be imported more than once (e.g. by a subprocess helper)
     LLMS.register("scripted")(_scripted_factory)
+    LLMS.register("scripted-tools")(_scripted_factory)
 
 
 def scripted_llm_for(settings: Settings) -> ScriptedLLM:

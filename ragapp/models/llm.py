@@ -8,12 +8,13 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from ragapp.config import Settings
 from ragapp.errors import LLMError
 from ragapp.registry import Registry
-from ragapp.types import ChatTurn
+from ragapp.types import ChatTurn, ToolCall
 
 
 class LLM(Protocol):
@@ -39,6 +40,31 @@ class LLM(Protocol):
         that accept it); callers still parse defensively, since not every backend can enforce it.
         ``prefix_slot`` names a family of calls that share a long, fixed prompt prefix: a backend may keep
         that prefix processed between them (the local model does; servers cache prefixes on their own)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """A model turn under native function calling: text, tool calls, or both."""
+
+    content: str
+    calls: tuple[ToolCall, ...] = ()
+
+
+@runtime_checkable
+class ToolCallingLLM(Protocol):
+    """A backend with native function calling (OpenAI-compatible servers). Optional: the agent falls back
+    to its JSON protocol for backends without it."""
+
+    def complete_with_tools(
+        self,
+        messages: list[ChatTurn],
+        tools: list[dict[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> ToolReply:
+        """One reply (not streamed). Raises ``LLMError`` like ``stream_chat``."""
         ...
 
 

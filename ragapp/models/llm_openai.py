@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from ragapp.config import LLMSettings, Settings
 from ragapp.errors import LLMError
-from ragapp.models.llm import LLMS
-from ragapp.types import ChatTurn
+from ragapp.models.llm import LLMS, ToolReply
+from ragapp.types import ChatTurn, ToolCall
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -56,7 +57,7 @@ class OpenAICompatibleLLM:
         try:
             stream = self._client.chat.completions.create(
                 model=self._settings.model,
-                messages=cast(Any, [{"role": m.role, "content": m.content} for m in messages]),
+                messages=cast(Any, wire_messages(messages)),
                 max_tokens=max_tokens if max_tokens is not None else self._settings.max_tokens,
                 temperature=temperature if temperature is not None else self._settings.temperature,
                 stream=True,
@@ -71,6 +72,42 @@ class OpenAICompatibleLLM:
                 stream.close()
         except openai.OpenAIError as exc:
             raise LLMError(self._explain(exc)) from exc
+
+    def complete_with_tools(
+        self,
+        messages: list[ChatTurn],
+        tools: list[dict[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> ToolReply:
+        """One reply with native function calling (``tools`` in the OpenAI format)."""
+        import openai
+
+        try:
+            response = self._client.chat.completions.create(
+                model=self._settings.model,
+                messages=cast(Any, wire_messages(messages)),
+                tools=cast(Any, tools),
+                max_tokens=max_tokens if max_tokens is not None else self._settings.max_tokens,
+                temperature=temperature if temperature is not None else self._settings.temperature,
+            )
+        except openai.OpenAIError as exc:
+            raise LLMError(self._explain(exc)) from exc
+        if not response.choices:
+            raise LLMError(f"The model server at {self._settings.base_url} returned no choices.")
+        message = response.choices[0].message
+        calls = []
+        for call in message.tool_calls or []:
+            function = getattr(call, "function", None)
+            if function is None:
+                continue
+            try:
+                arguments = json.loads(function.arguments or "{}")
+            except ValueError:
+                arguments = {"_unparsed": function.arguments}  # the agent reports it back as invalid
+            calls.append(ToolCall(function.name, arguments if isinstance(arguments, dict) else {}, call.id))
+        return ToolReply(message.content or "", tuple(calls))
 
     def _explain(self, exc: Exception) -> str:
         """A message that names the endpoint and what to check."""
@@ -101,6 +138,26 @@ class OpenAICompatibleLLM:
         if isinstance(exc, openai.APIStatusError):
             return f"The model server at {url} returned HTTP {exc.status_code} for model {model!r}: {exc.message}"
         return f"The model server at {url} failed: {exc}"
+
+
+def wire_messages(messages: list[ChatTurn]) -> list[dict[str, Any]]:
+    """Chat turns in the OpenAI format, tool calls and tool results included."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        item: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            item["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+                }
+                for c in m.tool_calls
+            ]
+        if m.tool_call_id is not None:
+            item["tool_call_id"] = m.tool_call_id
+        out.append(item)
+    return out
 
 
 def _make_client(llm: LLMSettings) -> OpenAI:

@@ -262,6 +262,22 @@ class AnswerPipeline:
             detail=self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()),
         )
         yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
+        yield from self._write(question, kept, recent, summary)
+
+    def answer_from(
+        self, question: str, passages: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""
+    ) -> Iterator[EngineEvent]:
+        """Stream a cited answer from passages found elsewhere (the agent's), within the token budget."""
+        budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
+        kept = fit_passages(passages, budget.context)
+        yield RetrievalEvent(tuple(kept))
+        yield from self._write(question, kept, fit_turns(history, budget.history), summary)
+
+    def _write(
+        self, question: str, kept: Sequence[RetrievedChunk], recent: Sequence[ChatTurn], summary: str
+    ) -> Iterator[EngineEvent]:
+        """The answer from ``kept``: "not in the knowledge base" without passages; the passages themselves
+        when the model fails."""
         if not kept:
             text = not_found_message(question)
             yield TokenEvent(text)

@@ -105,25 +105,30 @@ class RetrievalPipeline:
         """Stop the channel workers (a channel still running past its budget finishes on its own)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def retrieve(self, query: str, kbs: Scope = None, top_k: int | None = None) -> RetrievalResult:
+    def retrieve(
+        self, query: str, kbs: Scope = None, top_k: int | None = None, channels: Sequence[str] | None = None
+    ) -> RetrievalResult:
         """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all); at most ``top_k`` of them
-        (None: ``context_top_k``). Never raises for a failing channel or reranker: what failed is listed in
-        ``degraded``."""
+        (None: ``context_top_k``), found by the named ``channels`` (None: all). Never raises for a failing
+        channel or reranker: what failed is listed in ``degraded``."""
         scope = tuple(sorted(kbs)) if kbs is not None else None
         top_k = top_k or self._settings.context_top_k
-        key = (normalise_query(query), scope, top_k, self._catalog.version)
+        names = tuple(sorted(channels)) if channels is not None else None
+        key = (normalise_query(query), scope, top_k, names, self._catalog.version)
         hit = self._cache.get(key)
         if hit is not None:
             return replace(hit, query=query, cached=True)
-        result = self._retrieve(query, kbs, scope, top_k)
+        result = self._retrieve(query, kbs, scope, top_k, names)
         if not result.degraded:  # a timeout is transient: do not remember its poorer answer
             self._cache.put(key, result)
         return result
 
-    def _retrieve(self, query: str, kbs: Scope, scope: tuple[str, ...] | None, top_k: int) -> RetrievalResult:
+    def _retrieve(
+        self, query: str, kbs: Scope, scope: tuple[str, ...] | None, top_k: int, names: tuple[str, ...] | None
+    ) -> RetrievalResult:
         s = self._settings
         timings: dict[str, float] = {}
-        results, degraded = self._run_channels(query, kbs)
+        results, degraded = self._run_channels(query, kbs, names)
         start = time.perf_counter()
         fused = self._fuse({r.channel: r.hits for r in results}, s)[: s.candidate_limit]
         chunks = self._catalog.chunks(c.chunk_id for c in fused)
@@ -155,10 +160,13 @@ class RetrievalPipeline:
             kbs=scope,
         )
 
-    def _run_channels(self, query: str, kbs: Scope) -> tuple[list[ChannelResult], list[str]]:
+    def _run_channels(
+        self, query: str, kbs: Scope, names: tuple[str, ...] | None = None
+    ) -> tuple[list[ChannelResult], list[str]]:
         budget = self._settings.recall_budget
+        chosen = [c for c in self._channels if names is None or c.name in names]
         futures: dict[Future[ChannelResult], Channel] = {
-            self._pool.submit(channel.retrieve, query, budget, kbs): channel for channel in self._channels
+            self._pool.submit(channel.retrieve, query, budget, kbs): channel for channel in chosen
         }
         done, pending = wait(futures, timeout=self._settings.channel_timeout_s)
         results: list[ChannelResult] = []

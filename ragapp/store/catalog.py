@@ -163,6 +163,21 @@ class Catalog:
                 found.update((row[0], Chunk(*row)) for row in rows)
         return found
 
+    def chunk_window(self, chunk_id: str, window: int) -> list[Chunk]:
+        """The chunk and up to ``window`` neighbours on each side in its document, in reading order; [] if
+        the chunk does not exist."""
+        with self._lock:
+            row = self._conn.execute("SELECT doc_id, ordinal FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
+            if row is None:
+                return []
+            doc_id, ordinal = row
+            rows = self._conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) "
+                "WHERE c.doc_id = ? AND c.ordinal BETWEEN ? AND ? ORDER BY c.ordinal",
+                (doc_id, ordinal - window, ordinal + window),
+            ).fetchall()
+        return [Chunk(*r) for r in rows]
+
     def all_chunks(self) -> list[Chunk]:
         with self._lock:
             rows = self._conn.execute(

@@ -94,6 +94,29 @@ class MemoryEvent:
     folded: int
 
 
+@dataclass(frozen=True)
+class ModeEvent:
+    """Which way the question is answered (workflow or agent), and why (Auto mode decides per question)."""
+
+    mode: Literal["workflow", "agent"]
+    reason: str
+
+
+@dataclass(frozen=True)
+class AgentStepEvent:
+    """One agent step: started (the model chose a tool), then finished or failed (bad arguments, unknown tool,
+    a repeated call, a timeout, a tool error), with a preview of what the tool returned."""
+
+    step: int
+    status: Literal["started", "finished", "failed"]
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    thought: str = ""
+    preview: str = ""
+    duration_s: float | None = None
+    error: str | None = None
+
+
 EngineEvent = (
     StageEvent
     | NoticeEvent
@@ -104,4 +127,6 @@ EngineEvent = (
     | RoutingEvent
     | ClarifyEvent
     | MemoryEvent
+    | ModeEvent
+    | AgentStepEvent
 )

@@ -1,0 +1,36 @@
+"""Auto mode: simple questions take the workflow (one retrieval, one answer), comparisons and multi-hop
+questions the agent (several searches). A cheap rule, no model call: the choice is shown with its reason."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ragapp.qa.rewrite import looks_multi_part
+
+_COMPARISON = re.compile(
+    r"\b(compare|comparison|differ|difference|versus|vs\.?|better|worse|both|either|which (one|of)|"
+    r"same|more|less|older|newer|earlier|later|larger|smaller|longer|shorter)\b"
+    r"|比较|对比|区别|不同|差别|哪个|哪一个|更|两者|相比|分别",
+    re.IGNORECASE,
+)
+# A bridge: "the woman who portrayed...", "the company that makes...": the answer hangs on finding someone first.
+_BRIDGE = re.compile(r"\b(the|a|an)\s+\w+(\s+\w+)?\s+(who|that|which|whose|where)\b", re.IGNORECASE)
+# A name: two or more capitalised words ("Ed Wood", "Lumen V2 Pro", "Kiss and Tell" counts as two: fine).
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|[A-Z][\w'-]*))*\s+[A-Z][\w'-]*")
+
+
+def choose_mode(question: str) -> tuple[Literal["workflow", "agent"], str]:
+    """("agent", why) for comparisons, multi-part questions and questions naming several things."""
+    if _COMPARISON.search(question):
+        return "agent", "the question compares things"
+    if looks_multi_part(question):
+        return "agent", "the question asks several things"
+    if _BRIDGE.search(question):
+        return "agent", "the answer depends on first finding someone or something else"
+    names = {
+        m.group(0).strip() for m in _NAME.finditer(question[1:])
+    }  # [1:]: a sentence's first word is capitalised anyway
+    if len(names) >= 2:
+        return "agent", f"the question links several names ({', '.join(sorted(names)[:3])})"
+    return "workflow", "a single question: one search is enough"

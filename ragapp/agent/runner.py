@@ -1,0 +1,287 @@
+"""Agent mode: the model calls tools step by step, then the answer is written from the passages it found.
+
+    decide (a model call: a tool call, or "ready") -> validate the tool and its arguments -> stop repeats ->
+    run the tool within its time budget -> observation back to the model -> ... at most ``max_steps`` ->
+    the cited answer, streamed, from every passage found (the workflow's answer step)
+
+Every step is an ``AgentStepEvent``. Mistakes the model can fix (unknown tool, bad arguments, a repeated call,
+a timeout, an unreadable reply) go back to it as plain observations; the loop is bounded whatever it does.
+When the agent cannot work at all (its first model call fails, or it never produces a step), the question
+falls back to the workflow and the user is told.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragapp.agent.protocol import Step, call_text, parse_step, system_prompt
+from ragapp.agent.tools.base import TOOLS, PassageBook, Tool, ToolContext, function_schema, load_builtin_tools
+from ragapp.config import Settings
+from ragapp.errors import LLMError
+from ragapp.lang import is_chinese
+from ragapp.models.llm import LLM, ToolCallingLLM, stream_within
+from ragapp.qa.pipeline import AnswerPipeline
+from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.store.catalog import Catalog
+from ragapp.tracing.events import AgentStepEvent, EngineEvent, NoticeEvent, StageEvent
+from ragapp.types import ChatTurn, Scope, ToolCall
+
+log = logging.getLogger(__name__)
+
+_DECISION_TOKENS = 300
+_OBSERVATION_CHARS = 6000  # what one tool result may add to the transcript
+
+
+class AgentFailure(Exception):
+    """The agent could not work at all; the caller falls back to the workflow."""
+
+
+@dataclass
+class Run:
+    """One question's agent state."""
+
+    question: str
+    context: ToolContext
+    messages: list[ChatTurn]
+    native: bool
+    seen: set[str] = field(default_factory=set)
+    searched: bool = False
+    steps: int = 0
+    model_calls: int = 0
+
+
+NATIVE_SYSTEM = """You answer the user's question from their documents, using the tools. Search before answering,
+once per thing the question asks about; read around a passage when it is cut off. When the passages found
+answer the question, or more searching will not help, reply without a tool call."""
+
+
+class AgentRunner:
+    def __init__(
+        self,
+        llm: LLM,
+        retrieval: RetrievalPipeline,
+        catalog: Catalog,
+        workflow: AnswerPipeline,
+        settings: Settings,
+    ) -> None:
+        load_builtin_tools()
+        self._llm = llm
+        self._retrieval = retrieval
+        self._catalog = catalog
+        self._workflow = workflow
+        self._settings = settings
+        names = [
+            n
+            for n in settings.agent.tools
+            if not (settings.agent.knowledge == "middleware" and n == "search_knowledge")
+        ]
+        self._tools: dict[str, Tool] = {name: TOOLS.get(name)() for name in names}
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="agent-tool")
+
+    @property
+    def native(self) -> bool:
+        protocol = self._settings.agent.protocol
+        return protocol == "native" or (protocol == "auto" and isinstance(self._llm, ToolCallingLLM))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def ask(
+        self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None, *, summary: str = ""
+    ) -> Iterator[EngineEvent]:
+        question = question.strip()
+        run = self._start(question, list(history), kbs, summary)
+        yield StageEvent("agent", "started", detail={"protocol": "native" if run.native else "json"})
+        start = time.perf_counter()
+        try:
+            yield from self._loop(run)
+        except AgentFailure as exc:
+            yield StageEvent("agent", "failed", duration_s=time.perf_counter() - start, error=str(exc))
+            yield NoticeEvent(
+                f"The agent could not work on this question ({exc}); answering with the workflow instead.", "warning"
+            )
+            yield from self._workflow.ask(question, history, kbs, summary=summary)
+            return
+        detail = {"steps": run.steps, "model calls": run.model_calls, "passages": len(run.context.passages.items)}
+        yield StageEvent("agent", "finished", duration_s=time.perf_counter() - start, detail=detail)
+        yield from self._workflow.answer_from(question, run.context.passages.items, history, summary)
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def _start(self, question: str, history: list[ChatTurn], kbs: Scope, summary: str) -> Run:
+        context = ToolContext(
+            self._retrieval, self._catalog, kbs, PassageBook(), self._settings.retrieval.context_top_k
+        )
+        tools = list(self._tools.values())
+        system = NATIVE_SYSTEM if self.native else system_prompt(tools, question)
+        if summary:
+            system += f"\nEarlier conversation, summarised: {summary}"
+        messages = [ChatTurn("system", system), *history, ChatTurn("user", question)]
+        return Run(question, context, messages, self.native)
+
+    def _loop(self, run: Run) -> Iterator[EngineEvent]:
+        limit = self._settings.agent.max_steps
+        unreadable = repeats = 0
+        while run.steps < limit:
+            self._inject(run)
+            try:
+                step = self._decide(run)
+            except LLMError as exc:
+                if run.steps == 0:
+                    raise AgentFailure(str(exc)) from exc
+                yield NoticeEvent(f"The model failed mid-way ({exc}); answering from what was found.", "warning")
+                return
+            if step is None:
+                unreadable += 1
+                run.steps += 1
+                error = "the reply was not a tool call or an answer"
+                yield AgentStepEvent(run.steps, "failed", "?", error=error)
+                if unreadable >= 2:
+                    if not run.context.passages.items:
+                        raise AgentFailure("its replies were not tool calls")
+                    return
+                self._observe(run, None, "Reply with ONE JSON object as described: a tool call or the answer flag.")
+                continue
+            unreadable = 0
+            if step.call is None:  # ready to answer
+                if not run.searched and "search_knowledge" in self._tools and not run.context.passages.items:
+                    # Answering with nothing found would be a guess: search the question once, visibly.
+                    run.steps += 1
+                    forced = Step(
+                        "nothing has been searched yet", ToolCall("search_knowledge", {"query": run.question})
+                    )
+                    yield from self._act(run, forced)
+                return
+            assert step.call is not None
+            run.steps += 1
+            outcome = yield from self._act(run, step)
+            if outcome == "repeat":
+                repeats += 1
+                if repeats >= 2:
+                    yield NoticeEvent("The agent kept repeating a call; answering from what was found.")
+                    return
+        yield NoticeEvent(f"Reached the limit of {limit} agent steps; answering from what was found.")
+
+    def _decide(self, run: Run) -> Step | None:
+        run.model_calls += 1
+        timeout = self._settings.agent.step_timeout_s
+        if run.native:
+            llm = self._llm
+            assert isinstance(llm, ToolCallingLLM)
+            tools = [function_schema(t) for t in self._tools.values()]
+            reply = _within(
+                lambda: llm.complete_with_tools(run.messages, tools, max_tokens=_DECISION_TOKENS, temperature=0.0),
+                timeout,
+                self._pool,
+            )
+            if not reply.calls:
+                return Step(reply.content.strip(), None)
+            call = reply.calls[0]  # one step at a time: extra parallel calls are left for later turns
+            return Step(
+                reply.content.strip(), call if call.id else ToolCall(call.name, call.arguments, f"call_{run.steps + 1}")
+            )
+        text = "".join(
+            stream_within(
+                lambda: self._llm.stream_chat(run.messages, max_tokens=_DECISION_TOKENS, temperature=0.0, json=True),
+                timeout,
+            )
+        )
+        return parse_step(text)
+
+    def _act(self, run: Run, step: Step) -> Generator[EngineEvent, None, str]:
+        """Validate and run one call; returns "ok", "error" or "repeat"."""
+        call = step.call
+        assert call is not None
+        yield AgentStepEvent(run.steps, "started", call.name, dict(call.arguments), step.thought)
+        start = time.perf_counter()
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self._tools)
+            return (
+                yield from self._failed(run, step, start, f"there is no tool {call.name!r}; the tools are: {known}")
+            )
+        try:
+            args = tool.Args.model_validate(call.arguments)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+            return (yield from self._failed(run, step, start, f"invalid arguments for {call.name}: {problems}"))
+        key = call.name + json.dumps(args.model_dump(), sort_keys=True, ensure_ascii=False)
+        if key in run.seen:
+            error = f"{call.name} was already called with these arguments; its result is above"
+            yield from self._failed(run, step, start, error)
+            return "repeat"
+        run.seen.add(key)
+        run.searched = run.searched or call.name == "search_knowledge"
+        future = self._pool.submit(tool.run, args, run.context)
+        budget = self._settings.agent.tool_timeout_s
+        try:
+            output = future.result(timeout=budget)
+        except FutureTimeout:
+            return (yield from self._failed(run, step, start, f"{call.name} did not finish within {budget:g} s"))
+        except Exception as exc:  # a tool bug is the model's observation, not the user's crash
+            log.exception("agent tool %s failed", call.name)
+            return (yield from self._failed(run, step, start, f"{call.name} failed: {type(exc).__name__}: {exc}"))
+        self._observe(run, step, output.observation)
+        yield AgentStepEvent(
+            run.steps,
+            "finished",
+            call.name,
+            args.model_dump(),
+            step.thought,
+            output.preview,
+            time.perf_counter() - start,
+        )
+        return "ok"
+
+    def _failed(self, run: Run, step: Step, start: float, error: str) -> Generator[EngineEvent, None, str]:
+        call = step.call
+        assert call is not None
+        self._observe(run, step, f"Error: {error}.")
+        yield AgentStepEvent(
+            run.steps, "failed", call.name, dict(call.arguments), step.thought, "", time.perf_counter() - start, error
+        )
+        return "error"
+
+    def _observe(self, run: Run, step: Step | None, observation: str) -> None:
+        """Put the model's step and what came of it into the transcript."""
+        observation = observation[:_OBSERVATION_CHARS]
+        if step is None:  # an unreadable reply: only the correction
+            run.messages.append(ChatTurn("user", observation))
+        elif run.native and step.call is not None:
+            run.messages.append(ChatTurn("assistant", step.thought, tool_calls=(step.call,)))
+            run.messages.append(ChatTurn("tool", observation, tool_call_id=step.call.id))
+        else:
+            name = step.call.name if step.call is not None else "answer"
+            run.messages.append(ChatTurn("assistant", call_text(step)))
+            label = "结果" if is_chinese(run.question) else "Result"
+            run.messages.append(ChatTurn("user", f"{label} of {name}:\n{observation}"))
+
+    def _inject(self, run: Run) -> None:
+        """Middleware mode: passages for the question sit in front of every model call (the retrieval is
+        cached, so repeating it per call costs nothing)."""
+        if self._settings.agent.knowledge != "middleware":
+            return
+        from ragapp.agent.tools.base import passage_lines
+
+        result = self._retrieval.retrieve(run.question, run.context.scope)
+        numbered = run.context.passages.add(result.chunks)
+        block = passage_lines(numbered) if numbered else "(nothing relevant was found for the question)"
+        system = run.messages[0].content.split("\n<retrieved_knowledge>")[0]
+        run.messages[0] = ChatTurn("system", f"{system}\n<retrieved_knowledge>\n{block}\n</retrieved_knowledge>")
+
+
+def _within(work: Any, timeout_s: float, pool: ThreadPoolExecutor) -> Any:
+    future = pool.submit(work)
+    try:
+        return future.result(timeout=timeout_s)
+    except FutureTimeout:
+        raise LLMError(f"the model did not decide within {timeout_s:g} s") from None
