@@ -99,7 +99,9 @@ class AgentRunner:
         self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None, *, summary: str = ""
     ) -> Iterator[EngineEvent]:
         question = question.strip()
-        run = self._start(question, list(history), kbs, summary)
+        summary, kept = yield from self._workflow.remember(summary, list(history))
+        history = kept
+        run = self._start(question, kept, kbs, summary)
         yield StageEvent("agent", "started", detail={"protocol": "native" if run.native else "json"})
         start = time.perf_counter()
         try:

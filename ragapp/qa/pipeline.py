@@ -91,7 +91,7 @@ class AnswerPipeline:
         turns before ``history``; ``clarified`` resumes a question the app asked back about."""
         question = question.strip()
         history = list(history)
-        summary, history = yield from self._remember(summary, history)
+        summary, history = yield from self.remember(summary, history)
 
         if clarified is not None:
             plan = QuestionPlan(question, question, clarified.sub_questions or (question,))
@@ -118,7 +118,9 @@ class AnswerPipeline:
 
     # -- steps ---------------------------------------------------------------------------------
 
-    def _remember(self, summary: str, history: list[ChatTurn]) -> Steps[tuple[str, list[ChatTurn]]]:
+    def remember(self, summary: str, history: list[ChatTurn]) -> Steps[tuple[str, list[ChatTurn]]]:
+        """Fold the turns beyond the recent window into the summary (a ``MemoryEvent`` tells the caller);
+        returns the summary and the turns kept verbatim. Agent mode uses it too."""
         wf = self._settings.workflow
         count = turns_to_fold(history, wf.recent_turns)
         if count == 0:
