@@ -270,3 +270,15 @@ def test_auto_mode_says_which_way_it_chose(rig: Any, question: str, mode: str) -
     events = ask(rig, question, mode="auto")
     chosen = next(e for e in events if isinstance(e, ModeEvent))
     assert chosen.mode == mode and chosen.reason.startswith(f"Auto chose {mode}")
+
+
+def test_old_turns_are_folded_in_agent_mode_too(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+    from ragapp.tracing.events import MemoryEvent
+    from ragapp.types import ChatTurn
+
+    rig = make_rig(make_engine, tmp_path, workflow={"recent_turns": 0})
+    history = [ChatTurn("user", "I own an Alpha."), ChatTurn("assistant", "Noted.")]
+    rig.llm.enqueue("The user owns an Alpha.", call("search_knowledge", query="Alpha battery"), READY, "90 [1].")
+    events = ask(rig, "How long does its battery last?", history=history)
+    assert next(e for e in events if isinstance(e, MemoryEvent)) == MemoryEvent("The user owns an Alpha.", 2)
+    assert "The user owns an Alpha." in rig.llm.calls[1][0].content  # the summary is in the agent's prompt
