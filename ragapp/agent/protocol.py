@@ -41,7 +41,9 @@ Each turn, reply with ONE JSON object and nothing else. To call a tool:
 {{"thought": "<why this step>", "tool": "<tool name>", "arguments": {{...}}}}
 When the passages found so far answer the question (or searching more will not help):
 {{"thought": "<why>", "answer": true}}
-Search before answering; search once per thing the question asks about. Write thoughts in {language}."""
+Usually give only the query; add other arguments only when the question needs them. Search before
+answering; search once per thing the question asks about, and when a search finds nothing, try other words.
+Write thoughts in {language}."""
 
 
 def parse_step(reply: str) -> Step | None:

@@ -151,7 +151,12 @@ class AgentRunner:
                     if not run.context.passages.items:
                         raise AgentFailure("its replies were not tool calls")
                     return
-                self._observe(run, None, "Reply with ONE JSON object as described: a tool call or the answer flag.")
+                self._observe(
+                    run,
+                    None,
+                    'Reply with ONE JSON object: {"thought": ..., "tool": ..., "arguments": {...}} to search more, '
+                    'or {"thought": ..., "answer": true} to answer now.',
+                )
                 continue
             unreadable = 0
             if step.call is None:  # ready to answer

@@ -282,3 +282,10 @@ def test_old_turns_are_folded_in_agent_mode_too(make_engine: Callable[..., Any],
     events = ask(rig, "How long does its battery last?", history=history)
     assert next(e for e in events if isinstance(e, MemoryEvent)) == MemoryEvent("The user owns an Alpha.", 2)
     assert "The user owns an Alpha." in rig.llm.calls[1][0].content  # the summary is in the agent's prompt
+
+
+def test_an_invented_knowledge_base_is_ignored_and_the_model_told(rig: Any) -> None:
+    rig.llm.enqueue(call("search_knowledge", query="Alpha battery", knowledge_base="general"), READY, "90 [1].")
+    events = ask(rig, "How long does the Alpha battery last?")
+    assert "alpha_manual.md" in steps(events)[0].preview
+    assert "there is no knowledge base 'general'" in rig.llm.calls[1][-1].content

@@ -33,6 +33,11 @@ class SearchKnowledge:
 
     def run(self, args: SearchArgs, ctx: ToolContext) -> ToolOutput:
         kbs = ctx.scope
+        notes = ""
+        if args.knowledge_base and args.knowledge_base not in {kb.name for kb in ctx.catalog.knowledge_bases()}:
+            # Small models invent names ("general", "books"): searching nothing would teach them nothing.
+            notes = f"\nNote: there is no knowledge base {args.knowledge_base!r}; all of them were searched."
+            args = args.model_copy(update={"knowledge_base": None})
         if args.knowledge_base:
             kbs = frozenset({args.knowledge_base}) if kbs is None else kbs & {args.knowledge_base}
             if not kbs:
@@ -41,7 +46,7 @@ class SearchKnowledge:
                     "outside the user's scope",
                 )
         result = ctx.retrieval.retrieve(args.query, kbs, args.top_k, CHANNELS[args.search_type])
-        notes = "".join(f"\nNote: {m}" for m in result.degraded)
+        notes += "".join(f"\nNote: {m}" for m in result.degraded)
         if not result.chunks:
             return ToolOutput(f"No relevant passages found for {args.query!r}.{notes}", "nothing relevant found")
         numbered = ctx.passages.add(result.chunks)
