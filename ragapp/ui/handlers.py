@@ -10,11 +10,11 @@ import functools
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import gradio as gr
 
-from ragapp.engine import Engine
+from ragapp.engine import Engine, Mode
 from ragapp.errors import RagAppError
 from ragapp.ingest.pipeline import kb_name
 from ragapp.qa.pipeline import Clarified
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DOC_HEADERS = ["Name", "Knowledge base", "Type", "Pages", "Chunks", "Added (UTC)"]
+MODE_CHOICES = [("Workflow · 工作流", "workflow"), ("Agent · 智能体", "agent"), ("Auto · 自动", "auto")]
 _STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "failed": "❌"}
 
 
@@ -57,11 +58,17 @@ class Handlers:
     # -- chat ----------------------------------------------------------------------------------
 
     def respond(
-        self, message: str, chat: list[Any], session: Session | None, scope: list[str] | None = None
+        self,
+        message: str,
+        chat: list[Any],
+        session: Session | None,
+        scope: list[str] | None = None,
+        mode: str | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one turn: steps, answer tokens, then one collapsible message per citation.
 
-        ``scope`` is the knowledge bases picked in "Search in"; none picked searches all of them.
+        ``scope`` is the knowledge bases picked in "Search in"; none picked searches all of them. ``mode`` is
+        the one picked in "Mode" (workflow, agent or auto); None: the configured default.
         """
         session = session or Session()
         question = (message or "").strip()
@@ -70,10 +77,15 @@ class Handlers:
             return
         session.pending = None  # a new question abandons an unanswered "which one did you mean?"
         chat = [*chat, gr.ChatMessage(role="user", content=question)]
-        yield from self._turn(question, question, chat, session, scope, None)
+        yield from self._turn(question, question, chat, session, scope, None, mode)
 
     def choose(
-        self, choice: gr.SelectData, chat: list[Any], session: Session | None, scope: list[str] | None = None
+        self,
+        choice: gr.SelectData,
+        chat: list[Any],
+        session: Session | None,
+        scope: list[str] | None = None,
+        mode: str | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """The user clicked one of the choices the app offered when it asked back: answer with that pick."""
         session = session or Session()
@@ -86,7 +98,7 @@ class Handlers:
         label = next((c.label for c in pending.choices if c.code == value), "Search everything · 全部检索")
         chat = [*chat, gr.ChatMessage(role="user", content=label)]
         clarified = Clarified(pending.sub_questions, pending.ambiguous, value)
-        yield from self._turn(pending.question, session.pending_question, chat, session, scope, clarified)
+        yield from self._turn(pending.question, session.pending_question, chat, session, scope, clarified, mode)
 
     def _turn(
         self,
@@ -96,12 +108,18 @@ class Handlers:
         session: Session,
         scope: list[str] | None,
         clarified: Clarified | None,
+        mode: str | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one answer to ``question`` (``asked`` is what the user typed, for the history)."""
         view = TurnView()
         yield "", chat + view.messages(), session
         events = self.engine.ask(
-            question, session.recent(), scope_of(scope), summary=session.summary, clarified=clarified
+            question,
+            session.recent(),
+            scope_of(scope),
+            summary=session.summary,
+            clarified=clarified,
+            mode=mode_of(mode),
         )
         try:
             for event in events:
@@ -203,6 +221,11 @@ class Handlers:
 def scope_of(picked: list[str] | None) -> Scope:
     """The knowledge bases picked in "Search in" as a scope: none picked means all of them."""
     return frozenset(picked) if picked else None
+
+
+def mode_of(picked: str | None) -> Mode | None:
+    """The mode picked in "Mode" for the engine; anything else (nothing picked) means the configured default."""
+    return cast(Mode, picked) if picked in {value for _label, value in MODE_CHOICES} else None
 
 
 def ingest_summary(results: list[IngestResult]) -> str:

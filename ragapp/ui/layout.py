@@ -10,7 +10,7 @@ import gradio as gr
 from ragapp.config import REPO_ROOT
 from ragapp.engine import Engine
 from ragapp.types import DEFAULT_KB
-from ragapp.ui.handlers import DOC_HEADERS, Handlers
+from ragapp.ui.handlers import DOC_HEADERS, MODE_CHOICES, Handlers
 from ragapp.ui.intents import build_intents_tab
 
 ASSETS = REPO_ROOT / "assets"
@@ -49,14 +49,29 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     )
                     send = gr.Button("Send · 发送", variant="primary", elem_id="send", scale=1)
                     clear = gr.Button("New chat · 新对话", elem_id="clear", scale=1)
-                scope = gr.Dropdown(
-                    choices=handlers.kb_names(),
-                    value=[],
-                    multiselect=True,
-                    label="Search in · 检索范围",
-                    info="Knowledge bases to search; none picked searches them all · 不选则检索全部知识库",
-                    elem_id="chat-scope",
-                )
+                with gr.Row():
+                    scope = gr.Dropdown(
+                        choices=handlers.kb_names(),
+                        value=[],
+                        multiselect=True,
+                        label="Search in · 检索范围",
+                        info="Knowledge bases to search; none picked searches them all · 不选则检索全部知识库",
+                        elem_id="chat-scope",
+                        scale=1,
+                    )
+                    mode = gr.Radio(
+                        choices=MODE_CHOICES,
+                        value=engine.settings.agent.mode,
+                        label="Mode · 模式",
+                        info=(
+                            "Workflow: one search, then the answer (fast). Agent: the model searches step by step "
+                            "(slower; for comparisons and multi-part questions). Auto: picks one per question · "
+                            "工作流：检索一次后作答（快）；智能体：模型逐步调用工具检索（较慢，适合比较和多步问题）；"
+                            "自动：按问题选择"
+                        ),
+                        elem_id="chat-mode",
+                        scale=1,
+                    )
                 examples = example_questions()
                 if examples:
                     gr.Examples(examples=[[q] for q in examples], inputs=question, label="Examples · 示例问题")
@@ -95,12 +110,14 @@ def build_ui(engine: Engine) -> gr.Blocks:
             with gr.Tab("Intents · 意图", id="intents"):
                 build_intents_tab(engine)
 
-        chat_io = {"inputs": [question, chatbot, session, scope], "outputs": [question, chatbot, session]}
+        chat_io = {"inputs": [question, chatbot, session, scope, mode], "outputs": [question, chatbot, session]}
         question.submit(handlers.respond, **chat_io)  # type: ignore[arg-type]
         send.click(handlers.respond, **chat_io)  # type: ignore[arg-type]
         clear.click(handlers.clear, outputs=[chatbot, session])
         # A click on a choice the app offered when it asked back ("which product do you mean?").
-        chatbot.option_select(handlers.choose, inputs=[chatbot, session, scope], outputs=[question, chatbot, session])
+        chatbot.option_select(
+            handlers.choose, inputs=[chatbot, session, scope, mode], outputs=[question, chatbot, session]
+        )
         add.click(
             handlers.upload,
             inputs=[upload, kb_choice, scope],

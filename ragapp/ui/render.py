@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import html
+import json
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 
 from ragapp.tracing.events import (
+    AgentStepEvent,
     AnswerEvent,
     ClarifyEvent,
     EngineEvent,
+    ModeEvent,
     NoticeEvent,
     RetrievalEvent,
     RewriteEvent,
@@ -26,7 +31,16 @@ _STAGE_TITLES = {
     "route": "🧭 Choosing where to look",
     "retrieve": "🔎 Searching the knowledge base",
     "generate": "✍️ Writing the answer",
+    "agent": "🤖 Agent working",
 }
+_MODE_ICONS = {"agent": "🤖", "workflow": "🧭"}
+_ARGUMENT_CHARS = 300  # longer tool arguments are cut in the step bubble
+_PREVIEW_CHARS = 500
+_AGENT_COUNTS = (  # the agent stage's summary: detail key, singular, plural
+    ("steps", "step", "steps"),
+    ("model calls", "model call", "model calls"),
+    ("passages", "passage found", "passages found"),
+)
 _ACTIONS = {
     "route": "Search in",
     "clarify": "Ask which one is meant",
@@ -47,6 +61,7 @@ class TurnView:
     rewrite: RewriteEvent | None = None
     choices: list[dict[str, str]] = field(default_factory=list)  # clickable answers when the app asks back
     routed: int = 0  # routing decisions seen (one per sub-question)
+    agent_steps: dict[int, gr.ChatMessage] = field(default_factory=dict)  # step number -> its bubble
     done: bool = False
 
     def apply(self, event: EngineEvent) -> None:
@@ -55,6 +70,10 @@ class TurnView:
         elif isinstance(event, NoticeEvent):
             icon = "⚠️" if event.level == "warning" else "ℹ️"
             self.steps.append(gr.ChatMessage(role="assistant", content=f"{icon} {event.message}"))
+        elif isinstance(event, ModeEvent):
+            self.steps.append(gr.ChatMessage(role="assistant", content=mode_line(event)))
+        elif isinstance(event, AgentStepEvent):
+            self._apply_agent_step(event)
         elif isinstance(event, RetrievalEvent):
             self.retrieved = event.chunks
         elif isinstance(event, RewriteEvent):
@@ -92,6 +111,23 @@ class TurnView:
                     message.content = stage_summary(event)
                 break
 
+    def _apply_agent_step(self, event: AgentStepEvent) -> None:
+        """One bubble per step: opened (pending) when the step starts, closed when it finishes or fails. A step
+        that fails before it starts (an unreadable reply) gets a bubble of its own straight away."""
+        message = self.agent_steps.get(event.step)
+        if message is None:
+            message = gr.ChatMessage(role="assistant", content="")
+            self.agent_steps[event.step] = message
+            self.steps.append(message)
+        title = f"🛠️ Step {event.step} · {event.tool if event.tool not in ('', '?') else 'no tool call'}"
+        metadata: dict[str, Any] = {"title": title, "status": "pending" if event.status == "started" else "done"}
+        if event.status == "failed":
+            metadata["title"] = f"❌ {title}: failed"
+        if event.duration_s is not None and event.status != "started":
+            metadata["duration"] = round(event.duration_s, 2)
+        message.metadata = metadata  # type: ignore[assignment]  # MetadataDict is a TypedDict of these keys
+        message.content = agent_step_body(event)
+
     def _apply_routing(self, event: RoutingEvent) -> None:
         """Put the decision and its reason in the routing step's bubble (one per sub-question)."""
         title = _STAGE_TITLES["route"]
@@ -124,6 +160,42 @@ def routing_summary(event: RoutingEvent) -> str:
     return "\n\n".join(lines)
 
 
+def mode_line(event: ModeEvent) -> str:
+    """'🤖 Auto chose agent: the question compares things': which way Auto mode took, and why."""
+    reason = (
+        event.reason if event.reason.lower().startswith("auto chose") else f"Auto chose {event.mode}: {event.reason}"
+    )
+    return f"{_MODE_ICONS.get(event.mode, 'ℹ️')} {html.escape(reason)}"
+
+
+def agent_step_body(event: AgentStepEvent) -> str:
+    """The step bubble: why the model took the step, the call it made, and what came back (or the error)."""
+    lines = []
+    if event.thought:
+        lines.append(f"**Why:** {html.escape(event.thought)}")
+    if event.tool not in ("", "?"):
+        arguments = json.dumps(event.arguments, ensure_ascii=False, default=str)
+        if len(arguments) > _ARGUMENT_CHARS:
+            arguments = arguments[:_ARGUMENT_CHARS] + "…"
+        lines.append(f"**Tool:** {code_span(event.tool)} {code_span(arguments)}")
+    if event.status == "failed":
+        lines.append(f"**Error:** {html.escape(event.error or 'the step failed')}")
+    elif event.status == "finished":
+        preview = event.preview.strip() or "(no output)"
+        if len(preview) > _PREVIEW_CHARS:
+            preview = preview[:_PREVIEW_CHARS] + "…"
+        lines.append(f"**Result:** {html.escape(preview)}")
+    return "\n\n".join(lines)
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span, whatever backticks it holds (the fence is longer than any run in it)."""
+    text = " ".join(text.split())  # a code span is one line
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def rewrite_note(event: RewriteEvent) -> str:
     """The small line under the answer that says what was searched."""
     parts = event.sub_questions if len(event.sub_questions) > 1 else (event.standalone,)
@@ -139,6 +211,9 @@ def stage_summary(event: StageEvent) -> str:
             f"{channels or 'no channel answered'} · {detail.get('candidates', 0)} fused candidates · "
             f"{detail.get('relevant', 0)} relevant · reranker: {detail.get('reranker', 'off')}"
         )
+    if event.stage == "agent" and event.status == "finished":
+        counts = [(detail.get(k, 0), one, many) for k, one, many in _AGENT_COUNTS]
+        return " · ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts)
     return ", ".join(f"{k}: {v}" for k, v in detail.items())
 
 

@@ -100,3 +100,56 @@ def test_old_turns_fold_into_the_session_summary(chat: tuple[Handlers, Any]) -> 
         "How long does its battery last?",
         "90 minutes [1].",
     ]
+
+
+def test_agent_mode_shows_each_step_then_a_cited_answer(chat: tuple[Handlers, Any]) -> None:
+    handlers, llm = chat
+    llm.enqueue(
+        '{"thought": "find it", "tool": "search_knowledge", "arguments": {"query": "Alpha battery"}}',
+        '{"thought": "enough", "answer": true}',
+        "90 minutes [1].",
+    )
+    _, messages, session = last(handlers.respond("How long does the Alpha battery last?", [], None, None, mode="agent"))
+    assert llm.pending == 0 and llm.json_calls == [True, True, False]  # two decisions, then the answer
+    titles = [str((m.metadata or {}).get("title", "")) for m in messages]
+    assert titles[:3] == ["", "🤖 Agent working", "🛠️ Step 1 · search_knowledge"]  # the question, the agent, step 1
+    step = messages[2]
+    assert step.metadata["status"] == "done"
+    assert "**Why:** find it" in step.content and '`{"query": "Alpha battery", ' in step.content
+    assert "**Result:** 1 passage(s): robots.md" in step.content
+    assert messages[1].content == "1 step · 2 model calls · 1 passage found"
+    assert any(m.content == "90 minutes [1]." for m in messages)
+    assert titles[-1].startswith("📄 [1] robots.md")
+    assert not any(t.startswith("🧭") for t in titles)  # the agent neither rewrote nor routed
+    assert session.history == [
+        ChatTurn("user", "How long does the Alpha battery last?"),
+        ChatTurn("assistant", "90 minutes [1]."),
+    ]
+
+
+def test_mode_defaults_to_the_configured_one_and_auto_says_what_it_chose(chat: tuple[Handlers, Any]) -> None:
+    handlers, llm = chat
+    llm.enqueue(
+        '{"thought": "the Alpha", "tool": "search_knowledge", "arguments": {"query": "Alpha battery"}}',
+        '{"thought": "the Beta", "tool": "search_knowledge", "arguments": {"query": "Beta battery"}}',
+        '{"thought": "both found", "answer": true}',
+        "The Beta lasts longer: 150 minutes against 90 [1].",
+    )
+    question = "Which battery lasts longer, the Alpha or the Beta?"
+    _, messages, _ = last(handlers.respond(question, [], None, mode="auto"))
+    contents = [str(m.content) for m in messages]
+    assert contents[1] == "🤖 Auto chose agent: the question compares things"
+    titles = [str((m.metadata or {}).get("title", "")) for m in messages]
+    assert "🛠️ Step 1 · search_knowledge" in titles and "🛠️ Step 2 · search_knowledge" in titles
+    assert titles.index("🛠️ Step 1 · search_knowledge") < titles.index("🛠️ Step 2 · search_knowledge")
+    assert llm.pending == 0
+
+    llm.reset()  # no mode picked: the configured default (the workflow: rewrite, route, answer)
+    llm.enqueue(
+        '{"question": "How long does the Alpha battery last?", "sub_questions": []}',
+        '{"matches": [{"id": "alpha.specs", "score": 0.9}]}',
+        "90 minutes [1].",
+    )
+    _, messages, _ = last(handlers.respond("How long does the Alpha battery last?", [], None))
+    titles = [str((m.metadata or {}).get("title", "")) for m in messages]
+    assert "🧭 Choosing where to look" in titles and not any("Step" in t for t in titles)

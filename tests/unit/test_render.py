@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from ragapp.tracing.events import (
+    AgentStepEvent,
     AnswerEvent,
     ClarifyEvent,
     MemoryEvent,
+    ModeEvent,
     NoticeEvent,
     RetrievalEvent,
     RewriteEvent,
@@ -143,3 +145,124 @@ def test_rewritten_question_is_shown_small_under_the_answer() -> None:
     answer, note, _source = view.messages()
     assert answer.content == "2600 Pa [1]."
     assert note.content.startswith("<sub>🔎 Searched as") and "&lt;b&gt;suction" in note.content
+
+
+# -- agent mode ---------------------------------------------------------------------------------
+
+SEARCH = {"query": "Alpha battery"}
+
+
+def test_agent_step_is_pending_then_done_with_the_call_and_its_result() -> None:
+    view = TurnView()
+    view.apply(AgentStepEvent(1, "started", "search_knowledge", SEARCH, "find the battery life"))
+    (step,) = view.messages()
+    assert step.metadata == {"title": "🛠️ Step 1 · search_knowledge", "status": "pending"}
+    assert "**Why:** find the battery life" in str(step.content)
+    assert '`search_knowledge` `{"query": "Alpha battery"}`' in str(step.content)
+    assert "Result" not in str(step.content)
+
+    view.apply(
+        AgentStepEvent(
+            1, "finished", "search_knowledge", SEARCH, "find the battery life", "2 passage(s): robots.md", 0.456
+        )
+    )
+    (step,) = view.messages()
+    assert step.metadata == {"title": "🛠️ Step 1 · search_knowledge", "status": "done", "duration": 0.46}
+    assert "**Result:** 2 passage(s): robots.md" in str(step.content)
+    assert "**Why:** find the battery life" in str(step.content)
+
+
+def test_failed_agent_step_is_marked_with_its_error() -> None:
+    view = TurnView()
+    view.apply(AgentStepEvent(2, "started", "read_chunk", {"chunk_id": 7}, "read on"))
+    view.apply(
+        AgentStepEvent(
+            2, "failed", "read_chunk", {"chunk_id": 7}, "read on", "", 0.01, "invalid arguments for read_chunk"
+        )
+    )
+    (step,) = view.messages()
+    assert step.metadata["title"] == "❌ 🛠️ Step 2 · read_chunk: failed"
+    assert step.metadata["status"] == "done"
+    assert "**Error:** invalid arguments for read_chunk" in str(step.content)
+    assert "Result" not in str(step.content)
+
+
+def test_unreadable_reply_is_a_failed_step_of_its_own() -> None:
+    view = TurnView()
+    view.apply(AgentStepEvent(1, "failed", "?", error="the reply was not a tool call or an answer"))
+    (step,) = view.messages()
+    assert step.metadata["title"] == "❌ 🛠️ Step 1 · no tool call: failed"
+    assert step.content == "**Error:** the reply was not a tool call or an answer"
+
+
+def test_auto_mode_choice_is_an_info_line() -> None:
+    view = TurnView()
+    view.apply(ModeEvent("agent", "Auto chose agent: the question compares things"))
+    view.apply(ModeEvent("workflow", "a single question: one search is enough"))
+    assert _contents(view) == [
+        "🤖 Auto chose agent: the question compares things",
+        "🧭 Auto chose workflow: a single question: one search is enough",
+    ]
+
+
+def test_agent_turn_shows_the_stage_the_steps_in_order_then_the_cited_answer() -> None:
+    view = TurnView()
+    view.apply(StageEvent("agent", "started", detail={"protocol": "json"}))
+    view.apply(AgentStepEvent(1, "started", "search_knowledge", SEARCH, "one"))
+    view.apply(AgentStepEvent(1, "finished", "search_knowledge", SEARCH, "one", "1 passage(s): warranty.pdf", 0.1))
+    view.apply(AgentStepEvent(2, "started", "list_knowledge_bases", {}, "two"))
+    view.apply(AgentStepEvent(2, "finished", "list_knowledge_bases", {}, "two", "1 knowledge base", 0.1))
+    view.apply(AgentStepEvent(3, "started", "search_knowledge", {"query": "Beta"}, "three"))
+    view.apply(AgentStepEvent(3, "failed", "search_knowledge", {"query": "Beta"}, "three", "", 10.0, "timed out"))
+    view.apply(NoticeEvent("Reached the limit of 3 agent steps; answering from what was found."))
+    view.apply(StageEvent("agent", "finished", 2.5, {"steps": 3, "model calls": 1, "passages": 1}))
+    view.apply(RetrievalEvent((RETRIEVED,)))
+    view.apply(TokenEvent("12 months [1]."))
+    view.apply(AnswerEvent("12 months [1].", (Citation(1, CHUNK),), grounded=True))
+    titles = [str((m.metadata or {}).get("title", m.content)) for m in view.messages()]
+    assert titles == [
+        "🤖 Agent working",
+        "🛠️ Step 1 · search_knowledge",
+        "🛠️ Step 2 · list_knowledge_bases",
+        "❌ 🛠️ Step 3 · search_knowledge: failed",
+        "ℹ️ Reached the limit of 3 agent steps; answering from what was found.",
+        "12 months [1].",
+        "📄 [1] warranty.pdf · p. 3 · Battery",
+    ]
+    stage = view.messages()[0]
+    assert stage.metadata == {"title": "🤖 Agent working", "status": "done", "duration": 2.5}
+    assert stage.content == "3 steps · 1 model call · 1 passage found"
+    assert all((m.metadata or {}).get("status") != "pending" for m in view.messages())
+
+
+def test_step_events_update_the_bubble_of_their_own_step() -> None:
+    view = TurnView()
+    view.apply(AgentStepEvent(1, "started", "search_knowledge", {"query": "Alpha"}, "first"))
+    view.apply(AgentStepEvent(2, "started", "search_knowledge", {"query": "Beta"}, "second"))
+    view.apply(AgentStepEvent(2, "finished", "search_knowledge", {"query": "Beta"}, "second", "Beta found", 0.2))
+    first, second = view.messages()
+    assert first.metadata["status"] == "pending" and "Beta" not in str(first.content)
+    assert second.metadata["status"] == "done" and "**Result:** Beta found" in str(second.content)
+    view.apply(AgentStepEvent(1, "failed", "search_knowledge", {"query": "Alpha"}, "first", "", 0.3, "boom"))
+    first, second = view.messages()
+    assert first.metadata["title"].startswith("❌ 🛠️ Step 1") and "**Error:** boom" in str(first.content)
+    assert "**Result:** Beta found" in str(second.content) and second.metadata["title"] == "🛠️ Step 2 · search_knowledge"
+
+
+def test_step_text_from_the_model_cannot_inject_markup() -> None:
+    view = TurnView()
+    hostile = {"query": "a `tick` <b>"}
+    view.apply(AgentStepEvent(1, "finished", "search_knowledge", hostile, "<img src=x onerror=alert(1)>", "<i>x</i>"))
+    content = str(view.messages()[0].content)
+    assert "<img" not in content and "<i>" not in content
+    assert '``{"query": "a `tick` <b>"}``' in content  # a code span: shown as typed, not as markup
+
+
+def test_failed_agent_stage_falls_back_visibly() -> None:
+    view = TurnView()
+    view.apply(StageEvent("agent", "started"))
+    view.apply(StageEvent("agent", "failed", 1.0, error="model server unreachable"))
+    view.apply(NoticeEvent("The agent could not work on this question; answering with the workflow.", "warning"))
+    stage, notice = view.messages()
+    assert stage.metadata["title"] == "❌ 🤖 Agent working: failed" and stage.content == "model server unreachable"
+    assert str(notice.content).startswith("⚠️ The agent could not work")

@@ -1,0 +1,47 @@
+"""Agent mode in Chat: pick "Agent" in the mode switch, ask, watch the tool steps, read the cited answer.
+
+Real app, demo knowledge base, the packaged local model. Each agent decision is a model call (tens of seconds
+on 2 cores), so the waits are long; finished step bubbles collapse, so the test reads their titles.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+
+QUESTION = "What does error code E07 mean on the Lumen V2 Pro?"
+STEP = re.compile(r"Step \d+ · (search_knowledge|read_chunk|list_knowledge_bases)")
+DONE = (
+    "() => !document.querySelector('#chatbot .pending, #chatbot [data-status=\"pending\"]')"
+    " && !document.querySelector('.generating')"
+)
+
+
+def test_agent_mode_shows_tool_steps_then_a_cited_answer(page: object, artifacts: Path) -> None:
+    mode = page.locator("#chat-mode")  # type: ignore[attr-defined]
+    for label in ("Workflow · 工作流", "Agent · 智能体", "Auto · 自动"):
+        assert mode.get_by_text(label).count() == 1, label
+    mode.get_by_role("radio", name="Agent · 智能体").check()
+    assert mode.get_by_role("radio", name="Agent · 智能体").is_checked()
+
+    box = page.locator("#question textarea")  # type: ignore[attr-defined]
+    box.fill(QUESTION)
+    box.press("Enter")
+    chat = page.locator("#chatbot")  # type: ignore[attr-defined]
+    chat.get_by_text("Agent working").first.wait_for(timeout=60_000)
+    try:
+        chat.get_by_text(STEP).first.wait_for(timeout=300_000)  # the first decision reads the tool list
+    except Exception:
+        pytest.fail(f"no agent step appeared; the chat shows:\n{chat.inner_text()}")
+    page.wait_for_function(DONE, timeout=900_000)  # type: ignore[attr-defined]  # up to 6 steps, then the answer
+    page.screenshot(path=str(artifacts / "agent.png"), full_page=True)  # type: ignore[attr-defined]
+
+    shown = chat.inner_text()
+    assert "could not work on this question" not in shown, shown  # no fallback to the workflow
+    assert "Choosing where to look" not in shown, shown  # the agent answered, not the workflow
+    citation = chat.get_by_text(re.compile(r"\[\d\] lumen_v2_pro_manual\.pdf"))
+    assert citation.count() >= 1, f"no citation of the V2 Pro manual in:\n{shown}"
