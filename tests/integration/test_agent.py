@@ -289,3 +289,13 @@ def test_an_invented_knowledge_base_is_ignored_and_the_model_told(rig: Any) -> N
     events = ask(rig, "How long does the Alpha battery last?")
     assert "alpha_manual.md" in steps(events)[0].preview
     assert "there is no knowledge base 'general'" in rig.llm.calls[1][-1].content
+
+
+def test_a_single_channel_search_that_finds_nothing_tries_hybrid(rig: Any) -> None:
+    rig.llm.enqueue(call("search_knowledge", query="how many minutes", search_type="keyword"), READY, "90 [1].")
+    events = ask(rig, "How long does the Alpha battery last?")
+    first = steps(events)[0]
+    assert first.status == "finished"
+    observation = rig.llm.calls[1][-1].content
+    if "keyword search alone found nothing relevant" in observation:  # the keyword channel alone fell short
+        assert "[1] (chunk_id=" in observation

@@ -46,6 +46,11 @@ class SearchKnowledge:
                     "outside the user's scope",
                 )
         result = ctx.retrieval.retrieve(args.query, kbs, args.top_k, CHANNELS[args.search_type])
+        if not result.chunks and args.search_type != "hybrid":
+            # One channel alone rarely clears the relevance gate (it is calibrated on both agreeing), and small
+            # models pick "keyword" for everything: try both channels before reporting nothing.
+            result = ctx.retrieval.retrieve(args.query, kbs, args.top_k)
+            notes += f"\nNote: {args.search_type} search alone found nothing relevant; these come from hybrid search."
         notes += "".join(f"\nNote: {m}" for m in result.degraded)
         if not result.chunks:
             return ToolOutput(f"No relevant passages found for {args.query!r}.{notes}", "nothing relevant found")
