@@ -200,6 +200,12 @@ class IngestSettings(BaseModel):
     max_file_mb: float = Field(50.0, gt=0, description="Larger uploads are refused.")
 
 
+class TraceSettings(BaseModel):
+    enabled: bool = Field(True, description="Record a trace of every question and upload (the Traces tab).")
+    max_traces: int = Field(500, ge=1, description="Traces kept (all users together); older ones are deleted.")
+    max_age_days: float = Field(14.0, gt=0, description="Traces older than this are deleted.")
+
+
 class UISettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address the web app listens on.")
     port: int = Field(7860, description="Port the web app listens on.")
@@ -218,6 +224,7 @@ class Settings(BaseSettings):
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)
 
 

@@ -9,11 +9,11 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ragapp.agent.auto import choose_mode
 from ragapp.agent.runner import AgentRunner
-from ragapp.config import Settings
+from ragapp.config import RetrievalSettings, Settings
 from ragapp.errors import RagAppError
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
@@ -22,14 +22,18 @@ from ragapp.models.llm import LLM, LLMS
 from ragapp.models.llm_backends import load_builtin_llms
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
-from ragapp.rerank.base import RERANKERS
+from ragapp.rerank.base import RERANKERS, PassthroughReranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline, RetrievalResult
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import Format, IntentNode, IntentTree, parse_tree
+from ragapp.tracing.cases import CaseReport, evaluate_cases
 from ragapp.tracing.events import EngineEvent, ModeEvent
+from ragapp.tracing.llm import recording
+from ragapp.tracing.recorder import TraceRecorder
+from ragapp.tracing.store import TestCase, TestCaseStore, TraceStore, TraceSummary
 from ragapp.types import DEFAULT_KB, ChatTurn, DocumentRecord, IngestResult, KnowledgeBase, Scope
 
 log = logging.getLogger(__name__)
@@ -37,6 +41,7 @@ log = logging.getLogger(__name__)
 Mode = Literal["workflow", "agent", "auto"]
 DEMO_LOADED_KEY = "demo_loaded"
 DEMO_KB = "demo"  # the knowledge base the demo files go into
+LOCAL_OWNER = "local"  # whose traces and test cases, when the caller names nobody (scripts, the CLI)
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,13 @@ class Engine:
         retrieval: RetrievalPipeline,
         llm: LLM,
         intents: IntentStore,
+        traces: TraceStore | None = None,
+        cases: TestCaseStore | None = None,
     ) -> None:
         self.settings = settings
+        self._traces = traces
+        self._cases = cases
+        self._recorder = TraceRecorder(traces, enabled=settings.traces.enabled)
         self._store = store
         self._ingestor = Ingestor(store, settings.ingest)
         self._retrieval = retrieval
@@ -81,6 +91,7 @@ class Engine:
         summary: str = "",
         clarified: Clarified | None = None,
         mode: Mode | None = None,
+        owner: str = LOCAL_OWNER,
     ) -> Iterator[EngineEvent]:
         """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
         stages, the rewritten question, routing, notices, retrieved chunks, tokens, answer. An unknown
@@ -90,7 +101,22 @@ class Engine:
         to fold more). After a ``ClarifyEvent``, call again with ``clarified`` holding the user's pick.
 
         ``mode``: workflow, agent (tool calls, step by step) or auto (agent for comparisons and multi-hop
-        questions); None: the configured default. A resumed clarification always continues the workflow."""
+        questions); None: the configured default. A resumed clarification always continues the workflow.
+
+        Each call leaves a trace owned by ``owner`` (see ``traces``)."""
+        events = self._ask(question, history, kbs, summary, clarified, mode)
+        shown = "workflow" if clarified is not None else (mode or self.settings.agent.mode)
+        return self._recorder.chat(events, owner=owner, question=question, mode=shown)
+
+    def _ask(
+        self,
+        question: str,
+        history: Sequence[ChatTurn],
+        kbs: Scope,
+        summary: str,
+        clarified: Clarified | None,
+        mode: Mode | None,
+    ) -> Iterator[EngineEvent]:
         mode = mode or self.settings.agent.mode
         if clarified is None and mode == "auto":
             chosen, why = choose_mode(question)
@@ -107,11 +133,24 @@ class Engine:
     # -- knowledge -----------------------------------------------------------------------------
 
     def ingest(
-        self, files: Sequence[tuple[Path, str]], progress: Progress | None = None, kb: str = DEFAULT_KB
+        self,
+        files: Sequence[tuple[Path, str]],
+        progress: Progress | None = None,
+        kb: str = DEFAULT_KB,
+        owner: str = LOCAL_OWNER,
     ) -> list[IngestResult]:
         """Add files given as (path on disk, name to show) to knowledge base ``kb``. Never raises for a bad
         file; raises ``IngestError`` for an invalid ``kb`` name, before anything is stored."""
-        return self._ingestor.ingest_files(files, progress or (lambda _f, _m: None), kb)
+        shown = progress or (lambda _f, _m: None)
+
+        def run(traced: Progress) -> list[IngestResult]:
+            def both(fraction: float, message: str) -> None:
+                traced(fraction, message)
+                shown(fraction, message)
+
+            return self._ingestor.ingest_files(files, both, kb)
+
+        return self._recorder.ingest(run, owner=owner, files=[name for _path, name in files])
 
     def delete(self, doc_id: str) -> str:
         return self._ingestor.delete(doc_id)
@@ -164,6 +203,62 @@ class Engine:
         document = self._store.catalog.document(found[0].chunk.doc_id) if found else None
         return document.kb if document is not None else None
 
+    # -- traces and test cases ----------------------------------------------------------------------
+    # Every call names its owner (a browser session or a login): nobody sees another user's traces or cases.
+
+    def traces(self, owner: str, **filters: str | int | None) -> list[TraceSummary]:
+        """Recent traces of ``owner``, newest first; filters: text, status, mode, kind, limit."""
+        if self._traces is None:
+            return []
+        self._traces.flush(timeout=2.0)  # the request that just ended may still be queued
+        return self._traces.list(owner, **filters)  # type: ignore[arg-type]
+
+    def trace(self, trace_id: str, owner: str) -> dict[str, Any] | None:
+        if self._traces is None:
+            return None
+        self._traces.flush(timeout=2.0)  # a trace of the request that just ended may still be queued
+        return self._traces.get(trace_id, owner)
+
+    def save_test_case(
+        self,
+        owner: str,
+        question: str,
+        expected: Sequence[str],
+        kbs: Sequence[str] | None = None,
+        trace_id: str | None = None,
+    ) -> TestCase:
+        """Keep ``question`` with the documents (names) that should answer it. Raises ``ValueError`` for a
+        blank question or no documents."""
+        if self._cases is None:
+            raise RagAppError("Test cases are not available (no state folder).")
+        return self._cases.add(owner, question, expected, kbs, trace_id)
+
+    def test_cases(self, owner: str) -> list[TestCase]:
+        return self._cases.list(owner) if self._cases is not None else []
+
+    def delete_test_case(self, owner: str, case_id: int) -> bool:
+        return self._cases.delete(owner, case_id) if self._cases is not None else False
+
+    def run_test_cases(self, owner: str, changes: dict[str, Any] | None = None, k: int = 10) -> list[CaseReport]:
+        """Score ``owner``'s test cases with the current retrieval settings and, given ``changes`` (retrieval
+        setting -> value; ``rerank: False`` turns the reranker off), with those changes too, side by side."""
+        cases = self.test_cases(owner)
+        current = self._retrieval.settings
+        reports = [
+            evaluate_cases(cases, self._retrieval.retrieve, "current settings", k, _knobs(current, self._retrieval))
+        ]
+        changes = dict(changes or {})
+        rerank = changes.pop("rerank", None)
+        if changes or rerank is not None:
+            settings = current.model_copy(update=changes)
+            reranker = PassthroughReranker() if rerank is False else None
+            variant = self._retrieval.variant(RetrievalSettings.model_validate(settings.model_dump()), reranker)
+            try:
+                reports.append(evaluate_cases(cases, variant.retrieve, "with changes", k, _knobs(settings, variant)))
+            finally:
+                variant.close()
+        return reports
+
     def supported_extensions(self) -> list[str]:
         return supported_extensions()
 
@@ -190,10 +285,20 @@ class Engine:
                 self._router.test("hello")
 
     def close(self) -> None:
+        if self._traces is not None:
+            self._traces.close()
+        if self._cases is not None:
+            self._cases.close()
         self._agent.close()
         self._retrieval.close()
         self._intents.close()
         self._store.catalog.close()
+
+
+def _knobs(settings: RetrievalSettings, pipeline: RetrievalPipeline) -> dict[str, Any]:
+    """The settings a test-case run is labelled with."""
+    keys = ("fusion", "weights", "candidate_limit", "context_top_k", "min_rerank_score")
+    return {k: getattr(settings, k) for k in keys} | {"reranker": pipeline.reranker.name}
 
 
 def build_engine(settings: Settings) -> Engine:
@@ -208,12 +313,14 @@ def build_engine(settings: Settings) -> Engine:
     channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]
     reranker = RERANKERS.get(settings.rerank.backend)(settings)
     retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval)
-    llm = LLMS.get(settings.llm.backend)(settings)
+    llm = recording(LLMS.get(settings.llm.backend)(settings))
     catalog = store.catalog
     intents = IntentStore(
         state / "intents.sqlite3", known_kbs=lambda: {DEFAULT_KB, *(kb.name for kb in catalog.knowledge_bases())}
     )
-    engine = Engine(settings, store, retrieval, llm, intents)
+    traces = TraceStore(state / "traces.sqlite3", settings.traces.max_traces, settings.traces.max_age_days)
+    cases = TestCaseStore(state / "traces.sqlite3")
+    engine = Engine(settings, store, retrieval, llm, intents, traces, cases)
     if settings.paths.load_demo and store.catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)
         store.catalog.set_meta(DEMO_LOADED_KEY, "1")
@@ -240,7 +347,7 @@ def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
     extensions = set(engine.supported_extensions())
     files = sorted(p for p in demo_dir.glob("*") if p.suffix.lower() in extensions)
     log.info("indexing the demo knowledge base: %d files from %s", len(files), demo_dir)
-    results = engine.ingest([(p, p.name) for p in files], kb=DEMO_KB)
+    results = engine.ingest([(p, p.name) for p in files], kb=DEMO_KB, owner="system")
     for result in results:
         if result.status == "failed":
             log.warning("demo file not indexed: %s", result.message)

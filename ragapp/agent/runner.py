@@ -32,6 +32,7 @@ from ragapp.models.llm import LLM, ToolCallingLLM, stream_within
 from ragapp.qa.pipeline import AnswerPipeline
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.catalog import Catalog
+from ragapp.tracing.context import in_context
 from ragapp.tracing.events import AgentStepEvent, EngineEvent, NoticeEvent, StageEvent
 from ragapp.types import ChatTurn, Scope, ToolCall
 
@@ -228,7 +229,7 @@ class AgentRunner:
             return "repeat"
         run.seen.add(key)
         run.searched = run.searched or call.name == "search_knowledge"
-        future = self._pool.submit(tool.run, args, run.context)
+        future = self._pool.submit(in_context(lambda: tool.run(args, run.context)))
         budget = self._settings.agent.tool_timeout_s
         try:
             output = future.result(timeout=budget)
@@ -287,7 +288,7 @@ class AgentRunner:
 
 
 def _within(work: Any, timeout_s: float, pool: ThreadPoolExecutor) -> Any:
-    future = pool.submit(work)
+    future = pool.submit(in_context(work))
     try:
         return future.result(timeout=timeout_s)
     except FutureTimeout:

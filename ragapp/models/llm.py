@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import time
@@ -110,7 +111,8 @@ def stream_within(start: Callable[[], Iterator[str]], timeout_s: float) -> Itera
         except BaseException as exc:  # handed to the consumer, which raises it in the request's thread
             pieces.put(exc)
 
-    threading.Thread(target=work, name="llm-stream", daemon=True).start()
+    # The worker runs in the caller's context, so a model call inside a traced request reports to its trace.
+    threading.Thread(target=contextvars.copy_context().run, args=(work,), name="llm-stream", daemon=True).start()
     deadline = time.monotonic() + timeout_s
     received = False
     try:

@@ -94,13 +94,21 @@ def score_blend(
     lower cosine than unrelated Chinese text, so one normalisation over both languages would bury it (the
     same reason the vector channel ranks each language on its own).
     """
+    parts = blend_parts(rankings, weights, norm)
+    return _ranked(_best_hits(rankings), {cid: sum(p.values()) for cid, p in parts.items()})
+
+
+def blend_parts(
+    rankings: Rankings, weights: Mapping[str, float] | None = None, norm: str = "minmax"
+) -> dict[str, dict[str, float]]:
+    """chunk id -> channel -> what that channel adds to the chunk's blended score (they sum to the score)."""
     normalise = _NORMALISERS[norm]
     weights = weights or {}
     best = _best_hits(rankings)
     active = {ch: float(weights.get(ch, 1.0)) for ch, hits in best.items() if hits}
     total = sum(active.values()) or 1.0
     every = {cid for hits in best.values() for cid in hits}
-    scores = dict.fromkeys(every, 0.0)
+    parts: dict[str, dict[str, float]] = {cid: {} for cid in every}
     for channel, weight in active.items():
         groups: dict[str | None, dict[str, float]] = {}
         for cid, hit in best[channel].items():
@@ -113,8 +121,24 @@ def score_blend(
             floors.append(floor)
         floor = min(floors)
         for cid in every:
-            scores[cid] += weight / total * normed.get(cid, floor)
-    return _ranked(best, scores)
+            parts[cid][channel] = weight / total * normed.get(cid, floor)
+    return parts
+
+
+def contributions(rankings: Rankings, settings: RetrievalSettings) -> dict[str, dict[str, float]]:
+    """What each channel added to each chunk's fused score under the configured fusion (for traces):
+    w / (k + rank) for ``rrf``, the weighted normalised score for the blends."""
+    if settings.fusion == "rrf":
+        best = _best_hits(rankings)
+        out: dict[str, dict[str, float]] = {}
+        for channel, hits in best.items():
+            weight = float(settings.weights.get(channel, 1.0))
+            for cid, hit in hits.items():
+                out.setdefault(cid, {})[channel] = weight / (settings.rrf_k + hit.rank)
+        return out
+    if settings.fusion in _NORMALISERS:
+        return blend_parts(rankings, settings.weights, settings.fusion)
+    return {}
 
 
 FUSIONS.register("rrf")(lambda rankings, s: weighted_rrf(rankings, k=s.rrf_k, weights=s.weights))

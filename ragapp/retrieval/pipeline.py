@@ -23,6 +23,7 @@ from ragapp.rerank.base import Reranker
 from ragapp.retrieval.channels import Channel, ChannelResult
 from ragapp.retrieval.fusion import FUSIONS
 from ragapp.store.catalog import Catalog
+from ragapp.tracing.context import report
 from ragapp.types import RetrievedChunk, Scope
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,13 @@ class RetrievalPipeline:
     def settings(self) -> RetrievalSettings:
         return self._settings
 
+    def variant(self, settings: RetrievalSettings, reranker: Reranker | None = None) -> RetrievalPipeline:
+        """The same channels and catalog with other settings (and reranker), for trying a change before
+        keeping it. Uncached; ``close`` it when done."""
+        return RetrievalPipeline(
+            self._channels, self._catalog, reranker or self._reranker, settings.model_copy(update={"cache_size": 0})
+        )
+
     def close(self) -> None:
         """Stop the channel workers (a channel still running past its budget finishes on its own)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -111,6 +119,15 @@ class RetrievalPipeline:
         """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all); at most ``top_k`` of them
         (None: ``context_top_k``), found by the named ``channels`` (None: all). Never raises for a failing
         channel or reranker: what failed is listed in ``degraded``."""
+        started = time.perf_counter()
+        result = self._retrieve_cached(query, kbs, top_k, channels)
+        seconds = time.perf_counter() - started
+        report(lambda trace: trace.retrieval(result, seconds))  # the request's trace, if it has one
+        return result
+
+    def _retrieve_cached(
+        self, query: str, kbs: Scope, top_k: int | None, channels: Sequence[str] | None
+    ) -> RetrievalResult:
         scope = tuple(sorted(kbs)) if kbs is not None else None
         top_k = top_k or self._settings.context_top_k
         names = tuple(sorted(channels)) if channels is not None else None

@@ -21,7 +21,7 @@ from ragapp.qa.pipeline import Clarified
 from ragapp.tracing.events import ClarifyEvent, MemoryEvent
 from ragapp.types import DEFAULT_KB, IngestResult, Scope
 from ragapp.ui.render import TurnView
-from ragapp.ui.state import Session
+from ragapp.ui.state import Session, owner_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,6 +64,8 @@ class Handlers:
         session: Session | None,
         scope: list[str] | None = None,
         mode: str | None = None,
+        owner: str | None = None,
+        request: gr.Request = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one turn: steps, answer tokens, then one collapsible message per citation.
 
@@ -77,7 +79,7 @@ class Handlers:
             return
         session.pending = None  # a new question abandons an unanswered "which one did you mean?"
         chat = [*chat, gr.ChatMessage(role="user", content=question)]
-        yield from self._turn(question, question, chat, session, scope, None, mode)
+        yield from self._turn(question, question, chat, session, scope, None, mode, owner_of(owner, request))
 
     def choose(
         self,
@@ -86,6 +88,8 @@ class Handlers:
         session: Session | None,
         scope: list[str] | None = None,
         mode: str | None = None,
+        owner: str | None = None,
+        request: gr.Request = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """The user clicked one of the choices the app offered when it asked back: answer with that pick."""
         session = session or Session()
@@ -98,7 +102,9 @@ class Handlers:
         label = next((c.label for c in pending.choices if c.code == value), "Search everything · 全部检索")
         chat = [*chat, gr.ChatMessage(role="user", content=label)]
         clarified = Clarified(pending.sub_questions, pending.ambiguous, value)
-        yield from self._turn(pending.question, session.pending_question, chat, session, scope, clarified, mode)
+        yield from self._turn(
+            pending.question, session.pending_question, chat, session, scope, clarified, mode, owner_of(owner, request)
+        )
 
     def _turn(
         self,
@@ -109,6 +115,7 @@ class Handlers:
         scope: list[str] | None,
         clarified: Clarified | None,
         mode: str | None = None,
+        owner: str = "anonymous",
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one answer to ``question`` (``asked`` is what the user typed, for the history)."""
         view = TurnView()
@@ -120,6 +127,7 @@ class Handlers:
             summary=session.summary,
             clarified=clarified,
             mode=mode_of(mode),
+            owner=owner,
         )
         try:
             for event in events:
@@ -178,6 +186,8 @@ class Handlers:
         files: list[str] | None,
         kb: str | None = DEFAULT_KB,
         scope: list[str] | None = None,
+        owner: str | None = None,
+        request: gr.Request = None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
     ) -> tuple[str, list[list[Any]], Any, None, str, Any, Any]:
         if not files:
@@ -185,7 +195,9 @@ class Handlers:
         target = kb_name(kb or DEFAULT_KB)  # a bad name is refused before any file is read
         pairs = [(Path(f), Path(f).name) for f in files]
         progress(0.0, desc="Starting")
-        results = self.engine.ingest(pairs, lambda fraction, text: progress(fraction, desc=text), target)
+        results = self.engine.ingest(
+            pairs, lambda fraction, text: progress(fraction, desc=text), target, owner=owner_of(owner, request)
+        )
         summary = ingest_summary(results)
         failed = [r for r in results if r.status == "failed"]
         if failed:

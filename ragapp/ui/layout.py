@@ -1,4 +1,4 @@
-"""The Gradio app: Chat and Knowledge tabs. Tabs for intents and traces slot in beside these."""
+"""The Gradio app: Chat, Knowledge, Intents and Traces tabs."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from ragapp.engine import Engine
 from ragapp.types import DEFAULT_KB
 from ragapp.ui.handlers import DOC_HEADERS, MODE_CHOICES, Handlers
 from ragapp.ui.intents import build_intents_tab
+from ragapp.ui.state import ensure_owner
+from ragapp.ui.traces import build_traces_tab
 
 ASSETS = REPO_ROOT / "assets"
 
@@ -28,6 +30,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
     extensions = engine.supported_extensions()
     with gr.Blocks(title="ragapp") as demo:
         session = gr.State(None)  # a Session, created on the first question
+        # Whose traces and test cases: an id this browser keeps between visits (a login name wins over it).
+        owner = gr.BrowserState("", storage_key="ragapp-owner")
         gr.Markdown("# ragapp\nAsk questions about your documents · 就你的文档提问", elem_id="header")
         status = gr.Markdown(handlers.status_line(), elem_id="status-line")
         with gr.Tabs():
@@ -109,22 +113,24 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     delete = gr.Button("Delete · 删除", variant="stop", elem_id="delete", scale=1)
             with gr.Tab("Intents · 意图", id="intents"):
                 build_intents_tab(engine)
+            build_traces_tab(engine, owner)
 
-        chat_io = {"inputs": [question, chatbot, session, scope, mode], "outputs": [question, chatbot, session]}
+        chat_io = {"inputs": [question, chatbot, session, scope, mode, owner], "outputs": [question, chatbot, session]}
         question.submit(handlers.respond, **chat_io)  # type: ignore[arg-type]
         send.click(handlers.respond, **chat_io)  # type: ignore[arg-type]
         clear.click(handlers.clear, outputs=[chatbot, session])
         # A click on a choice the app offered when it asked back ("which product do you mean?").
         chatbot.option_select(
-            handlers.choose, inputs=[chatbot, session, scope, mode], outputs=[question, chatbot, session]
+            handlers.choose, inputs=[chatbot, session, scope, mode, owner], outputs=[question, chatbot, session]
         )
         add.click(
             handlers.upload,
-            inputs=[upload, kb_choice, scope],
+            inputs=[upload, kb_choice, scope, owner],
             outputs=[report, docs, to_delete, upload, status, kb_choice, scope],
         )
         delete.click(
             handlers.delete, inputs=[to_delete, scope], outputs=[report, docs, to_delete, status, kb_choice, scope]
         )
+        demo.load(ensure_owner, inputs=[owner], outputs=[owner])
         demo.load(handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope])
     return demo

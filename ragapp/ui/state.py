@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import gradio as gr
 
 from ragapp.tracing.events import ClarifyEvent, MemoryEvent
 from ragapp.types import ChatTurn
@@ -27,3 +30,21 @@ class Session:
 
     def recent(self) -> list[ChatTurn]:
         return list(self.history)
+
+
+def ensure_owner(stored: str | None, request: gr.Request = None) -> str:
+    """On page load: keep the owner id this browser stores (its traces and test cases), or make one."""
+    return stored or owner_of(None, request)
+
+
+def owner_of(stored: str | None, request: Any = None) -> str:
+    """Whose traces: a signed-in user's name, else the id this browser keeps. Before the page's load event has
+    stored one, the id comes from the session, the same one the load event stores: a question asked in the
+    first instant is not lost to another owner."""
+    username = getattr(request, "username", None) if request is not None else None
+    if username:
+        return f"user:{username}"
+    if stored:
+        return stored
+    session = getattr(request, "session_hash", None) if request is not None else None
+    return f"browser:{session}" if session else "anonymous"

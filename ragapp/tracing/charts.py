@@ -1,0 +1,105 @@
+"""Plotly figures for the Traces tab: the span waterfall of one request and the test-case metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+if TYPE_CHECKING:
+    from ragapp.tracing.cases import CaseReport
+
+KIND_COLOURS = {
+    "request": "#94a3b8",
+    "stage": "#60a5fa",
+    "retrieval": "#34d399",
+    "channel": "#10b981",
+    "fusion": "#a78bfa",
+    "rerank": "#f472b6",
+    "llm": "#fbbf24",
+    "tool": "#fb923c",
+    "file": "#60a5fa",
+}
+FAILED = "#ef4444"
+
+
+def waterfall(trace: Mapping[str, Any]) -> go.Figure:
+    """One bar per span, from its start to its end, children indented under their parent; failures in red."""
+    spans = list(trace.get("spans", []))
+    depth: dict[int, int] = {}
+    for span in spans:
+        parent = span.get("parent")
+        depth[span["id"]] = depth.get(parent, -1) + 1 if parent is not None else 0
+    ordered = _tree_order(spans)
+    labels = [f"{'· ' * depth[s['id']]}{s['name']} #{s['id']}" for s in ordered]
+    durations = [max(s.get("duration_s") or 0.0, 0.0) * 1000 for s in ordered]
+    colours = [
+        FAILED if s["status"] in {"failed", "unfinished"} else KIND_COLOURS.get(s["kind"], "#64748b") for s in ordered
+    ]
+    hover = [
+        f"{s['name']} ({s['kind']})<br>start {s['start_s'] * 1000:.0f} ms · {d:.0f} ms · {s['status']}"
+        + (f"<br>{s['error']}" if s.get("error") else "")
+        for s, d in zip(ordered, durations, strict=True)
+    ]
+    figure = go.Figure(
+        go.Bar(
+            y=labels,
+            x=durations,
+            base=[s["start_s"] * 1000 for s in ordered],
+            orientation="h",
+            marker_color=colours,
+            hovertext=hover,
+            hoverinfo="text",
+            text=[f"{d:.0f} ms" for d in durations],
+            textposition="outside",
+            cliponaxis=False,
+        )
+    )
+    figure.update_layout(
+        title=f"Spans of {trace.get('kind', 'the request')} ({(trace.get('total_s') or 0):.2f} s)",
+        xaxis_title="milliseconds since the request started",
+        yaxis={"autorange": "reversed", "type": "category"},
+        height=max(260, 28 * len(ordered) + 120),
+        margin={"l": 10, "r": 60, "t": 50, "b": 40},
+        showlegend=False,
+    )
+    return figure
+
+
+def _tree_order(spans: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Parents before their children, children by start time (depth-first)."""
+    children: dict[int | None, list[Mapping[str, Any]]] = {}
+    for span in spans:
+        children.setdefault(span.get("parent"), []).append(span)
+    out: list[Mapping[str, Any]] = []
+
+    def walk(parent: int | None) -> None:
+        for span in sorted(children.get(parent, []), key=lambda s: (s["start_s"], s["id"])):
+            out.append(span)
+            walk(span["id"])
+
+    walk(None)
+    return out
+
+
+def metrics_chart(reports: Sequence[CaseReport]) -> go.Figure:
+    """Hit rate, MRR and nDCG per run, side by side (current settings vs the changes being tried)."""
+    figure = go.Figure()
+    for report in reports:
+        summary = report.summary()
+        figure.add_bar(
+            name=report.label,
+            x=list(summary),
+            y=list(summary.values()),
+            text=[f"{v:.2f}" for v in summary.values()],
+            textposition="outside",
+        )
+    figure.update_layout(
+        barmode="group",
+        yaxis={"range": [0, 1.1], "title": "score"},
+        title=f"{len(reports[0].results) if reports else 0} test cases",
+        height=340,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return figure

@@ -1,0 +1,70 @@
+"""The trace a piece of work belongs to, found without passing it through every call.
+
+The recorder runs each step of a request inside its own ``contextvars.Context`` holding the trace being built;
+parts deep inside (the retrieval pipeline, the LLM wrapper) report to whatever ``current()`` returns, and
+report nothing when no request is being traced (evaluations, tests, warm-up). Work handed to a thread pool
+keeps the trace by being submitted through ``in_context``.
+
+Reporting never raises: a recorder bug costs a trace, never an answer.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from ragapp.retrieval.pipeline import RetrievalResult
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    """One model call as it went over the wire: the exact messages and what came back."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    completion: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    json: bool = False
+    tools: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    usage_reported: bool = False  # True: counts from the backend; False: estimated from the text
+
+
+class Observer(Protocol):
+    def retrieval(self, result: RetrievalResult, seconds: float) -> None: ...
+
+    def llm_call(self, call: LLMCall, started: float) -> None: ...
+
+
+CURRENT: contextvars.ContextVar[Observer | None] = contextvars.ContextVar("ragapp_trace", default=None)
+
+
+def current() -> Observer | None:
+    return CURRENT.get()
+
+
+def report(action: Callable[[Observer], None]) -> None:
+    """Tell the current trace something; a no-op without one, and never an exception."""
+    observer = CURRENT.get()
+    if observer is None:
+        return
+    try:
+        action(observer)
+    except Exception:
+        log.warning("trace recording failed; the request goes on", exc_info=True)
+
+
+def in_context(work: Callable[[], T]) -> Callable[[], T]:
+    """``work`` bound to the caller's context, so a pool thread reports to the caller's trace."""
+    ctx = contextvars.copy_context()
+    return lambda: ctx.run(work)

@@ -1,0 +1,177 @@
+"""Test cases in the Traces tab: save a traced question with the documents that should answer it, then score
+all saved cases with the current retrieval settings, and with changed ones side by side, before keeping a change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from ragapp.engine import Engine
+from ragapp.retrieval.fusion import FUSIONS
+from ragapp.tracing.cases import CaseReport
+from ragapp.tracing.charts import metrics_chart
+from ragapp.ui.handlers import user_errors
+from ragapp.ui.state import owner_of
+
+CASE_HEADERS = ["#", "Question", "Expected documents", "Knowledge bases", "Saved (UTC)"]
+RESULT_HEADERS = ["Run", "Question", "Expected", "First found at", "Hit", "MRR", "nDCG", "Top documents", "ms"]
+
+
+class CaseHandlers:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def rows(self, stored: str | None, request: gr.Request = None) -> pd.DataFrame:
+        cases = self.engine.test_cases(owner_of(stored, request))
+        rows = [
+            [c.id, c.question, ", ".join(c.expected), ", ".join(c.kbs) if c.kbs else "all", c.created_at[:19]]
+            for c in cases
+        ]
+        return pd.DataFrame(rows, columns=CASE_HEADERS)
+
+    def case_choices(self, stored: str | None, request: gr.Request = None) -> Any:
+        cases = self.engine.test_cases(owner_of(stored, request))
+        return gr.update(choices=[(f"#{c.id} {c.question[:60]}", c.id) for c in cases], value=None)
+
+    @user_errors
+    def save(
+        self, stored: str | None, trace: dict[str, Any] | None, expected: list[str] | None, request: gr.Request = None
+    ) -> tuple[str, Any, Any]:
+        owner = owner_of(stored, request)
+        if not trace:
+            raise gr.Error("Open a request first.")
+        if trace.get("kind") != "chat":
+            raise gr.Error("Only questions can become test cases.")
+        if not expected:
+            raise gr.Error("Pick the documents that should answer this question.")
+        kbs = None
+        searches = trace.get("retrievals", [])
+        if searches and all(s.get("kbs") is not None for s in searches):
+            kbs = sorted({kb for s in searches for kb in s["kbs"]})
+        try:
+            case = self.engine.save_test_case(owner, trace["question"], expected, kbs, trace.get("id"))
+        except ValueError as exc:
+            raise gr.Error(str(exc)) from None
+        gr.Info(f"Saved test case #{case.id}.")
+        message = f"✅ Saved as test case #{case.id}: expects {', '.join(case.expected)}."
+        return message, self.rows(stored, request), self.case_choices(stored, request)
+
+    @user_errors
+    def delete(self, stored: str | None, case_id: int | None, request: gr.Request = None) -> tuple[Any, Any]:
+        if case_id is None:
+            raise gr.Error("Pick a test case to delete.")
+        self.engine.delete_test_case(owner_of(stored, request), int(case_id))
+        return self.rows(stored, request), self.case_choices(stored, request)
+
+    @user_errors
+    def run(
+        self,
+        stored: str | None,
+        fusion: str,
+        top_k: float,
+        candidates: float,
+        min_score: float,
+        rerank: bool,
+        request: gr.Request = None,
+        progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
+    ) -> tuple[str, Any, pd.DataFrame]:
+        owner = owner_of(stored, request)
+        if not self.engine.test_cases(owner):
+            raise gr.Error("No test cases yet: open a request and use “Save as test case” first.")
+        progress(0.1, desc="Scoring the test cases")
+        current = self.engine.settings.retrieval
+        changes: dict[str, Any] = {}
+        for key, value, kind in (
+            ("fusion", fusion, str),
+            ("context_top_k", top_k, int),
+            ("candidate_limit", candidates, int),
+            ("min_rerank_score", min_score, float),
+        ):
+            if value is not None and kind(value) != getattr(current, key):
+                changes[key] = kind(value)
+        if not rerank and self.engine.status().reranking_enabled:
+            changes["rerank"] = False
+        reports = self.engine.run_test_cases(owner, changes or None)
+        return summary_markdown(reports, changes), metrics_chart(reports), results_frame(reports)
+
+
+def summary_markdown(reports: list[CaseReport], changes: dict[str, Any]) -> str:
+    lines = ["| run | hit rate | MRR@10 | nDCG@10 | settings |", "|---|---|---|---|---|"]
+    for r in reports:
+        shown = ", ".join(f"{k}={v}" for k, v in r.settings.items())
+        lines.append(f"| {r.label} | {r.hit_rate:.3f} | {r.mrr:.3f} | {r.ndcg:.3f} | {shown} |")
+    if len(reports) == 2:
+        delta = reports[1].ndcg - reports[0].ndcg
+        verdict = "better" if delta > 1e-9 else "worse" if delta < -1e-9 else "the same"
+        lines.append(
+            f"\nWith the changes ({', '.join(f'{k}={v}' for k, v in changes.items())}) nDCG is "
+            f"**{verdict}** ({delta:+.3f}). To keep them, set the matching `RAGAPP_RETRIEVAL__*` "
+            "variables (see the README) and restart."
+        )
+    return "\n".join(lines)
+
+
+def results_frame(reports: list[CaseReport]) -> pd.DataFrame:
+    rows = [
+        [
+            r.label,
+            c.question,
+            ", ".join(c.expected),
+            c.first_rank or "not in top 10",
+            "✓" if c.hit else "✗",
+            round(c.mrr, 3),
+            round(c.ndcg, 3),
+            ", ".join(c.ranked[:5]),
+            round(c.seconds * 1000),
+        ]
+        for r in reports
+        for c in r.results
+    ]
+    return pd.DataFrame(rows, columns=RESULT_HEADERS)
+
+
+def build_save_case() -> tuple[gr.Dropdown, gr.Button, gr.Markdown]:
+    """Inside a trace's view: the documents that should answer it, and the save button (wired by
+    ``build_eval_panel``, which owns the list the save adds to)."""
+    with gr.Row():
+        expected = gr.Dropdown(
+            multiselect=True, label="Documents that should answer it · 应命中的文档", elem_id="case-docs", scale=3
+        )
+        save = gr.Button("Save as test case · 保存为测试用例", elem_id="case-save", scale=1)
+    saved = gr.Markdown(elem_id="case-saved")
+    return expected, save, saved
+
+
+def build_eval_panel(
+    engine: Engine,
+    owner: gr.BrowserState,
+    current: gr.State,
+    save_form: tuple[gr.Dropdown, gr.Button, gr.Markdown],
+) -> tuple[CaseHandlers, gr.Dataframe, gr.Dropdown]:
+    """Saved test cases and the evaluation run, with optional setting changes to compare."""
+    h = CaseHandlers(engine)
+    expected, save, saved = save_form
+    s = engine.settings.retrieval
+    with gr.Accordion("Test cases and evaluation · 测试用例与评估", open=True, elem_id="eval-panel"):
+        cases = gr.Dataframe(headers=CASE_HEADERS, interactive=False, elem_id="case-list", label="Saved test cases")
+        with gr.Row():
+            to_delete = gr.Dropdown(label="Test case to delete · 删除用例", elem_id="case-delete-choice", scale=3)
+            delete = gr.Button("Delete · 删除", variant="stop", elem_id="case-delete", scale=1)
+        gr.Markdown("Try a change before keeping it (the current settings always run too) · 先试后改：")
+        with gr.Row():
+            fusion = gr.Dropdown(FUSIONS.names(), value=s.fusion, label="Fusion", elem_id="eval-fusion")
+            top_k = gr.Number(s.context_top_k, precision=0, minimum=1, label="Chunks in prompt", elem_id="eval-topk")
+            limit = gr.Number(s.candidate_limit, precision=0, minimum=1, label="Candidates to rerank")
+            min_score = gr.Number(s.min_rerank_score, label="min_rerank_score")
+            rerank = gr.Checkbox(engine.status().reranking_enabled, label="Rerank", elem_id="eval-rerank")
+        run = gr.Button("Run evaluation · 运行评估", variant="primary", elem_id="eval-run")
+        metrics = gr.Markdown(elem_id="eval-metrics")
+        chart = gr.Plot(label="Hit rate, MRR, nDCG", elem_id="eval-chart")
+        results = gr.Dataframe(headers=RESULT_HEADERS, interactive=False, elem_id="eval-results", wrap=True)
+    save.click(h.save, inputs=[owner, current, expected], outputs=[saved, cases, to_delete])
+    delete.click(h.delete, inputs=[owner, to_delete], outputs=[cases, to_delete])
+    run.click(h.run, inputs=[owner, fusion, top_k, limit, min_score, rerank], outputs=[metrics, chart, results])
+    return h, cases, to_delete

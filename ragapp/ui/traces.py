@@ -1,0 +1,192 @@
+"""The Traces tab: the user's recent requests, and for one of them everything that happened inside.
+
+``TraceHandlers`` turns engine calls into component values (tested without a browser); ``build_traces_tab``
+lays the tab out. Traces belong to the user who made them: every handler takes the owner id kept in the
+browser (or the login name), and the engine only ever returns that owner's traces and test cases.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from ragapp.engine import Engine
+from ragapp.tracing import views
+from ragapp.tracing.charts import waterfall
+from ragapp.ui.handlers import user_errors
+from ragapp.ui.state import owner_of
+from ragapp.ui.testcases import build_eval_panel, build_save_case
+
+STATUS_FILTER = ["all", "ok", "degraded", "failed", "clarified", "not found", "cancelled"]
+MODE_FILTER = ["all", "workflow", "agent", "auto", "ingest"]
+CHANNEL_HEADERS = ["Channel", "Rank", "Score", "Document", "Chunk id"]
+INTENT_HEADERS = ["Question", "Intent (✓ chosen)", "Score", "Action", "Why"]
+AGENT_HEADERS = ["Step", "Tool", "Arguments", "Status", "Seconds", "Result or error"]
+
+
+class TraceHandlers:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def doc_names(self) -> dict[str, str]:
+        return {d.doc_id: d.name for d in self.engine.documents()}
+
+    def recent(
+        self, stored: str | None, text: str = "", status: str = "all", mode: str = "all", request: gr.Request = None
+    ) -> tuple[list[list[Any]], list[str]]:
+        """The list of recent requests (newest first) and their ids, in the same order."""
+        owner = owner_of(stored, request)
+        kind = "ingest" if mode == "ingest" else None
+        items = self.engine.traces(
+            owner,
+            text=(text or "").strip(),
+            status=None if status in {"all", None} else status,
+            mode=None if mode in {"all", "ingest", None} else mode,
+            kind=kind,
+        )
+        return views.summary_rows(items), [t.id for t in items]
+
+    @user_errors
+    def open(
+        self, evt: gr.SelectData, ids: list[str], stored: str | None, request: gr.Request = None
+    ) -> tuple[Any, ...]:
+        row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+        if not ids or row is None or row >= len(ids):
+            raise gr.Error("Pick a request in the list first.")
+        trace = self.engine.trace(ids[row], owner_of(stored, request))
+        if trace is None:
+            raise gr.Error("That trace is gone (traces are kept for a limited time). Refresh the list.")
+        return self.show(trace)
+
+    def show(self, trace: dict[str, Any]) -> tuple[Any, ...]:
+        """Every view of one trace: header, waterfall, intents, searches, model calls, agent steps, the
+        why-not picker, the test-case form and the export file."""
+        names = self.doc_names()
+        searches = views.search_labels(trace)
+        first = self.search_views(trace, 0)
+        cited = [n for n in views.cited_documents(trace) if n in names.values()]
+        return (
+            trace,
+            views.header(trace),
+            waterfall(trace),
+            _frame(views.intent_rows(trace), INTENT_HEADERS),
+            gr.update(choices=searches, value=0 if searches else None, visible=len(searches) > 1),
+            *first,
+            views.llm_markdown(trace),
+            _frame(views.agent_rows(trace), AGENT_HEADERS),
+            gr.update(choices=sorted((n, d) for d, n in names.items()), value=None),
+            gr.update(choices=sorted(set(names.values())), value=cited),
+            self.export(trace),
+            gr.update(visible=True),
+        )
+
+    def search_views(self, trace: dict[str, Any] | None, index: int | None) -> tuple[Any, Any, str]:
+        """Channel hits, the fused table and a settings line for search ``index`` of the trace."""
+        searches = (trace or {}).get("retrievals", [])
+        if not searches:
+            return _frame([], CHANNEL_HEADERS), pd.DataFrame(), "_No search ran in this request._"
+        search = searches[min(int(index or 0), len(searches) - 1)]
+        channels = _frame(views.channel_rows(search, self.doc_names()), CHANNEL_HEADERS)
+        fused = _frame(views.fused_rows(search, views.prompt_ids(trace or {}) or None), views.fused_headers(search))
+        return channels, fused, views.search_note(search)
+
+    def why_not(self, trace: dict[str, Any] | None, doc_id: str | None) -> str:
+        if not trace:
+            return "Open a request first."
+        if not doc_id:
+            return "Pick a document."
+        return views.why_not(trace, doc_id, self.doc_names().get(doc_id, doc_id))
+
+    @staticmethod
+    def export(trace: dict[str, Any]) -> str:
+        folder = Path(tempfile.mkdtemp(prefix="ragapp-trace-"))
+        path = folder / f"trace-{trace.get('id', 'unknown')}.json"
+        path.write_text(json.dumps(trace, indent=2, ensure_ascii=False, default=str), "utf-8")
+        return str(path)
+
+
+def _frame(rows: list[list[Any]], headers: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=headers)
+
+
+def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
+    h = TraceHandlers(engine)
+    with gr.Tab("Traces · 追踪", id="traces") as tab:
+        gr.Markdown(
+            "Every question and upload leaves a trace here (only you see yours). Pick one to see what happened "
+            "inside. · 每次提问和上传都会留下追踪记录（仅自己可见），点击一行查看内部过程。"
+        )
+        with gr.Row():
+            text = gr.Textbox(
+                label="Filter · 筛选", placeholder="words in the question", elem_id="trace-filter", scale=3
+            )
+            status = gr.Dropdown(STATUS_FILTER, value="all", label="Status · 状态", elem_id="trace-status", scale=1)
+            mode = gr.Dropdown(MODE_FILTER, value="all", label="Mode · 模式", elem_id="trace-mode", scale=1)
+            refresh = gr.Button("Refresh · 刷新", elem_id="trace-refresh", scale=1)
+        ids = gr.State([])
+        listing = gr.Dataframe(
+            headers=views.SUMMARY_HEADERS,
+            interactive=False,
+            elem_id="trace-list",
+            label="Recent requests · 最近的请求 (click one · 点击查看)",
+            max_height=320,
+        )
+        current = gr.State(None)
+        with gr.Column(visible=False, elem_id="trace-detail") as detail:
+            head = gr.Markdown(elem_id="trace-header")
+            plot = gr.Plot(label="Waterfall · 时间线", elem_id="trace-waterfall")
+            with gr.Accordion("Intent scores · 意图得分", open=False):
+                intents = gr.Dataframe(headers=INTENT_HEADERS, interactive=False, elem_id="trace-intents")
+            search = gr.Dropdown(label="Search · 检索", choices=[], elem_id="trace-search", visible=False)
+            note = gr.Markdown(elem_id="trace-search-note")
+            fused = gr.Dataframe(
+                interactive=False, elem_id="trace-fused", label="Fused candidates · 融合结果", wrap=True
+            )
+            with gr.Accordion("Each channel's hits · 各通道命中", open=False):
+                channels = gr.Dataframe(headers=CHANNEL_HEADERS, interactive=False, elem_id="trace-channels")
+            with gr.Accordion("Model calls: exact prompts and completions · 模型调用", open=False):
+                calls = gr.Markdown(elem_id="trace-llm")
+            with gr.Accordion("Agent steps · 智能体步骤", open=False):
+                steps = gr.Dataframe(headers=AGENT_HEADERS, interactive=False, elem_id="trace-agent")
+            with gr.Row():
+                doc = gr.Dropdown(label="Why not this document? · 为什么没有检索到", elem_id="why-doc", scale=3)
+                why = gr.Button("Explain · 解释", elem_id="why-button", scale=1)
+            why_text = gr.Markdown(elem_id="why-text")
+            exported = gr.File(label="Export JSON · 导出", elem_id="trace-export", interactive=False)
+            save_form = build_save_case()
+        cases_h, cases, to_delete = build_eval_panel(engine, owner, current, save_form)
+        expected = save_form[0]
+
+        filters = [owner, text, status, mode]
+        for trigger in (refresh.click, text.submit, status.change, mode.change, tab.select):
+            trigger(h.recent, inputs=filters, outputs=[listing, ids])
+        tab.select(cases_h.rows, inputs=[owner], outputs=[cases])
+        tab.select(cases_h.case_choices, inputs=[owner], outputs=[to_delete])
+        listing.select(
+            h.open,
+            inputs=[ids, owner],
+            outputs=[
+                current,
+                head,
+                plot,
+                intents,
+                search,
+                channels,
+                fused,
+                note,
+                calls,
+                steps,
+                doc,
+                expected,
+                exported,
+                detail,
+            ],
+        )
+        search.change(h.search_views, inputs=[current, search], outputs=[channels, fused, note])
+        why.click(h.why_not, inputs=[current, doc], outputs=[why_text])
+    return tab

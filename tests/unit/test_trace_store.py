@@ -1,0 +1,304 @@
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragapp.tracing import store as store_module
+from ragapp.tracing.store import TestCaseStore, TraceStore, TraceSummary
+
+
+def _ago(*, days: float = 0, minutes: float = 0) -> str:
+    return (datetime.now(UTC) - timedelta(days=days, minutes=minutes)).isoformat()
+
+
+def _trace(trace_id: str, owner: str = "alice", **extra: Any) -> dict[str, Any]:
+    trace: dict[str, Any] = {
+        "id": trace_id,
+        "owner": owner,
+        "kind": "chat",
+        "started_at": _ago(),
+        "question": f"question {trace_id}",
+        "mode": "fast",
+        "total_s": 1.5,
+        "status": "ok",
+        "degradations": [],
+    }
+    trace.update(extra)
+    return trace
+
+
+@pytest.fixture
+def traces(tmp_path: Path) -> Iterator[TraceStore]:
+    store = TraceStore(tmp_path / "state" / "traces.db")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def cases(tmp_path: Path) -> Iterator[TestCaseStore]:
+    store = TestCaseStore(tmp_path / "state" / "cases.db")
+    yield store
+    store.close()
+
+
+# -- traces ------------------------------------------------------------------------------------
+
+
+def test_round_trip_keeps_the_whole_dict(traces: TraceStore) -> None:
+    trace = _trace("t1", degradations=["rerank off"], steps=[{"stage": "bm25", "ms": 3}], note="中文 ✓")
+    traces.save(trace)
+    traces.flush()
+    assert traces.get("t1", "alice") == trace
+    assert traces.list("alice") == [
+        TraceSummary("t1", trace["started_at"], "question t1", "fast", "chat", 1.5, "ok", ("rerank off",))
+    ]
+    assert (traces.path.parent).is_dir()
+
+
+def test_traces_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "traces.db"
+    first = TraceStore(path)
+    first.save(_trace("t1"))
+    first.close()  # close flushes
+    second = TraceStore(path)
+    try:
+        assert second.get("t1", "alice") is not None
+    finally:
+        second.close()
+
+
+def test_owners_see_only_their_traces(traces: TraceStore) -> None:
+    traces.save(_trace("a1", owner="alice"))
+    traces.save(_trace("b1", owner="bob"))
+    traces.flush()
+    assert traces.get("b1", "alice") is None
+    assert traces.get("missing", "alice") is None
+    assert [s.id for s in traces.list("alice")] == ["a1"]
+    assert [s.id for s in traces.list("bob")] == ["b1"]
+
+
+def test_list_is_newest_first_and_filters(traces: TraceStore) -> None:
+    traces.save(_trace("old", started_at=_ago(minutes=30), question="What is the VAT rate?"))
+    traces.save(_trace("mid", started_at=_ago(minutes=20), question="Straße und Äpfel", status="failed"))
+    traces.save(_trace("new", started_at=_ago(minutes=10), question="vat for imports", mode="deep"))
+    traces.save(_trace("ing", started_at=_ago(minutes=5), question="report.pdf", kind="ingest", status="degraded"))
+    traces.flush()
+    assert [s.id for s in traces.list("alice")] == ["ing", "new", "mid", "old"]
+    assert [s.id for s in traces.list("alice", text="VAT")] == ["new", "old"]
+    assert [s.id for s in traces.list("alice", text="äPFEL")] == ["mid"]  # not only ASCII case
+    assert [s.id for s in traces.list("alice", text="50%_")] == []  # no LIKE wildcards
+    assert [s.id for s in traces.list("alice", status="failed")] == ["mid"]
+    assert [s.id for s in traces.list("alice", mode="deep")] == ["new"]
+    assert [s.id for s in traces.list("alice", kind="ingest")] == ["ing"]
+    assert [s.id for s in traces.list("alice", kind="chat", text="vat", mode="fast")] == ["old"]
+    assert [s.id for s in traces.list("alice", limit=2)] == ["ing", "new"]
+
+
+def test_retention_keeps_the_newest_traces_of_all_owners(tmp_path: Path) -> None:
+    store = TraceStore(tmp_path / "traces.db", max_traces=3)
+    try:
+        for n in range(5):
+            store.save(_trace(f"t{n}", owner="alice" if n % 2 else "bob", started_at=_ago(minutes=10 - n)))
+        store.flush()
+        kept = {s.id for owner in ("alice", "bob") for s in store.list(owner)}
+        assert kept == {"t2", "t3", "t4"}
+    finally:
+        store.close()
+
+
+def test_retention_drops_traces_older_than_max_age(tmp_path: Path) -> None:
+    store = TraceStore(tmp_path / "traces.db", max_age_days=14)
+    try:
+        store.save(_trace("ancient", started_at=_ago(days=30)))
+        store.save(_trace("zulu", started_at=(datetime.now(UTC) - timedelta(days=15)).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        store.save(_trace("recent", started_at=_ago(days=13)))
+        store.flush()
+        assert [s.id for s in store.list("alice")] == ["recent"]
+    finally:
+        store.close()
+
+
+def test_oversized_trace_has_long_strings_trimmed(traces: TraceStore) -> None:
+    big = "x" * 3_000_000
+    traces.save(_trace("big", context=big, chunks=[{"text": "y" * 30_000}, "short"]))
+    traces.save(_trace("small", context="z" * 30_000))  # long string, but the trace is under 2 MB
+    traces.flush()
+    stored = traces.get("big", "alice")
+    assert stored is not None
+    assert stored["context"] == "x" * 20_000 + "… [trimmed]"
+    assert stored["chunks"] == [{"text": "y" * 20_000 + "… [trimmed]"}, "short"]
+    assert stored["question"] == "question big"
+    small = traces.get("small", "alice")
+    assert small is not None and small["context"] == "z" * 30_000
+
+
+def test_write_failure_is_logged_counted_and_the_writer_goes_on(
+    traces: TraceStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real_write = traces._write
+    calls = []
+
+    def flaky(trace: dict[str, Any]) -> None:
+        calls.append(trace["id"])
+        if len(calls) == 1:
+            raise OSError("disk full")
+        real_write(trace)
+
+    monkeypatch.setattr(traces, "_write", flaky)
+    with caplog.at_level(logging.WARNING, logger="ragapp.tracing.store"):
+        traces.save(_trace("lost"))
+        traces.save(_trace("kept"))
+        traces.save({"id": "no-owner"})  # a malformed trace fails for real, in the writer
+        traces.flush()
+    assert traces.write_errors == 2
+    assert "disk full" in caplog.text
+    assert traces.get("lost", "alice") is None
+    assert traces.get("kept", "alice") is not None
+    traces.save(_trace("later"))
+    traces.flush()
+    assert traces.get("later", "alice") is not None
+
+
+def test_save_never_blocks_when_the_writer_is_stuck(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(store_module, "QUEUE_SIZE", 3)
+    store = TraceStore(tmp_path / "traces.db")
+    release = threading.Event()
+    real_write = store._write
+
+    def stuck(trace: dict[str, Any]) -> None:
+        release.wait(10)
+        real_write(trace)
+
+    monkeypatch.setattr(store, "_write", stuck)
+    try:
+        start = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="ragapp.tracing.store"):
+            for n in range(10):
+                store.save(_trace(f"t{n}"))
+        assert time.monotonic() - start < 1.0
+        assert store.dropped >= 6
+        assert "dropped" in caplog.text
+        release.set()
+        store.flush()
+        assert 1 <= len(store.list("alice")) <= 4
+    finally:
+        release.set()
+        store.close()
+
+
+def test_values_json_does_not_know_are_stored_as_text(traces: TraceStore) -> None:
+    when = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    traces.save(_trace("odd", when=when, where=Path("/data/a.pdf")))
+    traces.flush()
+    stored = traces.get("odd", "alice")
+    assert stored is not None
+    assert stored["when"] == str(when)
+    assert stored["where"] == str(Path("/data/a.pdf"))
+    assert traces.write_errors == 0
+
+
+def test_delete_all_removes_only_that_owner_including_queued(traces: TraceStore) -> None:
+    traces.save(_trace("a1"))
+    traces.save(_trace("b1", owner="bob"))
+    traces.save(_trace("a2"))  # no flush: delete_all must not let it land afterwards
+    assert traces.delete_all("alice") == 2
+    traces.flush()
+    assert traces.list("alice") == []
+    assert [s.id for s in traces.list("bob")] == ["b1"]
+
+
+def test_corrupt_trace_file_is_moved_aside(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "traces.db"
+    garbage = b"this is not sqlite " * 200
+    path.write_bytes(garbage)
+    with caplog.at_level(logging.WARNING, logger="ragapp.tracing.store"):
+        store = TraceStore(path)
+    try:
+        aside = list(tmp_path.glob("traces.db.corrupt-*"))
+        assert len(aside) == 1 and aside[0].read_bytes() == garbage
+        assert "not a usable database" in caplog.text
+        store.save(_trace("t1"))
+        store.flush()
+        assert store.get("t1", "alice") is not None
+    finally:
+        store.close()
+
+
+# -- test cases --------------------------------------------------------------------------------
+
+
+def test_cases_add_list_delete(cases: TestCaseStore) -> None:
+    first = cases.add("alice", "  What is the VAT rate? ", [" vat.pdf", "rates.docx", "vat.pdf", "  "], trace_id="t1")
+    second = cases.add("alice", "Who signs invoices?", ["policy.pdf"], kbs=["finance", "finance", " hr "])
+    assert first.question == "What is the VAT rate?"
+    assert first.expected == ("vat.pdf", "rates.docx")
+    assert first.kbs is None and first.trace_id == "t1"
+    assert second.kbs == ("finance", "hr")
+    assert cases.list("alice") == [first, second]
+    assert cases.delete("alice", first.id) is True
+    assert cases.delete("alice", first.id) is False
+    assert cases.list("alice") == [second]
+
+
+def test_cases_validation(cases: TestCaseStore) -> None:
+    with pytest.raises(ValueError, match="question is empty"):
+        cases.add("alice", "   ", ["a.pdf"])
+    with pytest.raises(ValueError, match="expected document"):
+        cases.add("alice", "Q?", [])
+    with pytest.raises(ValueError, match="expected document"):
+        cases.add("alice", "Q?", ["  ", ""])
+    assert cases.list("alice") == []
+
+
+def test_same_question_replaces_the_earlier_case(cases: TestCaseStore) -> None:
+    old = cases.add("alice", "Q?", ["a.pdf"])
+    other = cases.add("alice", "Other?", ["c.pdf"])
+    new = cases.add("alice", " Q? ", ["b.pdf"])
+    assert cases.list("alice") == [other, new]
+    assert new.expected == ("b.pdf",) and new.id != old.id
+
+
+def test_cases_are_per_owner(cases: TestCaseStore) -> None:
+    mine = cases.add("alice", "Q?", ["a.pdf"])
+    theirs = cases.add("bob", "Q?", ["b.pdf"])  # same question, other owner: not a replacement
+    assert cases.list("alice") == [mine]
+    assert cases.list("bob") == [theirs]
+    assert cases.delete("bob", mine.id) is False
+    assert cases.list("alice") == [mine]
+
+
+def test_corrupt_case_file_is_moved_aside_and_cases_persist(tmp_path: Path) -> None:
+    path = tmp_path / "cases.db"
+    path.write_bytes(b"\x00\xff garbage" * 500)
+    store = TestCaseStore(path)
+    case = store.add("alice", "Q?", ["a.pdf"], kbs=["kb1"])
+    store.close()
+    assert len(list(tmp_path.glob("cases.db.corrupt-*"))) == 1
+    reopened = TestCaseStore(path)
+    try:
+        assert reopened.list("alice") == [case]
+    finally:
+        reopened.close()
+
+
+def test_both_stores_can_share_one_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    traces, cases = TraceStore(path), TestCaseStore(path)
+    try:
+        traces.save(_trace("t1"))
+        traces.flush()
+        case = cases.add("alice", "Q?", ["a.pdf"], trace_id="t1")
+        assert traces.get("t1", "alice") is not None
+        assert cases.list("alice") == [case]
+    finally:
+        traces.close()
+        cases.close()

@@ -1,0 +1,467 @@
+"""The Traces tab's views, charts and test-case scoring: pure functions over hand-built trace dicts and
+retrieval results (no engine, no model, no gradio)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import pytest
+
+from ragapp.retrieval.channels import ChannelResult
+from ragapp.retrieval.pipeline import RetrievalResult
+from ragapp.tracing import charts, views
+from ragapp.tracing.cases import CaseReport, CaseResult, documents_ranked, evaluate_cases
+from ragapp.tracing.context import LLMCall
+from ragapp.tracing.recorder import TraceBuilder
+from ragapp.tracing.store import TestCase, TraceSummary
+from ragapp.types import ChannelHit, Chunk, RetrievedChunk, Scope
+
+# -- a hand-built search ---------------------------------------------------------------------------
+# vector: doca, docb, docc; keyword: docb, docd. RRF fuses docb, doca, docd, docc; candidate_limit 3 cuts docc.
+# The reranker puts doca first; top_k 2 lets doca and docb into the prompt; docd scores below min_rerank_score.
+
+
+def _candidate(doc: str, fused: int, final: int, ranks: dict[str, int], rerank: float | None, prompt: bool) -> dict:
+    contributions = {ch: 1 / (60 + r) for ch, r in ranks.items()}
+    return {
+        "chunk_id": f"{doc}-0000",
+        "doc_id": doc,
+        "source": f"{doc}.pdf",
+        "location": "p. 3" if doc == "doca" else "",
+        "text": f"text of {doc} " * 3,
+        "fused_rank": fused,
+        "fused_score": sum(contributions.values()),
+        "channel_ranks": ranks,
+        "channel_scores": {},
+        "contributions": contributions,
+        "rerank_score": rerank,
+        "final_rank": final,
+        "in_prompt": prompt,
+    }
+
+
+SEARCH: dict[str, Any] = {
+    "query": "battery life",
+    "kbs": None,
+    "cached": False,
+    "seconds": 0.012,
+    "degraded": [],
+    "timings": {},
+    "settings": {
+        "fusion": "rrf",
+        "rrf_k": 60,
+        "weights": {"vector": 1.0, "keyword": 1.0},
+        "recall_budget": 20,
+        "candidate_limit": 3,
+        "context_top_k": 2,
+        "min_rerank_score": 0.0,
+        "reranker": "x",
+        "top_k": 2,
+    },
+    "channels": [
+        {
+            "channel": "vector",
+            "seconds": 0.003,
+            "hits": [
+                {"chunk_id": "doca-0001", "rank": 1, "score": 0.91},
+                {"chunk_id": "docb-0000", "rank": 2, "score": 0.85},
+                {"chunk_id": "docc-0003", "rank": 3, "score": 0.80},
+            ],
+        },
+        {
+            "channel": "keyword",
+            "seconds": 0.002,
+            "hits": [
+                {"chunk_id": "docb-0000", "rank": 1, "score": 7.5},
+                {"chunk_id": "docd-0002", "rank": 2, "score": 3},
+            ],
+        },
+    ],
+    "candidates": [
+        _candidate("doca", 2, 1, {"vector": 1}, 0.8, True),
+        _candidate("docb", 1, 2, {"vector": 2, "keyword": 1}, 0.5, True),
+        _candidate("docd", 3, 3, {"keyword": 2}, -3.0, False),
+    ],
+}
+
+
+def _trace(**extra: Any) -> dict[str, Any]:
+    trace: dict[str, Any] = {
+        "id": "abc123",
+        "kind": "chat",
+        "question": "How long does the battery last?",
+        "mode": "workflow",
+        "status": "ok",
+        "total_s": 1.5,
+        "started_at": "2024-05-01T10:20:30+00:00",
+        "errors": [],
+        "degradations": [],
+        "notices": [],
+        "spans": [],
+        "retrievals": [SEARCH],
+        "llm_calls": [],
+        "routing": [],
+        "context": [],
+        "answer": None,
+    }
+    return trace | extra
+
+
+# -- the fused table -------------------------------------------------------------------------------
+
+
+def test_fused_headers_name_each_channel_and_the_fusion() -> None:
+    assert views.fused_headers(SEARCH) == [
+        *views.FUSED_HEADERS_START,
+        "Rank · vector",
+        "Rank · keyword",
+        "RRF · vector",
+        "RRF · keyword",
+        *views.FUSED_HEADERS_END,
+    ]
+    blended = SEARCH | {"settings": {"fusion": "zscore"}}
+    assert views.fused_headers(blended)[7:9] == ["zscore · vector", "zscore · keyword"]
+
+
+def test_fused_rows_show_movement_channel_ranks_and_contributions() -> None:
+    rows = views.fused_rows(SEARCH)
+    assert len(rows[0]) == len(views.fused_headers(SEARCH))
+    a, b, d = rows
+    assert a[:4] == [1, "↑1", 2, "doca.pdf (p. 3)"]
+    assert b[:4] == [2, "↓1", 1, "docb.pdf"]
+    assert d[:4] == [3, "=", 3, "docd.pdf"]
+    assert a[4] == "text of doca text of doca text of doca"  # whitespace folded
+    assert a[5:9] == [1, "—", round(1 / 61, 4), "—"]
+    assert b[5:9] == [2, 1, round(1 / 62, 4), round(1 / 61, 4)]
+    assert d[5:9] == ["—", 2, "—", round(1 / 62, 4)]
+    assert b[9] == round(1 / 62 + 1 / 61, 4)
+    assert [r[10] for r in rows] == [0.8, 0.5, -3.0]
+    assert [r[11] for r in rows] == ["✓", "✓", ""]
+
+
+def test_fused_rows_take_the_prompt_as_recorded_and_show_a_missing_rerank_score() -> None:
+    unreranked = SEARCH | {"candidates": [SEARCH["candidates"][2] | {"rerank_score": None}]}
+    (row,) = views.fused_rows(unreranked, in_prompt={"docd-0000"})
+    assert row[10] == "—"
+    assert row[11] == "✓"
+    assert [r[11] for r in views.fused_rows(SEARCH, in_prompt=set())] == ["", "", ""]
+
+
+def test_a_search_recorded_by_the_builder_fills_the_fused_table() -> None:
+    chunk = Chunk("d1-0000", "d1", 0, "Ten hours.", "a.pdf", page=2)
+    candidate = RetrievedChunk(chunk, 1 / 61, {"keyword": 1}, {"keyword": 7.0}, 0.7)
+    channel = ChannelResult("keyword", (ChannelHit("d1-0000", 1, 7.0),), 0.002)
+    settings = {"fusion": "rrf", "rrf_k": 60, "top_k": 5}
+    result = RetrievalResult("q", (candidate,), (candidate,), (channel,), settings=settings)
+    builder = TraceBuilder("alice", "chat", "q", "workflow")
+    builder.retrieval(result, 0.01)
+    (search,) = builder.finish()["retrievals"]
+    assert views.fused_headers(search)[5:7] == ["Rank · keyword", "RRF · keyword"]
+    assert views.fused_rows(search) == [[1, "=", 1, "a.pdf (p. 2)", "Ten hours.", 1, 0.0164, 0.0164, 0.7, "✓"]]
+    assert views.channel_rows(search, {"d1": "a.pdf"}) == [["keyword", 1, 7.0, "a.pdf", "d1-0000"]]
+
+
+# -- why not ---------------------------------------------------------------------------------------
+
+
+def test_why_not_a_document_that_reached_the_prompt() -> None:
+    text = views.why_not(_trace(), "doca", "a.pdf")
+    assert "Why not **a.pdf**" in text
+    assert "vector: best chunk at rank **1** (score 0.9100)" in text
+    assert "keyword: not in its top 2" in text
+    assert "after fusion: rank **2**" in text
+    assert "after rerank: rank **1** (rerank score 0.8000)" in text
+    assert "reached the prompt" in text
+
+
+def test_why_not_a_document_a_channel_found_but_fusion_cut() -> None:
+    text = views.why_not(_trace(), "docc", "c.pdf")
+    assert "vector: best chunk at rank **3**" in text
+    assert "fused below the 3 candidates passed to the reranker" in text
+    assert "reached the prompt" not in text and "never retrieved" not in text
+
+
+def test_why_not_a_document_no_channel_returned() -> None:
+    text = views.why_not(_trace(), "doce", "e.pdf")
+    assert "never retrieved" in text
+    assert "fused below" not in text and "reached the prompt" not in text
+
+
+def test_why_not_a_candidate_the_relevance_threshold_dropped() -> None:
+    text = views.why_not(_trace(), "docd", "d.pdf")
+    assert "dropped by the relevance threshold (min_rerank_score 0.0)" in text
+
+
+def test_why_not_without_a_search() -> None:
+    assert "ran no search" in views.why_not(_trace(retrievals=[]), "doca", "a.pdf")
+
+
+# -- the other tables ------------------------------------------------------------------------------
+
+
+def test_channel_rows_list_each_channels_hits_with_document_names() -> None:
+    rows = views.channel_rows(SEARCH, {"doca": "a.pdf", "docb": "b.pdf", "docd": "d.pdf"})
+    assert rows == [
+        ["vector", 1, 0.91, "a.pdf", "doca-0001"],
+        ["vector", 2, 0.85, "b.pdf", "docb-0000"],
+        ["vector", 3, 0.8, "(deleted)", "docc-0003"],
+        ["keyword", 1, 7.5, "b.pdf", "docb-0000"],
+        ["keyword", 2, 3, "d.pdf", "docd-0002"],
+    ]
+
+
+def test_intent_rows_mark_the_chosen_leaves() -> None:
+    battery = {"code": "K1", "path": "Lumen > Battery", "kind": "KB", "score": 0.9}
+    case = {"code": "K2", "path": "Lumen > Case", "kind": "KB", "score": 0.3}
+    trace = _trace(
+        routing=[
+            {
+                "question": "battery?",
+                "action": "route",
+                "reason": "clear",
+                "intents": [battery],
+                "scores": [battery, case],
+            },
+            {"question": "hello", "action": "fallback", "reason": "no leaf", "intents": [], "scores": []},
+        ]
+    )
+    assert views.intent_rows(trace) == [
+        ["battery?", "✓ Lumen > Battery", 0.9, "route", "clear"],
+        ["battery?", "Lumen > Case", 0.3, "route", "clear"],
+        ["hello", "—", "", "fallback", "no leaf"],
+    ]
+
+
+def test_summary_rows() -> None:
+    long = "why " * 40
+    items = [
+        TraceSummary("t1", "2024-05-01T10:20:30+00:00", long, "agent", "chat", 1.234, "degraded", ("a", "b")),
+        TraceSummary("t2", "not a date", "q", "ingest", "ingest", None, "cancelled", ()),
+    ]
+    first, second = views.summary_rows(items)
+    assert first[0] == "2024-05-01 10:20:30"
+    assert len(first[1]) == 90 and first[1].endswith("…")
+    assert first[2:] == ["agent", "1.23", "⚠️ degraded", "a; b"]
+    assert second == ["not a date", "q", "ingest", "", "⏹️ cancelled", ""]
+
+
+def test_header_sets_errors_and_degradations_apart() -> None:
+    trace = _trace(
+        status="degraded",
+        mode_reason="Auto chose workflow: a single question",
+        rewrite={"original": "and it?", "standalone": "battery and case?", "sub_questions": ["battery?", "case?"]},
+        errors=["generate: LLMError: down"],
+        degradations=["keyword search timed out"],
+        notices=[{"level": "info", "message": "answering from 2 chunks"}, {"level": "warning", "message": "w"}],
+        recorder_error="recording failed at retrieval",
+        answer={"text": "Ten\nhours.", "grounded": True, "citations": []},
+    )
+    text = views.header(trace)
+    assert text.startswith("### ⚠️ How long does the battery last?")
+    assert "status **degraded**" in text and "total **1.50 s**" in text and "id `abc123`" in text
+    assert "2024-05-01 10:20:30 UTC" in text
+    assert "_Auto chose workflow: a single question_" in text
+    assert "**Searched as:** battery and case?" in text and "part 2: case?" in text
+    assert "> ❌ **Error:** generate: LLMError: down" in text
+    assert "> ⚠️ **Degraded:** keyword search timed out" in text
+    assert "> ℹ️ answering from 2 chunks" in text and "> ℹ️ w" not in text
+    assert "may be incomplete: recording failed at retrieval" in text
+    assert "**Answer** (grounded):" in text and text.endswith("> Ten\n> hours.")  # the answer keeps its lines
+
+
+def test_header_of_an_old_trace_with_missing_keys() -> None:
+    text = views.header({"question": "q"})
+    assert "mode **?**" in text and "Error" not in text and "Degraded" not in text
+
+
+def test_llm_markdown_shows_the_exact_messages_and_completion() -> None:
+    builder = TraceBuilder("alice", "chat", "q", "workflow")
+    stage = builder.open("generate", "stage")
+    messages = [
+        {"role": "system", "content": "Answer only from the passages.\n[1] Batteries last ten hours."},
+        {"role": "user", "content": "How long? ```code```"},
+    ]
+    call = LLMCall("fake-model", messages, "Ten hours [1].", 31, 5, 0.25, json=True, error="RuntimeError: cut")
+    builder.llm_call(call, builder._t0 + builder.now())
+    builder.close(stage)
+    text = views.llm_markdown(builder.finish())
+    assert "#### Call 1 · generate · fake-model" in text
+    assert "31 → 5 tokens (estimated) · 0.25 s · JSON" in text
+    assert "> ❌ RuntimeError: cut" in text
+    assert "**system**\n```text\nAnswer only from the passages.\n[1] Batteries last ten hours.\n```" in text
+    assert "How long? ʼʼʼcodeʼʼʼ" in text  # a fence inside a message cannot close the block early
+    assert "**completion**\n```text\nTen hours [1].\n```" in text
+
+
+def test_llm_markdown_without_calls() -> None:
+    assert views.llm_markdown(_trace()) == "_No model call in this request._"
+
+
+def test_cited_documents_prefer_citations_then_the_context() -> None:
+    cited = _trace(
+        answer={"text": "", "citations": [{"source": "b.pdf"}, {"source": "a.pdf"}, {"source": "b.pdf"}]},
+        context=[{"source": "c.pdf"}],
+    )
+    assert views.cited_documents(cited) == ["b.pdf", "a.pdf"]
+    uncited = _trace(answer={"text": "", "citations": []}, context=[{"source": "c.pdf"}, {"source": "c.pdf"}])
+    assert views.cited_documents(uncited) == ["c.pdf"]
+    assert views.cited_documents(_trace()) == []
+
+
+def test_doc_of_reads_the_app_chunk_ids() -> None:
+    assert views.doc_of("abcdef-0012") == "abcdef"
+    assert views.doc_of("my-doc-0001") == "my-doc"
+    assert views.doc_of("no-ordinal") == "no-ordinal"
+
+
+# -- charts ----------------------------------------------------------------------------------------
+
+
+def _span(sid: int, parent: int | None, name: str, kind: str, start: float, duration: float, status: str = "ok"):
+    return {
+        "id": sid,
+        "parent": parent,
+        "name": name,
+        "kind": kind,
+        "start_s": start,
+        "duration_s": duration,
+        "status": status,
+        "error": "boom" if status == "failed" else None,
+        "attributes": {},
+    }
+
+
+SPANS = [
+    _span(0, None, "chat", "request", 0.0, 1.0),
+    _span(1, 0, "generate", "stage", 0.5, 0.4),
+    _span(2, 0, "retrieve", "stage", 0.1, 0.3),
+    _span(3, 2, "channel vector", "channel", 0.1, 0.05),
+    _span(4, 1, "llm", "llm", 0.5, 0.3, "failed"),
+    _span(5, 1, "stream", "stage", 0.6, 0.2, "unfinished"),
+]
+
+
+def test_waterfall_draws_one_bar_per_span_parents_first() -> None:
+    figure = charts.waterfall(_trace(spans=SPANS))
+    assert isinstance(figure, go.Figure)
+    (bar,) = figure.data
+    assert isinstance(bar, go.Bar)
+    ids = [int(label.rsplit("#", 1)[1]) for label in bar.y]
+    assert sorted(ids) == [s["id"] for s in SPANS]
+    position = {sid: i for i, sid in enumerate(ids)}
+    for span in SPANS:
+        if span["parent"] is not None:
+            assert position[span["parent"]] < position[span["id"]]
+    assert ids == [0, 2, 3, 1, 4, 5]  # depth-first, siblings by start time
+    assert list(bar.y)[2] == "· · channel vector #3"
+    by_id = dict(zip(ids, zip(bar.base, bar.x, bar.marker.color, strict=True), strict=True))
+    assert by_id[3][:2] == pytest.approx((100.0, 50.0))
+    assert by_id[4][2] == by_id[5][2] == charts.FAILED
+    assert by_id[0][2] == charts.KIND_COLOURS["request"] and by_id[3][2] == charts.KIND_COLOURS["channel"]
+    assert charts.FAILED not in {by_id[i][2] for i in (0, 1, 2, 3)}
+
+
+def test_waterfall_of_a_recorded_trace() -> None:
+    builder = TraceBuilder("alice", "chat", "q", "workflow")
+    outer = builder.open("answer", "stage")
+    inner = builder.open("generate", "stage")
+    builder.close(inner, "failed", error="boom")
+    builder.close(outer)
+    trace = builder.finish()
+    (bar,) = charts.waterfall(trace).data
+    assert list(bar.y) == ["chat #0", "· answer #1", "· · generate #2"]
+    assert list(bar.marker.color)[2] == charts.FAILED
+
+
+def _result(name: str, hit: bool, mrr: float, ndcg: float) -> CaseResult:
+    return CaseResult(name, ("a.pdf",), ("a.pdf",), 1 if hit else None, hit, mrr, ndcg, 0.01)
+
+
+def test_metrics_chart_groups_one_bar_trace_per_report() -> None:
+    current = CaseReport("current", (_result("q1", True, 1.0, 1.0), _result("q2", False, 0.0, 0.0)), k=10)
+    trying = CaseReport("trying", (_result("q1", True, 0.5, 0.63), _result("q2", True, 1.0, 1.0)), k=10)
+    figure = charts.metrics_chart([current, trying])
+    assert [t.name for t in figure.data] == ["current", "trying"]
+    assert list(figure.data[0].x) == ["hit rate", "MRR@10", "nDCG@10"]
+    assert list(figure.data[0].y) == [0.5, 0.5, 0.5]
+    assert list(figure.data[1].y) == pytest.approx([1.0, 0.75, 0.815])
+    assert figure.layout.barmode == "group"
+    assert figure.layout.title.text == "2 test cases"
+    assert charts.metrics_chart([]).layout.title.text == "0 test cases"
+
+
+# -- test cases ------------------------------------------------------------------------------------
+
+
+def _chunk(source: str, n: int = 0) -> RetrievedChunk:
+    doc = source.removesuffix(".pdf")
+    return RetrievedChunk(Chunk(f"{doc}-{n:04d}", doc, n, "text", source), 0.1, {"vector": 1}, {"vector": 0.9})
+
+
+def _retrieval(query: str, candidates: Sequence[str], prompt: int) -> RetrievalResult:
+    chunks = tuple(_chunk(s, i) for i, s in enumerate(candidates))
+    return RetrievalResult(query, chunks[:prompt], chunks, ())
+
+
+def _case(question: str, expected: tuple[str, ...], kbs: tuple[str, ...] | None = None) -> TestCase:
+    return TestCase(1, "alice", question, expected, kbs, "2024-05-01T10:20:30+00:00")
+
+
+class FakeRetrieve:
+    def __init__(self, results: dict[str, RetrievalResult]) -> None:
+        self.results = results
+        self.calls: list[tuple[str, Scope]] = []
+
+    def __call__(self, question: str, kbs: Scope) -> RetrievalResult:
+        self.calls.append((question, kbs))
+        return self.results[question]
+
+
+def test_evaluate_cases_scores_hits_ranks_mrr_and_ndcg() -> None:
+    retrieve = FakeRetrieve(
+        {
+            # b.pdf's best chunk is the 2nd document; a second chunk of a.pdf does not count again
+            "second": _retrieval("second", ["a.pdf", "a.pdf", "b.pdf", "c.pdf"], prompt=3),
+            "miss": _retrieval("miss", ["a.pdf", "c.pdf"], prompt=2),
+            "ranked, not in prompt": _retrieval("ranked, not in prompt", ["a.pdf", "b.pdf"], prompt=1),
+        }
+    )
+    cases = [
+        _case("second", ("b.pdf",)),
+        _case("miss", ("z.pdf",), kbs=("manuals",)),
+        _case("ranked, not in prompt", ("b.pdf",)),
+    ]
+    report = evaluate_cases(cases, retrieve, "current", k=10, settings={"fusion": "rrf"})
+    assert retrieve.calls == [("second", None), ("miss", frozenset({"manuals"})), ("ranked, not in prompt", None)]
+    second, miss, unprompted = report.results
+    assert second.ranked == ("a.pdf", "b.pdf", "c.pdf")
+    assert (second.hit, second.first_rank, second.mrr) == (True, 2, 0.5)
+    assert second.ndcg == pytest.approx(1 / math.log2(3))
+    assert (miss.hit, miss.first_rank, miss.mrr, miss.ndcg) == (False, None, 0.0, 0.0)
+    assert (unprompted.hit, unprompted.first_rank, unprompted.mrr) == (False, 2, 0.5)  # hit means it reached the prompt
+    assert second.expected == ("b.pdf",) and second.seconds >= 0
+    assert report.label == "current" and report.settings == {"fusion": "rrf"} and report.k == 10
+    assert report.hit_rate == pytest.approx(1 / 3)
+    assert report.mrr == pytest.approx(1 / 3)
+    assert report.summary() == {"hit rate": report.hit_rate, "MRR@10": report.mrr, "nDCG@10": report.ndcg}
+
+
+def test_evaluate_cases_counts_only_the_top_k_documents() -> None:
+    retrieve = FakeRetrieve({"second": _retrieval("second", ["a.pdf", "b.pdf"], prompt=2)})
+    (result,) = evaluate_cases([_case("second", ("b.pdf",))], retrieve, "k1", k=1).results
+    assert result.ranked == ("a.pdf",)
+    assert (result.first_rank, result.mrr, result.ndcg) == (None, 0.0, 0.0)
+    assert result.hit is True  # the prompt still had it
+
+
+def test_documents_ranked_keeps_each_document_once_at_its_best_chunk() -> None:
+    result = _retrieval("q", ["b.pdf", "a.pdf", "b.pdf", "c.pdf"], prompt=1)
+    assert documents_ranked(result) == ["b.pdf", "a.pdf", "c.pdf"]
+
+
+def test_an_empty_report_scores_zero() -> None:
+    report = CaseReport("none", (), k=5)
+    assert report.summary() == {"hit rate": 0.0, "MRR@5": 0.0, "nDCG@5": 0.0}
