@@ -21,6 +21,7 @@ from ragapp.models.embedders import load_embedder
 from ragapp.models.llm import LLM, LLMS
 from ragapp.models.llm_backends import load_builtin_llms
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
+from ragapp.rerank import builtin as _builtin  # noqa: F401  (registers "builtin")
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS, PassthroughReranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
@@ -31,6 +32,7 @@ from ragapp.router.store import IntentStore
 from ragapp.router.tree import Format, IntentNode, IntentTree, parse_tree
 from ragapp.tracing.cases import CaseReport, evaluate_cases
 from ragapp.tracing.events import EngineEvent, ModeEvent
+from ragapp.tracing.llamaindex import install as install_llamaindex_spans
 from ragapp.tracing.llm import recording
 from ragapp.tracing.recorder import TraceRecorder
 from ragapp.tracing.store import TestCase, TestCaseStore, TraceStore, TraceSummary
@@ -304,6 +306,8 @@ def _knobs(settings: RetrievalSettings, pipeline: RetrievalPipeline) -> dict[str
 def build_engine(settings: Settings) -> Engine:
     """Open (or create) the stores under ``settings.paths.state_dir`` and wire the parts."""
     load_builtin_llms()
+    if settings.traces.enabled:
+        install_llamaindex_spans()
     state = settings.paths.state_dir
     state.mkdir(parents=True, exist_ok=True)
     embedder = load_embedder(settings)

@@ -20,6 +20,7 @@ KIND_COLOURS = {
     "llm": "#fbbf24",
     "tool": "#fb923c",
     "file": "#60a5fa",
+    "library": "#cbd5e1",
 }
 FAILED = "#ef4444"
 

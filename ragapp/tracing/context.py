@@ -45,6 +45,8 @@ class Observer(Protocol):
 
     def llm_call(self, call: LLMCall, started: float) -> None: ...
 
+    def library_span(self, name: str, started: float, seconds: float, error: str | None) -> None: ...
+
 
 CURRENT: contextvars.ContextVar[Observer | None] = contextvars.ContextVar("ragapp_trace", default=None)
 

@@ -290,6 +290,21 @@ class TraceBuilder:
         except Exception:
             self._failed("llm call")
 
+    def library_span(self, name: str, started: float, seconds: float, error: str | None) -> None:
+        """A span reported by a library's own instrumentation (LlamaIndex)."""
+        try:
+            self.leaf(
+                name,
+                "library",
+                max(0.0, started - self._t0),
+                seconds,
+                {},
+                status="failed" if error else "ok",
+                error=error,
+            )
+        except Exception:
+            self._failed("library span")
+
     # -- the end -----------------------------------------------------------------------------------
 
     def finish(self, status: str | None = None, error: str | None = None) -> dict[str, Any]:
@@ -375,8 +390,10 @@ class TraceRecorder:
         builder = TraceBuilder(owner, "ingest", ", ".join(files)[:300], "ingest")
         phases = IngestPhases(builder, files)
         error: str | None = None
+        ctx = contextvars.copy_context()
+        ctx.run(CURRENT.set, builder)
         try:
-            results = run(phases.progress)
+            results = ctx.run(run, phases.progress)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             raise
