@@ -43,11 +43,11 @@ class IndexReport:
 
 
 def corpus_key(corpus_file: Path, settings: Settings, embedder_name: str) -> str:
-    stat = corpus_file.stat()
+    # The content's hash, not the file's time: the same data copied or mounted again keeps its index.
     parts = [
         str(corpus_file.resolve()),
-        str(stat.st_size),
-        str(int(stat.st_mtime)),
+        str(corpus_file.stat().st_size),
+        _sha256(corpus_file),
         str(settings.ingest.chunk_size),
         str(settings.ingest.chunk_overlap),
         embedder_name,
@@ -55,6 +55,14 @@ def corpus_key(corpus_file: Path, settings: Settings, embedder_name: str) -> str
     if settings.embedding.max_chars:  # (absent otherwise, so caches built before the setting stay valid)
         parts.append(f"max_chars={settings.embedding.max_chars}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def passage_chunks(passage: Passage, settings: Settings) -> list[Chunk]:

@@ -22,6 +22,7 @@ from ragapp.eval.beir import BeirDataset
 from ragapp.eval.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.embedders import Embedder
+from ragapp.rerank import builtin as _builtin  # noqa: F401  (registers "builtin")
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
@@ -82,9 +83,13 @@ Ranker = Callable[[str], tuple[list[str], dict[str, float]]]
 
 
 def retrieval_settings(settings: Settings, config: EvalConfig, depth: int, rerank_depth: int) -> RetrievalSettings:
-    """The app's settings with the configuration applied and the budgets widened to ``depth`` chunks."""
+    """The app's settings with the configuration applied and the budgets widened to ``depth`` chunks. A
+    ``+rerank`` configuration measures the reranker's own order (``rerank_weight`` 1) unless
+    RAGAPP_RETRIEVAL__RERANK_WEIGHT says otherwise."""
+    weight = settings.retrieval.rerank_weight if "rerank_weight" in settings.retrieval.model_fields_set else 1.0
     return settings.retrieval.model_copy(
         update={
+            "rerank_weight": weight,
             "channels": list(config.channels),
             "fusion": config.fusion or settings.retrieval.fusion,
             "recall_budget": depth,

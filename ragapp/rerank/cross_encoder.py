@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ragapp.config import Settings
 from ragapp.errors import ConfigError, ModelError
 from ragapp.models.lazy import LazyModel
 from ragapp.rerank.base import RERANKERS, Reranker
+from ragapp.rerank.compact import is_compact
 from ragapp.types import RetrievedChunk
 
 
@@ -47,4 +49,8 @@ def _load(model: str, max_length: int) -> Any:
 def _cross_encoder(settings: Settings) -> Reranker:
     if not settings.rerank.model:
         raise ConfigError("RAGAPP_RERANK__BACKEND=cross_encoder needs RAGAPP_RERANK__MODEL (a local folder or hub id).")
+    if is_compact(Path(settings.rerank.model)):  # weights written by ragapp.rerank.train
+        from ragapp.rerank.builtin import CompactReranker
+
+        return CompactReranker(Path(settings.rerank.model), settings.rerank.max_length, settings.rerank.batch_size)
     return CrossEncoderReranker(settings.rerank.model, settings.rerank.max_length, settings.rerank.batch_size)

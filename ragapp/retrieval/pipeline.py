@@ -163,6 +163,8 @@ class RetrievalPipeline:
             log.warning("reranker failed, keeping fused order: %r", exc)
             degraded.append(f"reranker failed ({type(exc).__name__}); using the fused order")
             ranked = candidates
+        if self._reranker.enabled and s.rerank_weight < 1.0:
+            ranked = blend_order(candidates, ranked, s.rerank_weight)
         timings["rerank"] = time.perf_counter() - start
 
         relevant = [c for c in ranked if is_relevant(c, s)]
@@ -204,6 +206,18 @@ class RetrievalPipeline:
         order = {c.name: i for i, c in enumerate(self._channels)}
         results.sort(key=lambda r: order[r.channel])
         return results, degraded
+
+
+def blend_order(
+    fused: Sequence[RetrievedChunk], reranked: Sequence[RetrievedChunk], weight: float
+) -> list[RetrievedChunk]:
+    """The candidates ordered by ``weight`` x rank after reranking + (1 - weight) x fused rank: 1 trusts the
+    reranker alone, 0 keeps the fused order. Ties go to the reranker. Each chunk keeps its rerank score."""
+    if weight >= 1.0:
+        return list(reranked)
+    fused_rank = {c.chunk.chunk_id: i for i, c in enumerate(fused)}
+    keyed = [(weight * i + (1.0 - weight) * fused_rank.get(c.chunk.chunk_id, i), i, c) for i, c in enumerate(reranked)]
+    return [c for _, _, c in sorted(keyed, key=lambda t: (t[0], t[1]))]
 
 
 def _channel_timings(results: Sequence[ChannelResult]) -> dict[str, float]:

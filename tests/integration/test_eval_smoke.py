@@ -42,8 +42,8 @@ class Run:
     err: str
 
 
-def run_main(*argv: str | Path) -> Run:
-    """``main(argv)`` in this process with stdout and stderr captured and no RAGAPP_* leaking in."""
+def run_main(*argv: str | Path, env: dict[str, str] | None = None) -> Run:
+    """``main(argv)`` in this process with stdout and stderr captured and no RAGAPP_* leaking in (but ``env``)."""
     out, err = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as mp:
         for key in list(os.environ):
@@ -51,6 +51,8 @@ def run_main(*argv: str | Path) -> Run:
                 mp.delenv(key)
         mp.setenv("HF_HUB_OFFLINE", "1")
         mp.setenv("ANONYMIZED_TELEMETRY", "False")
+        for key, value in (env or {}).items():
+            mp.setenv(key, value)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main([str(a) for a in argv])
     return Run(code, out.getvalue(), err.getvalue())
@@ -195,7 +197,8 @@ def test_an_unknown_config_exits_2_and_says_why(config: str, message: str, tmp_p
 
 
 def test_rerank_without_a_reranker_exits_2_before_indexing(tmp_path: Path) -> None:
-    run = run_main("--dataset", TINY, "--config", "bm25,hybrid+rerank", "--cache", tmp_path / "cache")
+    off = {"RAGAPP_RERANK__BACKEND": "none"}  # the shipped reranker is the default: turn it off
+    run = run_main("--dataset", TINY, "--config", "bm25,hybrid+rerank", "--cache", tmp_path / "cache", env=off)
     assert run.code == 2
     assert (
         "error: a +rerank configuration needs a reranker: pass --rerank-model or set RAGAPP_RERANK__BACKEND" in run.err

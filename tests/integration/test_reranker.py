@@ -50,7 +50,7 @@ def _kb(make_engine: Callable[..., Rig], **overrides: object) -> Rig:
 def _cross_encoder_settings(model: Path | str, **retrieval: object) -> dict[str, object]:
     return {
         "rerank": {"backend": "cross_encoder", "model": str(model), "max_length": MAX_LENGTH},
-        "retrieval": retrieval,
+        "retrieval": {"rerank_weight": 1.0, "min_rerank_score": 0.0} | retrieval,  # the reranker's own order
     }
 
 

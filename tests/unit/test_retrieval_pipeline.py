@@ -114,8 +114,8 @@ def make_pipeline(catalog: Catalog) -> Callable[..., RetrievalPipeline]:
             list(channels),
             catalog,
             reranker or PassThrough(),  # type: ignore[arg-type]
-            # The expected orders below are worked out for RRF; tests of other fusions say so explicitly.
-            RetrievalSettings(**({"fusion": "rrf"} | knobs)),  # type: ignore[arg-type]
+            # The expected orders below are worked out for RRF (other fusions say so) and the reranker's own order.
+            RetrievalSettings(**({"fusion": "rrf", "rerank_weight": 1.0} | knobs)),  # type: ignore[arg-type]
         )
 
     return make
@@ -408,3 +408,20 @@ def test_a_timed_out_channel_is_named_and_its_result_not_cached(
         assert ids(again.candidates)[:3] == ["a", "c", "f"]
     finally:
         release.set()
+
+
+def test_blend_order_trusts_the_reranker_as_far_as_its_weight() -> None:
+    from ragapp.retrieval.pipeline import blend_order
+    from ragapp.types import Chunk, RetrievedChunk
+
+    def chunk(cid: str, score: float | None = None) -> RetrievedChunk:
+        return RetrievedChunk(Chunk(cid, "d", 0, cid, "d.md"), 0.0, {}, {}, rerank_score=score)
+
+    fused = [chunk("a"), chunk("b"), chunk("c"), chunk("d")]
+    reranked = [chunk("d", 0.9), chunk("c", 0.8), chunk("b", 0.2), chunk("a", 0.1)]
+    ids = lambda chunks: [c.chunk.chunk_id for c in chunks]  # noqa: E731
+    assert ids(blend_order(fused, reranked, 1.0)) == ["d", "c", "b", "a"]
+    assert ids(blend_order(fused, reranked, 0.0)) == ["a", "b", "c", "d"]
+    assert ids(blend_order(fused, reranked, 0.75)) == ["d", "c", "b", "a"]
+    assert ids(blend_order(fused, reranked, 0.25)) == ["a", "b", "c", "d"]
+    assert [c.rerank_score for c in blend_order(fused, reranked, 0.0)] == [0.1, 0.2, 0.8, 0.9]  # scores kept

@@ -1,0 +1,78 @@
+"""How much of the reranker's order to trust: nDCG@10 of blends of the fused and the reranked order.
+
+    .venv/bin/python scripts/tune_rerank_blend.py --cache /work/evalcache --limit 200
+
+For each set, each question's top-20 fused candidates (the app's hybrid retrieval) are scored once by the
+shipped reranker; then, for each weight w, candidates are ordered by w * rerank rank + (1 - w) * fused rank
+(the app's ``RAGAPP_RERANK__BLEND``), and the order below the top 20 stays the fused one. Prints nDCG@10 per
+set and weight. HotpotQA and xquad-zh chose the default; SciFact is reported, not tuned on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ragapp.config import Settings
+from ragapp.eval.beir import load_beir
+from ragapp.eval.corpus import build_index
+from ragapp.eval.metrics import ndcg_at_k
+from ragapp.rerank import builtin as _builtin  # noqa: F401
+from ragapp.rerank.base import RERANKERS, PassthroughReranker
+from ragapp.retrieval.channels import CHANNELS, ChannelDeps
+from ragapp.retrieval.pipeline import RetrievalPipeline, blend_order
+
+WEIGHTS = [0.0, 0.25, 0.5, 0.75, 1.0]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", type=Path, default=Path("../shared/data"))
+    p.add_argument("--cache", type=Path, default=Path(".cache/eval"))
+    p.add_argument("--limit", type=int, default=200)
+    p.add_argument("--output", type=Path, default=Path("results/rerank/blend.json"))
+    args = p.parse_args()
+    settings = Settings()
+    reranker = RERANKERS.get("builtin")(settings)
+    sets = [
+        ("hotpotqa-dev200", args.data / "hotpotqa-dev200", None),
+        ("xquad-zh", args.data / "xquad/zh", None),
+        ("scifact", args.data / "scifact", None),
+    ]
+    out = {}
+    for label, folder, corpus in sets:
+        data = load_beir(folder, "test", corpus)
+        queries = data.queries[: args.limit]
+        store, _ = build_index(data.corpus, folder / "corpus.jsonl", settings, args.cache, folder.name)
+        deps = ChannelDeps(embedder=store.embedder, vectors=store.vectors, keywords=store.keywords)
+        knobs = settings.retrieval.model_copy(update={"recall_budget": 100, "candidate_limit": 20, "cache_size": 0})
+        pipeline = RetrievalPipeline(
+            [CHANNELS.get(n)(deps) for n in knobs.channels], store.catalog, PassthroughReranker(), knobs
+        )
+        rows = []
+        for i, q in enumerate(queries):
+            result = pipeline.retrieve(q.text)
+            fused = list(result.candidates)
+            ranked = reranker.rerank(q.text, fused)
+            rows.append((q.query_id, fused, ranked))
+            if i % 50 == 0:
+                print(label, i, file=sys.stderr)
+        scores = {}
+        for w in WEIGHTS:
+            total = 0.0
+            for qid, fused, ranked in rows:
+                docs = [c.chunk.doc_id for c in blend_order(fused, ranked, w)]
+                total += ndcg_at_k(list(dict.fromkeys(docs)), data.qrels[qid], 10)
+            scores[str(w)] = round(total / len(rows), 4)
+        out[label] = {"queries": len(rows), "ndcg@10_top20": scores}
+        print(label, scores, flush=True)
+        pipeline.close()
+        store.catalog.close()
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
