@@ -79,9 +79,10 @@ class LLMSettings(BaseModel):
 
 class RerankSettings(BaseModel):
     backend: str = Field(
-        "builtin",
-        description="builtin (the cross-encoder trained for this app and shipped with it: see "
-        "ragapp/rerank/weights/MODEL_CARD.md), cross_encoder (any model: needs `model`) or none (fused order kept).",
+        "none",
+        description="none (fused order and channel-score gate), builtin (the cross-encoder trained for this app "
+        "and shipped with it: see ragapp/rerank/weights/MODEL_CARD.md; off by default until it beats the fused "
+        "order, see README) or cross_encoder (any model: needs `model`).",
     )
     model: str | None = Field(
         None,

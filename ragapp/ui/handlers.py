@@ -225,7 +225,7 @@ class Handlers:
         rerank = (
             f"🔁 Reranker: {s.reranker}"
             if s.reranking_enabled
-            else "🔁 Reranking is **off** (`RAGAPP_RERANK__BACKEND=none`)"
+            else "🔁 Reranking is **off** (`RAGAPP_RERANK__BACKEND=builtin` turns on the shipped one)"
         )
         return f"🤖 {s.llm} · 🧮 {s.embedder} · {rerank} · 📚 {s.documents} documents, {s.chunks} chunks"
 

@@ -89,10 +89,9 @@ def test_passages_in_another_language_keep_their_fused_slot(shipped: CompactRera
     assert out[1].rerank_score is None  # not judged: the gate uses its channel scores
 
 
-def test_a_default_engine_reranks_with_the_shipped_model(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+def test_an_engine_reranks_with_the_shipped_model(make_engine: Callable[..., Any], tmp_path: Path) -> None:
     rig = make_engine(rerank={"backend": "builtin"})
     assert (rig.engine.status().reranker, rig.engine.status().reranking_enabled) == ("ragapp-minilm-zh-en", True)
-    assert Settings().rerank.backend == "builtin"
     path = tmp_path / "manual.md"
     path.write_text(
         "# Manual\n\nThe battery lasts about 120 minutes on a full charge.\n\n"
