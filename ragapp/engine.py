@@ -243,7 +243,8 @@ class Engine:
 
     def run_test_cases(self, owner: str, changes: dict[str, Any] | None = None, k: int = 10) -> list[CaseReport]:
         """Score ``owner``'s test cases with the current retrieval settings and, given ``changes`` (retrieval
-        setting -> value; ``rerank: False`` turns the reranker off), with those changes too, side by side."""
+        setting -> value; ``rerank`` False turns the reranker off, True tries the shipped one when none is on), with
+        those changes too, side by side."""
         cases = self.test_cases(owner)
         current = self._retrieval.settings
         reports = [
@@ -253,7 +254,11 @@ class Engine:
         rerank = changes.pop("rerank", None)
         if changes or rerank is not None:
             settings = current.model_copy(update=changes)
-            reranker = PassthroughReranker() if rerank is False else None
+            reranker = None  # the engine's own
+            if rerank is False:
+                reranker = PassthroughReranker()
+            elif rerank is True and not self._retrieval.reranker.enabled:  # try the shipped one
+                reranker = RERANKERS.get("builtin")(self.settings)
             variant = self._retrieval.variant(RetrievalSettings.model_validate(settings.model_dump()), reranker)
             try:
                 reports.append(evaluate_cases(cases, variant.retrieve, "with changes", k, _knobs(settings, variant)))

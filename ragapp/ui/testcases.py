@@ -92,8 +92,8 @@ class CaseHandlers:
         ):
             if value is not None and kind(value) != getattr(current, key):
                 changes[key] = kind(value)
-        if not rerank and self.engine.status().reranking_enabled:
-            changes["rerank"] = False
+        if bool(rerank) != self.engine.status().reranking_enabled:  # off, or the shipped reranker on
+            changes["rerank"] = bool(rerank)
         reports = self.engine.run_test_cases(owner, changes or None)
         return summary_markdown(reports, changes), metrics_chart(reports), results_frame(reports)
 
@@ -166,7 +166,9 @@ def build_eval_panel(
             top_k = gr.Number(s.context_top_k, precision=0, minimum=1, label="Chunks in prompt", elem_id="eval-topk")
             limit = gr.Number(s.candidate_limit, precision=0, minimum=1, label="Candidates to rerank")
             min_score = gr.Number(s.min_rerank_score, label="min_rerank_score")
-            rerank = gr.Checkbox(engine.status().reranking_enabled, label="Rerank", elem_id="eval-rerank")
+            rerank = gr.Checkbox(
+                engine.status().reranking_enabled, label="Rerank (the shipped model, if off)", elem_id="eval-rerank"
+            )
         run = gr.Button("Run evaluation · 运行评估", variant="primary", elem_id="eval-run")
         metrics = gr.Markdown(elem_id="eval-metrics")
         chart = gr.Plot(label="Hit rate, MRR, nDCG", elem_id="eval-chart")

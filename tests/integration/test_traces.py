@@ -156,3 +156,7 @@ def test_test_cases_score_the_current_settings_and_a_change_side_by_side(rig: An
     assert rig.engine.settings.retrieval.fusion == "zscore"  # trying a change does not keep it
     with pytest.raises(ValueError):
         rig.engine.save_test_case("ann", "   ", ["beta_manual.md"])
+    # Reranking is off in this engine: the panel can try the shipped reranker without keeping it.
+    tried = rig.engine.run_test_cases("ann", {"rerank": True, "min_rerank_score": 0.1})[1]
+    assert tried.settings["reranker"] == "ragapp-minilm-zh-en" and tried.hit_rate == 1.0
+    assert not rig.engine.status().reranking_enabled
