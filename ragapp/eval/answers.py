@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragapp.ingest.chunking import doc_of_chunk_id  # noqa: F401  (the eval commands' name for it)
 from ragapp.tracing.events import (
     AgentStepEvent,
     AnswerEvent,
@@ -203,12 +204,6 @@ def _new(have: Sequence[str], items: Iterable[str]) -> list[str]:
         if item not in have and item not in out:
             out.append(item)
     return out
-
-
-def doc_of_chunk_id(chunk_id: str) -> str:
-    """The document of a chunk id as the app writes it (``<doc_id>-<4-digit ordinal>``)."""
-    head, _, tail = chunk_id.rpartition("-")
-    return head if head and tail.isdigit() and len(tail) == 4 else chunk_id
 
 
 # -- one row per question and mode ------------------------------------------------------------------

@@ -20,6 +20,7 @@ from ragapp.config import RetrievalSettings, Settings
 from ragapp.errors import RagAppError
 from ragapp.eval.beir import BeirDataset
 from ragapp.eval.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
+from ragapp.ingest.chunking import doc_of_chunk_id
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.embedders import Embedder
 from ragapp.rerank import builtin as _builtin  # noqa: F401  (registers "builtin")
@@ -115,7 +116,7 @@ def pipeline_ranker(
         docs = [c.chunk.doc_id for c in result.candidates]
         if config.rerank:  # below the reranked head, the fused order continues (recall@100 needs depth)
             docs += [
-                c.chunk_id.rsplit("-", 1)[0] for c in fuse({r.channel: r.hits for r in result.channel_results}, knobs)
+                doc_of_chunk_id(c.chunk_id) for c in fuse({r.channel: r.hits for r in result.channel_results}, knobs)
             ]
         return docs, result.timings
 

@@ -24,6 +24,12 @@ def _splitter(chunk_size: int, chunk_overlap: int):  # type: ignore[no-untyped-d
     )
 
 
+def doc_of_chunk_id(chunk_id: str) -> str:
+    """The document of a chunk id as ``chunk_document`` writes it (``<doc_id>-<4-digit ordinal>``)."""
+    head, _, tail = chunk_id.rpartition("-")
+    return head if head and tail.isdigit() and len(tail) == 4 else chunk_id
+
+
 def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
     splitter = _splitter(chunk_size, chunk_overlap)
     chunks: list[Chunk] = []

@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragapp.ingest.chunking import doc_of_chunk_id as doc_of
 from ragapp.tracing.store import TraceSummary
 
 STATUS_ICON = {
@@ -21,12 +22,6 @@ STATUS_ICON = {
 SUMMARY_HEADERS = ["Time (UTC)", "Question", "Mode", "Total (s)", "Status", "Degradations"]
 FUSED_HEADERS_START = ["Final", "Moved", "Fused", "Source", "Chunk"]
 FUSED_HEADERS_END = ["Fused score", "Rerank score", "In prompt"]
-
-
-def doc_of(chunk_id: str) -> str:
-    """The document id of a chunk id as the app writes it (``<doc_id>-<4-digit ordinal>``)."""
-    head, _, tail = chunk_id.rpartition("-")
-    return head if head and tail.isdigit() and len(tail) == 4 else chunk_id
 
 
 def summary_rows(items: Sequence[TraceSummary]) -> list[list[Any]]:

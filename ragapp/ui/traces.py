@@ -68,7 +68,7 @@ class TraceHandlers:
         why-not picker, the test-case form and the export file."""
         names = self.doc_names()
         searches = views.search_labels(trace)
-        first = self.search_views(trace, 0)
+        first = self.search_views(trace, 0, names)
         cited = [n for n in views.cited_documents(trace) if n in names.values()]
         return (
             trace,
@@ -85,13 +85,16 @@ class TraceHandlers:
             gr.update(visible=True),
         )
 
-    def search_views(self, trace: dict[str, Any] | None, index: int | None) -> tuple[Any, Any, str]:
-        """Channel hits, the fused table and a settings line for search ``index`` of the trace."""
+    def search_views(
+        self, trace: dict[str, Any] | None, index: int | None, names: dict[str, str] | None = None
+    ) -> tuple[Any, Any, str]:
+        """Channel hits, the fused table and a settings line for search ``index`` of the trace (``names``:
+        document id -> name, read from the catalog when not given)."""
         searches = (trace or {}).get("retrievals", [])
         if not searches:
             return _frame([], CHANNEL_HEADERS), pd.DataFrame(), "_No search ran in this request._"
         search = searches[min(int(index or 0), len(searches) - 1)]
-        channels = _frame(views.channel_rows(search, self.doc_names()), CHANNEL_HEADERS)
+        channels = _frame(views.channel_rows(search, names or self.doc_names()), CHANNEL_HEADERS)
         fused = _frame(views.fused_rows(search, views.prompt_ids(trace or {}) or None), views.fused_headers(search))
         return channels, fused, views.search_note(search)
 
