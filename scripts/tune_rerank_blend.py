@@ -1,11 +1,12 @@
-"""How much of the reranker's order to trust: nDCG@10 of blends of the fused and the reranked order.
+"""How much to trust the reranker: nDCG@10 of blends of the fused and the reranker's scores.
 
     .venv/bin/python scripts/tune_rerank_blend.py --cache /work/evalcache --limit 200
 
 For each set, each question's top-20 fused candidates (the app's hybrid retrieval) are scored once by the
-shipped reranker; then, for each weight w, candidates are ordered by w * rerank rank + (1 - w) * fused rank
-(the app's ``RAGAPP_RERANK__BLEND``), and the order below the top 20 stays the fused one. Prints nDCG@10 per
-set and weight. HotpotQA and xquad-zh chose the default; SciFact is reported, not tuned on.
+shipped reranker; then, for each weight w, candidates are ordered as the app orders them with
+``RAGAPP_RETRIEVAL__RERANK_WEIGHT=w`` ((1 - w) x fused score + w x rerank score, both standardised over the
+question's candidates: ``blend_order``). Prints nDCG@10 per set and weight. HotpotQA and xquad-zh chose the
+default; SciFact is reported, never tuned on (it stays a zero-shot test).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ragapp.rerank.base import RERANKERS, PassthroughReranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline, blend_order
 
-WEIGHTS = [0.0, 0.25, 0.5, 0.75, 1.0]
+WEIGHTS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 1.0]
 
 
 def main() -> None:

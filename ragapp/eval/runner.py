@@ -85,12 +85,10 @@ Ranker = Callable[[str], tuple[list[str], dict[str, float]]]
 
 def retrieval_settings(settings: Settings, config: EvalConfig, depth: int, rerank_depth: int) -> RetrievalSettings:
     """The app's settings with the configuration applied and the budgets widened to ``depth`` chunks. A
-    ``+rerank`` configuration measures the reranker's own order (``rerank_weight`` 1) unless
-    RAGAPP_RETRIEVAL__RERANK_WEIGHT says otherwise."""
-    weight = settings.retrieval.rerank_weight if "rerank_weight" in settings.retrieval.model_fields_set else 1.0
+    ``+rerank`` configuration orders candidates as the app does (``rerank_weight``; set
+    RAGAPP_RETRIEVAL__RERANK_WEIGHT=1 to measure the reranker's own order)."""
     return settings.retrieval.model_copy(
         update={
-            "rerank_weight": weight,
             "channels": list(config.channels),
             "fusion": config.fusion or settings.retrieval.fusion,
             "recall_budget": depth,

@@ -28,6 +28,13 @@ def not_found_message(question: str) -> str:
     return NOT_FOUND_ZH if is_chinese(question) else NOT_FOUND_EN
 
 
+def system_prompt(chinese: bool, passages: int) -> str:
+    """The answering rules. With a single passage the citation example shows only [1]: the 1.5B model copies
+    the example, and a lone passage cited as "[2]" left a correct answer without a valid citation."""
+    text = SYSTEM_ZH if chinese else SYSTEM_EN
+    return text.replace("[1], [2]", "[1]").replace("[1]、[2]", "[1]") if passages == 1 else text
+
+
 def format_context(chunks: Sequence[RetrievedChunk]) -> str:
     blocks = []
     for number, item in enumerate(chunks, start=1):
@@ -40,7 +47,7 @@ def answer_messages(
     question: str, chunks: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""
 ) -> list[ChatTurn]:
     chinese = is_chinese(question)
-    system = (SYSTEM_ZH if chinese else SYSTEM_EN) + _summary_note(summary, chinese)
+    system = system_prompt(chinese, len(chunks)) + _summary_note(summary, chinese)
     label_context, label_question = ("参考资料", "问题") if chinese else ("Context", "Question")
     # The question comes last. Repeating the rules after it was tried and made the 1.5B model answer with a
     # bare "[2]" or refuse answerable questions (2/14 correct on the demo questions against 8/14 without).

@@ -1,6 +1,5 @@
-"""The app's own reranker (``backend = "builtin"``; off by default until it beats the fused order): the
-cross-encoder trained by ``python -m ragapp.rerank.train`` and shipped in ``ragapp/rerank/weights`` (see its
-MODEL_CARD.md).
+"""The app's own reranker (``backend = "builtin"``, the default): the cross-encoder trained by
+``python -m ragapp.rerank.train`` and shipped in ``ragapp/rerank/weights`` (see its MODEL_CARD.md).
 
 Loaded once, on first use, rebuilt from the packaged MiniLM base plus the shipped differences, then its linear
 layers quantised to int8 for speed (scores move by about 0.01; see the model card). Pairs are scored in batches,
@@ -28,7 +27,7 @@ from ragapp.lang import language_of
 from ragapp.models.lazy import LazyModel
 from ragapp.rerank.base import RERANKERS, Reranker
 from ragapp.rerank.compact import SHIPPED_DIR, is_compact, load_compact
-from ragapp.types import RetrievedChunk
+from ragapp.types import Chunk, RetrievedChunk
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +72,7 @@ class CompactReranker:
         judged = [i for i, c in enumerate(candidates) if language_of(c.chunk.text) == language]
         if not judged:
             return list(candidates)
-        scores = self.score(query, [candidates[i].chunk.text for i in judged])
+        scores = self.score(query, [passage_text(candidates[i].chunk) for i in judged])
         ranked = sorted(
             (dataclasses.replace(candidates[i], rerank_score=s) for i, s in zip(judged, scores, strict=True)),
             key=lambda c: -(c.rerank_score or 0.0),
@@ -82,6 +81,13 @@ class CompactReranker:
         for slot, chunk in zip(judged, ranked, strict=True):  # judged chunks reorder among their own slots
             out[slot] = chunk
         return out
+
+
+def passage_text(chunk: Chunk) -> str:
+    """What the reranker reads: the chunk under its heading path, as the answering model sees it. A list item
+    cut from its section ("- New: pet mode") only answers "which version added pet mode?" together with the
+    heading it sits under ("Version 2.5.0")."""
+    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
 
 
 def _load(folder: Path, quantize: bool) -> tuple[Any, Any]:

@@ -147,6 +147,11 @@ def save_compact(model: Any, added: list[str], out: Path, fmt: str, max_length: 
     return (out / "weights.safetensors").stat().st_size
 
 
+def added_vocabulary(folder: Path) -> list[str]:
+    """The characters a compact folder added to the base vocabulary, in token-id order."""
+    return [line for line in (folder / "vocab_added.txt").read_text("utf-8").split("\n") if line]
+
+
 def load_compact(folder: Path = SHIPPED_DIR) -> tuple[Any, Any, CompactConfig]:
     """Rebuild the fine-tuned model from the packaged base and the shipped differences (eval mode, CPU)."""
     import torch
@@ -154,7 +159,7 @@ def load_compact(folder: Path = SHIPPED_DIR) -> tuple[Any, Any, CompactConfig]:
     from transformers import AutoModelForSequenceClassification
 
     config = CompactConfig(**json.loads((folder / "config.json").read_text("utf-8")))
-    added = [line for line in (folder / "vocab_added.txt").read_text("utf-8").split("\n") if line]
+    added = added_vocabulary(folder)
     shipped = load_file(str(folder / "weights.safetensors"))
     base = _base_state()
     tokenizer = build_tokenizer(added)

@@ -35,8 +35,10 @@ from ragapp.rerank.compact import (
     BASE_NAME,
     FORMATS,
     SHIPPED_DIR,
+    added_vocabulary,
     build_tokenizer,
     is_cjk,
+    load_compact,
     new_model,
     save_compact,
 )
@@ -58,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=Path, default=Path("../shared/data/train/reranker-pairs.jsonl.gz"))
     p.add_argument("--out", type=Path, default=SHIPPED_DIR, help="folder for the weights (default: the shipped one)")
     p.add_argument("--queries", type=int, default=10000, help="training questions sampled from the file")
+    p.add_argument("--init", type=Path, help="continue from weights written by this command (keeps their vocabulary)")
+    p.add_argument("--skip", type=int, default=0, help="skip this many questions of the seeded order (already seen)")
     p.add_argument("--holdout", type=int, default=300, help="questions held out for early stopping")
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--batch", type=int, default=8, help="questions per step (each with its group of passages)")
@@ -89,11 +93,13 @@ def load_rows(path: Path) -> list[Row]:
     return rows
 
 
-def split_rows(rows: list[Row], holdout: int, queries: int, seed: int) -> tuple[list[Row], list[Row]]:
-    """A seeded shuffle: the first ``holdout`` rows are held out, the next ``queries`` are trained on."""
+def split_rows(rows: list[Row], holdout: int, queries: int, seed: int, skip: int = 0) -> tuple[list[Row], list[Row]]:
+    """A seeded shuffle: the first ``holdout`` rows are held out, and after ``skip`` more (questions an earlier
+    stage trained on) the next ``queries`` are trained on. The held-out slice depends only on the seed, so a
+    continued stage is judged on the same questions as the first."""
     order = list(rows)
     random.Random(seed).shuffle(order)
-    return order[holdout : holdout + queries], order[:holdout]
+    return order[holdout + skip : holdout + skip + queries], order[:holdout]
 
 
 def added_characters(rows: list[Row], min_count: int, base_vocab: set[str]) -> list[str]:
@@ -145,15 +151,19 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
 
     rows = load_rows(args.data)
-    train, held = split_rows(rows, args.holdout, args.queries, args.seed)
+    train, held = split_rows(rows, args.holdout, args.queries, args.seed, args.skip)
     base_vocab = set(build_tokenizer([]).get_vocab())
-    added = added_characters(train, args.min_char_count, base_vocab)
+    if args.init:  # a later stage: the vocabulary (and so the embedding rows) stay those of the first
+        added = added_vocabulary(args.init)
+        model, tokenizer, _ = load_compact(args.init)
+    else:
+        added = added_characters(train, args.min_char_count, base_vocab)
+        model, tokenizer = new_model(added, args.layers, args.seed)
     print(
         f"{len(rows)} rows; training on {len(train)} questions ({_mix(train)}), holding out {len(held)}; "
         f"{len(added)} Chinese characters added to the vocabulary; device {device}",
         file=sys.stderr,
     )
-    model, tokenizer = new_model(added, args.layers, args.seed)
     model.to(device)
     base_rows = len(base_vocab)
     word = model.bert.embeddings.word_embeddings.weight
@@ -252,9 +262,21 @@ def _run(args: argparse.Namespace) -> int:
         "formats": formats,
         "device": device,
     }
+    if args.init:
+        summary["init"] = _earlier_stage(args.init)
     (args.out / "training.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", "utf-8")
     print(f"best held-out {best}; {stop_reason}; wrote {args.out} ({size / 1e6:.1f} MB)", file=sys.stderr)
     return 0
+
+
+def _earlier_stage(folder: Path) -> dict[str, Any]:
+    """What the weights a stage continued from say of themselves (their own ``training.json``)."""
+    try:
+        earlier = json.loads((folder / "training.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {"folder": str(folder)}
+    keep = ("command", "train_questions", "steps_run", "best_holdout", "minutes", "init")
+    return {"folder": str(folder)} | {k: earlier[k] for k in keep if k in earlier}
 
 
 def compare_formats(
@@ -262,8 +284,6 @@ def compare_formats(
 ) -> dict[str, Any]:
     """Size and held-out quality of each way to store the weights, each reloaded the way the app loads it."""
     import tempfile
-
-    from ragapp.rerank.compact import load_compact
 
     out: dict[str, Any] = {"fp32 (in memory)": {"bytes": sum(v.numel() * 4 for v in model.state_dict().values())}}
     out["fp32 (in memory)"] |= {k: best.get(k) for k in ("loss", "accuracy", "mrr")}

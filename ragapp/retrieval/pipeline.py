@@ -211,13 +211,34 @@ class RetrievalPipeline:
 def blend_order(
     fused: Sequence[RetrievedChunk], reranked: Sequence[RetrievedChunk], weight: float
 ) -> list[RetrievedChunk]:
-    """The candidates ordered by ``weight`` x rank after reranking + (1 - weight) x fused rank: 1 trusts the
-    reranker alone, 0 keeps the fused order. Ties go to the reranker. Each chunk keeps its rerank score."""
+    """The candidates ordered by (1 - ``weight``) x fused score + ``weight`` x rerank score, each standardised
+    (z-score) over this question's candidates: 1 trusts the reranker alone, 0 keeps the fused order.
+
+    Scores rather than ranks, so that a confident reranker (one passage far above the rest) moves it further
+    than a hesitant one, and a close call between two passages stays a close call. A chunk the reranker did
+    not judge (no rerank score) counts its fused standing twice. Each chunk keeps its rerank score."""
     if weight >= 1.0:
         return list(reranked)
-    fused_rank = {c.chunk.chunk_id: i for i, c in enumerate(fused)}
-    keyed = [(weight * i + (1.0 - weight) * fused_rank.get(c.chunk.chunk_id, i), i, c) for i, c in enumerate(reranked)]
-    return [c for _, _, c in sorted(keyed, key=lambda t: (t[0], t[1]))]
+    if not reranked:
+        return []
+    fused_z = _standardised({c.chunk.chunk_id: c.fused_score for c in fused})
+    rerank_z = _standardised({c.chunk.chunk_id: c.rerank_score for c in reranked if c.rerank_score is not None})
+
+    def blended(c: RetrievedChunk) -> float:
+        f = fused_z.get(c.chunk.chunk_id, 0.0)
+        return (1.0 - weight) * f + weight * rerank_z.get(c.chunk.chunk_id, f)
+
+    keyed = sorted(enumerate(reranked), key=lambda t: (-blended(t[1]), t[0]))  # ties go to the reranker
+    return [c for _, c in keyed]
+
+
+def _standardised(scores: dict[str, float]) -> dict[str, float]:
+    if not scores:
+        return {}
+    values = list(scores.values())
+    mean = sum(values) / len(values)
+    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 or 1.0
+    return {k: (v - mean) / spread for k, v in scores.items()}
 
 
 def _channel_timings(results: Sequence[ChannelResult]) -> dict[str, float]:

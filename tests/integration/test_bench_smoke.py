@@ -54,7 +54,8 @@ def test_bench_reports_every_stage_at_every_size(tmp_path: Path, capsys: pytest.
         ms = size["query"]["ms"]
         for stage in ("channel:vector:embed", "channel:vector:search", "channel:keyword", "fusion", "total"):
             assert set(ms[stage]) == {"p50", "p95"}
-        assert size["query"]["queries"] == 5 and size["query"]["reranker"] == "off" and "rerank" not in ms
+        assert size["query"]["queries"] == 5 and size["query"]["reranker"] == "ragapp-minilm-zh-en"  # the default
+        assert set(ms["rerank"]) == {"p50", "p95"}
         assert size["memory_mb"]["peak_rss"] > 0
         assert size["disk_mb"]["total"] > 0 and size["disk_mb"]["chroma"] > 0
     small, large = payload["sizes"]

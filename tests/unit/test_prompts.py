@@ -63,6 +63,14 @@ def test_english_question_gets_english_prompt_with_history_in_between() -> None:
     assert messages[-1].content.endswith("\n\nQuestion: What does E07 mean?")
 
 
+def test_a_single_passage_is_cited_as_one_in_the_rules() -> None:
+    one = _retrieved()[:1]
+    assert "[2]" not in answer_messages("What does E07 mean?", one)[0].content
+    assert "cite the passage(s) it comes from as [1]." in answer_messages("What does E07 mean?", one)[0].content
+    assert "[2]" not in answer_messages("保修期多久？", one)[0].content
+    assert "[1], [2]" in answer_messages("What does E07 mean?", _retrieved())[0].content
+
+
 def test_chinese_question_gets_chinese_prompt() -> None:
     messages = answer_messages("保修期多久？", _retrieved())
     assert [m.role for m in messages] == ["system", "user"]

@@ -414,14 +414,28 @@ def test_blend_order_trusts_the_reranker_as_far_as_its_weight() -> None:
     from ragapp.retrieval.pipeline import blend_order
     from ragapp.types import Chunk, RetrievedChunk
 
-    def chunk(cid: str, score: float | None = None) -> RetrievedChunk:
-        return RetrievedChunk(Chunk(cid, "d", 0, cid, "d.md"), 0.0, {}, {}, rerank_score=score)
+    def chunk(cid: str, fused: float, score: float | None = None) -> RetrievedChunk:
+        return RetrievedChunk(Chunk(cid, "d", 0, cid, "d.md"), fused, {}, {}, rerank_score=score)
 
-    fused = [chunk("a"), chunk("b"), chunk("c"), chunk("d")]
-    reranked = [chunk("d", 0.9), chunk("c", 0.8), chunk("b", 0.2), chunk("a", 0.1)]
+    fused = [chunk("a", 4.0), chunk("b", 3.0), chunk("c", 2.0), chunk("d", 1.0)]
+    # the reranker is sure of d, unsure between c and b, sure a is not relevant
+    reranked = [chunk("d", 1.0, 0.99), chunk("c", 2.0, 0.50), chunk("b", 3.0, 0.45), chunk("a", 4.0, 0.01)]
     ids = lambda chunks: [c.chunk.chunk_id for c in chunks]  # noqa: E731
     assert ids(blend_order(fused, reranked, 1.0)) == ["d", "c", "b", "a"]
     assert ids(blend_order(fused, reranked, 0.0)) == ["a", "b", "c", "d"]
-    assert ids(blend_order(fused, reranked, 0.75)) == ["d", "c", "b", "a"]
-    assert ids(blend_order(fused, reranked, 0.25)) == ["a", "b", "c", "d"]
-    assert [c.rerank_score for c in blend_order(fused, reranked, 0.0)] == [0.1, 0.2, 0.8, 0.9]  # scores kept
+    assert ids(blend_order(fused, reranked, 0.6)) == ["d", "b", "c", "a"]  # d: a sure jump; b, c: a close call
+    assert ids(blend_order(fused, reranked, 0.2)) == ["a", "b", "c", "d"]
+    assert [c.rerank_score for c in blend_order(fused, reranked, 0.0)] == [0.01, 0.45, 0.50, 0.99]  # scores kept
+
+
+def test_blend_order_keeps_the_fused_standing_of_chunks_the_reranker_did_not_judge() -> None:
+    from ragapp.retrieval.pipeline import blend_order
+    from ragapp.types import Chunk, RetrievedChunk
+
+    def chunk(cid: str, fused: float, score: float | None = None) -> RetrievedChunk:
+        return RetrievedChunk(Chunk(cid, "d", 0, cid, "d.md"), fused, {}, {}, rerank_score=score)
+
+    fused = [chunk("zh", 5.0), chunk("a", 3.0), chunk("b", 1.0)]
+    reranked = [chunk("zh", 5.0), chunk("b", 1.0, 0.9), chunk("a", 3.0, 0.1)]  # "zh": another language, not judged
+    assert next(c.chunk.chunk_id for c in blend_order(fused, reranked, 0.3)) == "zh"
+    assert blend_order([], [], 0.3) == []
