@@ -115,18 +115,20 @@ class RetrievalSettings(BaseModel):
     candidate_limit: int = Field(20, ge=1, description="Fused candidates passed to the reranker.")
     context_top_k: int = Field(5, ge=1, description="Chunks placed in the prompt.")
     rerank_weight: float = Field(
-        0.1,
+        0.15,
         ge=0.0,
         le=1.0,
         description="How far the reranker overrides the fused order: candidates are sorted by (1 - w) x fused "
         "score + w x rerank score, both standardised over the question's candidates (1: the reranker alone; "
-        "0: the fused order, the rerank score then only gates relevance). 0.1 was the best weight on HotpotQA "
-        "and xquad-zh together; higher weights help SciFact more but lower HotpotQA: see README.",
+        "0: the fused order, the rerank score then only gates relevance). 0.15 was the best weight on HotpotQA "
+        "and xquad-zh together (`scripts/tune_rerank_blend.py`); the reranker alone is worse than either: "
+        "see README.",
     )
     min_rerank_score: float = Field(
-        0.1,
+        0.2,
         description="With a reranker: chunks scoring below this are dropped (the shipped reranker's scores are "
-        "probabilities; 0.1 keeps 92% of relevant held-out passages: see `python -m ragapp.rerank.measure`).",
+        "probabilities; 0.2 is the highest that keeps 90% of relevant held-out passages: see "
+        "`python -m ragapp.rerank.measure`).",
     )
     min_vector_similarity: float = Field(
         0.875,
