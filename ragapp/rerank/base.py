@@ -7,7 +7,7 @@ from typing import Protocol
 
 from ragapp.config import Settings
 from ragapp.registry import Registry
-from ragapp.types import RetrievedChunk
+from ragapp.types import Chunk, RetrievedChunk
 
 
 class Reranker(Protocol):
@@ -17,6 +17,13 @@ class Reranker(Protocol):
     def rerank(self, query: str, candidates: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
         """Candidates with ``rerank_score`` set, best first (a pass-through keeps the fused order)."""
         ...
+
+
+def passage_text(chunk: Chunk) -> str:
+    """What a reranker reads: the chunk under its heading path, as the answering model sees it. A list item
+    cut from its section ("- New: pet mode") only answers "which version added pet mode?" together with the
+    heading it sits under ("Version 2.5.0")."""
+    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
 
 
 RerankerFactory = Callable[[Settings], Reranker]

@@ -25,9 +25,9 @@ from ragapp.config import Settings
 from ragapp.errors import ModelError
 from ragapp.lang import language_of
 from ragapp.models.lazy import LazyModel
-from ragapp.rerank.base import RERANKERS, Reranker
+from ragapp.rerank.base import RERANKERS, Reranker, passage_text
 from ragapp.rerank.compact import SHIPPED_DIR, is_compact, load_compact
-from ragapp.types import Chunk, RetrievedChunk
+from ragapp.types import RetrievedChunk
 
 log = logging.getLogger(__name__)
 
@@ -81,13 +81,6 @@ class CompactReranker:
         for slot, chunk in zip(judged, ranked, strict=True):  # judged chunks reorder among their own slots
             out[slot] = chunk
         return out
-
-
-def passage_text(chunk: Chunk) -> str:
-    """What the reranker reads: the chunk under its heading path, as the answering model sees it. A list item
-    cut from its section ("- New: pet mode") only answers "which version added pet mode?" together with the
-    heading it sits under ("Version 2.5.0")."""
-    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
 
 
 def _load(folder: Path, quantize: bool) -> tuple[Any, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 from ragapp.config import Settings
 from ragapp.errors import ConfigError, ModelError
 from ragapp.models.lazy import LazyModel
-from ragapp.rerank.base import RERANKERS, Reranker
+from ragapp.rerank.base import RERANKERS, Reranker, passage_text
 from ragapp.rerank.compact import is_compact
 from ragapp.types import RetrievedChunk
 
@@ -27,7 +27,7 @@ class CrossEncoderReranker:
     def rerank(self, query: str, candidates: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
         if not candidates:
             return []
-        pairs = [(query, c.chunk.text) for c in candidates]
+        pairs = [(query, passage_text(c.chunk)) for c in candidates]
         scores = self._model.get().predict(pairs, batch_size=self._batch_size, show_progress_bar=False)
         scored = [dataclasses.replace(c, rerank_score=float(s)) for c, s in zip(candidates, scores, strict=True)]
         return sorted(scored, key=lambda c: -(c.rerank_score or 0.0))

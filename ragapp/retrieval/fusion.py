@@ -72,10 +72,17 @@ def _minmax(values: dict[str, float]) -> tuple[dict[str, float], float]:
     return {cid: (v - low) / span if span > 0 else 1.0 for cid, v in values.items()}, 0.0
 
 
-def _zscore(values: dict[str, float]) -> tuple[dict[str, float], float]:
+def standardised(values: dict[str, float]) -> dict[str, float]:
+    """Each value's z-score among ``values`` (all 0.0 when they are equal)."""
+    if not values:
+        return {}
     mean = statistics.fmean(values.values())
     spread = statistics.pstdev(values.values())
-    normed = {cid: (v - mean) / spread if spread > 0 else 0.0 for cid, v in values.items()}
+    return {cid: (v - mean) / spread if spread > 0 else 0.0 for cid, v in values.items()}
+
+
+def _zscore(values: dict[str, float]) -> tuple[dict[str, float], float]:
+    normed = standardised(values)
     # A chunk the channel did not return ranks below everything it did return (one standard deviation down).
     return normed, min(normed.values()) - 1.0
 

@@ -21,7 +21,7 @@ from typing import Any
 from ragapp.config import RetrievalSettings
 from ragapp.rerank.base import Reranker
 from ragapp.retrieval.channels import Channel, ChannelResult
-from ragapp.retrieval.fusion import FUSIONS
+from ragapp.retrieval.fusion import FUSIONS, standardised
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.context import report
 from ragapp.types import RetrievedChunk, Scope
@@ -221,8 +221,8 @@ def blend_order(
         return list(reranked)
     if not reranked:
         return []
-    fused_z = _standardised({c.chunk.chunk_id: c.fused_score for c in fused})
-    rerank_z = _standardised({c.chunk.chunk_id: c.rerank_score for c in reranked if c.rerank_score is not None})
+    fused_z = standardised({c.chunk.chunk_id: c.fused_score for c in fused})
+    rerank_z = standardised({c.chunk.chunk_id: c.rerank_score for c in reranked if c.rerank_score is not None})
 
     def blended(c: RetrievedChunk) -> float:
         f = fused_z.get(c.chunk.chunk_id, 0.0)
@@ -230,15 +230,6 @@ def blend_order(
 
     keyed = sorted(enumerate(reranked), key=lambda t: (-blended(t[1]), t[0]))  # ties go to the reranker
     return [c for _, c in keyed]
-
-
-def _standardised(scores: dict[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    values = list(scores.values())
-    mean = sum(values) / len(values)
-    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 or 1.0
-    return {k: (v - mean) / spread for k, v in scores.items()}
 
 
 def _channel_timings(results: Sequence[ChannelResult]) -> dict[str, float]:

@@ -14,8 +14,8 @@ import pytest
 
 from ragapp.config import Settings
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
-from ragapp.rerank.base import RERANKERS
-from ragapp.rerank.builtin import CompactReranker, passage_text
+from ragapp.rerank.base import RERANKERS, passage_text
+from ragapp.rerank.builtin import CompactReranker
 from ragapp.rerank.compact import SHIPPED_DIR, is_compact, load_compact
 from ragapp.types import Chunk, RetrievedChunk
 

@@ -14,7 +14,7 @@ import pytest
 
 from ragapp.config import Settings
 from ragapp.errors import ConfigError
-from ragapp.rerank.base import RERANKERS, Reranker
+from ragapp.rerank.base import RERANKERS, Reranker, passage_text
 from ragapp.tracing.events import AnswerEvent, NoticeEvent
 from ragapp.types import RetrievedChunk
 
@@ -70,7 +70,7 @@ def test_candidates_are_ordered_by_the_cross_encoders_scores(
     assert len(fused.candidates) >= 4
 
     model = CrossEncoder(str(tiny_cross_encoder), max_length=MAX_LENGTH, device="cpu")
-    pairs = [(QUESTION, c.chunk.text) for c in fused.candidates]
+    pairs = [(QUESTION, passage_text(c.chunk)) for c in fused.candidates]  # each chunk under its heading
     expected = {c.chunk.chunk_id: float(s) for c, s in zip(fused.candidates, model.predict(pairs), strict=True)}
 
     got = {c.chunk.chunk_id: c.rerank_score for c in result.candidates}
