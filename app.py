@@ -17,7 +17,7 @@ for _key, _value in {
     os.environ.setdefault(_key, _value)
 
 from ragapp.config import Settings  # noqa: E402
-from ragapp.engine import build_engine  # noqa: E402
+from ragapp.engine.build import build_engine  # noqa: E402
 from ragapp.ui.layout import build_ui  # noqa: E402
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from ragapp.errors import RagAppError
+from ragapp.core.errors import RagAppError
 
 
 def run_command(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

@@ -6,10 +6,11 @@ Built-ins register themselves like add-ons would, so adding a backend is one new
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Generic, TypeVar
 
-from ragapp.errors import UnknownComponentError
+from ragapp.core.errors import UnknownComponentError
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -29,6 +30,21 @@ class Registry(Generic[F]):
             return factory
 
         return decorator
+
+    def unregister(self, name: str) -> F:
+        """Remove ``name`` and return its factory (an unknown name raises like ``get``)."""
+        factory = self.get(name)
+        del self._factories[name]
+        return factory
+
+    @contextmanager
+    def registered(self, name: str, factory: F) -> Iterator[F]:
+        """``factory`` under ``name`` for the length of a ``with`` block (tests, a plug-in tried out)."""
+        self.register(name)(factory)
+        try:
+            yield factory
+        finally:
+            self._factories.pop(name, None)
 
     def get(self, name: str) -> F:
         try:

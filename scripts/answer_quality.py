@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ragapp.config import Settings  # noqa: E402
-from ragapp.engine import build_engine  # noqa: E402
-from ragapp.tracing.events import AnswerEvent, TokenEvent  # noqa: E402
+from ragapp.core.events import AnswerEvent, TokenEvent  # noqa: E402
+from ragapp.engine.build import build_engine  # noqa: E402
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
         start = time.perf_counter()
         first: float | None = None
         answer: AnswerEvent | None = None
-        for event in engine.ask(example["question"]):
+        for event in engine.chat.ask(example["question"]):
             if isinstance(event, TokenEvent) and first is None:
                 first = time.perf_counter() - start
             if isinstance(event, AnswerEvent):

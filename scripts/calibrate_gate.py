@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ragapp.config import Settings  # noqa: E402
-from ragapp.engine import build_engine  # noqa: E402
+from ragapp.engine.build import build_engine  # noqa: E402
 
 OFF_TOPIC_PROBES = [
     "今天天气怎么样？",
@@ -51,7 +51,7 @@ def main() -> None:
     sys.stdout.write("| kind | best cosine | best BM25 | chunks kept | expected source kept | question |\n")
     sys.stdout.write("|---|---|---|---|---|---|\n")
     for question, kind, sources in rows:
-        result = engine.retrieve(question)
+        result = engine.chat.retrieve(question)
         best = {r.channel: max((h.score for h in r.hits), default=0.0) for r in result.channel_results}
         kept = {c.chunk.source for c in result.chunks}
         found = "n/a" if not sources else str(bool(kept & set(sources)))

@@ -315,12 +315,12 @@ def judge(case: Case, answer: str) -> tuple[bool, bool, bool]:
 def run_model(model: str, prompts: list[str], threads: int, n_ctx: int, max_tokens: int) -> list[dict[str, Any]]:
     """Load one model and run every case. Runs in a child process."""
     from ragapp.config import LLMSettings, Settings
+    from ragapp.core.types import ChatTurn
+    from ragapp.engine.build import load_builtins
     from ragapp.models.gguf import ensure_gguf
     from ragapp.models.llm import LLMS
-    from ragapp.models.llm_backends import load_builtin_llms
-    from ragapp.types import ChatTurn
 
-    load_builtin_llms()
+    load_builtins()
     settings = Settings(llm=LLMSettings.model_validate({"local_model": model, "n_ctx": n_ctx, "threads": threads}))
     ensure_gguf(model, settings.paths.models_dir)  # assembly is a one-off; keep it out of load time
     llm = LLMS.get("llama_cpp")(settings)

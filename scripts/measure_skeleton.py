@@ -23,8 +23,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ragapp.config import Settings
-from ragapp.engine import build_engine
-from ragapp.tracing.events import AnswerEvent, TokenEvent
+from ragapp.core.events import AnswerEvent, TokenEvent
+from ragapp.engine.build import build_engine
 
 
 def main() -> None:
@@ -50,7 +50,7 @@ def main() -> None:
     start = time.perf_counter()
     first_token = None
     answer = ""
-    for event in engine.ask(args.question):
+    for event in engine.chat.ask(args.question):
         if isinstance(event, TokenEvent) and first_token is None:
             first_token = time.perf_counter() - start
         if isinstance(event, AnswerEvent):

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.engine import build_engine
+from ragapp.core.types import ChatTurn
+from ragapp.engine.build import build_engine
 from ragapp.models.llm import LLMS
-from ragapp.types import ChatTurn
 
 QUESTIONS = [
     "What does error code E07 mean on the Lumen V2 Pro?",
@@ -49,7 +49,7 @@ def run(traces: bool, count: int) -> list[float]:
         for i in range(count + len(QUESTIONS)):
             question = QUESTIONS[i % len(QUESTIONS)] + f" ({i})"  # new text each time: no retrieval cache hit
             start = time.perf_counter()
-            for _event in engine.ask(question):
+            for _event in engine.chat.ask(question):
                 pass
             if i >= len(QUESTIONS):  # the first round warms the models
                 times.append((time.perf_counter() - start) * 1000)

@@ -35,11 +35,12 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
+from ragapp.core.chunks import index_text  # noqa: E402
+from ragapp.core.types import ParsedDocument, Section  # noqa: E402
 from ragapp.eval.beir import BeirDataset, load_beir  # noqa: E402
-from ragapp.eval.metrics import ndcg_at_k, recall_at_k  # noqa: E402
-from ragapp.ingest.chunking import chunk_document, index_text  # noqa: E402
+from ragapp.ingest.chunking import chunk_document  # noqa: E402
 from ragapp.store import tokenize as app_tokenize  # noqa: E402
-from ragapp.types import ParsedDocument, Section  # noqa: E402
+from ragapp.testcases.metrics import ndcg_at_k, recall_at_k  # noqa: E402
 
 Tokenizer = Callable[[str], list[str]]
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from ragapp.config import Settings
 from ragapp.eval.beir import load_beir
 from ragapp.eval.corpus import build_index
-from ragapp.eval.metrics import all_found_at_k, ndcg_at_k
 from ragapp.rerank import builtin as _builtin  # noqa: F401
 from ragapp.rerank.base import RERANKERS, PassthroughReranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline, blend_order
+from ragapp.testcases.metrics import all_found_at_k, ndcg_at_k
 
 WEIGHTS = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0]
 

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ragapp.config import Settings
+from ragapp.core.types import ChatTurn
 from ragapp.models.llm import LLMS
-from ragapp.types import ChatTurn
 
 if TYPE_CHECKING:
-    from ragapp.engine import Engine
+    from ragapp.engine.engine import Engine
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
@@ -154,24 +154,23 @@ class ScriptedToolLLM(ScriptedLLM):
         return reply if isinstance(reply, ToolReply) else ToolReply(str(reply))
 
 
-# Build-time lookup: the engine keeps its LLM private, so the factory remembers which LLM it built for
-# which state directory.
-_BUILT: dict[Path, ScriptedLLM] = {}
-
-
 def _scripted_factory(settings: Settings) -> ScriptedLLM:
-    llm = ScriptedToolLLM() if settings.llm.backend == "scripted-tools" else ScriptedLLM()
-    _BUILT[Path(settings.paths.state_dir).resolve()] = llm
-    return llm
+    return ScriptedToolLLM() if settings.llm.backend == "scripted-tools" else ScriptedLLM()
 
 
+# Registered like any backend add-on, so an engine built from settings alone (a subprocess helper) gets one too.
 if "scripted" not in LLMS:  # conftest may be imported more than once (e.g. by a subprocess helper)
     LLMS.register("scripted")(_scripted_factory)
     LLMS.register("scripted-tools")(_scripted_factory)
 
 
-def scripted_llm_for(settings: Settings) -> ScriptedLLM:
-    return _BUILT[Path(settings.paths.state_dir).resolve()]
+def build_rig(settings: Settings) -> Rig:
+    """A real engine from ``settings`` with a scripted LLM handed in through ``Parts``, and that LLM."""
+    from ragapp.engine.build import Parts, build_engine
+
+    llm = _scripted_factory(settings)
+    engine = build_engine(settings, Parts(llm=llm))
+    return Rig(engine, llm, settings, engine.status().embedder)
 
 
 # -- settings and engines -----------------------------------------------------------------------
@@ -246,14 +245,10 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
 @pytest.fixture
 def make_engine(make_settings: Callable[..., Settings]) -> Iterator[Callable[..., Rig]]:
     """``make_engine(name="state", **overrides)`` builds a real engine; all are closed after the test."""
-    from ragapp.engine import build_engine
-
     rigs: list[Rig] = []
 
     def make(name: str = "state", **overrides: Any) -> Rig:
-        settings = make_settings(name, **overrides)
-        engine = build_engine(settings)
-        rig = Rig(engine, scripted_llm_for(settings), settings, engine.status().embedder)
+        rig = build_rig(make_settings(name, **overrides))
         rigs.append(rig)
         return rig
 
@@ -271,16 +266,13 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
 
     Read-only: tests must not ingest into or delete from it. Use ``make_engine`` for that.
     """
-    from ragapp.engine import build_engine
-
     with pytest.MonkeyPatch.context() as mp:
         drop_settings_env(mp)
         settings = settings_on(tmp_path_factory.mktemp("demo"), paths={"load_demo": True, "demo_dir": DEMO_DIR})
-        engine = build_engine(settings)
-    rig = Rig(engine, scripted_llm_for(settings), settings, engine.status().embedder)
+        rig = build_rig(settings)
     yield rig
     rig.llm.release()
-    engine.close()
+    rig.engine.close()
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragapp.agent.tools.base import Tool, signature
-from ragapp.lang import is_chinese
+from ragapp.core.lang import is_chinese
+from ragapp.core.types import ToolCall
 from ragapp.models.json_reply import json_candidates
-from ragapp.types import ToolCall
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _ANSWER_WORDS = {"answer", "final", "final_answer", "finish", "done"}

@@ -24,17 +24,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragapp.agent.protocol import Step, call_text, parse_step, system_prompt
-from ragapp.agent.tools.base import TOOLS, PassageBook, Tool, ToolContext, function_schema, load_builtin_tools
+from ragapp.agent.tools.base import TOOLS, PassageBook, Tool, ToolContext, function_schema
 from ragapp.config import Settings
-from ragapp.errors import LLMError
-from ragapp.lang import is_chinese
+from ragapp.core.errors import LLMError
+from ragapp.core.events import AgentStepEvent, EngineEvent, NoticeEvent, StageEvent
+from ragapp.core.lang import is_chinese
+from ragapp.core.types import ChatTurn, Scope, ToolCall
 from ragapp.models.llm import LLM, ToolCallingLLM, stream_within
 from ragapp.qa.pipeline import AnswerPipeline
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.context import in_context
-from ragapp.tracing.events import AgentStepEvent, EngineEvent, NoticeEvent, StageEvent
-from ragapp.types import ChatTurn, Scope, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,6 @@ class AgentRunner:
         workflow: AnswerPipeline,
         settings: Settings,
     ) -> None:
-        load_builtin_tools()
         self._llm = llm
         self._retrieval = retrieval
         self._catalog = catalog

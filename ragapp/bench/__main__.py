@@ -37,10 +37,10 @@ from ragapp.bench.measure import (
 )
 from ragapp.bench.report import render_table
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.errors import RagAppError
+from ragapp.core.errors import RagAppError
+from ragapp.core.types import Chunk
 from ragapp.eval.beir import load_beir
 from ragapp.models.embedders import Embedder, load_embedder
-from ragapp.types import Chunk
 
 log = logging.getLogger("ragapp.bench")
 

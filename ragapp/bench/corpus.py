@@ -24,13 +24,13 @@ import numpy as np
 from tqdm import tqdm
 
 from ragapp.config import Settings
-from ragapp.errors import RagAppError
+from ragapp.core.chunks import index_text
+from ragapp.core.errors import RagAppError
+from ragapp.core.types import Chunk
 from ragapp.eval.beir import Passage
 from ragapp.eval.corpus import passage_chunks
-from ragapp.ingest.chunking import index_text
 from ragapp.ingest.pipeline import embed_chunks
 from ragapp.models.embedders import Embedder
-from ragapp.types import Chunk
 
 log = logging.getLogger(__name__)
 

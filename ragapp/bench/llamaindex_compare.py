@@ -14,9 +14,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ragapp.ingest.chunking import index_text
+from ragapp.core.chunks import index_text
+from ragapp.core.types import Chunk
 from ragapp.models.embedders import Embedder
-from ragapp.types import Chunk
 
 
 def _wrap(embedder: Embedder, bar: Any) -> Any:

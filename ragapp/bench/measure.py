@@ -22,17 +22,17 @@ from tqdm import tqdm
 
 from ragapp.bench.corpus import BenchDoc, BenchError
 from ragapp.config import Settings
+from ragapp.core.lang import language_of
+from ragapp.core.types import DEFAULT_KB, DocumentRecord
 from ragapp.eval.runner import percentiles
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
 from ragapp.ingest.pipeline import KnowledgeStore
-from ragapp.lang import language_of
 from ragapp.models.embedders import Embedder
 from ragapp.rerank.base import RERANKERS
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.catalog import utc_now
-from ragapp.types import DEFAULT_KB, DocumentRecord
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragapp.ingest.chunking import doc_of_chunk_id  # noqa: F401  (the eval commands' name for it)
-from ragapp.tracing.events import (
+from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
     EngineEvent,

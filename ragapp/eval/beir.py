@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragapp.errors import RagAppError
+from ragapp.core.errors import RagAppError
 
 
 class DatasetError(RagAppError):

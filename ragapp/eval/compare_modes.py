@@ -34,16 +34,18 @@ from typing import TYPE_CHECKING, Any
 
 from ragapp.cli import run_command
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.errors import ConfigError, LLMError
-from ragapp.eval.answers import AnswerRow, Usage, collect, doc_of_chunk_id, score_row, summarize
+from ragapp.core.chunks import doc_of_chunk_id
+from ragapp.core.errors import ConfigError, LLMError
+from ragapp.core.tokens import estimate_tokens
+from ragapp.core.types import ChatTurn
+from ragapp.eval.answers import AnswerRow, Usage, collect, score_row, summarize
 from ragapp.eval.beir import BeirDataset, Query, load_beir
 from ragapp.eval.corpus import IndexReport, build_index, passage_chunks
 from ragapp.models.llm import LLM, LLMS, ToolCallingLLM, ToolReply, stream_within
-from ragapp.qa.budget import estimate_tokens, turns_tokens
-from ragapp.types import ChatTurn
+from ragapp.qa.budget import turns_tokens
 
 if TYPE_CHECKING:
-    from ragapp.engine import Engine
+    from ragapp.engine.engine import Engine
 
 MODES = ("workflow", "agent", "auto")
 COUNTING = "counting"  # LLM backends named "counting+<backend>" wrap <backend> and count its calls
@@ -298,7 +300,7 @@ def ask_once(
     """One question in one mode, with a fresh conversation, scored."""
     before, replied = llm.usage(), len(llm.replies())
     start = clock()
-    events = engine.ask(query.text, (), None, mode=mode)  # type: ignore[arg-type]
+    events = engine.chat.ask(query.text, (), None, mode=mode)  # type: ignore[arg-type]
     seen = collect(events, mode, doc_of_source, doc_of_chunk_id)
     seconds = clock() - start
     seen.replies = llm.replies()[replied:]
@@ -364,8 +366,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ragapp.engine import build_engine
-    from ragapp.models.llm_backends import load_builtin_llms
+    from ragapp.engine.build import build_engine, load_builtins
 
     dataset = load_beir(args.dataset, args.split)
     queries = list(dataset.queries[: args.limit] if args.limit else dataset.queries)
@@ -379,7 +380,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings()
 
     # The model first: a server that is not there is reported before minutes of indexing.
-    load_builtin_llms()
+    load_builtins()
     inner = LLMS.get(settings.llm.backend)(settings)
     load_s = preflight(inner, min(settings.llm.timeout_s, PREFLIGHT_TIMEOUT_S))
     model = inner.name
@@ -404,7 +405,7 @@ def _run(args: argparse.Namespace) -> int:
     rows: list[AnswerRow] = []
     stopped = ""
     try:
-        doc_of_source = {d.name: d.doc_id for d in engine.documents()}
+        doc_of_source = {d.name: d.doc_id for d in engine.library.documents()}
         payload: dict[str, Any] = {
             "name": name,
             "model": model,

@@ -17,10 +17,9 @@ import numpy as np
 from tqdm import tqdm
 
 from ragapp.config import RetrievalSettings, Settings
-from ragapp.errors import RagAppError
+from ragapp.core.chunks import doc_of_chunk_id
+from ragapp.core.errors import RagAppError
 from ragapp.eval.beir import BeirDataset
-from ragapp.eval.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
-from ragapp.ingest.chunking import doc_of_chunk_id
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.embedders import Embedder
 from ragapp.rerank import builtin as _builtin  # noqa: F401  (registers "builtin")
@@ -29,6 +28,7 @@ from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.fusion import FUSIONS
 from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.testcases.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 
 
 class EvalError(RagAppError):

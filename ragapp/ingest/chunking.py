@@ -2,14 +2,15 @@
 inside a section LlamaIndex's ``SentenceSplitter`` cuts at sentence boundaries (Chinese and English)
 with overlap. Lengths are counted in characters, which is fair to both scripts.
 
-Chunk ids are ``<doc_id>-<ordinal>``: the same file always yields the same ids.
+Chunk ids are ``<doc_id>-<ordinal>`` (``ragapp.core.chunks``): the same file always yields the same ids.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from ragapp.types import Chunk, ParsedDocument
+from ragapp.core.chunks import chunk_id_of
+from ragapp.core.types import Chunk, ParsedDocument
 
 
 @lru_cache(maxsize=8)
@@ -24,12 +25,6 @@ def _splitter(chunk_size: int, chunk_overlap: int):  # type: ignore[no-untyped-d
     )
 
 
-def doc_of_chunk_id(chunk_id: str) -> str:
-    """The document of a chunk id as ``chunk_document`` writes it (``<doc_id>-<4-digit ordinal>``)."""
-    head, _, tail = chunk_id.rpartition("-")
-    return head if head and tail.isdigit() and len(tail) == 4 else chunk_id
-
-
 def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
     splitter = _splitter(chunk_size, chunk_overlap)
     chunks: list[Chunk] = []
@@ -40,7 +35,7 @@ def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_over
                 continue
             chunks.append(
                 Chunk(
-                    chunk_id=f"{doc_id}-{len(chunks):04d}",
+                    chunk_id=chunk_id_of(doc_id, len(chunks)),
                     doc_id=doc_id,
                     ordinal=len(chunks),
                     text=piece,
@@ -50,10 +45,3 @@ def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_over
                 )
             )
     return chunks
-
-
-def index_text(chunk: Chunk) -> str:
-    """What the indexes see: the document's name and heading give a short chunk its topic."""
-    title = chunk.source.rsplit(".", 1)[0].replace("_", " ").replace("-", " ")
-    context = " · ".join(part for part in (title, chunk.heading) if part)
-    return f"{context}\n{chunk.text}"

@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ragapp.errors import EmptyDocumentError, IngestError, UnsupportedFileError
+from ragapp.core.errors import EmptyDocumentError, IngestError, UnsupportedFileError
+from ragapp.core.types import ParsedDocument, Section
 from ragapp.registry import Registry
-from ragapp.types import ParsedDocument, Section
 
 log = logging.getLogger(__name__)
 

@@ -21,15 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from ragapp.config import IngestSettings
-from ragapp.errors import IngestError, RagAppError
-from ragapp.ingest.chunking import chunk_document, index_text
+from ragapp.core.chunks import index_text
+from ragapp.core.errors import IngestError, RagAppError
+from ragapp.core.lang import language_of
+from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestResult
+from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
-from ragapp.lang import language_of
 from ragapp.models.embedders import Embedder
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.catalog import Catalog, utc_now
 from ragapp.store.vectors import ChromaVectorIndex
-from ragapp.types import DEFAULT_KB, Chunk, DocumentRecord, IngestResult
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragapp.config import Settings
-from ragapp.errors import ModelError
+from ragapp.core.errors import ModelError
 from ragapp.models.lazy import LazyModel
 from ragapp.registry import Registry
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragapp.errors import ModelError
+from ragapp.core.errors import ModelError
 
 logger = logging.getLogger(__name__)
 

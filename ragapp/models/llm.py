@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ragapp.config import Settings
-from ragapp.errors import LLMError
+from ragapp.core.errors import LLMError
+from ragapp.core.types import ChatTurn, ToolCall
 from ragapp.registry import Registry
-from ragapp.types import ChatTurn, ToolCall
 
 
 class LLM(Protocol):

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ragapp.config import LLMSettings, Settings
-from ragapp.errors import LLMError, ModelError
+from ragapp.core.errors import LLMError, ModelError
+from ragapp.core.types import ChatTurn
 from ragapp.models.gguf import ensure_gguf
 from ragapp.models.llm import LLMS
-from ragapp.types import ChatTurn
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from ragapp.config import LLMSettings, Settings
-from ragapp.errors import LLMError
+from ragapp.core.errors import LLMError
+from ragapp.core.types import ChatTurn, ToolCall
 from ragapp.models.llm import LLMS, ToolReply
-from ragapp.types import ChatTurn, ToolCall
 
 if TYPE_CHECKING:
     from openai import OpenAI

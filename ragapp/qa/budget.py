@@ -1,29 +1,20 @@
 """Token budgets: what fits in the model's window, split between instructions, conversation, retrieved
 passages and the answer.
 
-Counting is an estimate that works for any backend without loading a tokenizer: Qwen-style tokenizers spend
-about one token per Chinese character and one per three to four characters of English. The estimate leans
-high so that a prompt it accepts fits.
+Counting is the estimate of ``ragapp.core.tokens``.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragapp.config import Settings
-from ragapp.types import ChatTurn, RetrievedChunk
+from ragapp.core.tokens import estimate_tokens
+from ragapp.core.types import ChatTurn, RetrievedChunk
 
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 _PER_MESSAGE = 4  # role markers of the chat template
 _PER_PASSAGE = 12  # "[n] (source · page)" around each passage
-
-
-def estimate_tokens(text: str) -> int:
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 3.2)
 
 
 def turns_tokens(turns: Sequence[ChatTurn]) -> int:

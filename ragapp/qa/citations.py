@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragapp.types import Citation, RetrievedChunk
+from ragapp.core.types import Citation, RetrievedChunk
 
 # [1], [1, 2] and the full-width 【1】 that models often write in Chinese answers.
 _MARKER = re.compile(r"[\[【](\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)[\]】]")

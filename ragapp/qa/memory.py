@@ -11,10 +11,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragapp.errors import LLMError
-from ragapp.lang import is_chinese
+from ragapp.core.errors import LLMError
+from ragapp.core.lang import is_chinese
+from ragapp.core.types import ChatTurn
 from ragapp.models.llm import LLM, stream_within
-from ragapp.types import ChatTurn
 
 log = logging.getLogger(__name__)
 

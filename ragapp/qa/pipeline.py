@@ -18,18 +18,8 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from ragapp.config import Settings
-from ragapp.errors import LLMError
-from ragapp.lang import is_chinese
-from ragapp.models.llm import LLM, stream_within
-from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
-from ragapp.qa.citations import citations_for
-from ragapp.qa.memory import fold, turns_to_fold
-from ragapp.qa.prompts import answer_messages, clarify_text, not_found_message, system_messages
-from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
-from ragapp.retrieval.pipeline import RetrievalPipeline, RetrievalResult
-from ragapp.router.decide import RoutingDecision
-from ragapp.router.router import IntentRouter
-from ragapp.tracing.events import (
+from ragapp.core.errors import LLMError
+from ragapp.core.events import (
     AnswerEvent,
     ClarifyEvent,
     EngineEvent,
@@ -41,7 +31,17 @@ from ragapp.tracing.events import (
     StageEvent,
     TokenEvent,
 )
-from ragapp.types import ChatTurn, Citation, LeafScore, RetrievedChunk, Scope
+from ragapp.core.lang import is_chinese
+from ragapp.core.types import ChatTurn, Citation, LeafScore, RetrievalResult, RetrievedChunk, Scope
+from ragapp.models.llm import LLM, stream_within
+from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
+from ragapp.qa.citations import citations_for
+from ragapp.qa.memory import fold, turns_to_fold
+from ragapp.qa.prompts import answer_messages, clarify_text, not_found_message, system_messages
+from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
+from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.router.decide import RoutingDecision
+from ragapp.router.router import IntentRouter
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragapp.lang import is_chinese
-from ragapp.types import ChatTurn, LeafScore, RetrievedChunk
+from ragapp.core.lang import is_chinese
+from ragapp.core.types import ChatTurn, LeafScore, RetrievedChunk
 
 SYSTEM_EN = (
     "You are a careful assistant that answers questions about the user's documents. Use only the numbered "

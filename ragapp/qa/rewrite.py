@@ -13,11 +13,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragapp.errors import LLMError
-from ragapp.lang import is_chinese
+from ragapp.core.errors import LLMError
+from ragapp.core.lang import is_chinese
+from ragapp.core.types import ChatTurn
 from ragapp.models.json_reply import json_candidates
 from ragapp.models.llm import LLM, stream_within
-from ragapp.types import ChatTurn
 
 log = logging.getLogger(__name__)
 

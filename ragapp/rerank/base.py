@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ragapp.config import Settings
+from ragapp.core.types import Chunk, RetrievedChunk
 from ragapp.registry import Registry
-from ragapp.types import Chunk, RetrievedChunk
 
 
 class Reranker(Protocol):

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.config import Settings
-from ragapp.errors import ModelError
-from ragapp.lang import language_of
+from ragapp.core.errors import ModelError
+from ragapp.core.lang import language_of
+from ragapp.core.types import RetrievedChunk
 from ragapp.models.lazy import LazyModel
 from ragapp.rerank.base import RERANKERS, Reranker, passage_text
 from ragapp.rerank.compact import SHIPPED_DIR, is_compact, load_compact
-from ragapp.types import RetrievedChunk
 
 log = logging.getLogger(__name__)
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.config import Settings
-from ragapp.errors import ConfigError, ModelError
+from ragapp.core.errors import ConfigError, ModelError
+from ragapp.core.types import RetrievedChunk
 from ragapp.models.lazy import LazyModel
 from ragapp.rerank.base import RERANKERS, Reranker, passage_text
 from ragapp.rerank.compact import is_compact
-from ragapp.types import RetrievedChunk
 
 
 class CrossEncoderReranker:

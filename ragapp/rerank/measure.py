@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def demo_chunks(size: int) -> dict[str, list[str]]:
     """Passages of the demo documents, about ``size`` characters each, by language."""
-    from ragapp.lang import language_of
+    from ragapp.core.lang import language_of
 
     out: dict[str, list[str]] = {"en": [], "zh": []}
     for path in sorted((REPO_ROOT / "data" / "demo").glob("*")):
@@ -116,7 +116,7 @@ def calibration(reranker: CompactReranker, data: Path, keep: float) -> dict[str,
 
 def off_topic(reranker: CompactReranker, chunks: dict[str, list[str]]) -> dict[str, float]:
     """The best score any demo passage in the question's language gets for an off-topic question."""
-    from ragapp.lang import language_of
+    from ragapp.core.lang import language_of
 
     return {q: round(max(reranker.score(q, chunks[language_of(q)])), 4) for q in OFF_TOPIC}
 

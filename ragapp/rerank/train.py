@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.cli import run_command
-from ragapp.errors import RagAppError
+from ragapp.core.errors import RagAppError
 from ragapp.rerank.compact import (
     BASE_NAME,
     FORMATS,

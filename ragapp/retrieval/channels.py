@@ -9,25 +9,17 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ragapp.lang import LANGUAGES
+from ragapp.core.lang import LANGUAGES
+from ragapp.core.types import ChannelHit, ChannelResult, Scope
 from ragapp.models.embedders import Embedder
 from ragapp.registry import Registry
 from ragapp.retrieval.fusion import to_hits
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.vectors import ChromaVectorIndex
-from ragapp.types import ChannelHit, Scope
-
-
-@dataclass(frozen=True)
-class ChannelResult:
-    channel: str
-    hits: tuple[ChannelHit, ...]
-    duration_s: float
-    stages: dict[str, float] = field(default_factory=dict)  # seconds per inner step, e.g. query embedding
 
 
 class Channel(ABC):

@@ -16,8 +16,8 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 
 from ragapp.config import RetrievalSettings
+from ragapp.core.types import ChannelHit, FusedCandidate
 from ragapp.registry import Registry
-from ragapp.types import ChannelHit, FusedCandidate
 
 Rankings = Mapping[str, Sequence[ChannelHit]]
 Fusion = Callable[[Rankings, RetrievalSettings], list[FusedCandidate]]

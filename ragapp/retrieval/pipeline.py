@@ -15,33 +15,17 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from ragapp.config import RetrievalSettings
+from ragapp.core.types import ChannelResult, RetrievalResult, RetrievedChunk, Scope
 from ragapp.rerank.base import Reranker
-from ragapp.retrieval.channels import Channel, ChannelResult
-from ragapp.retrieval.fusion import FUSIONS, standardised
+from ragapp.retrieval.channels import Channel
+from ragapp.retrieval.fusion import FUSIONS, contributions, standardised
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.context import report
-from ragapp.types import RetrievedChunk, Scope
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RetrievalResult:
-    """Everything a trace needs to explain the chunks that were chosen."""
-
-    query: str
-    chunks: tuple[RetrievedChunk, ...]  # what reaches the prompt
-    candidates: tuple[RetrievedChunk, ...]  # fused (and reranked) before the relevance gate
-    channel_results: tuple[ChannelResult, ...]
-    degraded: tuple[str, ...] = ()
-    timings: dict[str, float] = field(default_factory=dict)
-    settings: dict[str, Any] = field(default_factory=dict)  # every knob this request ran with
-    kbs: tuple[str, ...] | None = None  # the scope searched; None: all knowledge bases
-    cached: bool = False
 
 
 class RetrievalCache:
@@ -147,7 +131,8 @@ class RetrievalPipeline:
         timings: dict[str, float] = {}
         results, degraded = self._run_channels(query, kbs, names)
         start = time.perf_counter()
-        fused = self._fuse({r.channel: r.hits for r in results}, s)[: s.candidate_limit]
+        rankings = {r.channel: r.hits for r in results}
+        fused = self._fuse(rankings, s)[: s.candidate_limit]
         chunks = self._catalog.chunks(c.chunk_id for c in fused)
         candidates = [
             RetrievedChunk(chunks[c.chunk_id], c.fused_score, c.channel_ranks, c.channel_scores)
@@ -177,6 +162,7 @@ class RetrievalPipeline:
             timings=timings | _channel_timings(results),
             settings=s.model_dump() | {"reranker": self._reranker.name, "top_k": top_k},
             kbs=scope,
+            contributions=contributions(rankings, s),
         )
 
     def _run_channels(

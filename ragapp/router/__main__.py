@@ -28,7 +28,7 @@ from typing import Any
 
 from ragapp.cli import run_command
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.errors import ConfigError
+from ragapp.core.errors import ConfigError
 from ragapp.router.evaluate import (
     ACTIONS,
     EXPECTED_KINDS,
@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ragapp.engine.build import load_builtins
     from ragapp.models.llm import LLMS
-    from ragapp.models.llm_backends import load_builtin_llms
     from ragapp.router.classifier import IntentClassifier
     from ragapp.router.tree import IntentTreeError, parse_tree
 
@@ -111,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     load_s = None
     documents: dict[str, Any] | None = None
     if args.documents is None:
-        load_builtin_llms()
+        load_builtins()
         llm = LLMS.get(settings.llm.backend)(settings)
         model = llm.name
         name = args.name or model
@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
         route = classify_and_decide(IntentClassifier(llm, settings.workflow.step_timeout_s), tree, settings.workflow)
         rows = run_routing(questions, tree, route, on_row=progress)
     else:
-        from ragapp.engine import build_engine
+        from ragapp.engine.build import build_engine
 
         folder: Path = args.documents or settings.paths.demo_dir
         if not folder.is_dir():
@@ -150,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
                     "embedder": status.embedder,
                     "index_s": round(time.perf_counter() - start, 2),
                 }
-                if engine.intent_tree().to_data() != tree.to_data():
+                if engine.intents.tree().to_data() != tree.to_data():
                     raise ConfigError(f"the intent tree {tree_path} could not be written to the temporary store")
                 model = status.llm
                 name = args.name or model
@@ -160,7 +160,7 @@ def _run(args: argparse.Namespace) -> int:
                     f"{documents['index_s']:.0f} s; the first question also loads the model",
                     file=sys.stderr,
                 )
-                rows = run_routing(questions, tree, engine.test_intent, on_row=progress)
+                rows = run_routing(questions, tree, engine.intents.test, on_row=progress)
             finally:
                 engine.close()
         finally:

@@ -13,12 +13,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragapp.errors import LLMError
-from ragapp.lang import is_chinese
+from ragapp.core.errors import LLMError
+from ragapp.core.lang import is_chinese
+from ragapp.core.types import ChatTurn, LeafScore
 from ragapp.models.json_reply import json_candidates
 from ragapp.models.llm import LLM, stream_within
 from ragapp.router.tree import IntentNode, IntentTree
-from ragapp.types import ChatTurn, LeafScore
 
 __all__ = ["Classification", "IntentClassifier", "LeafScore", "parse_scores"]
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, cast, get_args
 
 from ragapp.config import WorkflowSettings
-from ragapp.errors import ConfigError, LLMError
-from ragapp.lang import LANGUAGES, Language
+from ragapp.core.errors import ConfigError, LLMError
+from ragapp.core.lang import LANGUAGES, Language
 from ragapp.router.classifier import Classification
 from ragapp.router.decide import Action, RoutingDecision, decide
 from ragapp.router.tree import IntentTree

@@ -6,12 +6,12 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ragapp.config import WorkflowSettings
+from ragapp.core.types import Scope
 from ragapp.models.llm import LLM
 from ragapp.router.classifier import IntentClassifier, LeafScore
 from ragapp.router.decide import RoutingDecision, decide, not_routed
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import IntentTree
-from ragapp.types import Scope
 
 # The knowledge base holding the best relevant passage for a question within a scope (None: all), or None
 # when nothing there is relevant. The engine answers it with one retrieval.

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
-from ragapp.errors import ConfigError
+from ragapp.core.errors import ConfigError
 
 Kind = Literal["KB", "SYSTEM"]
 KINDS: tuple[Kind, ...] = ("KB", "SYSTEM")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ragapp.ingest.chunking import index_text
+from ragapp.core.chunks import index_text
+from ragapp.core.types import DEFAULT_KB, Chunk
 from ragapp.store.tokenize import TOKENIZER_VERSION, tokenize
-from ragapp.types import DEFAULT_KB, Chunk
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragapp.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase
+from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase
 
 _SCHEMA = """
 PRAGMA foreign_keys = ON;

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ragapp.lang import LANGUAGES
-from ragapp.types import DEFAULT_KB
+from ragapp.core.lang import LANGUAGES
+from ragapp.core.types import DEFAULT_KB
 
 log = logging.getLogger(__name__)
 

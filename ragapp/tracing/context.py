@@ -13,31 +13,12 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from ragapp.retrieval.pipeline import RetrievalResult
+from ragapp.core.types import LLMCall, RetrievalResult
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class LLMCall:
-    """One model call as it went over the wire: the exact messages and what came back."""
-
-    model: str
-    messages: list[dict[str, Any]]
-    completion: str
-    prompt_tokens: int
-    completion_tokens: int
-    seconds: float
-    json: bool = False
-    tools: list[str] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    error: str | None = None
-    usage_reported: bool = False  # True: counts from the backend; False: estimated from the text
 
 
 class Observer(Protocol):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragapp.tracing.recorder import TraceBuilder
+    from ragapp.tracing.builder import TraceBuilder
 
 
 class IngestPhases:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ragapp.retrieval.fusion import contributions
-from ragapp.types import LeafScore, RetrievedChunk
-
-if TYPE_CHECKING:
-    from ragapp.config import RetrievalSettings
-    from ragapp.retrieval.pipeline import RetrievalResult
+from ragapp.core.types import LeafScore, RetrievalResult, RetrievedChunk
 
 PREVIEW_CHARS = 400
 
@@ -18,9 +13,7 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> dict[str, Any]:
     """One search as the Traces tab shows it: settings, each channel's hits, and every fused candidate with its
     rank in each channel, what each channel added to its fused score, its rerank score, and how it moved."""
     s = result.settings
-    rankings = {c.channel: c.hits for c in result.channel_results}
-    settings_obj = _retrieval_settings(s)
-    parts = contributions(rankings, settings_obj) if settings_obj is not None else {}
+    parts = result.contributions
     # The fused order, ties broken as fusion breaks them (best channel rank, then chunk id).
     by_fused = sorted(
         result.candidates,
@@ -77,16 +70,6 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> dict[str, Any]:
         ],
         "candidates": candidates,
     }
-
-
-def _retrieval_settings(settings: dict[str, Any]) -> RetrievalSettings | None:
-    from ragapp.config import RetrievalSettings
-
-    try:
-        known = {k: v for k, v in settings.items() if k in RetrievalSettings.model_fields}
-        return RetrievalSettings(**known)
-    except Exception:
-        return None
 
 
 def chunk_ref(c: RetrievedChunk) -> dict[str, Any]:

@@ -14,12 +14,12 @@ from typing import Any, TypeVar, cast
 
 import gradio as gr
 
-from ragapp.engine import Engine, Mode
-from ragapp.errors import RagAppError
+from ragapp.core.errors import RagAppError
+from ragapp.core.events import ClarifyEvent, MemoryEvent
+from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
+from ragapp.engine.engine import Engine
 from ragapp.ingest.pipeline import kb_name
 from ragapp.qa.pipeline import Clarified
-from ragapp.tracing.events import ClarifyEvent, MemoryEvent
-from ragapp.types import DEFAULT_KB, IngestResult, Scope
 from ragapp.ui.render import TurnView
 from ragapp.ui.state import Session, owner_of
 
@@ -65,7 +65,7 @@ class Handlers:
         scope: list[str] | None = None,
         mode: str | None = None,
         owner: str | None = None,
-        request: gr.Request = None,
+        request: gr.Request | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one turn: steps, answer tokens, then one collapsible message per citation.
 
@@ -89,7 +89,7 @@ class Handlers:
         scope: list[str] | None = None,
         mode: str | None = None,
         owner: str | None = None,
-        request: gr.Request = None,
+        request: gr.Request | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """The user clicked one of the choices the app offered when it asked back: answer with that pick."""
         session = session or Session()
@@ -120,7 +120,7 @@ class Handlers:
         """Stream one answer to ``question`` (``asked`` is what the user typed, for the history)."""
         view = TurnView()
         yield "", chat + view.messages(), session
-        events = self.engine.ask(
+        events = self.engine.chat.ask(
             question,
             session.recent(),
             scope_of(scope),
@@ -152,15 +152,15 @@ class Handlers:
     def documents_table(self) -> list[list[Any]]:
         return [
             [d.name, d.kb, d.file_type, d.pages if d.pages is not None else "", d.chunk_count, d.added_at]
-            for d in self.engine.documents()
+            for d in self.engine.library.documents()
         ]
 
     def document_choices(self) -> list[tuple[str, str]]:
-        return [(f"{d.name} · {d.kb} ({d.chunk_count} chunks)", d.doc_id) for d in self.engine.documents()]
+        return [(f"{d.name} · {d.kb} ({d.chunk_count} chunks)", d.doc_id) for d in self.engine.library.documents()]
 
     def kb_names(self) -> list[str]:
         """The knowledge bases that hold documents: the choices of "Search in"."""
-        return [kb.name for kb in self.engine.knowledge_bases()]
+        return [kb.name for kb in self.engine.library.knowledge_bases()]
 
     def upload_kb_choices(self) -> list[str]:
         """Where an upload may go: the existing knowledge bases, and always the default one."""
@@ -187,7 +187,7 @@ class Handlers:
         kb: str | None = DEFAULT_KB,
         scope: list[str] | None = None,
         owner: str | None = None,
-        request: gr.Request = None,
+        request: gr.Request | None = None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
     ) -> tuple[str, list[list[Any]], Any, None, str, Any, Any]:
         if not files:
@@ -195,7 +195,7 @@ class Handlers:
         target = kb_name(kb or DEFAULT_KB)  # a bad name is refused before any file is read
         pairs = [(Path(f), Path(f).name) for f in files]
         progress(0.0, desc="Starting")
-        results = self.engine.ingest(
+        results = self.engine.library.ingest(
             pairs, lambda fraction, text: progress(fraction, desc=text), target, owner=owner_of(owner, request)
         )
         summary = ingest_summary(results)
@@ -214,7 +214,7 @@ class Handlers:
     ) -> tuple[str, list[list[Any]], Any, str, Any, Any]:
         if not doc_id:
             raise gr.Error("Pick a document to delete.")
-        name = self.engine.delete(doc_id)
+        name = self.engine.library.delete(doc_id)
         gr.Info(f"Deleted {name}.")
         table, choices, status, kbs, scope_update = self.refresh(scope)
         report = f"🗑️ {name}: deleted from the catalog, the vector index and the keyword index."

@@ -18,11 +18,11 @@ from typing import Any, cast
 
 import gradio as gr
 
-from ragapp.engine import Engine
+from ragapp.core.types import DEFAULT_KB
+from ragapp.engine.engine import Engine
 from ragapp.router.classifier import LeafScore
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.tree import Format, IntentNode, IntentTree, IntentTreeError, Kind
-from ragapp.types import DEFAULT_KB
 from ragapp.ui.handlers import user_errors
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class IntentHandlers:
     def tree_rows(self) -> list[list[Any]]:
         """One row per node, parents before children: the name indented by depth, then code, kind, knowledge
         bases, number of examples and top-k."""
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         rows: list[list[Any]] = []
         for depth, node in tree.walk():
             kind = kind_of(tree, node)
@@ -83,7 +83,7 @@ class IntentHandlers:
         return rows
 
     def summary(self) -> str:
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         if not len(tree):
             return "The intent tree is empty: add an intent or import a file · 意图树为空：请新建意图或导入文件"
         kb, system = len(tree.leaves({"KB"})), len(tree.leaves({"SYSTEM"}))
@@ -97,12 +97,12 @@ class IntentHandlers:
         )
 
     def pick_choices(self) -> list[tuple[str, str]]:
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         return [(NEW_LABEL, NEW), *((_label(tree, node.code), node.code) for node in tree.nodes())]
 
     def parent_choices(self, editing: str | None = None) -> list[tuple[str, str]]:
         """Where a node may go: the top level or any node, except ``editing`` itself and what is under it."""
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         barred = set()
         if editing and editing in tree:
             barred = {editing, *(n.code for n in tree.descendants(editing))}
@@ -113,7 +113,7 @@ class IntentHandlers:
 
     def kb_choices(self, extra: Iterable[str] = ()) -> list[str]:
         """The knowledge bases that hold documents, "default", and any already named by the node shown."""
-        names = [kb.name for kb in self.engine.knowledge_bases()]
+        names = [kb.name for kb in self.engine.library.knowledge_bases()]
         return list(dict.fromkeys([*names, DEFAULT_KB, *extra]))
 
     def refresh(self) -> tuple[str, list[list[Any]], Any, Any, Any]:
@@ -130,7 +130,7 @@ class IntentHandlers:
 
     def form_values(self, code: str | None) -> FormValues:
         """The form for the node ``code``, or an empty one for a new intent (None, NEW, or a code that is gone)."""
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         node = tree.get(code) if code and code != NEW else None
         if node is None:
             return (
@@ -160,7 +160,7 @@ class IntentHandlers:
     @user_errors
     def pick(self, picked: str | None) -> tuple[Any, ...]:
         """The node picker changed: fill the form."""
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         if picked and picked != NEW and picked not in tree:
             message = f"⚠️ The intent `{picked}` no longer exists (deleted elsewhere?) · 该意图已不存在"
             return (*self.form_values(None), message)
@@ -245,7 +245,7 @@ class IntentHandlers:
         message changes."""
         try:
             node = self.node_from_form(code, parent, name, description, examples, kind, kbs, top_k, prompt)
-            tree = self.engine.intent_tree()
+            tree = self.engine.intents.tree()
             replacing = picked if picked and picked != NEW else None
             if replacing is not None and replacing not in tree:
                 raise IntentTreeError([f"there is no intent {replacing!r} to edit (was it deleted elsewhere?)"])
@@ -256,7 +256,7 @@ class IntentHandlers:
             became_group = self._save(tree, node, replacing)
         except IntentTreeError as exc:
             return self._refused("Not saved · 未保存", exc.problems, 5)  # type: ignore[return-value]
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         verb = "Added · 已新建" if replacing is None else "Saved · 已保存"
         message = f"✅ {verb}: **{tree.full_path(node.code)}** (`{node.code}`)"
         if replacing is not None and replacing != node.code:
@@ -286,7 +286,7 @@ class IntentHandlers:
             and tree.is_leaf(host.code)
             and host.code not in {old, *(n.code for n in tree.descendants(old))}
         )
-        self.engine.save_intent(node, replacing)
+        self.engine.intents.save(node, replacing)
         return host.code if becomes_group and host is not None else None
 
     @user_errors
@@ -294,7 +294,7 @@ class IntentHandlers:
         """Delete the picked intent and everything under it. Returns message, summary, tree, picker and the
         form (emptied after a deletion)."""
         refused = "Nothing deleted · 未删除"
-        tree = self.engine.intent_tree()
+        tree = self.engine.intents.tree()
         node = tree.get(picked) if picked and picked != NEW else None
         if not picked or picked == NEW:
             return self._refused(refused, ["pick an intent to delete first"], _EDIT_OUTPUTS)
@@ -303,7 +303,7 @@ class IntentHandlers:
             return self._refused(refused, problems, _EDIT_OUTPUTS)
         label = f"{tree.full_path(picked)} (`{picked}`)"
         try:
-            gone = self.engine.delete_intent(picked)
+            gone = self.engine.intents.delete(picked)
         except IntentTreeError as exc:
             problems = list(exc.problems)
             if node.parent is not None and [n.code for n in tree.children(node.parent)] == [picked]:
@@ -345,7 +345,7 @@ class IntentHandlers:
             problems = [f"{file.name} could not be read as UTF-8 text ({exc})"]
             return self._refused(refused, problems, _EDIT_OUTPUTS)
         try:
-            tree = self.engine.import_intents(text, fmt)
+            tree = self.engine.intents.import_tree(text, fmt)
         except IntentTreeError as exc:
             return self._refused(f"{refused}: {file.name}", exc.problems, _EDIT_OUTPUTS)
         leaves = len(tree.leaves())
@@ -364,10 +364,10 @@ class IntentHandlers:
 
     def export(self, fmt: Format) -> tuple[str, str]:
         """Write the tree to ``intents.<fmt>`` in a new temporary folder; returns the path and a message."""
-        text = self.engine.export_intents(fmt)
+        text = self.engine.intents.export(fmt)
         path = Path(tempfile.mkdtemp(prefix="ragapp-intents-")) / f"intents.{fmt}"
         path.write_text(text, encoding="utf-8")
-        count = len(self.engine.intent_tree())
+        count = len(self.engine.intents.tree())
         return str(path), f"📤 Exported · 已导出 {count} intents as `{path.name}`: download it below · 请在下方下载"
 
     @user_errors
@@ -386,14 +386,14 @@ class IntentHandlers:
         question = (question or "").strip()
         if not question:
             return [], "Type a question to see how it would be routed · 请输入问题以测试意图路由"
-        decision = self.engine.test_intent(question)
+        decision = self.engine.intents.test(question)
         return score_rows(decision), self.decision_markdown(decision)
 
     def decision_markdown(self, decision: RoutingDecision) -> str:
         icon, title, meaning = _ACTIONS[decision.action]
         lines = [f"### {icon} {title}", meaning, ""]
         if decision.intents:
-            tree = self.engine.intent_tree()
+            tree = self.engine.intents.tree()
             heading = "Offered choices · 候选意图" if decision.action == "clarify" else "Chosen · 选中意图"
             lines.append(f"**{heading}:**")
             for leaf in decision.intents:

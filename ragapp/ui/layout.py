@@ -8,8 +8,8 @@ from pathlib import Path
 import gradio as gr
 
 from ragapp.config import REPO_ROOT
-from ragapp.engine import Engine
-from ragapp.types import DEFAULT_KB
+from ragapp.core.types import DEFAULT_KB
+from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import DOC_HEADERS, MODE_CHOICES, Handlers
 from ragapp.ui.intents import build_intents_tab
 from ragapp.ui.state import ensure_owner
@@ -27,7 +27,7 @@ def example_questions(path: Path = ASSETS / "examples.json") -> list[str]:
 
 def build_ui(engine: Engine) -> gr.Blocks:
     handlers = Handlers(engine)
-    extensions = engine.supported_extensions()
+    extensions = engine.library.supported_extensions()
     with gr.Blocks(title="ragapp") as demo:
         session = gr.State(None)  # a Session, created on the first question
         # Whose traces and test cases: an id this browser keeps between visits (a login name wins over it).

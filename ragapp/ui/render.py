@@ -10,7 +10,7 @@ from typing import Any
 
 import gradio as gr
 
-from ragapp.tracing.events import (
+from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
     ClarifyEvent,
@@ -23,7 +23,7 @@ from ragapp.tracing.events import (
     StageEvent,
     TokenEvent,
 )
-from ragapp.types import Citation, RetrievedChunk
+from ragapp.core.types import Citation, RetrievedChunk
 
 _STAGE_TITLES = {
     "memory": "🗂️ Summarising earlier turns",

@@ -7,8 +7,8 @@ from typing import Any
 
 import gradio as gr
 
-from ragapp.tracing.events import ClarifyEvent, MemoryEvent
-from ragapp.types import ChatTurn
+from ragapp.core.events import ClarifyEvent, MemoryEvent
+from ragapp.core.types import ChatTurn
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Session:
         return list(self.history)
 
 
-def ensure_owner(stored: str | None, request: gr.Request = None) -> str:
+def ensure_owner(stored: str | None, request: gr.Request | None = None) -> str:
     """On page load: keep the owner id this browser stores (its traces and test cases), or make one."""
     return stored or owner_of(None, request)
 

@@ -9,12 +9,12 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from ragapp.engine import Engine
+from ragapp.engine.engine import Engine
 from ragapp.retrieval.fusion import FUSIONS
-from ragapp.tracing.cases import CaseReport
-from ragapp.tracing.charts import metrics_chart
+from ragapp.testcases.scoring import CaseReport
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.state import owner_of
+from ragapp.ui.trace_charts import metrics_chart
 
 CASE_HEADERS = ["#", "Question", "Expected documents", "Knowledge bases", "Saved (UTC)"]
 RESULT_HEADERS = ["Run", "Question", "Expected", "First found at", "Hit", "MRR", "nDCG", "Top documents", "ms"]
@@ -24,21 +24,25 @@ class CaseHandlers:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def rows(self, stored: str | None, request: gr.Request = None) -> pd.DataFrame:
-        cases = self.engine.test_cases(owner_of(stored, request))
+    def rows(self, stored: str | None, request: gr.Request | None = None) -> pd.DataFrame:
+        cases = self.engine.observability.test_cases(owner_of(stored, request))
         rows = [
             [c.id, c.question, ", ".join(c.expected), ", ".join(c.kbs) if c.kbs else "all", c.created_at[:19]]
             for c in cases
         ]
         return pd.DataFrame(rows, columns=CASE_HEADERS)
 
-    def case_choices(self, stored: str | None, request: gr.Request = None) -> Any:
-        cases = self.engine.test_cases(owner_of(stored, request))
+    def case_choices(self, stored: str | None, request: gr.Request | None = None) -> Any:
+        cases = self.engine.observability.test_cases(owner_of(stored, request))
         return gr.update(choices=[(f"#{c.id} {c.question[:60]}", c.id) for c in cases], value=None)
 
     @user_errors
     def save(
-        self, stored: str | None, trace: dict[str, Any] | None, expected: list[str] | None, request: gr.Request = None
+        self,
+        stored: str | None,
+        trace: dict[str, Any] | None,
+        expected: list[str] | None,
+        request: gr.Request | None = None,
     ) -> tuple[str, Any, Any]:
         owner = owner_of(stored, request)
         if not trace:
@@ -52,7 +56,7 @@ class CaseHandlers:
         if searches and all(s.get("kbs") is not None for s in searches):
             kbs = sorted({kb for s in searches for kb in s["kbs"]})
         try:
-            case = self.engine.save_test_case(owner, trace["question"], expected, kbs, trace.get("id"))
+            case = self.engine.observability.save_test_case(owner, trace["question"], expected, kbs, trace.get("id"))
         except ValueError as exc:
             raise gr.Error(str(exc)) from None
         gr.Info(f"Saved test case #{case.id}.")
@@ -60,10 +64,10 @@ class CaseHandlers:
         return message, self.rows(stored, request), self.case_choices(stored, request)
 
     @user_errors
-    def delete(self, stored: str | None, case_id: int | None, request: gr.Request = None) -> tuple[Any, Any]:
+    def delete(self, stored: str | None, case_id: int | None, request: gr.Request | None = None) -> tuple[Any, Any]:
         if case_id is None:
             raise gr.Error("Pick a test case to delete.")
-        self.engine.delete_test_case(owner_of(stored, request), int(case_id))
+        self.engine.observability.delete_test_case(owner_of(stored, request), int(case_id))
         return self.rows(stored, request), self.case_choices(stored, request)
 
     @user_errors
@@ -75,11 +79,11 @@ class CaseHandlers:
         candidates: float,
         min_score: float,
         rerank: bool,
-        request: gr.Request = None,
+        request: gr.Request | None = None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
     ) -> tuple[str, Any, pd.DataFrame]:
         owner = owner_of(stored, request)
-        if not self.engine.test_cases(owner):
+        if not self.engine.observability.test_cases(owner):
             raise gr.Error("No test cases yet: open a request and use “Save as test case” first.")
         progress(0.1, desc="Scoring the test cases")
         current = self.engine.settings.retrieval
@@ -94,7 +98,7 @@ class CaseHandlers:
                 changes[key] = kind(value)
         if bool(rerank) != self.engine.status().reranking_enabled:  # off, or the shipped reranker on
             changes["rerank"] = bool(rerank)
-        reports = self.engine.run_test_cases(owner, changes or None)
+        reports = self.engine.observability.run_test_cases(owner, changes or None)
         return summary_markdown(reports, changes), metrics_chart(reports), results_frame(reports)
 
 

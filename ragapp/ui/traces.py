@@ -15,12 +15,12 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from ragapp.engine import Engine
-from ragapp.tracing import views
-from ragapp.tracing.charts import waterfall
+from ragapp.engine.engine import Engine
+from ragapp.ui import trace_views as views
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.state import owner_of
 from ragapp.ui.testcases import build_eval_panel, build_save_case
+from ragapp.ui.trace_charts import waterfall
 
 STATUS_FILTER = ["all", "ok", "degraded", "failed", "clarified", "not found", "cancelled"]
 MODE_FILTER = ["all", "workflow", "agent", "auto", "ingest"]
@@ -34,15 +34,20 @@ class TraceHandlers:
         self.engine = engine
 
     def doc_names(self) -> dict[str, str]:
-        return {d.doc_id: d.name for d in self.engine.documents()}
+        return {d.doc_id: d.name for d in self.engine.library.documents()}
 
     def recent(
-        self, stored: str | None, text: str = "", status: str = "all", mode: str = "all", request: gr.Request = None
+        self,
+        stored: str | None,
+        text: str = "",
+        status: str = "all",
+        mode: str = "all",
+        request: gr.Request | None = None,
     ) -> tuple[list[list[Any]], list[str]]:
         """The list of recent requests (newest first) and their ids, in the same order."""
         owner = owner_of(stored, request)
         kind = "ingest" if mode == "ingest" else None
-        items = self.engine.traces(
+        items = self.engine.observability.traces(
             owner,
             text=(text or "").strip(),
             status=None if status in {"all", None} else status,
@@ -53,12 +58,12 @@ class TraceHandlers:
 
     @user_errors
     def open(
-        self, evt: gr.SelectData, ids: list[str], stored: str | None, request: gr.Request = None
+        self, evt: gr.SelectData, ids: list[str], stored: str | None, request: gr.Request | None = None
     ) -> tuple[Any, ...]:
         row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         if not ids or row is None or row >= len(ids):
             raise gr.Error("Pick a request in the list first.")
-        trace = self.engine.trace(ids[row], owner_of(stored, request))
+        trace = self.engine.observability.trace(ids[row], owner_of(stored, request))
         if trace is None:
             raise gr.Error("That trace is gone (traces are kept for a limited time). Refresh the list.")
         return self.show(trace)

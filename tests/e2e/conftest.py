@@ -33,7 +33,7 @@ def _free_port() -> int:
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The real app: demo knowledge base, real embedder, the packaged local LLM."""
     from ragapp.config import Settings
-    from ragapp.engine import build_engine
+    from ragapp.engine.build import build_engine
     from ragapp.ui.layout import build_ui
 
     port = _free_port()

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from ragapp.errors import LLMError
-from ragapp.models.llm import ToolReply
-from ragapp.tracing.events import (
+from ragapp.core.errors import LLMError
+from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
     EngineEvent,
@@ -23,7 +22,8 @@ from ragapp.tracing.events import (
     RetrievalEvent,
     StageEvent,
 )
-from ragapp.types import ToolCall
+from ragapp.core.types import ToolCall
+from ragapp.models.llm import ToolReply
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +43,7 @@ def make_rig(make_engine: Callable[..., Any], tmp_path: Path, **overrides: Any) 
     for name, text in (("alpha_manual.md", ALPHA), ("beta_manual.md", BETA)):
         path = tmp_path / name
         path.write_text(text, "utf-8")
-        rig.engine.ingest([(path, name)], kb=name.split("_")[0])
+        rig.engine.library.ingest([(path, name)], kb=name.split("_")[0])
     return rig
 
 
@@ -53,7 +53,7 @@ def rig(make_engine: Callable[..., Any], tmp_path: Path) -> Any:
 
 
 def ask(rig: Any, question: str, **kwargs: Any) -> list[EngineEvent]:
-    return list(rig.engine.ask(question, mode=kwargs.pop("mode", "agent"), **kwargs))
+    return list(rig.engine.chat.ask(question, mode=kwargs.pop("mode", "agent"), **kwargs))
 
 
 def steps(events: list[EngineEvent]) -> list[AgentStepEvent]:
@@ -160,7 +160,7 @@ def test_a_slow_tool_is_cut_off_and_the_model_told(
 
 
 def test_read_chunk_reads_around_a_hit(rig: Any) -> None:
-    chunk_id = rig.engine.retrieve("Alpha robot weight").chunks[0].chunk.chunk_id
+    chunk_id = rig.engine.chat.retrieve("Alpha robot weight").chunks[0].chunk.chunk_id
     rig.llm.enqueue(call("read_chunk", chunk_id=chunk_id, window=1), READY, "2.1 kg [1].")
     events = ask(rig, "What does the Alpha weigh?")
     assert steps(events)[0].status == "finished" and "alpha_manual.md" in steps(events)[0].preview
@@ -273,8 +273,8 @@ def test_auto_mode_says_which_way_it_chose(rig: Any, question: str, mode: str) -
 
 
 def test_old_turns_are_folded_in_agent_mode_too(make_engine: Callable[..., Any], tmp_path: Path) -> None:
-    from ragapp.tracing.events import MemoryEvent
-    from ragapp.types import ChatTurn
+    from ragapp.core.events import MemoryEvent
+    from ragapp.core.types import ChatTurn
 
     rig = make_rig(make_engine, tmp_path, workflow={"recent_turns": 0})
     history = [ChatTurn("user", "I own an Alpha."), ChatTurn("assistant", "Noted.")]

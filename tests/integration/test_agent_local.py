@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragapp.config import Settings
-from ragapp.engine import build_engine
-from ragapp.tracing.events import AgentStepEvent, AnswerEvent, NoticeEvent
+from ragapp.core.events import AgentStepEvent, AnswerEvent, NoticeEvent
+from ragapp.engine.build import build_engine
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm]
 
@@ -35,8 +35,8 @@ def test_real_model_calls_a_tool_and_answers_with_citations(tmp_path: Path) -> N
         for name, text in DOCS.items():
             path = tmp_path / name
             path.write_text(text, "utf-8")
-            engine.ingest([(path, name)])
-        events = list(engine.ask("How long does the Beta robot's battery last?", mode="agent"))
+            engine.library.ingest([(path, name)])
+        events = list(engine.chat.ask("How long does the Beta robot's battery last?", mode="agent"))
     finally:
         engine.close()
     notices = [e.message for e in events if isinstance(e, NoticeEvent)]

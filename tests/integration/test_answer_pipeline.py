@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ragapp.errors import LLMError
+from ragapp.core.errors import LLMError
+from ragapp.core.events import AnswerEvent, EngineEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
+from ragapp.core.types import ChatTurn
 from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH, SYSTEM_EN, SYSTEM_ZH
-from ragapp.tracing.events import AnswerEvent, EngineEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
-from ragapp.types import ChatTurn
 
 if TYPE_CHECKING:
     from conftest import Rig, ScriptedLLM
@@ -27,7 +27,7 @@ OFF_TOPIC_EN = "What's the capital of France?"
 
 
 def ask(rig: Rig, question: str, history: list[ChatTurn] | None = None) -> list[EngineEvent]:
-    return list(rig.engine.ask(question, history or []))
+    return list(rig.engine.chat.ask(question, history or []))
 
 
 def only(events: list[EngineEvent], kind: type) -> list:
@@ -203,7 +203,7 @@ def test_garbage_reply_gives_no_citations_and_no_crash(demo: Rig, demo_llm: Scri
 
 def test_a_model_that_runs_past_its_budget_is_cut(make_engine: Callable[..., Rig]) -> None:
     rig = make_engine(llm={"timeout_s": 0.2})
-    rig.engine.ingest([(FIXTURES / "sample.md", "sample.md")])
+    rig.engine.library.ingest([(FIXTURES / "sample.md", "sample.md")])
     rig.llm.enqueue(["Run ./run.sh [1]", rig.llm.hang(0.6), " and wait", rig.llm.hang(), " forever"])
 
     events = ask(rig, "How do I start the service?")
@@ -219,7 +219,7 @@ def test_a_model_that_hangs_before_its_first_token_does_not_hold_the_request(
     make_engine: Callable[..., Rig],
 ) -> None:
     rig = make_engine(llm={"timeout_s": 0.3})
-    rig.engine.ingest([(FIXTURES / "sample.md", "sample.md")])
+    rig.engine.library.ingest([(FIXTURES / "sample.md", "sample.md")])
     rig.llm.enqueue([rig.llm.hang(5.0), "too late"])
 
     started = time.monotonic()

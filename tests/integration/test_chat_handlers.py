@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 import pytest
 
-from ragapp.types import ChatTurn
+from ragapp.core.types import ChatTurn
 from ragapp.ui.handlers import Handlers
 from ragapp.ui.state import Session
 
@@ -31,8 +31,8 @@ def chat(make_engine: Callable[..., Any], tmp_path: Path) -> tuple[Handlers, Any
     rig = make_engine(workflow={"route": True, "rewrite": True, "recent_turns": 1})
     path = tmp_path / "robots.md"
     path.write_text("# Robots\n\nThe Alpha robot battery lasts 90 minutes. The Beta robot battery lasts 150 minutes.\n")
-    rig.engine.ingest([(path, path.name)])
-    rig.engine.import_intents(TREE)
+    rig.engine.library.ingest([(path, path.name)])
+    rig.engine.intents.import_tree(TREE)
     return Handlers(rig.engine), rig.llm
 
 

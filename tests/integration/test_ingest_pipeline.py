@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ragapp.errors import IngestError
+from ragapp.core.errors import IngestError
 from ragapp.models.embedders import EMBEDDERS
 from ragapp.store.catalog import Catalog
 from ragapp.store.vectors import ChromaVectorIndex
@@ -38,13 +38,13 @@ def fixture(name: str) -> tuple[Path, str]:
 def kb(make_engine: Callable[..., Rig]) -> Rig:
     """A small knowledge base: sample.md (2 chunks) and sample.txt (1 chunk)."""
     rig = make_engine()
-    results = rig.engine.ingest([fixture("sample.md"), fixture("sample.txt")])
+    results = rig.engine.library.ingest([fixture("sample.md"), fixture("sample.txt")])
     assert [(r.name, r.status) for r in results] == [("sample.md", "added"), ("sample.txt", "added")]
     return rig
 
 
 def doc_id_of(rig: Rig, name: str) -> str:
-    (doc,) = [d for d in rig.engine.documents() if d.name == name]
+    (doc,) = [d for d in rig.engine.library.documents() if d.name == name]
     return doc.doc_id
 
 
@@ -56,7 +56,7 @@ def test_new_engine_starts_empty_and_consistent(
     assert snap.documents == ()
     assert snap.agree() and not snap.catalog_ids
     assert snap.keyword_version == snap.catalog_version == 0
-    assert rig.engine.retrieve(START_QUESTION).chunks == ()
+    assert rig.engine.chat.retrieve(START_QUESTION).chunks == ()
 
 
 def test_ingest_adds_to_all_three_stores(
@@ -64,7 +64,7 @@ def test_ingest_adds_to_all_three_stores(
 ) -> None:
     rig = make_engine()
     progress: list[tuple[float, str]] = []
-    results = rig.engine.ingest(
+    results = rig.engine.library.ingest(
         [fixture("sample.md"), fixture("sample.txt"), fixture("sample.pdf")], lambda f, m: progress.append((f, m))
     )
 
@@ -84,7 +84,7 @@ def test_ingest_adds_to_all_three_stores(
 
 
 def test_ingested_text_is_retrievable_with_its_location(kb: Rig) -> None:
-    result = kb.engine.retrieve(START_QUESTION)
+    result = kb.engine.chat.retrieve(START_QUESTION)
     top = result.chunks[0]
     assert top.chunk.source == "sample.md"
     assert top.chunk.heading == "Getting Started"
@@ -94,8 +94,8 @@ def test_ingested_text_is_retrievable_with_its_location(kb: Rig) -> None:
 
 def test_pdf_chunks_keep_their_page(make_engine: Callable[..., Rig]) -> None:
     rig = make_engine()
-    rig.engine.ingest([fixture("sample.pdf")])
-    top = rig.engine.retrieve("Which page talks about bananas?").chunks[0]
+    rig.engine.library.ingest([fixture("sample.pdf")])
+    top = rig.engine.chat.retrieve("Which page talks about bananas?").chunks[0]
     assert (top.chunk.page, top.chunk.text) == (2, "Page two talks about bananas.")
 
 
@@ -104,30 +104,30 @@ def test_delete_removes_the_document_everywhere(kb: Rig, store_snapshot: Callabl
     before = store_snapshot(kb)
     md_chunks = {cid for cid in before.catalog_ids if cid.startswith(md_id)}
     assert len(md_chunks) == 2
-    assert kb.engine.retrieve(START_QUESTION).chunks[0].chunk.doc_id == md_id
+    assert kb.engine.chat.retrieve(START_QUESTION).chunks[0].chunk.doc_id == md_id
 
-    assert kb.engine.delete(md_id) == "sample.md"
+    assert kb.engine.library.delete(md_id) == "sample.md"
 
     after = store_snapshot(kb)
     assert after.documents == ("sample.txt",)
     assert after.agree(), after
     assert after.catalog_ids == before.catalog_ids - md_chunks
     assert after.keyword_version == after.catalog_version == before.catalog_version + 1
-    result = kb.engine.retrieve(START_QUESTION)
+    result = kb.engine.chat.retrieve(START_QUESTION)
     assert all(c.chunk.doc_id != md_id for c in result.candidates)
     assert all(h.chunk_id not in md_chunks for r in result.channel_results for h in r.hits)
 
 
 def test_deleting_a_missing_document_says_so(kb: Rig) -> None:
     md_id = doc_id_of(kb, "sample.md")
-    kb.engine.delete(md_id)
+    kb.engine.library.delete(md_id)
     with pytest.raises(IngestError, match="no longer in the knowledge base"):
-        kb.engine.delete(md_id)
+        kb.engine.library.delete(md_id)
 
 
 def test_duplicate_upload_adds_nothing(kb: Rig, store_snapshot: Callable[[Rig], StoreSnapshot]) -> None:
     before = store_snapshot(kb)
-    (result,) = kb.engine.ingest([(FIXTURES / "sample.txt", "copy of sample.txt")])
+    (result,) = kb.engine.library.ingest([(FIXTURES / "sample.txt", "copy of sample.txt")])
     assert result.status == "duplicate"
     assert result.doc_id == doc_id_of(kb, "sample.txt")
     assert (
@@ -142,7 +142,7 @@ def test_concurrent_uploads_of_the_same_file_add_it_once(
 ) -> None:
     rig = make_engine()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(rig.engine.ingest, [fixture("sample.md")]) for _ in range(2)]
+        futures = [pool.submit(rig.engine.library.ingest, [fixture("sample.md")]) for _ in range(2)]
         statuses = sorted(f.result()[0].status for f in futures)
     assert statuses == ["added", "duplicate"]
     snap = store_snapshot(rig)
@@ -158,21 +158,21 @@ def test_same_name_with_new_content_replaces_the_old_version(
     old_file.write_text("The gateway password is osprey. Change it every spring.", "utf-8")
     new_file.write_text("The gateway password is pelican. Change it every autumn.", "utf-8")
 
-    (first,) = rig.engine.ingest([(old_file, "notes.txt")])
+    (first,) = rig.engine.library.ingest([(old_file, "notes.txt")])
     old_ids = store_snapshot(rig).catalog_ids
-    (second,) = rig.engine.ingest([(new_file, "notes.txt")])
+    (second,) = rig.engine.library.ingest([(new_file, "notes.txt")])
 
     assert first.status == "added"
     assert second.status == "replaced"
     assert second.message == "notes.txt: replaced the earlier version in 'default' (1 chunks)."
     assert second.doc_id != first.doc_id
-    assert [(d.name, d.doc_id) for d in rig.engine.documents()] == [("notes.txt", second.doc_id)]
+    assert [(d.name, d.doc_id) for d in rig.engine.library.documents()] == [("notes.txt", second.doc_id)]
     snap = store_snapshot(rig)
     assert snap.agree(), snap
     assert not snap.catalog_ids & old_ids
     assert {cid.rsplit("-", 1)[0] for cid in snap.catalog_ids} == {second.doc_id}
-    assert rig.engine.retrieve("osprey").channel_results[1].hits == ()  # the old word is gone from BM25
-    assert rig.engine.retrieve("pelican").chunks[0].chunk.doc_id == second.doc_id
+    assert rig.engine.chat.retrieve("osprey").channel_results[1].hits == ()  # the old word is gone from BM25
+    assert rig.engine.chat.retrieve("pelican").chunks[0].chunk.doc_id == second.doc_id
 
 
 def test_bad_files_fail_alone_and_leave_the_store_unchanged(
@@ -182,7 +182,7 @@ def test_bad_files_fail_alone_and_leave_the_store_unchanged(
     picture.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
     before = store_snapshot(kb)
 
-    results = kb.engine.ingest(
+    results = kb.engine.library.ingest(
         [
             fixture("corrupt.pdf"),
             fixture("sample.html"),
@@ -222,7 +222,7 @@ def test_failed_catalog_write_removes_the_new_vectors(
         raise OSError("disk full")
 
     monkeypatch.setattr(Catalog, "add_document", disk_full)
-    (result,) = kb.engine.ingest([fixture("sample.html")])
+    (result,) = kb.engine.library.ingest([fixture("sample.html")])
 
     assert result.status == "failed"
     assert "disk full" in result.message
@@ -236,7 +236,7 @@ def test_oversized_file_is_refused(
     big = tmp_path / "big.txt"
     big.write_text("A long line about robot vacuums. " * 200, "utf-8")
 
-    big_result, small_result = rig.engine.ingest([(big, "big.txt"), fixture("sample.txt")])
+    big_result, small_result = rig.engine.library.ingest([(big, "big.txt"), fixture("sample.txt")])
 
     assert big_result.status == "failed"
     assert big_result.message == "big.txt: 0.0 MB is over the 0.001 MB limit (RAGAPP_INGEST__MAX_FILE_MB)."
@@ -249,11 +249,11 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 import conftest  # registers the scripted LLM, as in the parent
-from ragapp.engine import build_engine
+from ragapp.engine.build import build_engine
 engine = build_engine(conftest.settings_on(Path(sys.argv[2])))
-result = engine.retrieve(sys.argv[3])
+result = engine.chat.retrieve(sys.argv[3])
 print(json.dumps({
-    "documents": sorted(d.name for d in engine.documents()),
+    "documents": sorted(d.name for d in engine.library.documents()),
     "top": result.chunks[0].chunk.chunk_id if result.chunks else None,
     "candidates": [c.chunk.chunk_id for c in result.candidates],
 }))
@@ -261,8 +261,8 @@ print(json.dumps({
 
 
 def test_a_fresh_process_sees_the_same_knowledge(kb: Rig, store_snapshot: Callable[[Rig], StoreSnapshot]) -> None:
-    kb.engine.ingest([fixture("sample.pdf")])
-    expected = kb.engine.retrieve(START_QUESTION)
+    kb.engine.library.ingest([fixture("sample.pdf")])
+    expected = kb.engine.chat.retrieve(START_QUESTION)
     before = store_snapshot(kb)
     kb.engine.close()
 
@@ -308,4 +308,4 @@ def test_reconcile_restores_what_was_lost_behind_the_catalogs_back(
     after = store_snapshot(rebuilt)
     assert after == before
     assert after.agree()
-    assert rebuilt.engine.retrieve(START_QUESTION).chunks[0].chunk.doc_id == md_id
+    assert rebuilt.engine.chat.retrieve(START_QUESTION).chunks[0].chunk.doc_id == md_id

@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ragapp.errors import IngestError
-from ragapp.retrieval.pipeline import RetrievalResult
+from ragapp.core.errors import IngestError
+from ragapp.core.events import AnswerEvent, RetrievalEvent
+from ragapp.core.types import KnowledgeBase, RetrievalResult
 from ragapp.store.tokenize import TOKENIZER_VERSION
 from ragapp.store.vectors import ChromaVectorIndex
-from ragapp.tracing.events import AnswerEvent, RetrievalEvent
-from ragapp.types import KnowledgeBase
 
 if TYPE_CHECKING:
     from conftest import Rig, StoreSnapshot
@@ -43,13 +42,13 @@ def three(make_engine: Callable[..., Rig], tmp_path: Path) -> Rig:
     for kb, (name, text) in FILES.items():
         path = tmp_path / name
         path.write_text(text, "utf-8")
-        (result,) = rig.engine.ingest([(path, name)], kb=kb)
+        (result,) = rig.engine.library.ingest([(path, name)], kb=kb)
         assert result.status == "added", result.message
     return rig
 
 
 def chunk_ids_by_kb(rig: Rig) -> dict[str, set[str]]:
-    docs = {d.doc_id: d.kb for d in rig.engine.documents()}
+    docs = {d.doc_id: d.kb for d in rig.engine.library.documents()}
     by_kb: dict[str, set[str]] = {}
     for cid in ChromaVectorIndex(rig.state_dir / "chroma", rig.embedder).ids():
         by_kb.setdefault(docs[cid.rsplit("-", 1)[0]], set()).add(cid)
@@ -68,7 +67,7 @@ def test_each_channel_stays_inside_the_scope(three: Rig) -> None:
     for scope in SCOPES:
         allowed = set().union(*(ids for kb, ids in by_kb.items() if scope is None or kb in scope))
 
-        result = three.engine.retrieve(QUESTION, kbs=scope)
+        result = three.engine.chat.retrieve(QUESTION, kbs=scope)
 
         hits = hits_by_channel(result)
         assert set(hits) == {"vector", "keyword"}
@@ -82,7 +81,7 @@ def test_each_channel_stays_inside_the_scope(three: Rig) -> None:
 
 def test_scope_reaches_the_answer(three: Rig) -> None:
     three.llm.enqueue("The password is pelican [1].")
-    events = list(three.engine.ask(QUESTION, (), frozenset({"beta"})))
+    events = list(three.engine.chat.ask(QUESTION, (), frozenset({"beta"})))
 
     (retrieval,) = [e for e in events if isinstance(e, RetrievalEvent)]
     assert {c.chunk.source for c in retrieval.chunks} == {"router.txt"}
@@ -90,21 +89,21 @@ def test_scope_reaches_the_answer(three: Rig) -> None:
     assert "pelican" in prompt and "osprey" not in prompt and "heron" not in prompt
 
     for scope in (frozenset({"nope"}), frozenset()):  # no known knowledge base: nothing found, quietly
-        result = three.engine.retrieve(QUESTION, kbs=scope)
+        result = three.engine.chat.retrieve(QUESTION, kbs=scope)
         assert all(r.hits == () for r in result.channel_results)
         assert result.chunks == () and not result.degraded
-        answer = list(three.engine.ask(QUESTION, (), scope))[-1]
+        answer = list(three.engine.chat.ask(QUESTION, (), scope))[-1]
         assert isinstance(answer, AnswerEvent) and not answer.grounded
     assert len(three.llm.calls) == 1  # the model is not asked when there is nothing to answer from
 
 
 def test_knowledge_bases_are_listed_with_counts(three: Rig) -> None:
-    assert three.engine.knowledge_bases() == [
+    assert three.engine.library.knowledge_bases() == [
         KnowledgeBase("alpha", 1, 1),
         KnowledgeBase("beta", 1, 1),
         KnowledgeBase("gamma", 1, 1),
     ]
-    assert {d.name: d.kb for d in three.engine.documents()} == {v[0]: k for k, v in FILES.items()}
+    assert {d.name: d.kb for d in three.engine.library.documents()} == {v[0]: k for k, v in FILES.items()}
 
 
 def test_names_are_unique_per_knowledge_base_and_content_everywhere(
@@ -116,19 +115,19 @@ def test_names_are_unique_per_knowledge_base_and_content_everywhere(
     v2.write_text("The gateway password is pelican.", "utf-8")
     v3.write_text("The gateway password is heron.", "utf-8")
 
-    (a,) = rig.engine.ingest([(v1, "notes.txt")], kb="alpha")
-    (b,) = rig.engine.ingest([(v2, "notes.txt")], kb="beta")  # same name, other base: a second document
+    (a,) = rig.engine.library.ingest([(v1, "notes.txt")], kb="alpha")
+    (b,) = rig.engine.library.ingest([(v2, "notes.txt")], kb="beta")  # same name, other base: a second document
     assert (a.status, b.status) == ("added", "added")
     assert b.message == "notes.txt: added to 'beta' (1 chunks)."
 
-    (dup,) = rig.engine.ingest([(v1, "copy.txt")], kb="beta")  # same bytes, any base: nothing changes
+    (dup,) = rig.engine.library.ingest([(v1, "copy.txt")], kb="beta")  # same bytes, any base: nothing changes
     assert dup.status == "duplicate" and dup.doc_id == a.doc_id
     assert dup.message == "copy.txt: already in the knowledge base as notes.txt in 'alpha'; nothing changed."
 
-    (c,) = rig.engine.ingest([(v3, "notes.txt")], kb="beta")  # new content replaces within beta only
+    (c,) = rig.engine.library.ingest([(v3, "notes.txt")], kb="beta")  # new content replaces within beta only
     assert c.status == "replaced"
     assert c.message == "notes.txt: replaced the earlier version in 'beta' (1 chunks)."
-    assert sorted((d.kb, d.doc_id) for d in rig.engine.documents()) == [("alpha", a.doc_id), ("beta", c.doc_id)]
+    assert sorted((d.kb, d.doc_id) for d in rig.engine.library.documents()) == [("alpha", a.doc_id), ("beta", c.doc_id)]
 
 
 BAD_NAMES = ["", "   ", "a/b", "x" * 65, "semi;colon", "line\nbreak", "tab\there", "emoji 📚", "../etc"]
@@ -140,36 +139,38 @@ def test_invalid_names_are_refused_before_anything_is_stored(
     before = store_snapshot(three)
     for name in BAD_NAMES:
         with pytest.raises(IngestError, match=r"Knowledge base name .* is not allowed: use 1 to 64 characters"):
-            three.engine.ingest([(FIXTURES / "sample.txt", "sample.txt")], kb=name)
+            three.engine.library.ingest([(FIXTURES / "sample.txt", "sample.txt")], kb=name)
     assert store_snapshot(three) == before
-    assert [kb.name for kb in three.engine.knowledge_bases()] == ["alpha", "beta", "gamma"]
+    assert [kb.name for kb in three.engine.library.knowledge_bases()] == ["alpha", "beta", "gamma"]
 
 
 def test_valid_names_are_accepted(make_engine: Callable[..., Rig]) -> None:
     rig = make_engine()
     names = {"产品手册 2024": "sample.txt", "team_a-v1.2": "sample.md", "  padded ": "sample.html"}
     for kb, file in names.items():
-        (result,) = rig.engine.ingest([(FIXTURES / file, file)], kb=kb)
+        (result,) = rig.engine.library.ingest([(FIXTURES / file, file)], kb=kb)
         assert result.status == "added", result.message
-    assert [kb.name for kb in rig.engine.knowledge_bases()] == sorted(["产品手册 2024", "team_a-v1.2", "padded"])
-    assert {d.name: d.kb for d in rig.engine.documents()}["sample.html"] == "padded"
+    assert [kb.name for kb in rig.engine.library.knowledge_bases()] == sorted(
+        ["产品手册 2024", "team_a-v1.2", "padded"]
+    )
+    assert {d.name: d.kb for d in rig.engine.library.documents()}["sample.html"] == "padded"
 
 
 def test_moving_a_document_moves_it_in_every_store(three: Rig) -> None:
-    kettle = next(d for d in three.engine.documents() if d.name == "kettle.txt")
-    assert three.engine.move(kettle.doc_id, "beta") == "kettle.txt"
+    kettle = next(d for d in three.engine.library.documents() if d.name == "kettle.txt")
+    assert three.engine.library.move(kettle.doc_id, "beta") == "kettle.txt"
 
     assert chunk_ids_by_kb(three).keys() == {"beta", "gamma"}
     tags = ChromaVectorIndex(three.state_dir / "chroma", three.embedder).kb_tags()
     assert tags[f"{kettle.doc_id}-0000"] == "beta"
-    found = hits_by_channel(three.engine.retrieve(QUESTION, kbs=frozenset({"beta"})))
+    found = hits_by_channel(three.engine.chat.retrieve(QUESTION, kbs=frozenset({"beta"})))
     assert all(f"{kettle.doc_id}-0000" in ids for ids in found.values())
-    assert hits_by_channel(three.engine.retrieve(QUESTION, kbs=frozenset({"alpha"}))) == {
+    assert hits_by_channel(three.engine.chat.retrieve(QUESTION, kbs=frozenset({"alpha"}))) == {
         "vector": set(),
         "keyword": set(),
     }
     with pytest.raises(IngestError, match="not allowed"):
-        three.engine.move(kettle.doc_id, "bad/name")
+        three.engine.library.move(kettle.doc_id, "bad/name")
 
 
 def test_reconcile_retags_vectors_without_re_embedding(
@@ -213,7 +214,7 @@ def test_reconcile_retags_vectors_without_re_embedding(
         after.update({cid: list(map(float, v)) for cid, v in zip(got["ids"], got["embeddings"], strict=True)})
     assert after == dict(zip(stored["ids"], stored["embeddings"], strict=True))  # nothing re-embedded
     assert store_snapshot(rebuilt) == before
-    assert hits_by_channel(rebuilt.engine.retrieve(QUESTION, kbs=frozenset({"alpha"})))["vector"] == {wrong}
+    assert hits_by_channel(rebuilt.engine.chat.retrieve(QUESTION, kbs=frozenset({"alpha"})))["vector"] == {wrong}
 
 
 def test_keyword_index_from_another_tokenizer_is_rebuilt_on_start(
@@ -234,7 +235,7 @@ def test_keyword_index_from_another_tokenizer_is_rebuilt_on_start(
     assert meta["tokenizer"] == TOKENIZER_VERSION
     assert store_snapshot(rebuilt) == before
     assert sorted(meta["kbs"]) == ["alpha", "beta", "gamma"]
-    assert hits_by_channel(rebuilt.engine.retrieve("pelican", kbs=frozenset({"beta"})))["keyword"]
+    assert hits_by_channel(rebuilt.engine.chat.retrieve("pelican", kbs=frozenset({"beta"})))["keyword"]
 
 
 _OLD_CATALOG = (
@@ -258,13 +259,13 @@ def test_state_from_before_knowledge_bases_lands_in_default(make_engine: Callabl
     rig = make_engine()  # migrates the catalog, embeds the chunk (tagged), builds BM25
 
     assert rig.state_dir == state
-    assert [(d.name, d.kb) for d in rig.engine.documents()] == [("old.txt", "default")]
-    assert rig.engine.knowledge_bases() == [KnowledgeBase("default", 1, 1)]
+    assert [(d.name, d.kb) for d in rig.engine.library.documents()] == [("old.txt", "default")]
+    assert rig.engine.library.knowledge_bases() == [KnowledgeBase("default", 1, 1)]
     assert ChromaVectorIndex(state / "chroma", rig.embedder).kb_tags() == {"0123456789abcdef-0000": "default"}
-    found = hits_by_channel(rig.engine.retrieve(QUESTION, kbs=frozenset({"default"})))
+    found = hits_by_channel(rig.engine.chat.retrieve(QUESTION, kbs=frozenset({"default"})))
     assert found == {"vector": {"0123456789abcdef-0000"}, "keyword": {"0123456789abcdef-0000"}}
 
 
 def test_demo_files_go_into_the_demo_knowledge_base(demo: Rig, demo_file_names: list[str]) -> None:
-    assert sorted(d.name for d in demo.engine.documents() if d.kb == "demo") == demo_file_names
-    assert [kb.name for kb in demo.engine.knowledge_bases()] == ["demo"]
+    assert sorted(d.name for d in demo.engine.library.documents() if d.kb == "demo") == demo_file_names
+    assert [kb.name for kb in demo.engine.library.knowledge_bases()] == ["demo"]

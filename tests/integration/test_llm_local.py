@@ -7,10 +7,10 @@ import os
 import pytest
 
 from ragapp.config import LLMSettings, Settings
+from ragapp.core.types import ChatTurn
+from ragapp.engine.build import load_builtins
 from ragapp.models.llm import LLMS, complete
-from ragapp.models.llm_backends import load_builtin_llms
 from ragapp.models.llm_llama_cpp import LlamaCppLLM
-from ragapp.types import ChatTurn
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm]
 
@@ -22,7 +22,7 @@ MODEL = os.environ.get("RAGAPP_TEST_LOCAL_MODEL", "qwen2.5-coder-1.5b")
 
 @pytest.fixture(scope="module")
 def llm() -> LlamaCppLLM:
-    load_builtin_llms()
+    load_builtins()
     # The default models_dir is reused on purpose: assembling another GB per test run is waste.
     # Two threads, like the two-core production machines.
     settings = Settings(llm=LLMSettings.model_validate({"local_model": MODEL, "n_ctx": 2048, "threads": 2}))

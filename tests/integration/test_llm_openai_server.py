@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from ragapp.config import LLMSettings, Settings
-from ragapp.errors import LLMError
+from ragapp.core.errors import LLMError
+from ragapp.core.types import ChatTurn
+from ragapp.engine.build import load_builtins
 from ragapp.models.gguf import ensure_gguf
 from ragapp.models.llm import LLMS, complete
-from ragapp.models.llm_backends import load_builtin_llms
 from ragapp.models.llm_openai import OpenAICompatibleLLM
-from ragapp.types import ChatTurn
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,7 @@ def _free_port() -> int:
 
 
 def _openai_llm(base_url: str, timeout_s: float = 60.0) -> OpenAICompatibleLLM:
-    load_builtin_llms()
+    load_builtins()
     llm_settings = {"backend": "openai", "base_url": base_url, "model": ALIAS, "timeout_s": timeout_s}
     settings = Settings(llm=LLMSettings.model_validate(llm_settings))
     llm = LLMS.get("openai")(settings)

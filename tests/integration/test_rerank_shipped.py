@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from ragapp.config import Settings
+from ragapp.core.types import Chunk, RetrievedChunk
 from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS, passage_text
 from ragapp.rerank.builtin import CompactReranker
 from ragapp.rerank.compact import SHIPPED_DIR, is_compact, load_compact
-from ragapp.types import Chunk, RetrievedChunk
 
 pytestmark = pytest.mark.integration
 
@@ -112,8 +112,8 @@ def test_a_default_engine_reranks_with_the_shipped_model(make_engine: Callable[.
         "## Shipping\n\nOrders placed on public holidays ship the next working day.\n",
         "utf-8",
     )
-    rig.engine.ingest([(path, path.name)])
-    result = rig.engine.retrieve("How long does the battery last?")
+    rig.engine.library.ingest([(path, path.name)])
+    result = rig.engine.chat.retrieve("How long does the battery last?")
     assert result.chunks and "120 minutes" in result.chunks[0].chunk.text
     assert all(c.rerank_score is not None for c in result.candidates)
 

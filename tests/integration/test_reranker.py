@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ragapp.config import Settings
-from ragapp.errors import ConfigError
+from ragapp.core.errors import ConfigError
+from ragapp.core.events import AnswerEvent, NoticeEvent
+from ragapp.core.types import RetrievedChunk
 from ragapp.rerank.base import RERANKERS, Reranker, passage_text
-from ragapp.tracing.events import AnswerEvent, NoticeEvent
-from ragapp.types import RetrievedChunk
 
 if TYPE_CHECKING:
     from conftest import Rig, TinyCrossEncoder
@@ -42,7 +42,7 @@ def tiny_cross_encoder(make_tiny_cross_encoder: TinyCrossEncoder) -> Path:
 
 def _kb(make_engine: Callable[..., Rig], **overrides: object) -> Rig:
     rig = make_engine(**overrides)
-    results = rig.engine.ingest([(FIXTURES / name, name) for name in FILES])
+    results = rig.engine.library.ingest([(FIXTURES / name, name) for name in FILES])
     assert all(r.status == "added" for r in results), results
     return rig
 
@@ -64,9 +64,9 @@ def test_candidates_are_ordered_by_the_cross_encoders_scores(
     assert status.reranking_enabled is True
     assert status.reranker == tiny_cross_encoder.name
 
-    result = reranked.engine.retrieve(QUESTION)
+    result = reranked.engine.chat.retrieve(QUESTION)
     # The same stores without a reranker give the fused order the reranker started from.
-    fused = make_engine(rerank={"backend": "none"}).engine.retrieve(QUESTION)
+    fused = make_engine(rerank={"backend": "none"}).engine.chat.retrieve(QUESTION)
     assert len(fused.candidates) >= 4
 
     model = CrossEncoder(str(tiny_cross_encoder), max_length=MAX_LENGTH, device="cpu")
@@ -91,14 +91,14 @@ def test_candidates_are_ordered_by_the_cross_encoders_scores(
 
 def test_rerank_score_gates_relevance(make_engine: Callable[..., Rig], tiny_cross_encoder: Path) -> None:
     permissive = _kb(make_engine, **_cross_encoder_settings(tiny_cross_encoder, min_rerank_score=float("-inf")))
-    result = permissive.engine.retrieve(QUESTION)
+    result = permissive.engine.chat.retrieve(QUESTION)
     assert list(result.chunks) == list(result.candidates[: permissive.settings.retrieval.context_top_k])
 
     strict = make_engine(**_cross_encoder_settings(tiny_cross_encoder, min_rerank_score=float("inf")))
-    result = strict.engine.retrieve(QUESTION)
+    result = strict.engine.chat.retrieve(QUESTION)
     assert result.candidates
     assert result.chunks == ()
-    answer = list(strict.engine.ask(QUESTION))[-1]
+    answer = list(strict.engine.chat.ask(QUESTION))[-1]
     assert isinstance(answer, AnswerEvent) and answer.grounded is False
     assert strict.llm.calls == []
 
@@ -123,8 +123,8 @@ def test_a_failing_reranker_keeps_the_fused_order(make_engine: Callable[..., Rig
     broken = _kb(make_engine, rerank={"backend": "exploding"})
     plain = make_engine(rerank={"backend": "none"})
 
-    result = broken.engine.retrieve(QUESTION)
-    expected = plain.engine.retrieve(QUESTION)
+    result = broken.engine.chat.retrieve(QUESTION)
+    expected = plain.engine.chat.retrieve(QUESTION)
 
     assert result.degraded == ("reranker failed (RuntimeError); using the fused order",)
     assert [c.chunk.chunk_id for c in result.candidates] == [c.chunk.chunk_id for c in expected.candidates]
@@ -133,7 +133,7 @@ def test_a_failing_reranker_keeps_the_fused_order(make_engine: Callable[..., Rig
     assert all(c.rerank_score is None for c in result.candidates)
 
     broken.llm.enqueue("Run ./run.sh [1].")
-    events = list(broken.engine.ask(QUESTION))
+    events = list(broken.engine.chat.ask(QUESTION))
     assert [e.message for e in events if isinstance(e, NoticeEvent)] == [
         "reranker failed (RuntimeError); using the fused order"
     ]
@@ -144,7 +144,7 @@ def test_a_cross_encoder_that_cannot_load_degrades_instead_of_failing(
     make_engine: Callable[..., Rig], tmp_path: Path
 ) -> None:
     rig = _kb(make_engine, **_cross_encoder_settings(tmp_path / "no-such-model"))
-    result = rig.engine.retrieve(QUESTION)
+    result = rig.engine.chat.retrieve(QUESTION)
     assert result.degraded == ("reranker failed (ModelError); using the fused order",)
     assert result.chunks[0].chunk.source == "sample.md"
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ragapp.core.events import AnswerEvent, NoticeEvent, RetrievalEvent
+from ragapp.core.types import ChannelHit, Scope
 from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
-from ragapp.tracing.events import AnswerEvent, NoticeEvent, RetrievalEvent
-from ragapp.types import ChannelHit, Scope
 
 if TYPE_CHECKING:
     from conftest import Rig
@@ -79,7 +79,9 @@ def _end_hangs() -> Iterator[None]:
 def engine_with(make_engine: Callable[..., Rig]) -> Callable[[list[str]], Rig]:
     def make(channels: list[str]) -> Rig:
         rig = make_engine(retrieval={"channels": channels, "channel_timeout_s": BUDGET_S})
-        results = rig.engine.ingest([(FIXTURES / "sample.md", "sample.md"), (FIXTURES / "sample.txt", "sample.txt")])
+        results = rig.engine.library.ingest(
+            [(FIXTURES / "sample.md", "sample.md"), (FIXTURES / "sample.txt", "sample.txt")]
+        )
         assert {r.status for r in results} == {"added"}
         rig.engine.warm_up()  # the first query embedding loads the model; keep that out of the budget
         return rig
@@ -91,7 +93,7 @@ def test_a_hung_channel_is_cut_at_its_budget(engine_with: Callable[[list[str]], 
     rig = engine_with(["vector", "keyword", "slow"])
 
     start = time.monotonic()
-    result = rig.engine.retrieve(QUESTION)
+    result = rig.engine.chat.retrieve(QUESTION)
     elapsed = time.monotonic() - start
 
     assert elapsed < HANG_S - 1.0, f"the request waited {elapsed:.2f} s for a channel with a {BUDGET_S} s budget"
@@ -105,7 +107,7 @@ def test_a_hung_channel_is_cut_at_its_budget(engine_with: Callable[[list[str]], 
 
 def test_a_failing_channel_is_named_and_the_others_answer(engine_with: Callable[[list[str]], Rig]) -> None:
     rig = engine_with(["vector", "keyword", "broken"])
-    result = rig.engine.retrieve(QUESTION)
+    result = rig.engine.chat.retrieve(QUESTION)
     assert problems(result.degraded) == ["broken search failed (RuntimeError)"]
     assert [r.channel for r in result.channel_results] == ["vector", "keyword"]
     assert result.chunks[0].chunk.source == "sample.md"
@@ -116,7 +118,7 @@ def test_the_answer_still_comes_with_a_hung_channel(engine_with: Callable[[list[
     rig.llm.enqueue(["Run ./run.sh ", "--port 8080 [1]."])
 
     start = time.monotonic()
-    events = list(rig.engine.ask(QUESTION))
+    events = list(rig.engine.chat.ask(QUESTION))
     elapsed = time.monotonic() - start
 
     assert elapsed < HANG_S - 1.0
@@ -136,7 +138,7 @@ def test_every_channel_down_means_not_found_without_calling_the_llm(
     engine_with: Callable[[list[str]], Rig],
 ) -> None:
     rig = engine_with(["broken", "slow"])
-    events = list(rig.engine.ask(QUESTION))
+    events = list(rig.engine.chat.ask(QUESTION))
     answer = events[-1]
     assert isinstance(answer, AnswerEvent)
     assert answer.grounded is False
@@ -174,12 +176,14 @@ def test_a_failing_and_a_hung_channel_together_cost_only_the_budget(make_engine:
     rig = make_engine(
         retrieval={"channels": ["keyword", "broken", "vector", "stalled"], "channel_timeout_s": WIDE_BUDGET_S}
     )
-    results = rig.engine.ingest([(FIXTURES / "sample.md", "sample.md"), (FIXTURES / "sample.txt", "sample.txt")])
+    results = rig.engine.library.ingest(
+        [(FIXTURES / "sample.md", "sample.md"), (FIXTURES / "sample.txt", "sample.txt")]
+    )
     assert {r.status for r in results} == {"added"}
     rig.engine.warm_up()
 
     start = time.monotonic()
-    result = rig.engine.retrieve(QUESTION)
+    result = rig.engine.chat.retrieve(QUESTION)
     elapsed = time.monotonic() - start
 
     # A safety bound, not a speed benchmark: the request waits out the budget, never the stalled channel.

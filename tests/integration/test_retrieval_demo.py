@@ -48,7 +48,7 @@ def test_examples_cover_both_kinds() -> None:
 
 
 def test_whole_demo_is_indexed(demo: Rig, demo_file_names: list[str]) -> None:
-    documents = demo.engine.documents()
+    documents = demo.engine.library.documents()
     assert sorted(d.name for d in documents) == demo_file_names
     status = demo.engine.status()
     assert status.documents == len(demo_file_names) == 8
@@ -61,13 +61,13 @@ def test_reranking_is_off_by_default(demo: Rig) -> None:
     status = demo.engine.status()
     assert status.reranking_enabled is False
     assert status.reranker == "off"
-    result = demo.engine.retrieve("What does error code E07 mean on the Lumen V2 Pro?")
+    result = demo.engine.chat.retrieve("What does error code E07 mean on the Lumen V2 Pro?")
     assert all(c.rerank_score is None for c in result.candidates)
 
 
 @pytest.mark.parametrize("example", ON_TOPIC)
 def test_an_expected_source_is_retrieved(demo: Rig, example: dict[str, Any]) -> None:
-    result = demo.engine.retrieve(example["question"])
+    result = demo.engine.chat.retrieve(example["question"])
     sources = [c.chunk.source for c in result.chunks]
     assert len(result.chunks) <= demo.settings.retrieval.context_top_k
     assert set(example["expected_sources"]) & set(sources), (example["question"], sources)
@@ -75,7 +75,7 @@ def test_an_expected_source_is_retrieved(demo: Rig, example: dict[str, Any]) -> 
 
 @pytest.mark.parametrize("example", OFF_TOPIC)
 def test_off_topic_retrieves_nothing_relevant(demo: Rig, example: dict[str, Any]) -> None:
-    result = demo.engine.retrieve(example["question"])
+    result = demo.engine.chat.retrieve(example["question"])
     seen = [(c.chunk.source, round(c.channel_scores.get("vector", 0.0), 3)) for c in result.chunks]
     assert result.chunks == (), seen
     assert result.candidates, "the channels still return candidates; the gate is what drops them"
@@ -83,7 +83,7 @@ def test_off_topic_retrieves_nothing_relevant(demo: Rig, example: dict[str, Any]
 
 def test_result_is_consistent_with_the_settings(demo: Rig) -> None:
     s = demo.settings.retrieval
-    result = demo.engine.retrieve("How much does Lumen Care Plus cost per year for the V2 Pro?")
+    result = demo.engine.chat.retrieve("How much does Lumen Care Plus cost per year for the V2 Pro?")
     assert [r.channel for r in result.channel_results] == ["vector", "keyword"]
     assert result.degraded == ()
     assert all(len(r.hits) <= s.recall_budget for r in result.channel_results)
@@ -105,7 +105,7 @@ def test_result_is_consistent_with_the_settings(demo: Rig) -> None:
 
 
 def test_channel_scores_are_the_channels_own(demo: Rig) -> None:
-    result = demo.engine.retrieve("Which V2 Pro firmware version added pet mode?")
+    result = demo.engine.chat.retrieve("Which V2 Pro firmware version added pet mode?")
     by_channel = {r.channel: {h.chunk_id: h for h in r.hits} for r in result.channel_results}
     for candidate in result.candidates:
         for channel, rank in candidate.channel_ranks.items():
@@ -122,6 +122,6 @@ def test_channel_scores_are_the_channels_own(demo: Rig) -> None:
 
 def test_same_question_gives_the_same_ranking(demo: Rig) -> None:
     question = "零件号 LB-5200 的保修期是多久？"
-    first = [c.chunk.chunk_id for c in demo.engine.retrieve(question).candidates]
-    second = [c.chunk.chunk_id for c in demo.engine.retrieve(question).candidates]
+    first = [c.chunk.chunk_id for c in demo.engine.chat.retrieve(question).candidates]
+    second = [c.chunk.chunk_id for c in demo.engine.chat.retrieve(question).candidates]
     assert first == second

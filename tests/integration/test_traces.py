@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from ragapp.errors import LLMError
-from ragapp.tracing import views
-from ragapp.tracing.events import AnswerEvent
-from ragapp.tracing.recorder import TraceBuilder
+from ragapp.core.errors import LLMError
+from ragapp.core.events import AnswerEvent
+from ragapp.tracing.builder import TraceBuilder
+from ragapp.ui import trace_views as views
 
 pytestmark = pytest.mark.integration
 
@@ -27,13 +27,13 @@ def rig(make_engine: Callable[..., Any], tmp_path: Path) -> Any:
     for name, text in (("alpha_manual.md", ALPHA), ("beta_manual.md", BETA)):
         path = tmp_path / name
         path.write_text(text, "utf-8")
-        rig.engine.ingest([(path, name)], owner="ann")
+        rig.engine.library.ingest([(path, name)], owner="ann")
     return rig
 
 
 def latest(rig: Any, owner: str = "ann", kind: str = "chat") -> dict[str, Any]:
-    summary = rig.engine.traces(owner, kind=kind)[0]
-    trace = rig.engine.trace(summary.id, owner)
+    summary = rig.engine.observability.traces(owner, kind=kind)[0]
+    trace = rig.engine.observability.trace(summary.id, owner)
     assert trace is not None
     return trace
 
@@ -44,7 +44,7 @@ def names(trace: dict[str, Any]) -> list[str]:
 
 def test_a_workflow_answer_records_spans_searches_and_the_exact_prompt(rig: Any) -> None:
     rig.llm.enqueue("The Alpha battery lasts 90 minutes [1].")
-    events = list(rig.engine.ask("How long does the Alpha battery last?", owner="ann"))
+    events = list(rig.engine.chat.ask("How long does the Alpha battery last?", owner="ann"))
     assert isinstance(events[-1], AnswerEvent)
     trace = latest(rig)
 
@@ -80,18 +80,18 @@ def test_a_workflow_answer_records_spans_searches_and_the_exact_prompt(rig: Any)
 
 def test_traces_belong_to_their_owner(rig: Any) -> None:
     rig.llm.enqueue("90 minutes [1].")
-    list(rig.engine.ask("How long does the Alpha battery last?", owner="ann"))
-    mine = rig.engine.traces("ann")
+    list(rig.engine.chat.ask("How long does the Alpha battery last?", owner="ann"))
+    mine = rig.engine.observability.traces("ann")
     assert [t.kind for t in mine] == ["chat", "ingest", "ingest"]
-    assert rig.engine.traces("bob") == []
-    assert rig.engine.trace(mine[0].id, "bob") is None
-    assert rig.engine.traces("ann", text="alpha battery")[0].id == mine[0].id
-    assert rig.engine.traces("ann", status="failed") == []
+    assert rig.engine.observability.traces("bob") == []
+    assert rig.engine.observability.trace(mine[0].id, "bob") is None
+    assert rig.engine.observability.traces("ann", text="alpha battery")[0].id == mine[0].id
+    assert rig.engine.observability.traces("ann", status="failed") == []
 
 
 def test_a_model_failure_is_recorded_as_an_error_and_the_passages_still_come(rig: Any) -> None:
     rig.llm.enqueue(LLMError("the model server is down"))
-    events = list(rig.engine.ask("How much does the Beta robot weigh?", owner="ann"))
+    events = list(rig.engine.chat.ask("How much does the Beta robot weigh?", owner="ann"))
     assert isinstance(events[-1], AnswerEvent) and events[-1].citations
     trace = latest(rig)
     assert trace["status"] == "degraded"
@@ -108,7 +108,7 @@ def test_a_recorder_that_fails_never_costs_the_answer(rig: Any, monkeypatch: pyt
     monkeypatch.setattr(TraceBuilder, "_retrieval", broken)
     monkeypatch.setattr(TraceBuilder, "llm_call", broken)
     rig.llm.enqueue("The Alpha battery lasts 90 minutes [1].")
-    events = list(rig.engine.ask("How long does the Alpha battery last?", owner="ann"))
+    events = list(rig.engine.chat.ask("How long does the Alpha battery last?", owner="ann"))
     assert events[-1] == AnswerEvent(events[-1].text, events[-1].citations, grounded=True)
     assert events[-1].text == "The Alpha battery lasts 90 minutes [1]."
     trace = latest(rig)  # still saved, and says it may be incomplete
@@ -118,7 +118,7 @@ def test_a_recorder_that_fails_never_costs_the_answer(rig: Any, monkeypatch: pyt
 def test_an_agent_run_records_each_tool_with_its_search(rig: Any) -> None:
     call = json.dumps({"thought": "look it up", "tool": "search_knowledge", "arguments": {"query": "Beta weight"}})
     rig.llm.enqueue(call, '{"thought": "done", "answer": true}', "3.4 kg [1].")
-    list(rig.engine.ask("How much does the Beta robot weigh?", mode="agent", owner="ann"))
+    list(rig.engine.chat.ask("How much does the Beta robot weigh?", mode="agent", owner="ann"))
     trace = latest(rig)
     assert trace["mode"] == "agent"
     tool = next(s for s in trace["spans"] if s["name"] == "tool search_knowledge")
@@ -133,7 +133,7 @@ def test_an_upload_records_a_span_per_file_and_its_failures(rig: Any, tmp_path: 
     bad.write_bytes(b"%PDF-1.4 this is not really a pdf")
     good = tmp_path / "gamma.md"
     good.write_text("# Gamma\n\nThe Gamma robot battery lasts 60 minutes.\n", "utf-8")
-    rig.engine.ingest([(bad, bad.name), (good, good.name)], owner="ann")
+    rig.engine.library.ingest([(bad, bad.name), (good, good.name)], owner="ann")
     trace = latest(rig, kind="ingest")
     assert trace["status"] == "degraded" and any("broken.pdf" in d for d in trace["degradations"])
     files = [s for s in trace["spans"] if s["kind"] == "file"]
@@ -145,18 +145,18 @@ def test_an_upload_records_a_span_per_file_and_its_failures(rig: Any, tmp_path: 
 
 
 def test_test_cases_score_the_current_settings_and_a_change_side_by_side(rig: Any) -> None:
-    rig.engine.save_test_case("ann", "How much does the Beta robot weigh?", ["beta_manual.md"])
-    rig.engine.save_test_case("ann", "Alpha battery life", ["alpha_manual.md"])
-    assert rig.engine.test_cases("bob") == []
-    reports = rig.engine.run_test_cases("ann", {"fusion": "rrf", "context_top_k": 1})
+    rig.engine.observability.save_test_case("ann", "How much does the Beta robot weigh?", ["beta_manual.md"])
+    rig.engine.observability.save_test_case("ann", "Alpha battery life", ["alpha_manual.md"])
+    assert rig.engine.observability.test_cases("bob") == []
+    reports = rig.engine.observability.run_test_cases("ann", {"fusion": "rrf", "context_top_k": 1})
     assert [r.label for r in reports] == ["current settings", "with changes"]
     current, changed = reports
     assert current.hit_rate == 1.0 and current.mrr == 1.0 and current.ndcg == 1.0
     assert changed.settings["fusion"] == "rrf" and changed.settings["context_top_k"] == 1
     assert rig.engine.settings.retrieval.fusion == "zscore"  # trying a change does not keep it
     with pytest.raises(ValueError):
-        rig.engine.save_test_case("ann", "   ", ["beta_manual.md"])
+        rig.engine.observability.save_test_case("ann", "   ", ["beta_manual.md"])
     # Reranking is off in this engine: the panel can try the shipped reranker without keeping it.
-    tried = rig.engine.run_test_cases("ann", {"rerank": True, "min_rerank_score": 0.1})[1]
+    tried = rig.engine.observability.run_test_cases("ann", {"rerank": True, "min_rerank_score": 0.1})[1]
     assert tried.settings["reranker"] == "ragapp-minilm-zh-en" and tried.hit_rate == 1.0
     assert not rig.engine.status().reranking_enabled

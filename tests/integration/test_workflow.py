@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.errors import LLMError
-from ragapp.qa.pipeline import Clarified
-from ragapp.tracing.events import (
+from ragapp.core.errors import LLMError
+from ragapp.core.events import (
     AnswerEvent,
     ClarifyEvent,
     EngineEvent,
@@ -26,7 +25,8 @@ from ragapp.tracing.events import (
     RoutingEvent,
     StageEvent,
 )
-from ragapp.types import ChatTurn
+from ragapp.core.types import ChatTurn
+from ragapp.qa.pipeline import Clarified
 
 pytestmark = pytest.mark.integration
 
@@ -72,13 +72,13 @@ def rig(make_engine: Callable[..., object], tmp_path: Path) -> object:
     for name, text, kb in (("alpha_manual.md", ALPHA, "alpha"), ("beta_manual.md", BETA, "beta")):
         path = tmp_path / name
         path.write_text(text, "utf-8")
-        assert rig.engine.ingest([(path, name)], kb=kb)[0].status == "added"  # type: ignore[attr-defined]
-    rig.engine.import_intents(TREE)  # type: ignore[attr-defined]
+        assert rig.engine.library.ingest([(path, name)], kb=kb)[0].status == "added"  # type: ignore[attr-defined]
+    rig.engine.intents.import_tree(TREE)  # type: ignore[attr-defined]
     return rig
 
 
 def ask(rig: object, question: str, *args: object, **kwargs: object) -> list[EngineEvent]:
-    return list(rig.engine.ask(question, *args, **kwargs))  # type: ignore[attr-defined]
+    return list(rig.engine.chat.ask(question, *args, **kwargs))  # type: ignore[attr-defined]
 
 
 def only(events: list[EngineEvent], kind: type) -> list:  # type: ignore[type-arg]
@@ -249,7 +249,7 @@ def test_old_turns_are_summarised_and_the_summary_reaches_the_answer(
     rig = make_engine(workflow={"recent_turns": 1})
     path = tmp_path / "alpha_manual.md"
     path.write_text(ALPHA, "utf-8")
-    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]
+    rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]
     history = [
         ChatTurn("user", "I own an Alpha robot."),
         ChatTurn("assistant", "Noted."),
@@ -288,7 +288,7 @@ def test_small_window_keeps_fewer_passages_and_turns(make_engine: Callable[..., 
         ),
         "utf-8",
     )
-    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]
+    rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]
     history = [
         ChatTurn("user", "x " * 400),
         ChatTurn("assistant", "y " * 400),
@@ -313,7 +313,7 @@ def test_user_scope_wins_over_the_intent_when_they_do_not_overlap(rig: object) -
 def test_nothing_relevant_in_the_intents_knowledge_base_widens_the_search(rig: object, tmp_path: Path) -> None:
     path = tmp_path / "kettle.md"
     path.write_text("# Kettle\n\nThe Orion kettle filter is rinsed every 14 days.\n", "utf-8")
-    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
+    rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
     rig.llm.enqueue(matches(("alpha.care", 0.9)), "Every 14 days [1].")  # type: ignore[attr-defined]
     events = ask(rig, "How often is the Orion kettle filter rinsed?")
     assert only(events, RoutingEvent)[0].intents[0].code == "alpha.care"
@@ -342,7 +342,7 @@ def test_no_asking_back_when_nothing_in_those_knowledge_bases_is_relevant(rig: o
 def test_no_asking_back_when_the_best_passage_is_elsewhere(rig: object, tmp_path: Path) -> None:
     path = tmp_path / "kettle.md"
     path.write_text("# Kettle\n\nThe Orion kettle battery lasts 30 minutes.\n", "utf-8")
-    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
+    rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
     rig.llm.enqueue(matches(("alpha.specs", 0.7)), "30 minutes [1].")  # type: ignore[attr-defined]
     events = ask(rig, "How long does the Orion kettle battery last?")
     routing = only(events, RoutingEvent)[0]
@@ -356,8 +356,8 @@ def test_a_hanging_classifier_costs_its_step_budget_not_the_answer(
     rig = make_engine(workflow={"route": True, "step_timeout_s": 0.5})
     path = tmp_path / "alpha_manual.md"
     path.write_text(ALPHA, "utf-8")
-    rig.engine.ingest([(path, path.name)])  # type: ignore[attr-defined]
-    rig.engine.import_intents("intents: [{code: a, name: Alpha, kind: KB, knowledge_bases: [default]}]")  # type: ignore[attr-defined]
+    rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]
+    rig.engine.intents.import_tree("intents: [{code: a, name: Alpha, kind: KB, knowledge_bases: [default]}]")  # type: ignore[attr-defined]
     rig.llm.enqueue(rig.llm.hang(5.0), "90 minutes [1].")  # type: ignore[attr-defined]
     events = ask(rig, "How long does the Alpha battery last?")
     routing = only(events, RoutingEvent)[0]

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from ragapp.config import Settings
+from ragapp.core.types import ChatTurn
+from ragapp.engine.build import load_builtins
 from ragapp.models.llm import LLM, LLMS
-from ragapp.models.llm_backends import load_builtin_llms
 from ragapp.qa.rewrite import QuestionPlanner
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
-from ragapp.types import ChatTurn
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm]
 
@@ -32,7 +32,7 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="module")
 def llm(settings: Settings) -> LLM:
-    load_builtin_llms()
+    load_builtins()
     return LLMS.get("llama_cpp")(settings)
 
 

@@ -9,6 +9,20 @@ from typing import Any
 
 import pytest
 
+from ragapp.core.chunks import doc_of_chunk_id
+from ragapp.core.events import (
+    AgentStepEvent,
+    AnswerEvent,
+    EngineEvent,
+    ModeEvent,
+    NoticeEvent,
+    RetrievalEvent,
+    RewriteEvent,
+    StageEvent,
+    TokenEvent,
+)
+from ragapp.core.tokens import estimate_tokens
+from ragapp.core.types import ChatTurn, Chunk, RetrievedChunk, ToolCall
 from ragapp.eval.answers import (
     AnswerRow,
     Observed,
@@ -16,7 +30,6 @@ from ragapp.eval.answers import (
     both_supports,
     collect,
     contains_answer,
-    doc_of_chunk_id,
     exact_match,
     f1_score,
     median,
@@ -32,19 +45,7 @@ from ragapp.eval.answers import (
 )
 from ragapp.eval.compare_modes import counting
 from ragapp.models.llm import ToolCallingLLM, ToolReply
-from ragapp.qa.budget import estimate_tokens, turns_tokens
-from ragapp.tracing.events import (
-    AgentStepEvent,
-    AnswerEvent,
-    EngineEvent,
-    ModeEvent,
-    NoticeEvent,
-    RetrievalEvent,
-    RewriteEvent,
-    StageEvent,
-    TokenEvent,
-)
-from ragapp.types import ChatTurn, Chunk, RetrievedChunk, ToolCall
+from ragapp.qa.budget import turns_tokens
 
 # -- normalisation, EM, F1 ------------------------------------------------------------------------------
 

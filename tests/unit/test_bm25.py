@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from ragapp.core.types import Chunk
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.tokenize import TOKENIZER_VERSION
-from ragapp.types import Chunk
 
 
 def chunk(cid: str, text: str, source: str = "notes.txt") -> Chunk:

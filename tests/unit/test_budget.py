@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ragapp.config import Settings
-from ragapp.qa.budget import estimate_tokens, fit_passages, fit_turns, plan_budget
-from ragapp.types import ChatTurn, Chunk, RetrievedChunk
+from ragapp.core.tokens import estimate_tokens
+from ragapp.core.types import ChatTurn, Chunk, RetrievedChunk
+from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 
 
 def passage(n: int, text: str) -> RetrievedChunk:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ragapp.core.types import Chunk, DocumentRecord, KnowledgeBase
 from ragapp.store.catalog import Catalog
-from ragapp.types import Chunk, DocumentRecord, KnowledgeBase
 
 
 @pytest.fixture

@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from ragapp.ingest.chunking import chunk_document, index_text
-from ragapp.types import Chunk, ParsedDocument, Section
+from ragapp.core.chunks import index_text
+from ragapp.core.types import Chunk, ParsedDocument, Section
+from ragapp.ingest.chunking import chunk_document
 
 ZH_SENTENCES = [f"第{i}条说明介绍扫地机器人的第{i}项功能，用起来非常方便。" for i in range(1, 25)]
 EN_SENTENCES = [f"Step {i} is short." for i in range(1, 30)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ragapp.core.types import Chunk, RetrievedChunk
 from ragapp.qa.citations import citations_for, cited_numbers
-from ragapp.types import Chunk, RetrievedChunk
 
 
 def retrieved(n: int) -> list[RetrievedChunk]:

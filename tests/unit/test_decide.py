@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ragapp.config import WorkflowSettings
+from ragapp.core.types import LeafScore
 from ragapp.router.classifier import Classification, parse_scores
 from ragapp.router.decide import decide
 from ragapp.router.tree import parse_tree
-from ragapp.types import LeafScore
 
 TREE = parse_tree(
     """

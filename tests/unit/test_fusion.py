@@ -9,9 +9,9 @@ import math
 import pytest
 
 from ragapp.config import RetrievalSettings
-from ragapp.errors import UnknownComponentError
+from ragapp.core.errors import UnknownComponentError
+from ragapp.core.types import ChannelHit
 from ragapp.retrieval.fusion import FUSIONS, score_blend, to_hits, weighted_rrf
-from ragapp.types import ChannelHit
 
 
 def hits(*ids: str) -> list[ChannelHit]:

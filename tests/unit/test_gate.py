@@ -8,9 +8,9 @@ import time
 import pytest
 
 from ragapp.config import RetrievalSettings
+from ragapp.core.types import Chunk, RetrievedChunk
 from ragapp.models.lazy import LazyModel
 from ragapp.retrieval.pipeline import is_relevant
-from ragapp.types import Chunk, RetrievedChunk
 
 SETTINGS = RetrievalSettings(min_vector_similarity=0.875, min_agreement_similarity=0.80, min_keyword_score=6.0)
 CHUNK = Chunk("d-0000", "d", 0, "text", "doc.md")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.errors import ModelError
+from ragapp.core.errors import ModelError
 from ragapp.models import gguf
 
 PARTS = (b"GGUF-first-slice|", b"second-slice|", b"third")

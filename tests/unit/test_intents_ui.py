@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ragapp.errors import LLMError
+from ragapp.core.errors import LLMError
 from ragapp.ui.intents import _INDENT, NEW, NEW_LABEL, TOP, IntentHandlers
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ LEAVES = ["kettle.specs", "toaster", "hello"]
 @pytest.fixture
 def rig(make_engine: Callable[..., Rig]) -> Rig:
     rig = make_engine()
-    rig.engine.import_intents(TREE)
+    rig.engine.intents.import_tree(TREE)
     return rig
 
 
@@ -61,7 +61,7 @@ def h(rig: Rig) -> IntentHandlers:
 
 
 def _codes(h: IntentHandlers) -> list[str]:
-    return [node.code for node in h.engine.intent_tree().nodes()]
+    return [node.code for node in h.engine.intents.tree().nodes()]
 
 
 def _form(
@@ -142,7 +142,7 @@ def test_picking_a_node_fills_the_form(h: IntentHandlers) -> None:
 def test_save_adds_a_new_leaf(h: IntentHandlers) -> None:
     form = _form("kettle.care", "kettle", " Care ", examples="How to descale?\n\n  Cleaning?  \n", top_k=4)
     message, summary, rows, pick, parent = h.save(NEW, *form)
-    node = h.engine.intent_tree().get("kettle.care")
+    node = h.engine.intents.tree().get("kettle.care")
     assert node is not None
     assert (node.parent, node.name, node.kind, node.kbs, node.top_k) == ("kettle", "Care", "KB", ("default",), 4)
     assert node.examples == ("How to descale?", "Cleaning?")
@@ -155,15 +155,15 @@ def test_save_adds_a_new_leaf(h: IntentHandlers) -> None:
 
 def test_save_edits_renames_and_moves_the_picked_node(h: IntentHandlers) -> None:
     message, *_ = h.save("toaster", *_form("toaster-t2", "products", "Toaster T2 · 烤面包机", top_k=6))
-    tree = h.engine.intent_tree()
+    tree = h.engine.intents.tree()
     assert "toaster" not in tree and tree.get("toaster-t2").top_k == 6  # type: ignore[union-attr]
     h.save("toaster-t2", *_form("toaster-t2", "products", "Toaster T2", top_k=0))  # what an empty box sends
-    assert h.engine.intent_tree().get("toaster-t2").top_k is None  # type: ignore[union-attr]
+    assert h.engine.intents.tree().get("toaster-t2").top_k is None  # type: ignore[union-attr]
     assert "renamed from `toaster`" in message
     assert _codes(h) == ["products", "kettle", "kettle.specs", "toaster-t2", "hello"]  # kept its place
 
     h.save("hello", *_form("hello", "products", "Greeting", kind="SYSTEM", kbs=["default"], prompt="Say hi."))
-    tree = h.engine.intent_tree()
+    tree = h.engine.intents.tree()
     hello = tree.get("hello")
     assert hello is not None and hello.parent == "products" and hello.prompt == "Say hi."
     assert hello.kbs == ()  # knowledge bases are dropped for a SYSTEM leaf, not refused
@@ -172,7 +172,7 @@ def test_save_edits_renames_and_moves_the_picked_node(h: IntentHandlers) -> None
 
 def test_saving_a_node_under_a_leaf_makes_that_leaf_a_group(h: IntentHandlers) -> None:
     message, _summary, rows, _pick, _parent = h.save(NEW, *_form("toaster.specs", "toaster", "Specs"))
-    tree = h.engine.intent_tree()
+    tree = h.engine.intents.tree()
     toaster = tree.get("toaster")
     assert toaster is not None and toaster.kind is None and toaster.kbs == ()
     assert tree.get("toaster.specs").parent == "toaster"  # type: ignore[union-attr]
@@ -202,13 +202,13 @@ def test_saving_a_node_under_a_leaf_makes_that_leaf_a_group(h: IntentHandlers) -
 def test_a_refused_edit_changes_nothing_and_says_why(
     h: IntentHandlers, picked: str, form: list[Any], problem: str
 ) -> None:
-    before = h.engine.export_intents()
+    before = h.engine.intents.export()
     with pytest.warns(UserWarning, match="Not saved"):  # the toast, outside a running app
         message, summary, rows, pick, parent = h.save(picked, *form)
     assert message.startswith("❌") and "nothing was changed" in message
     assert problem in message
     assert summary == rows == pick == parent == {"__type__": "update"}  # the view stays as it was
-    assert h.engine.export_intents() == before
+    assert h.engine.intents.export() == before
 
 
 def test_delete_removes_a_group_with_everything_under_it(h: IntentHandlers) -> None:
@@ -222,16 +222,16 @@ def test_delete_removes_a_group_with_everything_under_it(h: IntentHandlers) -> N
 
     message, *_ = h.delete("hello")
     assert "Greeting" in message and "under it" not in message
-    assert "hello" not in h.engine.intent_tree()
+    assert "hello" not in h.engine.intents.tree()
 
 
 def test_deleting_the_only_child_of_a_group_is_refused_with_a_way_out(h: IntentHandlers) -> None:
-    before = h.engine.export_intents()
+    before = h.engine.intents.export()
     with pytest.warns(UserWarning, match="Nothing deleted"):
         message, *rest = h.delete("kettle.specs")
     assert "needs a kind" in message and "delete 'kettle' itself" in message
     assert len(rest) == 12 and all(update == {"__type__": "update"} for update in rest)
-    assert h.engine.export_intents() == before
+    assert h.engine.intents.export() == before
     with pytest.warns(UserWarning):
         message, *_ = h.delete(NEW)
     assert "pick an intent" in message
@@ -271,7 +271,7 @@ intents:
 def test_importing_a_bad_file_changes_nothing_and_lists_every_problem(
     h: IntentHandlers, tmp_path: Path, name: str, text: str, problems: list[str]
 ) -> None:
-    before = h.engine.export_intents()
+    before = h.engine.intents.export()
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     with pytest.warns(UserWarning, match="Not imported"):
@@ -279,7 +279,7 @@ def test_importing_a_bad_file_changes_nothing_and_lists_every_problem(
     for problem in problems:
         assert problem in message
     assert len(rest) == 12 and all(update == {"__type__": "update"} for update in rest)
-    assert h.engine.export_intents() == before
+    assert h.engine.intents.export() == before
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
@@ -289,13 +289,13 @@ def test_export_then_import_gives_back_the_same_tree(
     h.save(NEW, *_form("kettle.care", "kettle", "Care · 保养", examples="怎么除垢？", prompt="Be brief."))
     path, message = h.export_yaml() if fmt == "yaml" else h.export_json()
     assert Path(path).name == f"intents.{fmt}" and f"`intents.{fmt}`" in message
-    assert Path(path).read_text("utf-8") == h.engine.export_intents(fmt)  # type: ignore[arg-type]
+    assert Path(path).read_text("utf-8") == h.engine.intents.export(fmt)  # type: ignore[arg-type]
 
     other = IntentHandlers(make_engine("other").engine)
     message, summary, rows, pick, *_form_values = other.import_file(path)
     assert "Imported" in message and "6 intents" in message and "4 leaves" in message
     assert rows == h.tree_rows() and summary == h.summary()
-    assert other.engine.export_intents() == h.engine.export_intents()
+    assert other.engine.intents.export() == h.engine.intents.export()
     assert pick["value"] == NEW and pick["choices"] == h.pick_choices()
 
 
@@ -331,7 +331,7 @@ def test_the_test_box_shows_a_clarification_a_system_reply_and_a_fallback(
     # The app asks back only about what the documents hold: give it a document on the appliances' power.
     doc = tmp_path / "appliances.md"
     doc.write_text("# Power\n\nThe Kettle K9 uses 2200 W of power. The Toaster T2 uses 900 W of power.\n", "utf-8")
-    rig.engine.ingest([(doc, doc.name)])
+    rig.engine.library.ingest([(doc, doc.name)])
     rig.llm.enqueue('{"matches": [{"id": "toaster", "score": 0.8}, {"id": "kettle.specs", "score": 0.75}]}')
     rows, decision = h.test("How much power does it use?")
     assert [row[1] for row in rows] == ["toaster", "kettle.specs", "hello"]

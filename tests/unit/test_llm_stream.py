@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ragapp.errors import LLMError
+from ragapp.core.errors import LLMError
 from ragapp.models.llm import LLMTimeoutError, stream_within
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.errors import EmptyDocumentError, IngestError, UnsupportedFileError
+from ragapp.core.errors import EmptyDocumentError, IngestError, UnsupportedFileError
 from ragapp.ingest.parsing import decode_text, parse_file, supported_extensions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

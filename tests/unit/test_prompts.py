@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ragapp.core.types import ChatTurn, Chunk, RetrievedChunk
 from ragapp.qa.prompts import (
     NOT_FOUND_EN,
     NOT_FOUND_ZH,
@@ -14,7 +15,6 @@ from ragapp.qa.prompts import (
     is_chinese,
     not_found_message,
 )
-from ragapp.types import ChatTurn, Chunk, RetrievedChunk
 
 
 @pytest.mark.parametrize(

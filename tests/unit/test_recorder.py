@@ -17,12 +17,7 @@ from typing import Any
 import pytest
 
 from ragapp.config import RetrievalSettings
-from ragapp.models.llm import ToolCallingLLM, ToolReply
-from ragapp.retrieval.channels import ChannelResult
-from ragapp.retrieval.pipeline import RetrievalResult
-from ragapp.tracing import context
-from ragapp.tracing import recorder as recorder_module
-from ragapp.tracing.events import (
+from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
     ClarifyEvent,
@@ -32,12 +27,28 @@ from ragapp.tracing.events import (
     StageEvent,
     TokenEvent,
 )
+from ragapp.core.types import (
+    ChannelHit,
+    ChannelResult,
+    ChatTurn,
+    Chunk,
+    Citation,
+    IngestResult,
+    LeafScore,
+    RetrievalResult,
+    RetrievedChunk,
+    ToolCall,
+)
+from ragapp.models.llm import ToolCallingLLM, ToolReply
+from ragapp.models.recording import recording
+from ragapp.retrieval.fusion import contributions
+from ragapp.tracing import builder as builder_module
+from ragapp.tracing import context
+from ragapp.tracing.builder import TraceBuilder
 from ragapp.tracing.ingest import IngestPhases
-from ragapp.tracing.llm import recording
-from ragapp.tracing.recorder import TraceBuilder, TraceRecorder
+from ragapp.tracing.recorder import TraceRecorder
 from ragapp.tracing.records import retrieval_record
 from ragapp.tracing.store import TraceStore
-from ragapp.types import ChannelHit, ChatTurn, Chunk, Citation, IngestResult, LeafScore, RetrievedChunk, ToolCall
 
 OWNER = "alice"
 
@@ -123,7 +134,12 @@ def _result(**changes: Any) -> RetrievalResult:
         "timings": {"fusion": 0.001, "rerank": 0.002},
         "settings": RetrievalSettings().model_dump() | {"fusion": "rrf", "reranker": "x", "top_k": 5},
     }
-    return RetrievalResult(**(fields | changes))
+    fields |= changes
+    # What each channel added to each fused score, worked out from the channels' hits as the pipeline does.
+    rankings = {c.channel: c.hits for c in fields["channel_results"]}
+    known = {k: v for k, v in fields["settings"].items() if k in RetrievalSettings.model_fields}
+    fields.setdefault("contributions", contributions(rankings, RetrievalSettings(**known)))
+    return RetrievalResult(**fields)
 
 
 # -- nesting --------------------------------------------------------------------------------------
@@ -383,7 +399,7 @@ def test_a_failing_handler_costs_the_trace_never_the_events(monkeypatch: pytest.
     def broken(_builder: TraceBuilder, _event: AnswerEvent) -> None:
         raise KeyError("bug")
 
-    monkeypatch.setitem(recorder_module._HANDLERS, AnswerEvent, broken)
+    monkeypatch.setitem(builder_module._HANDLERS, AnswerEvent, broken)
     events: list[EngineEvent] = [
         StageEvent("generate", "started"),
         TokenEvent("Ten"),

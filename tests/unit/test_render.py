@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragapp.tracing.events import (
+from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
     ClarifyEvent,
@@ -15,7 +15,7 @@ from ragapp.tracing.events import (
     StageEvent,
     TokenEvent,
 )
-from ragapp.types import Chunk, Citation, LeafScore, RetrievedChunk
+from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk
 from ragapp.ui.render import TurnView, citation_title
 from ragapp.ui.state import Session
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from ragapp.config import RetrievalSettings
+from ragapp.core.types import DEFAULT_KB, ChannelHit, Chunk, DocumentRecord, RetrievalResult, RetrievedChunk, Scope
 from ragapp.retrieval.channels import Channel
 from ragapp.retrieval.fusion import FUSIONS, to_hits
-from ragapp.retrieval.pipeline import RetrievalPipeline, RetrievalResult, normalise_query
+from ragapp.retrieval.pipeline import RetrievalPipeline, normalise_query
 from ragapp.store.catalog import Catalog, utc_now
-from ragapp.types import DEFAULT_KB, ChannelHit, Chunk, DocumentRecord, RetrievedChunk, Scope
 
 CHUNK_IDS = ("a", "b", "c", "d", "e", "f")
 
@@ -411,8 +411,8 @@ def test_a_timed_out_channel_is_named_and_its_result_not_cached(
 
 
 def test_blend_order_trusts_the_reranker_as_far_as_its_weight() -> None:
+    from ragapp.core.types import Chunk, RetrievedChunk
     from ragapp.retrieval.pipeline import blend_order
-    from ragapp.types import Chunk, RetrievedChunk
 
     def chunk(cid: str, fused: float, score: float | None = None) -> RetrievedChunk:
         return RetrievedChunk(Chunk(cid, "d", 0, cid, "d.md"), fused, {}, {}, rerank_score=score)
@@ -429,8 +429,8 @@ def test_blend_order_trusts_the_reranker_as_far_as_its_weight() -> None:
 
 
 def test_blend_order_keeps_the_fused_standing_of_chunks_the_reranker_did_not_judge() -> None:
+    from ragapp.core.types import Chunk, RetrievedChunk
     from ragapp.retrieval.pipeline import blend_order
-    from ragapp.types import Chunk, RetrievedChunk
 
     def chunk(cid: str, fused: float, score: float | None = None) -> RetrievedChunk:
         return RetrievedChunk(Chunk(cid, "d", 0, cid, "d.md"), fused, {}, {}, rerank_score=score)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ragapp.config import WorkflowSettings
-from ragapp.errors import LLMError
-from ragapp.lang import language_of
+from ragapp.core.errors import LLMError
+from ragapp.core.lang import language_of
 from ragapp.router.classifier import Classification, LeafScore
 from ragapp.router.decide import Action, RoutingDecision
 from ragapp.router.evaluate import (

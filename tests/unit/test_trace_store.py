@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing import store as store_module
-from ragapp.tracing.store import TestCaseStore, TraceStore, TraceSummary
+from ragapp.tracing.store import TraceStore, TraceSummary
 
 
 def _ago(*, days: float = 0, minutes: float = 0) -> str:

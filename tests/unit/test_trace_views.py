@@ -10,14 +10,13 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
-from ragapp.retrieval.channels import ChannelResult
-from ragapp.retrieval.pipeline import RetrievalResult
-from ragapp.tracing import charts, views
-from ragapp.tracing.cases import CaseReport, CaseResult, documents_ranked, evaluate_cases
-from ragapp.tracing.context import LLMCall
-from ragapp.tracing.recorder import TraceBuilder
-from ragapp.tracing.store import TestCase, TraceSummary
-from ragapp.types import ChannelHit, Chunk, RetrievedChunk, Scope
+from ragapp.core.types import ChannelHit, ChannelResult, Chunk, LLMCall, RetrievalResult, RetrievedChunk, Scope
+from ragapp.testcases.scoring import CaseReport, CaseResult, documents_ranked, evaluate_cases
+from ragapp.testcases.store import TestCase
+from ragapp.tracing.builder import TraceBuilder
+from ragapp.tracing.store import TraceSummary
+from ragapp.ui import trace_charts as charts
+from ragapp.ui import trace_views as views
 
 # -- a hand-built search ---------------------------------------------------------------------------
 # vector: doca, docb, docc; keyword: docb, docd. RRF fuses docb, doca, docd, docc; candidate_limit 3 cuts docc.
@@ -155,7 +154,9 @@ def test_a_search_recorded_by_the_builder_fills_the_fused_table() -> None:
     candidate = RetrievedChunk(chunk, 1 / 61, {"keyword": 1}, {"keyword": 7.0}, 0.7)
     channel = ChannelResult("keyword", (ChannelHit("d1-0000", 1, 7.0),), 0.002)
     settings = {"fusion": "rrf", "rrf_k": 60, "top_k": 5}
-    result = RetrievalResult("q", (candidate,), (candidate,), (channel,), settings=settings)
+    result = RetrievalResult(
+        "q", (candidate,), (candidate,), (channel,), settings=settings, contributions={"d1-0000": {"keyword": 1 / 61}}
+    )
     builder = TraceBuilder("alice", "chat", "q", "workflow")
     builder.retrieval(result, 0.01)
     (search,) = builder.finish()["retrievals"]

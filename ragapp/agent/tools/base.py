@@ -6,23 +6,16 @@ native function calling sends.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from ragapp.core.types import RetrievedChunk, Scope
 from ragapp.registry import Registry
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.catalog import Catalog
-from ragapp.types import RetrievedChunk, Scope
-
-_BUILTIN = (
-    "ragapp.agent.tools.search_knowledge",
-    "ragapp.agent.tools.list_knowledge_bases",
-    "ragapp.agent.tools.read_chunk",
-)
 
 
 class ToolArgs(BaseModel):
@@ -77,12 +70,6 @@ class Tool(Protocol):
 
 
 TOOLS: Registry[Callable[[], Tool]] = Registry("agent tool")
-
-
-def load_builtin_tools() -> None:
-    """Import the built-in tools so they register (safe to call repeatedly)."""
-    for module in _BUILTIN:
-        importlib.import_module(module)
 
 
 def function_schema(tool: Tool) -> dict[str, Any]:

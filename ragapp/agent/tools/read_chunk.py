@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from ragapp.agent.tools.base import TOOLS, ToolArgs, ToolContext, ToolOutput, passage_lines
-from ragapp.types import RetrievedChunk
+from ragapp.core.types import RetrievedChunk
 
 
 class ReadArgs(ToolArgs):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 if TYPE_CHECKING:
-    from ragapp.tracing.cases import CaseReport
+    from ragapp.testcases.scoring import CaseReport
 
 KIND_COLOURS = {
     "request": "#94a3b8",

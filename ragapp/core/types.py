@@ -159,3 +159,52 @@ class IngestResult:
     message: str
     doc_id: str | None = None
     chunks: int = 0
+
+
+@dataclass(frozen=True)
+class ChannelResult:
+    channel: str
+    hits: tuple[ChannelHit, ...]
+    duration_s: float
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per inner step, e.g. query embedding
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """Everything a trace needs to explain the chunks that were chosen."""
+
+    query: str
+    chunks: tuple[RetrievedChunk, ...]  # what reaches the prompt
+    candidates: tuple[RetrievedChunk, ...]  # fused (and reranked) before the relevance gate
+    channel_results: tuple[ChannelResult, ...]
+    degraded: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)  # every knob this request ran with
+    kbs: tuple[str, ...] | None = None  # the scope searched; None: all knowledge bases
+    cached: bool = False
+    # chunk id -> channel -> what that channel added to its fused score (see ``fusion.contributions``)
+    contributions: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    """One model call as it went over the wire: the exact messages and what came back."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    completion: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    json: bool = False
+    tools: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    usage_reported: bool = False  # True: counts from the backend; False: estimated from the text
+
+
+# How a question is answered: the workflow, the agent (tool calls, step by step) or auto (chosen per question).
+Mode = Literal["workflow", "agent", "auto"]
+
+# Whose traces and test cases, when the caller names nobody (scripts, the CLI).
+LOCAL_OWNER = "local"

@@ -7,10 +7,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ragapp.core.tokens import estimate_tokens
+from ragapp.core.types import ChatTurn, LLMCall
 from ragapp.models.llm import LLM, ToolCallingLLM, ToolReply
-from ragapp.qa.budget import estimate_tokens
-from ragapp.tracing.context import LLMCall, current, report
-from ragapp.types import ChatTurn
+from ragapp.tracing.context import current, report
 
 
 def recording(llm: LLM) -> LLM:

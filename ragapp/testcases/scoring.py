@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragapp.eval.metrics import mrr_at_k, ndcg_at_k
-from ragapp.types import Scope
+from ragapp.core.types import Scope
+from ragapp.testcases.metrics import mrr_at_k, ndcg_at_k
 
 if TYPE_CHECKING:
-    from ragapp.retrieval.pipeline import RetrievalResult
-    from ragapp.tracing.store import TestCase
+    from ragapp.core.types import RetrievalResult
+    from ragapp.testcases.store import TestCase
 
 
 @dataclass(frozen=True)

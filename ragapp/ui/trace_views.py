@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragapp.ingest.chunking import doc_of_chunk_id as doc_of
+from ragapp.core.chunks import doc_of_chunk_id as doc_of
 from ragapp.tracing.store import TraceSummary
 
 STATUS_ICON = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ragapp.types import Citation, LeafScore, RetrievedChunk
+from ragapp.core.types import Citation, LeafScore, RetrievedChunk
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,151 @@
+"""``build_engine``: the one place where parts are chosen and wired.
+
+Each part comes from its registry by the name in the settings, unless the caller hands in a ready one through
+``Parts`` (tests hand in a scripted LLM; an evaluation command may share one embedder between engines).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragapp.agent.runner import AgentRunner
+from ragapp.config import Settings
+from ragapp.core.errors import RagAppError
+from ragapp.core.types import DEFAULT_KB, IngestResult
+from ragapp.engine.chat import Chat
+from ragapp.engine.engine import Engine
+from ragapp.engine.intents import Intents
+from ragapp.engine.library import Library
+from ragapp.engine.observability import Observability
+from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
+from ragapp.models.embedders import Embedder, load_embedder
+from ragapp.models.llm import LLM, LLMS
+from ragapp.models.recording import recording
+from ragapp.qa.pipeline import AnswerPipeline
+from ragapp.rerank.base import RERANKERS, Reranker
+from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
+from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.router.router import IntentRouter
+from ragapp.router.store import IntentStore
+from ragapp.router.tree import parse_tree
+from ragapp.testcases.store import TestCaseStore
+from ragapp.tracing.llamaindex import install as install_llamaindex_spans
+from ragapp.tracing.recorder import TraceRecorder
+from ragapp.tracing.store import TraceStore
+
+log = logging.getLogger(__name__)
+
+DEMO_LOADED_KEY = "demo_loaded"
+DEMO_KB = "demo"  # the knowledge base the demo files go into
+
+# The modules whose import registers the built-in parts (LLM backends, rerankers, agent tools). Each registers
+# at import and imports its heavy runtime (llama_cpp, openai, torch) only when a part is built.
+BUILTIN_MODULES = (
+    "ragapp.models.llm_llama_cpp",
+    "ragapp.models.llm_openai",
+    "ragapp.rerank.builtin",
+    "ragapp.rerank.cross_encoder",
+    "ragapp.agent.tools.search_knowledge",
+    "ragapp.agent.tools.list_knowledge_bases",
+    "ragapp.agent.tools.read_chunk",
+)
+
+
+def load_builtins() -> None:
+    """Register every built-in part in its registry. Safe to call repeatedly: Python imports each module once."""
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Ready parts to use instead of building them from the settings; None: build from the settings."""
+
+    llm: LLM | None = None
+    embedder: Embedder | None = None
+    reranker: Reranker | None = None
+    channels: Sequence[Channel] | None = None
+
+
+def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
+    """Open (or create) the stores under ``settings.paths.state_dir`` and wire the parts."""
+    parts = parts or Parts()
+    load_builtins()
+    if settings.traces.enabled:
+        install_llamaindex_spans()
+    state = settings.paths.state_dir
+    state.mkdir(parents=True, exist_ok=True)
+    embedder = parts.embedder or load_embedder(settings)
+    store = KnowledgeStore.open(state, embedder)
+    store.reconcile()
+    if parts.channels is not None:
+        channels = list(parts.channels)
+    else:
+        deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)
+        channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]
+    reranker = parts.reranker or RERANKERS.get(settings.rerank.backend)(settings)
+    retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval)
+    llm = recording(parts.llm or LLMS.get(settings.llm.backend)(settings))
+    catalog = store.catalog
+    intent_store = IntentStore(
+        state / "intents.sqlite3", known_kbs=lambda: {DEFAULT_KB, *(kb.name for kb in catalog.knowledge_bases())}
+    )
+    traces = TraceStore(state / "traces.sqlite3", settings.traces.max_traces, settings.traces.max_age_days)
+    cases = TestCaseStore(state / "traces.sqlite3")
+    recorder = TraceRecorder(traces, enabled=settings.traces.enabled)
+
+    def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
+        """The knowledge base of the best relevant passage for ``question`` (None: nothing relevant)."""
+        found = retrieval.retrieve(question, kbs).chunks
+        document = catalog.document(found[0].chunk.doc_id) if found else None
+        return document.kb if document is not None else None
+
+    router = IntentRouter(intent_store, llm, settings.workflow, settings.workflow.step_timeout_s, best_source)
+    answers = AnswerPipeline(retrieval, llm, router, settings)
+    agent = AgentRunner(llm, retrieval, catalog, answers, settings)
+    engine = Engine(
+        settings,
+        chat=Chat(settings, answers, agent, retrieval, recorder),
+        library=Library(store, Ingestor(store, settings.ingest), recorder),
+        intents=Intents(intent_store, router),
+        observability=Observability(settings, retrieval, traces, cases),
+        store=store,
+        retrieval=retrieval,
+        llm=llm,
+        closers=(agent, retrieval, intent_store, catalog),
+    )
+    if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
+        load_demo(engine, settings.paths.demo_dir)
+        catalog.set_meta(DEMO_LOADED_KEY, "1")
+    if settings.paths.load_demo:
+        seed_demo_intents(intent_store, settings.paths.demo_intents)
+    return engine
+
+
+def seed_demo_intents(intents: IntentStore, path: Path) -> None:
+    """Write the demo intent tree on first start (later edits, even deleting it all, are kept)."""
+    if intents.seeded:
+        return
+    try:
+        tree = parse_tree(path.read_text("utf-8"))
+    except (OSError, RagAppError) as exc:  # a broken demo file must not stop the app: routing just stays off
+        log.warning("demo intent tree not loaded from %s: %s", path, exc)
+        return
+    intents.seed(tree)
+    log.info("wrote the demo intent tree: %d intents from %s", len(tree), path)
+
+
+def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
+    """Index the demo files into the "demo" knowledge base (first start only: deleting them later is respected)."""
+    extensions = set(engine.library.supported_extensions())
+    files = sorted(p for p in demo_dir.glob("*") if p.suffix.lower() in extensions)
+    log.info("indexing the demo knowledge base: %d files from %s", len(files), demo_dir)
+    results = engine.library.ingest([(p, p.name) for p in files], kb=DEMO_KB, owner="system")
+    for result in results:
+        if result.status == "failed":
+            log.warning("demo file not indexed: %s", result.message)
+    return results

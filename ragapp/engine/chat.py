@@ -1,0 +1,79 @@
+"""The chat facet: questions in, engine events out (workflow, agent or auto), each request leaving a trace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ragapp.agent.auto import choose_mode
+from ragapp.agent.runner import AgentRunner
+from ragapp.config import Settings
+from ragapp.core.events import EngineEvent, ModeEvent
+from ragapp.core.types import LOCAL_OWNER, ChatTurn, Mode, RetrievalResult, Scope
+from ragapp.qa.pipeline import AnswerPipeline, Clarified
+from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.tracing.recorder import TraceRecorder
+
+
+class Chat:
+    def __init__(
+        self,
+        settings: Settings,
+        answers: AnswerPipeline,
+        agent: AgentRunner,
+        retrieval: RetrievalPipeline,
+        recorder: TraceRecorder,
+    ) -> None:
+        self._settings = settings
+        self._answers = answers
+        self._agent = agent
+        self._retrieval = retrieval
+        self._recorder = recorder
+
+    def ask(
+        self,
+        question: str,
+        history: Sequence[ChatTurn] = (),
+        kbs: Scope = None,
+        *,
+        summary: str = "",
+        clarified: Clarified | None = None,
+        mode: Mode | None = None,
+        owner: str = LOCAL_OWNER,
+    ) -> Iterator[EngineEvent]:
+        """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
+        stages, the rewritten question, routing, notices, retrieved chunks, tokens, answer. An unknown
+        knowledge base simply holds nothing.
+
+        ``history`` holds the recent turns and ``summary`` the older ones folded (a ``MemoryEvent`` says when
+        to fold more). After a ``ClarifyEvent``, call again with ``clarified`` holding the user's pick.
+
+        ``mode``: workflow, agent (tool calls, step by step) or auto (agent for comparisons and multi-hop
+        questions); None: the configured default. A resumed clarification always continues the workflow.
+
+        Each call leaves a trace owned by ``owner`` (see ``Observability.traces``)."""
+        events = self._ask(question, history, kbs, summary, clarified, mode)
+        shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
+        return self._recorder.chat(events, owner=owner, question=question, mode=shown)
+
+    def _ask(
+        self,
+        question: str,
+        history: Sequence[ChatTurn],
+        kbs: Scope,
+        summary: str,
+        clarified: Clarified | None,
+        mode: Mode | None,
+    ) -> Iterator[EngineEvent]:
+        mode = mode or self._settings.agent.mode
+        if clarified is None and mode == "auto":
+            chosen, why = choose_mode(question)
+            yield ModeEvent(chosen, f"Auto chose {chosen}: {why}")
+            mode = chosen
+        if clarified is None and mode == "agent":
+            yield from self._agent.ask(question, history, kbs, summary=summary)
+            return
+        yield from self._answers.ask(question, history, kbs, summary=summary, clarified=clarified)
+
+    def retrieve(self, question: str, kbs: Scope = None) -> RetrievalResult:
+        """The chunks ``question`` would be answered from, with everything the trace shows about them."""
+        return self._retrieval.retrieve(question, kbs)

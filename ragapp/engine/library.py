@@ -1,0 +1,56 @@
+"""The library facet: what the knowledge bases hold, and adding, removing and moving documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ragapp.core.types import DEFAULT_KB, LOCAL_OWNER, DocumentRecord, IngestResult, KnowledgeBase
+from ragapp.ingest.parsing import supported_extensions
+from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
+from ragapp.tracing.recorder import TraceRecorder
+
+
+class Library:
+    def __init__(self, store: KnowledgeStore, ingestor: Ingestor, recorder: TraceRecorder) -> None:
+        self._store = store
+        self._ingestor = ingestor
+        self._recorder = recorder
+
+    def ingest(
+        self,
+        files: Sequence[tuple[Path, str]],
+        progress: Progress | None = None,
+        kb: str = DEFAULT_KB,
+        owner: str = LOCAL_OWNER,
+    ) -> list[IngestResult]:
+        """Add files given as (path on disk, name to show) to knowledge base ``kb``. Never raises for a bad
+        file; raises ``IngestError`` for an invalid ``kb`` name, before anything is stored."""
+        shown = progress or (lambda _f, _m: None)
+
+        def run(traced: Progress) -> list[IngestResult]:
+            def both(fraction: float, message: str) -> None:
+                traced(fraction, message)
+                shown(fraction, message)
+
+            return self._ingestor.ingest_files(files, both, kb)
+
+        return self._recorder.ingest(run, owner=owner, files=[name for _path, name in files])
+
+    def delete(self, doc_id: str) -> str:
+        """Remove a document from the catalog, the vectors and the keyword index; returns its name."""
+        return self._ingestor.delete(doc_id)
+
+    def move(self, doc_id: str, kb: str) -> str:
+        """Put a document in knowledge base ``kb`` (nothing is re-embedded); returns its name."""
+        return self._ingestor.move(doc_id, kb)
+
+    def documents(self) -> list[DocumentRecord]:
+        return self._store.catalog.documents()
+
+    def knowledge_bases(self) -> list[KnowledgeBase]:
+        """The knowledge bases that hold documents, by name, with their document and chunk counts."""
+        return self._store.catalog.knowledge_bases()
+
+    def supported_extensions(self) -> list[str]:
+        return supported_extensions()

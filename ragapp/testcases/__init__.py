@@ -1,0 +1,1 @@
+"""Saved test cases and their scoring against the retrieval pipeline (the Traces tab's evaluation panel)."""

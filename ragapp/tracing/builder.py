@@ -1,0 +1,332 @@
+"""The trace of one request as it is built: a tree of timed spans plus what each step saw and decided.
+
+``TraceBuilder`` turns engine events (stages become spans; rewrite, routing, agent steps, notices and the answer
+are kept) and reports from below the event stream (retrievals, model calls, library spans) into one trace.
+Every handler is guarded: the first failure is logged, the trace is marked ``recorder_error`` and recording of
+that request goes on as best it can.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from ragapp.core.events import (
+    AgentStepEvent,
+    AnswerEvent,
+    ClarifyEvent,
+    EngineEvent,
+    MemoryEvent,
+    ModeEvent,
+    NoticeEvent,
+    RetrievalEvent,
+    RewriteEvent,
+    RoutingEvent,
+    StageEvent,
+)
+from ragapp.core.types import LLMCall, RetrievalResult
+from ragapp.tracing.records import chunk_ref, jsonable, leaf_record, retrieval_record
+
+log = logging.getLogger(__name__)
+
+
+class TraceBuilder:
+    """The trace of one request, as a JSON-able dict in ``self.trace``. Thread-safe: tool threads report too."""
+
+    def __init__(self, owner: str, kind: str, question: str, mode: str) -> None:
+        self._t0 = time.perf_counter()
+        self._lock = threading.RLock()
+        self._open: list[int] = []  # ids of the spans still open, innermost last
+        self.failures = 0
+        self.trace: dict[str, Any] = {
+            "id": uuid.uuid4().hex[:16],
+            "owner": owner,
+            "kind": kind,
+            "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "question": question,
+            "mode": mode,
+            "total_s": None,
+            "status": "ok",
+            "degradations": [],
+            "errors": [],
+            "notices": [],
+            "spans": [],
+            "rewrite": None,
+            "routing": [],
+            "retrievals": [],
+            "llm_calls": [],
+            "agent_steps": [],
+            "context": [],
+            "answer": None,
+        }
+        self._root = self.open(kind, "request", {"question": question, "mode": mode})
+
+    # -- spans ---------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return time.perf_counter() - self._t0
+
+    def open(self, name: str, kind: str, attributes: dict[str, Any] | None = None, start: float | None = None) -> int:
+        with self._lock:
+            span: dict[str, Any] = {
+                "id": len(self.trace["spans"]),
+                "parent": self._open[-1] if self._open else None,
+                "name": name,
+                "kind": kind,
+                "start_s": round(self.now() if start is None else start, 6),
+                "duration_s": None,
+                "status": "running",
+                "error": None,
+                "attributes": attributes or {},
+            }
+            self.trace["spans"].append(span)
+            self._open.append(span["id"])
+            return int(span["id"])
+
+    def close(
+        self,
+        span_id: int,
+        status: str = "ok",
+        duration_s: float | None = None,
+        error: str | None = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> None:
+        with self._lock:
+            span = self.trace["spans"][span_id]
+            span["duration_s"] = round(duration_s if duration_s is not None else self.now() - span["start_s"], 6)
+            span["status"] = status
+            span["error"] = error
+            span["attributes"].update(attributes or {})
+            if span_id in self._open:  # children left open (a stage that never reported back) close with it
+                for inner in self._open[self._open.index(span_id) + 1 :]:
+                    self.close(inner, "unfinished")
+                self._open.remove(span_id)
+            if error:
+                self.trace["errors"].append(f"{span['name']}: {error}")
+
+    def leaf(self, name: str, kind: str, start: float, duration: float, attributes: dict[str, Any], **kw: Any) -> None:
+        """A span whose start and length are already known (a channel, a model call)."""
+        with self._lock:
+            span_id = self.open(name, kind, attributes, start=start)
+            self.close(span_id, duration_s=duration, **kw)
+
+    def _find_open(self, name: str) -> int | None:
+        for span_id in reversed(self._open):
+            if self.trace["spans"][span_id]["name"] == name:
+                return span_id
+        return None
+
+    # -- events from the engine ------------------------------------------------------------------
+
+    def on(self, event: EngineEvent) -> None:
+        """Record ``event``; never raises."""
+        try:
+            handler = _HANDLERS.get(type(event))
+            if handler is not None:
+                handler(self, event)
+        except Exception:
+            self._failed("event " + type(event).__name__)
+
+    def _failed(self, what: str) -> None:
+        self.failures += 1
+        if self.failures == 1:
+            log.warning("trace recording failed at %s; the request goes on", what, exc_info=True)
+        self.trace["recorder_error"] = f"recording failed at {what}"
+
+    def _stage(self, e: StageEvent) -> None:
+        if e.status == "started":
+            self.open(e.stage, "stage", jsonable(e.detail))
+            return
+        span_id = self._find_open(e.stage)
+        if span_id is None:  # a stage that reports only its end
+            start = self.now() - (e.duration_s or 0.0)
+            span_id = self.open(e.stage, "stage", start=max(0.0, start))
+        status = "failed" if e.status == "failed" else "ok"
+        self.close(span_id, status, e.duration_s, e.error, jsonable(e.detail))
+
+    def _rewrite(self, e: RewriteEvent) -> None:
+        self.trace["rewrite"] = {"original": e.original, "standalone": e.standalone, "sub_questions": e.sub_questions}
+
+    def _routing(self, e: RoutingEvent) -> None:
+        self.trace["routing"].append(
+            {
+                "question": e.question,
+                "action": e.action,
+                "reason": e.reason,
+                "intents": [leaf_record(s) for s in e.intents],
+                "scores": [leaf_record(s) for s in e.scores],
+            }
+        )
+
+    def _clarify(self, e: ClarifyEvent) -> None:
+        self.trace["clarify"] = {"ambiguous": e.ambiguous, "choices": [leaf_record(c) for c in e.choices]}
+
+    def _notice(self, e: NoticeEvent) -> None:
+        self.trace["notices"].append({"level": e.level, "message": e.message})
+        if e.level == "warning":
+            self._degraded(e.message)
+
+    def _degraded(self, message: str) -> None:
+        if message not in self.trace["degradations"]:
+            self.trace["degradations"].append(message)
+
+    def _context(self, e: RetrievalEvent) -> None:
+        self.trace["context"] = [chunk_ref(c) for c in e.chunks]
+        for message in e.degraded:
+            self._degraded(message)
+
+    def _mode(self, e: ModeEvent) -> None:
+        self.trace["mode"] = e.mode
+        self.trace["mode_reason"] = e.reason
+
+    def _memory(self, e: MemoryEvent) -> None:
+        self.trace["memory"] = {"folded": e.folded, "summary": e.summary}
+
+    def _agent_step(self, e: AgentStepEvent) -> None:
+        name = f"tool {e.tool}"
+        if e.status == "started":
+            self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments), "thought": e.thought})
+        else:
+            span_id = self._find_open(name)
+            if span_id is None:
+                span_id = self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments)})
+            self.close(span_id, "failed" if e.status == "failed" else "ok", e.duration_s, e.error)
+            self.trace["agent_steps"].append(
+                {
+                    "step": e.step,
+                    "tool": e.tool,
+                    "arguments": jsonable(e.arguments),
+                    "thought": e.thought,
+                    "status": e.status,
+                    "preview": e.preview,
+                    "duration_s": e.duration_s,
+                    "error": e.error,
+                }
+            )
+
+    def _answer(self, e: AnswerEvent) -> None:
+        self.trace["answer"] = {
+            "text": e.text,
+            "grounded": e.grounded,
+            "citations": [
+                {"number": c.number, "source": c.chunk.source, "doc_id": c.chunk.doc_id, "chunk_id": c.chunk.chunk_id}
+                for c in e.citations
+            ],
+        }
+
+    # -- reports from below the event stream -------------------------------------------------------
+
+    def retrieval(self, result: RetrievalResult, seconds: float) -> None:
+        """A search finished just now, after ``seconds``: its spans and everything the fused table needs."""
+        try:
+            with self._lock:
+                self._retrieval(result, seconds)
+        except Exception:
+            self._failed("retrieval")
+
+    def _retrieval(self, result: RetrievalResult, seconds: float) -> None:
+        start = max(0.0, self.now() - seconds)
+        settings = result.settings
+        span = self.open("search", "retrieval", {"query": result.query, "cached": result.cached}, start=start)
+        if not result.cached:
+            for channel in result.channel_results:
+                self.leaf(
+                    f"channel {channel.channel}", "channel", start, channel.duration_s, {"hits": len(channel.hits)}
+                )
+            after = start + max((c.duration_s for c in result.channel_results), default=0.0)
+            fusion = result.timings.get("fusion", 0.0)
+            self.leaf("fusion", "fusion", after, fusion, {"method": settings.get("fusion")})
+            self.leaf(
+                "rerank",
+                "rerank",
+                after + fusion,
+                result.timings.get("rerank", 0.0),
+                {"reranker": settings.get("reranker")},
+            )
+        self.close(span, "degraded" if result.degraded else "ok", seconds)
+        for message in result.degraded:
+            self._degraded(message)
+        self.trace["retrievals"].append(retrieval_record(result, seconds))
+
+    def llm_call(self, call: LLMCall, started: float) -> None:
+        try:
+            with self._lock:
+                index = len(self.trace["llm_calls"])
+                record = call.__dict__ | {"index": index}
+                self.trace["llm_calls"].append(record)
+                attributes = {
+                    "call": index,
+                    "model": call.model,
+                    "prompt_tokens": call.prompt_tokens,
+                    "completion_tokens": call.completion_tokens,
+                }
+                status = "failed" if call.error else "ok"
+                self.leaf(
+                    "llm",
+                    "llm",
+                    max(0.0, started - self._t0),
+                    call.seconds,
+                    attributes,
+                    status=status,
+                    error=call.error,
+                )
+        except Exception:
+            self._failed("llm call")
+
+    def library_span(self, name: str, started: float, seconds: float, error: str | None) -> None:
+        """A span reported by a library's own instrumentation (LlamaIndex)."""
+        try:
+            self.leaf(
+                name,
+                "library",
+                max(0.0, started - self._t0),
+                seconds,
+                {},
+                status="failed" if error else "ok",
+                error=error,
+            )
+        except Exception:
+            self._failed("library span")
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def finish(self, status: str | None = None, error: str | None = None) -> dict[str, Any]:
+        with self._lock:
+            if error:
+                self.trace["errors"].append(error)
+            self.close(self._root, "failed" if error else "ok", error=None)
+            self.trace["total_s"] = round(self.now(), 4)
+            self.trace["status"] = status or self._status()
+            return self.trace
+
+    def _status(self) -> str:
+        t = self.trace
+        if t.get("clarify"):
+            return "clarified"
+        if t["errors"] or any(s["status"] == "failed" for s in t["spans"]):
+            return "failed" if t["answer"] is None else "degraded"
+        if t["degradations"]:
+            return "degraded"
+        answer = t["answer"]
+        if answer is not None and not answer["grounded"] and t["retrievals"] and not t["context"]:
+            return "not found"
+        return "ok"
+
+
+_HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
+    StageEvent: TraceBuilder._stage,
+    RewriteEvent: TraceBuilder._rewrite,
+    RoutingEvent: TraceBuilder._routing,
+    ClarifyEvent: TraceBuilder._clarify,
+    NoticeEvent: TraceBuilder._notice,
+    RetrievalEvent: TraceBuilder._context,
+    ModeEvent: TraceBuilder._mode,
+    MemoryEvent: TraceBuilder._memory,
+    AgentStepEvent: TraceBuilder._agent_step,
+    AnswerEvent: TraceBuilder._answer,
+}
