@@ -49,7 +49,7 @@ screenshot: setup-dev
 DATA       ?= ../shared/data
 EVAL_CACHE ?= .cache/eval
 EVAL_CONFIGS ?= bm25,vector,hybrid-rrf,hybrid-minmax,hybrid-zscore
-EVAL := $(PY) -m ragapp.eval --cache $(EVAL_CACHE) --baseline llamaindex --config $(EVAL_CONFIGS)
+EVAL := $(PY) -m ragbench.eval --cache $(EVAL_CACHE) --baseline llamaindex --config $(EVAL_CONFIGS)
 eval: setup
 	$(EVAL) --dataset $(DATA)/scifact --output results/eval/scifact.json
 	$(EVAL) --dataset $(DATA)/xquad/zh --name xquad-zh --output results/eval/xquad-zh.json
@@ -62,7 +62,7 @@ eval: setup
 # without it, only the classifier and the decision rules are measured.
 ROUTING_QUESTIONS ?= tests/data/intents/demo_questions.yaml
 routing-eval: setup
-	$(PY) -m ragapp.router --questions $(ROUTING_QUESTIONS) --tree data/intents/demo.yaml --documents \
+	$(PY) -m ragbench.routing --questions $(ROUTING_QUESTIONS) --tree data/intents/demo.yaml --documents \
 		--output results/routing/local-qwen2.5-coder-1.5b.json
 
 # Workflow against Agent answering on HotpotQA (see README "Measured"): both supporting paragraphs retrieved,
@@ -75,7 +75,7 @@ LIMIT ?= 30
 AGENT_EVAL_MODES ?= workflow,agent
 AGENT_EVAL_NAME ?= local-qwen2.5-coder-1.5b
 agent-eval: setup
-	$(PY) -m ragapp.eval.compare_modes --dataset $(DATA)/hotpotqa-dev200 --modes $(AGENT_EVAL_MODES) \
+	$(PY) -m ragbench.eval.compare_modes --dataset $(DATA)/hotpotqa-dev200 --modes $(AGENT_EVAL_MODES) \
 		--limit $(LIMIT) $(if $(MAX_MINUTES),--max-minutes $(MAX_MINUTES)) --cache $(EVAL_CACHE) \
 		--output results/agent/hotpotqa-$(AGENT_EVAL_NAME).json
 
@@ -86,14 +86,14 @@ agent-eval: setup
 # SciFact, xquad zh, xquad zh->en and HotpotQA (reusing `make eval`'s indexes), then the blend weights.
 RERANK_STAGE1 ?= .cache/reranker-stage1
 train-reranker: setup
-	$(PY) -m ragapp.rerank.train --data $(DATA)/train/reranker-pairs.jsonl.gz --out $(RERANK_STAGE1)
-	$(PY) -m ragapp.rerank.train --data $(DATA)/train/reranker-pairs.jsonl.gz --init $(RERANK_STAGE1) \
+	$(PY) -m ragbench.rerank.train --data $(DATA)/train/reranker-pairs.jsonl.gz --out $(RERANK_STAGE1)
+	$(PY) -m ragbench.rerank.train --data $(DATA)/train/reranker-pairs.jsonl.gz --init $(RERANK_STAGE1) \
 		--skip 10000 --queries 10000 --lr 3e-5 --head-lr 3e-4 --eval-every 250 --max-minutes 65 \
 		--out ragapp/rerank/weights
 	cp $(RERANK_STAGE1)/training_log.jsonl ragapp/rerank/weights/training_log.stage1.jsonl
-RERANK_EVAL := $(PY) -m ragapp.eval --cache $(EVAL_CACHE) --latency-queries 50 --rerank-depth 20
+RERANK_EVAL := $(PY) -m ragbench.eval --cache $(EVAL_CACHE) --latency-queries 50 --rerank-depth 20
 rerank-eval: setup
-	$(PY) -m ragapp.rerank.measure --output results/rerank/measure.json
+	$(PY) -m ragbench.rerank.measure --output results/rerank/measure.json
 	$(RERANK_EVAL) --config hybrid,hybrid+rerank,bm25,bm25+rerank --dataset $(DATA)/scifact \
 		--output results/rerank/scifact.json
 	$(RERANK_EVAL) --config hybrid,hybrid+rerank --dataset $(DATA)/xquad/zh --name xquad-zh \
@@ -102,7 +102,7 @@ rerank-eval: setup
 		--name "xquad-zh->en" --output results/rerank/xquad-zh-en.json
 	$(RERANK_EVAL) --config hybrid,hybrid+rerank --dataset $(DATA)/hotpotqa-dev200 \
 		--output results/rerank/hotpotqa-dev200.json
-	PYTHONPATH=. $(PY) scripts/tune_rerank_blend.py --data $(DATA) --cache $(EVAL_CACHE) --limit 200
+	$(PY) -m ragbench.rerank.blend --data $(DATA) --cache $(EVAL_CACHE) --limit 200
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .

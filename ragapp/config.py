@@ -87,7 +87,7 @@ class RerankSettings(BaseModel):
     model: str | None = Field(
         None,
         description="cross_encoder: a local model folder or hub id (hub ids need network access); "
-        "builtin: another folder written by `python -m ragapp.rerank.train` (default: the shipped one).",
+        "builtin: another folder written by `python -m ragbench.rerank.train` (default: the shipped one).",
     )
     max_length: int = Field(
         160,
@@ -121,19 +121,19 @@ class RetrievalSettings(BaseModel):
         description="How far the reranker overrides the fused order: candidates are sorted by (1 - w) x fused "
         "score + w x rerank score, both standardised over the question's candidates (1: the reranker alone; "
         "0: the fused order, the rerank score then only gates relevance). 0.15 was the best weight on HotpotQA "
-        "and xquad-zh together (`scripts/tune_rerank_blend.py`); the reranker alone is worse than either: "
+        "and xquad-zh together (`python -m ragbench.rerank.blend`); the reranker alone is worse than either: "
         "see README.",
     )
     min_rerank_score: float = Field(
         0.2,
         description="With a reranker: chunks scoring below this are dropped (the shipped reranker's scores are "
         "probabilities; 0.2 is the highest that keeps 90% of relevant held-out passages: see "
-        "`python -m ragapp.rerank.measure`).",
+        "`python -m ragbench.rerank.measure`).",
     )
     min_vector_similarity: float = Field(
         0.875,
         description="Without a reranker: a chunk whose vector similarity reaches this is relevant on its own "
-        "(calibrated for multilingual-e5, whose cosines sit high: see scripts/calibrate_gate.py).",
+        "(calibrated for multilingual-e5, whose cosines sit high: see `python -m ragbench.calibrate_gate`).",
     )
     min_agreement_similarity: float = Field(
         0.80,

@@ -1,5 +1,5 @@
 """The app's own reranker (``backend = "builtin"``, the default): the cross-encoder trained by
-``python -m ragapp.rerank.train`` and shipped in ``ragapp/rerank/weights`` (see its MODEL_CARD.md).
+``python -m ragbench.rerank.train`` and shipped in ``ragapp/rerank/weights`` (see its MODEL_CARD.md).
 
 Loaded once, on first use, rebuilt from the packaged MiniLM base plus the shipped differences, then its linear
 layers quantised to int8 for speed (scores move by about 0.01; see the model card). Pairs are scored in batches,

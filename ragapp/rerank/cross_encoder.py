@@ -49,7 +49,7 @@ def _load(model: str, max_length: int) -> Any:
 def _cross_encoder(settings: Settings) -> Reranker:
     if not settings.rerank.model:
         raise ConfigError("RAGAPP_RERANK__BACKEND=cross_encoder needs RAGAPP_RERANK__MODEL (a local folder or hub id).")
-    if is_compact(Path(settings.rerank.model)):  # weights written by ragapp.rerank.train
+    if is_compact(Path(settings.rerank.model)):  # weights written by ragbench.rerank.train
         from ragapp.rerank.builtin import CompactReranker
 
         return CompactReranker(Path(settings.rerank.model), settings.rerank.max_length, settings.rerank.batch_size)

@@ -228,7 +228,7 @@ def _channel_timings(results: Sequence[ChannelResult]) -> dict[str, float]:
 
 def is_relevant(candidate: RetrievedChunk, settings: RetrievalSettings) -> bool:
     """The relevance gate. With a reranker its score decides. Without one: a strong vector match, a strong
-    keyword match, or both channels agreeing on a fair vector match (see scripts/calibrate_gate.py)."""
+    keyword match, or both channels agreeing on a fair vector match (see `python -m ragbench.calibrate_gate`)."""
     if candidate.rerank_score is not None:
         return candidate.rerank_score >= settings.min_rerank_score
     vector = candidate.channel_scores.get("vector", 0.0)

@@ -1,4 +1,4 @@
-"""``python -m ragapp.bench`` end to end on a tiny BEIR corpus: every stage and size lands in the JSON.
+"""``python -m ragbench.bench`` end to end on a tiny BEIR corpus: every stage and size lands in the JSON.
 
 Figures from such a run mean nothing; only the shape of the output is checked, never a timing.
 """
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.bench.__main__ import main
+from ragbench.bench.__main__ import main
 
 pytestmark = pytest.mark.integration
 

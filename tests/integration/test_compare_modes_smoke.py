@@ -1,4 +1,4 @@
-"""``python -m ragapp.eval.compare_modes`` end to end on tests/data/tiny-hotpot: real embedder, Chroma, bm25s and
+"""``python -m ragbench.eval.compare_modes`` end to end on tests/data/tiny-hotpot: real embedder, Chroma, bm25s and
 engine; the scripted LLM (conftest's, behind a factory that enqueues this module's replies) stands in for the
 model. Three multi-hop questions, each asked in workflow and agent mode: a clean two-search agent run, an agent
 whose replies are not steps (so it falls back to the workflow), and an agent whose first search names a
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ragapp.config import Settings
-from ragapp.eval.compare_modes import main
 from ragapp.models.llm import LLMS
+from ragbench.eval.compare_modes import main
 
 if TYPE_CHECKING:
     from conftest import ScriptedLLM
@@ -259,7 +259,7 @@ def test_a_store_from_the_retrieval_eval_is_copied_not_embedded_again(
 
     eval_cache = tmp_path / "eval-cache"
     built = next(p for p in cache.iterdir() if p.name.startswith("engine-tiny-hotpot-"))
-    shutil.copytree(built, eval_cache / "tiny-hotpot-0123456789ab")  # as `python -m ragapp.eval` names it
+    shutil.copytree(built, eval_cache / "tiny-hotpot-0123456789ab")  # as `python -m ragbench.eval` names it
     Catalog(eval_cache / "tiny-hotpot-000000000000" / "catalog.sqlite3").close()  # another corpus (empty)
     fresh = tmp_path / "fresh-cache"
     run = run_main(

@@ -1,4 +1,4 @@
-"""``python -m ragapp.eval`` end to end on tests/data/tiny-beir: real embedder, Chroma, bm25s and LlamaIndex.
+"""``python -m ragbench.eval`` end to end on tests/data/tiny-beir: real embedder, Chroma, bm25s and LlamaIndex.
 
 The tiny set (our own text) has 12 passages and 7 judged questions: one asks for an exact error code, one is
 a paraphrase that shares no word with its passage, and one needs two passages with graded judgements (so
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ragapp.config import RetrievalSettings
-from ragapp.eval.__main__ import main
+from ragbench.eval.__main__ import main
 
 if TYPE_CHECKING:
     from conftest import TinyCrossEncoder
@@ -209,9 +209,9 @@ def test_rerank_without_a_reranker_exits_2_before_indexing(tmp_path: Path) -> No
 def test_the_cli_knows_the_cross_encoder_reranker() -> None:
     # A fresh interpreter, so nothing else (the engine, other tests) has registered the backend for it.
     code = (
-        "import ragapp.eval.__main__\n"
+        "import ragbench.eval.__main__\n"
         "from ragapp.config import Settings\n"
-        "from ragapp.eval.runner import make_reranker\n"
+        "from ragbench.eval.runner import make_reranker\n"
         "r = make_reranker(Settings(rerank={'backend': 'cross_encoder', 'model': '/models/tiny-ce'}))\n"
         "print(type(r).__name__, r.name, r.enabled)\n"
     )

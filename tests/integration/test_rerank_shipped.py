@@ -125,7 +125,7 @@ def test_a_training_folder_plugs_in_as_a_cross_encoder_path(tmp_path: Path) -> N
 
 
 def test_the_training_command_runs_end_to_end_on_a_tiny_slice(tmp_path: Path) -> None:
-    from ragapp.rerank.train import main
+    from ragbench.rerank.train import main
 
     rows = [
         {"query": q, "positive": good, "negatives": [bad], "lang": "zh" if "？" in q else "en", "source": "test"}

@@ -23,7 +23,9 @@ from ragapp.core.events import (
 )
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Chunk, RetrievedChunk, ToolCall
-from ragapp.eval.answers import (
+from ragapp.models.llm import ToolCallingLLM, ToolReply
+from ragapp.qa.budget import turns_tokens
+from ragbench.eval.answers import (
     AnswerRow,
     Observed,
     Usage,
@@ -43,9 +45,7 @@ from ragapp.eval.answers import (
     summarize_mode,
     supports_found,
 )
-from ragapp.eval.compare_modes import counting
-from ragapp.models.llm import ToolCallingLLM, ToolReply
-from ragapp.qa.budget import turns_tokens
+from ragbench.eval.compare_modes import counting
 
 # -- normalisation, EM, F1 ------------------------------------------------------------------------------
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.eval.beir import BeirDataset, DatasetError, Passage, Query, load_beir
-from ragapp.eval.runner import percentiles, score
 from ragapp.testcases.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
+from ragbench.eval.beir import BeirDataset, DatasetError, Passage, Query, load_beir
+from ragbench.eval.runner import percentiles, score
 
 TINY_BEIR = Path(__file__).resolve().parents[1] / "data" / "tiny-beir"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("ragapp",)
+PACKAGES = ("ragapp", "ragbench")
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:

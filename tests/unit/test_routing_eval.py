@@ -12,7 +12,8 @@ from ragapp.core.errors import LLMError
 from ragapp.core.lang import language_of
 from ragapp.router.classifier import Classification, LeafScore
 from ragapp.router.decide import Action, RoutingDecision
-from ragapp.router.evaluate import (
+from ragapp.router.tree import IntentNode, IntentTree, parse_tree
+from ragbench.routing.evaluate import (
     LabelledQuestion,
     RoutingRow,
     RoutingSetError,
@@ -33,7 +34,6 @@ from ragapp.router.evaluate import (
     score_row,
     summarize,
 )
-from ragapp.router.tree import IntentNode, IntentTree, parse_tree
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_TREE = REPO_ROOT / "data" / "intents" / "demo.yaml"

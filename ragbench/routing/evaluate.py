@@ -4,7 +4,7 @@ careful human router would do with the same intent tree.
 The labelled file (YAML or JSON) holds ``{"questions": [{question, expect, lang, note?}, ...]}`` where
 ``expect`` is a leaf code, a list of leaf codes (any of them is right), ``clarify`` (the app should ask
 back) or ``fallback`` (the question is about nothing in the tree). ``run_routing`` classifies and decides
-every question; the pure functions below turn the rows into the figures ``python -m ragapp.router`` shows.
+every question; the pure functions below turn the rows into the figures ``python -m ragbench.routing`` shows.
 Nothing here prints.
 """
 

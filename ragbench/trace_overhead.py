@@ -1,6 +1,6 @@
 """What recording a trace costs a request: the same questions answered with traces on and off.
 
-    .venv/bin/python scripts/measure_trace_overhead.py --questions 40
+    .venv/bin/python -m ragbench.trace_overhead --questions 40
 
 A real engine (embedder, Chroma, BM25) over the demo documents, with a stand-in model that answers at once, so
 the difference between the two runs is the recorder (spans, search records, the LLM wrapper, the queued write).

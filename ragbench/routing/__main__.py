@@ -1,6 +1,6 @@
-"""``python -m ragapp.router``: how well the intent router routes a labelled question set.
+"""``python -m ragbench.routing``: how well the intent router routes a labelled question set.
 
-    python -m ragapp.router --questions tests/data/intents/demo_questions.yaml \\
+    python -m ragbench.routing --questions tests/data/intents/demo_questions.yaml \\
         --tree data/intents/demo.yaml --output results/routing/local-qwen2.5-coder-1.5b.json
 
 Builds the chat model from the usual RAGAPP_* settings (RAGAPP_LLM__BACKEND=openai with RAGAPP_LLM__BASE_URL
@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragapp.cli import run_command
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
-from ragapp.router.evaluate import (
+from ragbench.cli import run_command
+from ragbench.routing.evaluate import (
     ACTIONS,
     EXPECTED_KINDS,
     RoutingRow,
@@ -44,7 +44,7 @@ from ragapp.router.evaluate import (
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ragapp.router", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m ragbench.routing", description=__doc__.split("\n\n")[0])
     p.add_argument("--questions", type=Path, required=True, help="labelled questions (YAML or JSON).")
     p.add_argument(
         "--tree",

@@ -17,7 +17,7 @@ machine: the load average is printed before and after, and the "best" figures (l
 tokens/s) are the ones least disturbed by other processes.
 
 Usage
-  .venv/bin/python scripts/compare_local_llms.py [--threads 2] [--models qwen2.5-coder-1.5b ...]
+  .venv/bin/python -m ragbench.compare_llms [--threads 2] [--models qwen2.5-coder-1.5b ...]
       [--prompts basic strict reminder] [--answers] [--json out.json]
 """
 
@@ -36,8 +36,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere
 
 _BASIC_SYSTEM = (
     "You answer questions using only the numbered context passages the user gives you.\n"

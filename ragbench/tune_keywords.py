@@ -7,9 +7,9 @@ chunk). Prints nDCG@10 and Recall@100 for SciFact test (en), XQuAD zh->zh and en
 Tokenizer variants are re-implemented here (the shipped v1 rules plus knobs), so the comparison stays
 valid after ``ragapp/store/tokenize.py`` changes; the variant ``app`` is whatever ``tokenize()`` does now.
 
-    .venv/bin/python scripts/tune_keywords.py                      # all tokenizer variants, bm25s defaults
-    .venv/bin/python scripts/tune_keywords.py --variants app,v1 --grid  # + k1/b/method grid for each
-    .venv/bin/python scripts/tune_keywords.py --bench              # tokens/s of each variant on SciFact
+    .venv/bin/python -m ragbench.tune_keywords                      # all tokenizer variants, bm25s defaults
+    .venv/bin/python -m ragbench.tune_keywords --variants app,v1 --grid  # + k1/b/method grid for each
+    .venv/bin/python -m ragbench.tune_keywords --bench              # tokens/s of each variant on SciFact
 
 Data: BEIR folders under ../shared/data (or $RAGAPP_EVAL_DATA); nothing is copied into the repository.
 """
@@ -28,19 +28,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from ragapp.core.chunks import index_text  # noqa: E402
-from ragapp.core.types import ParsedDocument, Section  # noqa: E402
-from ragapp.eval.beir import BeirDataset, load_beir  # noqa: E402
-from ragapp.ingest.chunking import chunk_document  # noqa: E402
-from ragapp.store import tokenize as app_tokenize  # noqa: E402
-from ragapp.testcases.metrics import ndcg_at_k, recall_at_k  # noqa: E402
+from ragapp.core.chunks import index_text
+from ragapp.core.types import ParsedDocument, Section
+from ragapp.ingest.chunking import chunk_document
+from ragapp.store import tokenize as app_tokenize
+from ragapp.testcases.metrics import ndcg_at_k, recall_at_k
+from ragbench.eval.beir import BeirDataset, load_beir
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -261,6 +256,8 @@ def bench(names: Sequence[str], texts: list[str], repeats: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     here = Path(__file__).resolve().parent
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(

@@ -3,7 +3,7 @@
 A question counts as correct when every one of its ``expected_answer_contains`` strings is in the answer;
 also reported: answers with at least one valid [n] citation, and time to first token.
 
-    .venv/bin/python scripts/answer_quality.py [--state /tmp/ragapp-quality-state] [--top-k 5]
+    .venv/bin/python -m ragbench.answer_quality [--state /tmp/ragapp-quality-state] [--top-k 5]
 """
 
 from __future__ import annotations
@@ -17,17 +17,14 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from ragapp.config import Settings  # noqa: E402
-from ragapp.core.events import AnswerEvent, TokenEvent  # noqa: E402
-from ragapp.engine.build import build_engine  # noqa: E402
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.core.events import AnswerEvent, TokenEvent
+from ragapp.engine.build import build_engine
 
 
 def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--state", type=Path, default=Path("/tmp/ragapp-quality-state"))
     parser.add_argument("--top-k", type=int, default=None, help="override RAGAPP_RETRIEVAL__CONTEXT_TOP_K")
@@ -36,7 +33,7 @@ def main() -> None:
     retrieval = {"context_top_k": args.top_k} if args.top_k else {}
     engine = build_engine(Settings(paths={"state_dir": args.state}, retrieval=retrieval))
     engine.warm_up()
-    examples = list(json.loads((REPO / "assets" / "examples.json").read_text("utf-8")))
+    examples = list(json.loads((REPO_ROOT / "assets" / "examples.json").read_text("utf-8")))
     correct = cited = 0
     first_tokens: list[float] = []
     for example in examples:

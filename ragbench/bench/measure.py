@@ -20,11 +20,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ragapp.bench.corpus import BenchDoc, BenchError
 from ragapp.config import Settings
 from ragapp.core.lang import language_of
 from ragapp.core.types import DEFAULT_KB, DocumentRecord
-from ragapp.eval.runner import percentiles
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
 from ragapp.ingest.pipeline import KnowledgeStore
@@ -33,6 +31,8 @@ from ragapp.rerank.base import RERANKERS
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.catalog import utc_now
+from ragbench.bench.corpus import BenchDoc, BenchError
+from ragbench.eval.runner import percentiles
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Used to pick the defaults of RAGAPP_RETRIEVAL__MIN_VECTOR_SIMILARITY / MIN_AGREE
 MIN_KEYWORD_SCORE (no reranker). For every question: the best vector cosine, the best BM25 score, how many
 chunks pass the gate, and whether an expected source is among the chunks that reach the prompt.
 
-    .venv/bin/python scripts/calibrate_gate.py [--state /tmp/gate-state]
+    .venv/bin/python -m ragbench.calibrate_gate [--state /tmp/gate-state]
 """
 
 from __future__ import annotations
@@ -16,13 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from ragapp.config import Settings  # noqa: E402
-from ragapp.engine.build import build_engine  # noqa: E402
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.engine.build import build_engine
 
 OFF_TOPIC_PROBES = [
     "今天天气怎么样？",
@@ -39,13 +34,15 @@ OFF_TOPIC_PROBES = [
 
 
 def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--state", type=Path, default=Path("/tmp/ragapp-gate-state"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     # Nothing here generates text: the default local LLM is built but never loaded.
     engine = build_engine(Settings(paths={"state_dir": args.state}))
-    examples = json.loads((REPO / "assets" / "examples.json").read_text("utf-8"))
+    examples = json.loads((REPO_ROOT / "assets" / "examples.json").read_text("utf-8"))
     rows = [(x["question"], x["kind"], x["expected_sources"]) for x in examples]
     rows += [(q, "off-probe", []) for q in OFF_TOPIC_PROBES]
     sys.stdout.write("| kind | best cosine | best BM25 | chunks kept | expected source kept | question |\n")

@@ -1,10 +1,10 @@
-"""``python -m ragapp.eval.compare_modes``: Workflow against Agent answering on a HotpotQA-style BEIR folder.
+"""``python -m ragbench.eval.compare_modes``: Workflow against Agent answering on a HotpotQA-style BEIR folder.
 
-    python -m ragapp.eval.compare_modes --dataset ../shared/data/hotpotqa-dev200 --modes workflow,agent \\
+    python -m ragbench.eval.compare_modes --dataset ../shared/data/hotpotqa-dev200 --modes workflow,agent \\
         --limit 30 --cache .cache/eval --output results/agent/hotpotqa-local-qwen2.5-coder-1.5b.json
 
 Indexes the corpus once into an engine state under --cache (each paragraph one document named after its
-title, with the BEIR id as its document id; a store that ``python -m ragapp.eval`` already embedded is
+title, with the BEIR id as its document id; a store that ``python -m ragbench.eval`` already embedded is
 copied from --index-from instead of embedding again), then asks every question in each mode with a fresh
 conversation and records: both supporting paragraphs retrieved, EM / F1 / contains of the answer against
 ``metadata.answers``, model calls and estimated tokens, seconds, agent steps and workflow fallbacks. Prints
@@ -32,17 +32,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragapp.cli import run_command
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.chunks import doc_of_chunk_id
 from ragapp.core.errors import ConfigError, LLMError
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn
-from ragapp.eval.answers import AnswerRow, Usage, collect, score_row, summarize
-from ragapp.eval.beir import BeirDataset, Query, load_beir
-from ragapp.eval.corpus import IndexReport, build_index, passage_chunks
 from ragapp.models.llm import LLM, LLMS, ToolCallingLLM, ToolReply, stream_within
 from ragapp.qa.budget import turns_tokens
+from ragbench.cli import run_command
+from ragbench.eval.answers import AnswerRow, Usage, collect, score_row, summarize
+from ragbench.eval.beir import BeirDataset, Query, load_beir
+from ragbench.eval.corpus import IndexReport, build_index, passage_chunks
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
@@ -202,7 +202,7 @@ def preflight(llm: LLM, timeout_s: float) -> float:
 
 
 def _content_hash(doc_id: str, text: str) -> str:
-    return hashlib.sha256(f"{doc_id}\n{text}".encode()).hexdigest()  # as ragapp.eval.corpus writes it
+    return hashlib.sha256(f"{doc_id}\n{text}".encode()).hexdigest()  # as ragbench.eval.corpus writes it
 
 
 def store_matches(folder: Path, dataset: BeirDataset, settings: Settings) -> bool:
@@ -236,10 +236,10 @@ def _candidates(roots: Sequence[Path], corpus_name: str, exclude: Path) -> list[
 
 
 def state_folder(corpus_file: Path, settings: Settings, cache: Path) -> Path:
-    """The engine state for this corpus file, chunking and embedder (named as ``ragapp.eval`` names its stores,
+    """The engine state for this corpus file, chunking and embedder (named as ``ragbench.eval`` names its stores,
     with an ``engine-`` prefix so the two never share a folder)."""
-    from ragapp.eval.corpus import corpus_key
     from ragapp.models.embedders import load_embedder
+    from ragbench.eval.corpus import corpus_key
 
     key = corpus_key(corpus_file, settings, load_embedder(settings).name)  # the embedder loads lazily: cheap
     return cache / f"engine-{corpus_file.parent.name}-{key}"
@@ -249,7 +249,7 @@ def prepare_state(
     dataset: BeirDataset, corpus_file: Path, settings: Settings, cache: Path, index_from: Sequence[Path]
 ) -> tuple[IndexReport, str]:
     """The indexed corpus as an engine state under ``cache`` (``state_folder``): reused when there, else
-    copied from a store in ``index_from`` or ``cache`` (``python -m ragapp.eval --cache``) that holds the same
+    copied from a store in ``index_from`` or ``cache`` (``python -m ragbench.eval --cache``) that holds the same
     corpus chunked the same way (vectors it lacks for this embedder are then embedded), else built. Returns
     the report and how the state came to be."""
     folder = state_folder(corpus_file, settings, cache)
@@ -320,7 +320,7 @@ def ask_once(
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ragapp.eval.compare_modes", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m ragbench.eval.compare_modes", description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", type=Path, required=True, help="BEIR folder whose queries carry metadata.answers.")
     p.add_argument("--split", default="test", help="qrels split holding the supporting paragraphs (default: test).")
     p.add_argument("--modes", default="workflow,agent", help="comma-separated: workflow, agent, auto.")
@@ -340,7 +340,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         default=[],
-        help="a `python -m ragapp.eval --cache` folder whose store of this corpus may be copied instead of "
+        help="a `python -m ragbench.eval --cache` folder whose store of this corpus may be copied instead of "
         "embedding again (repeatable; --cache itself is always looked at).",
     )
     p.add_argument("--output", type=Path, help="write the rows, the summary, the model and the settings here.")

@@ -19,7 +19,6 @@ from tqdm import tqdm
 from ragapp.config import RetrievalSettings, Settings
 from ragapp.core.chunks import doc_of_chunk_id
 from ragapp.core.errors import RagAppError
-from ragapp.eval.beir import BeirDataset
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.embedders import Embedder
 from ragapp.rerank import builtin as _builtin  # noqa: F401  (registers "builtin")
@@ -29,6 +28,7 @@ from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.fusion import FUSIONS
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.testcases.metrics import all_found_at_k, mrr_at_k, ndcg_at_k, recall_at_k
+from ragbench.eval.beir import BeirDataset
 
 
 class EvalError(RagAppError):

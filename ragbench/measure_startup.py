@@ -4,7 +4,7 @@ Prints: time to build the engine on an empty state folder (which indexes the dem
 the demo ingestion time alone, model warm-up, and for one demo question the time to first token and
 to the full answer. Figures from one run on this machine; run it on a quiet machine.
 
-    .venv/bin/python scripts/measure_skeleton.py [--question "..."]
+    .venv/bin/python -m ragbench.measure_startup [--question "..."]
 """
 
 from __future__ import annotations
@@ -18,16 +18,14 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from ragapp.config import Settings
 from ragapp.core.events import AnswerEvent, TokenEvent
 from ragapp.engine.build import build_engine
 
 
 def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--question", default="零件号 LB-5200 的保修期是多久？")
     parser.add_argument("--local-model", default=None, help="qwen2.5-coder-1.5b or qwen2.5-coder-0.5b")

@@ -1,6 +1,6 @@
-"""``python -m ragapp.rerank.measure``: the shipped reranker's speed and score calibration.
+"""``python -m ragbench.rerank.measure``: the shipped reranker's speed and score calibration.
 
-    python -m ragapp.rerank.measure --output results/rerank/measure.json
+    python -m ragbench.rerank.measure --output results/rerank/measure.json
 
 - Latency: p50/p95 of reranking 10, 20 and 50 candidates (chunks of the demo documents, the app's chunk size)
   for English and Chinese questions, with the int8 model the app runs and the fp32 one it is rebuilt from.
@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ragapp.cli import run_command
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.rerank.builtin import CompactReranker
 from ragapp.rerank.compact import SHIPPED_DIR
-from ragapp.rerank.train import GROUP, groups, load_rows, split_rows
+from ragbench.cli import run_command
+from ragbench.rerank.train import GROUP, groups, load_rows, split_rows
 
 QUESTIONS = {
     "en": ["How do I clean the cliff sensors?", "What does the warranty cover?", "Which firmware added pet mode?"],
@@ -36,7 +36,7 @@ OFF_TOPIC = ["What is the capital of France?", "Who wrote Hamlet?", "法国的�
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ragapp.rerank.measure", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m ragbench.rerank.measure", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", type=Path, default=SHIPPED_DIR, help="folder of compact weights")
     p.add_argument("--data", type=Path, default=Path("../shared/data/train/reranker-pairs.jsonl.gz"))
     p.add_argument("--repeats", type=int, default=20, help="timed runs per candidate count and language")

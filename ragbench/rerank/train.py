@@ -1,6 +1,6 @@
-"""``python -m ragapp.rerank.train``: fine-tune the shipped cross-encoder on (query, positive, hard negatives) rows.
+"""``python -m ragbench.rerank.train``: fine-tune the shipped cross-encoder on (query, positive, hard negatives) rows.
 
-    python -m ragapp.rerank.train --data ../shared/data/train/reranker-pairs.jsonl.gz --out ragapp/rerank/weights
+    python -m ragbench.rerank.train --data ../shared/data/train/reranker-pairs.jsonl.gz --out ragapp/rerank/weights
 
 Reproducible (fixed seed: same sample, same held-out slice, same initialisation, same batches), fits in about an
 hour on 2 CPU cores with the defaults, uses a GPU when there is one. Each step scores groups of one question with
@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragapp.cli import run_command
 from ragapp.core.errors import RagAppError
 from ragapp.rerank.compact import (
     BASE_NAME,
@@ -42,6 +41,7 @@ from ragapp.rerank.compact import (
     new_model,
     save_compact,
 )
+from ragbench.cli import run_command
 
 GROUP = 3  # the positive and two hard negatives per question
 
@@ -56,7 +56,7 @@ class Row:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ragapp.rerank.train", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m ragbench.rerank.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=Path("../shared/data/train/reranker-pairs.jsonl.gz"))
     p.add_argument("--out", type=Path, default=SHIPPED_DIR, help="folder for the weights (default: the shipped one)")
     p.add_argument("--queries", type=int, default=10000, help="training questions sampled from the file")
@@ -246,7 +246,7 @@ def _run(args: argparse.Namespace) -> int:
     size = save_compact(model, added, args.out, args.format, args.max_length)
     formats = compare_formats(model, added, args, held_triples, best)
     summary = {
-        "command": "python -m ragapp.rerank.train " + " ".join(sys.argv[1:]),
+        "command": "python -m ragbench.rerank.train " + " ".join(sys.argv[1:]),
         "base": BASE_NAME,
         "seed": args.seed,
         "train_questions": len(train),

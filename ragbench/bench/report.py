@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ragapp.bench.measure import INDEX_PARTS, STAGES
+from ragbench.bench.measure import INDEX_PARTS, STAGES
 
 _QUERY_ROWS = {
     "channel:vector:embed": "query embedding",

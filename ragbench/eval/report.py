@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragapp.eval.runner import ConfigResult
+from ragbench.eval.runner import ConfigResult
 
 QUALITY = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "all_found@5", "all_found@10")
 

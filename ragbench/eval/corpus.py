@@ -22,11 +22,11 @@ from ragapp.config import Settings
 from ragapp.core.chunks import index_text
 from ragapp.core.lang import language_of
 from ragapp.core.types import Chunk, DocumentRecord, ParsedDocument, Section
-from ragapp.eval.beir import Passage
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.embedders import load_embedder
 from ragapp.store.catalog import Catalog, utc_now
+from ragbench.eval.beir import Passage
 
 log = logging.getLogger(__name__)
 

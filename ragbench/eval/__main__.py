@@ -1,6 +1,6 @@
-"""``python -m ragapp.eval``: retrieval quality and latency of the app's configurations on a BEIR folder.
+"""``python -m ragbench.eval``: retrieval quality and latency of the app's configurations on a BEIR folder.
 
-    python -m ragapp.eval --dataset ../shared/data/scifact --split test \\
+    python -m ragbench.eval --dataset ../shared/data/scifact --split test \\
         --config bm25,vector,hybrid --baseline llamaindex --cache .cache/eval --output results/scifact.json
 
 Prints a table, writes JSON (per configuration: ndcg@10, recall@10, recall@100, mrr@10, latency p50/p95,
@@ -16,17 +16,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragapp.cli import run_command
 from ragapp.config import Settings
-from ragapp.eval.beir import load_beir
-from ragapp.eval.corpus import build_index
-from ragapp.eval.report import render_chart, render_table
-from ragapp.eval.runner import ConfigResult, MemoEmbedder, make_reranker, parse_config, pipeline_ranker, run_config
 from ragapp.rerank.base import PassthroughReranker
+from ragbench.cli import run_command
+from ragbench.eval.beir import load_beir
+from ragbench.eval.corpus import build_index
+from ragbench.eval.report import render_chart, render_table
+from ragbench.eval.runner import ConfigResult, MemoEmbedder, make_reranker, parse_config, pipeline_ranker, run_config
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ragapp.eval", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m ragbench.eval", description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", type=Path, required=True, help="BEIR folder (queries.jsonl, qrels/<split>.tsv).")
     p.add_argument("--split", default="test", help="qrels split to score (default: test).")
     p.add_argument("--config", default="bm25,vector,hybrid", help="comma-separated configurations (see below).")
@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
         timed, _ = pipeline_ranker(store, settings, config, args.depth, args.rerank_depth, reranker)
         results.append(run_config(config.name, ranker, dataset, used, timed, args.latency_queries))
     if args.baseline == "llamaindex":
-        from ragapp.eval.llamaindex_baseline import llamaindex_rankers
+        from ragbench.eval.llamaindex_baseline import llamaindex_rankers
 
         timed_baselines = llamaindex_rankers(store, settings, args.depth)
         for name, (ranker, used) in llamaindex_rankers(memo_store, settings, args.depth).items():

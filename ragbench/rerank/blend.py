@@ -1,6 +1,6 @@
 """How much to trust the reranker: nDCG@10 of blends of the fused and the reranker's scores.
 
-    .venv/bin/python scripts/tune_rerank_blend.py --cache /work/evalcache --limit 200
+    .venv/bin/python -m ragbench.rerank.blend --cache /work/evalcache --limit 200
 
 For each set, each question's top-20 fused candidates (the app's hybrid retrieval) are scored once by the
 shipped reranker; then, for each weight w, candidates are ordered as the app orders them with
@@ -18,13 +18,13 @@ import sys
 from pathlib import Path
 
 from ragapp.config import Settings
-from ragapp.eval.beir import load_beir
-from ragapp.eval.corpus import build_index
 from ragapp.rerank import builtin as _builtin  # noqa: F401
 from ragapp.rerank.base import RERANKERS, PassthroughReranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline, blend_order
 from ragapp.testcases.metrics import all_found_at_k, ndcg_at_k
+from ragbench.eval.beir import load_beir
+from ragbench.eval.corpus import build_index
 
 WEIGHTS = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0]
 

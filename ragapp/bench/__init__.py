@@ -1,1 +1,0 @@
-"""``python -m ragapp.bench``: ingestion throughput, query latency, memory and disk at growing corpus sizes."""

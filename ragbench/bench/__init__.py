@@ -1,0 +1,1 @@
+"""``python -m ragbench.bench``: ingestion throughput, query latency, memory and disk at growing corpus sizes."""

@@ -1,0 +1,1 @@
+"""``python -m ragbench.eval``: retrieval quality on BEIR folders, and Workflow against Agent answering."""

@@ -1,0 +1,1 @@
+"""``python -m ragbench.routing``: intent routing measured on labelled questions."""
