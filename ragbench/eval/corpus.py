@@ -72,6 +72,11 @@ def passage_chunks(passage: Passage, settings: Settings) -> list[Chunk]:
     return chunk_document(doc, passage.doc_id, settings.ingest.chunk_size, settings.ingest.chunk_overlap)
 
 
+def content_hash(passage: Passage) -> str:
+    """The catalog's content hash of a passage (what tells a store of this corpus from another)."""
+    return hashlib.sha256(f"{passage.doc_id}\n{passage.text}".encode()).hexdigest()
+
+
 def open_store(folder: Path, settings: Settings) -> KnowledgeStore:
     return KnowledgeStore.open(folder, load_embedder(settings))
 
@@ -111,12 +116,11 @@ def _write_catalog(catalog: Catalog, corpus: Sequence[Passage], settings: Settin
             chunks = passage_chunks(passage, settings)
             if not chunks:
                 continue
-            digest = hashlib.sha256(f"{passage.doc_id}\n{passage.text}".encode()).hexdigest()
             record = DocumentRecord(
                 doc_id=passage.doc_id,
                 name=f"{passage.title}.txt",
                 file_type="txt",
-                content_hash=digest,
+                content_hash=content_hash(passage),
                 size_bytes=len(passage.text.encode()),
                 pages=None,
                 chunk_count=len(chunks),

@@ -1,10 +1,10 @@
 """Answer metrics for the mode comparison: the official HotpotQA/SQuAD normalisation, EM and F1, citation
 stripping, supporting-document recall, reading one question's events, the summary figures on hand-built
-rows, and the wrapper that counts the model's calls and tokens."""
+rows, and the model's calls and tokens read from a request's trace."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -21,10 +21,7 @@ from ragapp.core.events import (
     StageEvent,
     TokenEvent,
 )
-from ragapp.core.tokens import estimate_tokens
-from ragapp.core.types import ChatTurn, Chunk, RetrievedChunk, ToolCall
-from ragapp.models.llm import ToolCallingLLM, ToolReply
-from ragapp.qa.budget import turns_tokens
+from ragapp.core.types import Chunk, RetrievedChunk
 from ragbench.eval.answers import (
     AnswerRow,
     Observed,
@@ -45,7 +42,7 @@ from ragbench.eval.answers import (
     summarize_mode,
     supports_found,
 )
-from ragbench.eval.compare_modes import counting
+from ragbench.eval.mode_asking import reply_text, trace_usage
 
 # -- normalisation, EM, F1 ------------------------------------------------------------------------------
 
@@ -340,64 +337,29 @@ def test_summarize_keeps_the_mode_order_and_pairs_with_the_first() -> None:
     assert summarize(WORKFLOW, ["workflow"])["paired"] == []
 
 
-# -- counting the model's work (the wrapper the comparison puts around the backend) ------------------------
+# -- the model's work, read from a request's trace -----------------------------------------------------
 
 
-class _Echo:
-    """A backend that replies with fixed pieces."""
-
-    name = "echo"
-
-    def __init__(self, pieces: Sequence[str]) -> None:
-        self.pieces = list(pieces)
-        self.closed = 0
-
-    def stream_chat(self, messages: list[ChatTurn], **_kwargs: object) -> Iterator[str]:
-        try:
-            yield from self.pieces
-        finally:
-            self.closed += 1
-
-    def load(self) -> str:
-        return "loaded"
+def _call(completion: str, prompt_tokens: int, completion_tokens: int, **extra: Any) -> dict[str, Any]:
+    """One entry of a trace's ``llm_calls``, as the recording LLM wrapper writes it."""
+    return {"completion": completion, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, **extra}
 
 
-class _EchoTools(_Echo):
-    def complete_with_tools(
-        self, messages: list[ChatTurn], tools: list[dict[str, Any]], **_kwargs: object
-    ) -> ToolReply:
-        return ToolReply("", (ToolCall("search_knowledge", {"query": "q"}, "call_1"),))
+def test_trace_usage_counts_calls_tokens_and_keeps_replies_in_order() -> None:
+    trace = {"llm_calls": [_call('{"tool": "search_knowledge"}', 120, 9), _call("The Quiet Lamp [1].", 300, 6)]}
+    usage, replies = trace_usage(trace)
+    assert usage == Usage(2, 420, 15)
+    assert replies == ['{"tool": "search_knowledge"}', "The Quiet Lamp [1]."]
 
 
-def test_counting_llm_counts_calls_tokens_and_keeps_replies() -> None:
-    inner = _Echo(["The Quiet", " Lamp [1]."])
-    llm = counting(inner)
-    assert not isinstance(llm, ToolCallingLLM)  # no native tools to offer: the agent keeps its JSON protocol
-    assert llm.name == "echo" and llm.load() == "loaded"  # everything else is the backend's
-    messages = [ChatTurn("system", "x" * 32), ChatTurn("user", "what?")]
-    assert "".join(llm.stream_chat(messages)) == "The Quiet Lamp [1]."
-    usage = llm.usage()
+def test_trace_usage_keeps_native_function_calls_in_the_reply() -> None:
+    call = _call("", 50, 4, tool_calls=[{"name": "search_knowledge", "arguments": {"query": "q"}}])
+    usage, replies = trace_usage({"llm_calls": [call]})
     assert usage.calls == 1
-    assert usage.prompt_tokens == turns_tokens(messages)
-    assert usage.completion_tokens == estimate_tokens("The Quiet Lamp [1].")
-    assert llm.replies() == ["The Quiet Lamp [1]."]
-    assert inner.closed == 1
+    assert replies == ['[{"name": "search_knowledge", "arguments": {"query": "q"}}]']
+    assert reply_text(_call("text", 1, 1, tool_calls=[])) == "text"
 
 
-def test_counting_llm_keeps_a_cut_reply_with_the_call_that_made_it() -> None:
-    llm = counting(_Echo(["one ", "two ", "three"]))
-    before = llm.usage()
-    stream = llm.stream_chat([ChatTurn("user", "q")])
-    assert next(stream) == "one "
-    stream.close()  # a time budget ran out: the stream is closed after its first piece
-    assert llm.replies() == ["one "]
-    assert (llm.usage() - before).calls == 1
-
-
-def test_counting_llm_keeps_native_function_calling() -> None:
-    llm = counting(_EchoTools([]))
-    assert isinstance(llm, ToolCallingLLM)
-    reply = llm.complete_with_tools([ChatTurn("user", "q")], [{"type": "function"}])
-    assert reply.calls[0].name == "search_knowledge"
-    assert llm.usage().calls == 1 and llm.usage().completion_tokens > 0
-    assert '"search_knowledge"' in llm.replies()[0]
+def test_trace_usage_without_a_trace_is_nothing() -> None:
+    assert trace_usage(None) == (Usage(), [])
+    assert trace_usage({"llm_calls": []}) == (Usage(), [])
