@@ -65,6 +65,12 @@ routing-eval: setup
 	$(PY) -m ragbench.routing --questions $(ROUTING_QUESTIONS) --tree data/intents/demo.yaml --documents \
 		--output results/routing/local-qwen2.5-coder-1.5b.json
 
+# Ingestion throughput, query latency, memory and disk at 1k, 5k and 25k chunks of SciFact (README "Scaling"),
+# reranking off as measured there; about 8 minutes on 2 cores.
+bench: setup
+	RAGAPP_RERANK__BACKEND=none $(PY) -m ragbench.bench --dataset $(DATA)/scifact --sizes 1000,5000,25000 \
+		--queries 200 --compare-llamaindex --output results/bench.json
+
 # Workflow against Agent answering on HotpotQA (see README "Measured"): both supporting paragraphs retrieved,
 # EM / F1, model calls, tokens, seconds and agent steps per question, over the first $(LIMIT) questions. The
 # corpus is indexed once into $(EVAL_CACHE) (copied from `make eval`'s store when it is there). The packaged
