@@ -31,10 +31,13 @@ setup-dev: $(VENV)/.dev
 run: setup
 	$(PY) app.py
 
-# The default test run: lint, then everything but tests marked slow (browser tests included).
+# The default test run: lint, types, which way imports go, then everything but tests marked slow (browser tests
+# included).
 test: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -m "not slow"
 
 test-all: setup-dev
@@ -114,6 +117,7 @@ lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: setup-dev
 	$(VENV)/bin/ruff check --fix .
