@@ -19,10 +19,9 @@ from tqdm import tqdm
 from ragapp.config import RetrievalSettings, Settings
 from ragapp.core.chunks import doc_of_chunk_id
 from ragapp.core.errors import RagAppError
+from ragapp.engine.build import load_builtins
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.embedders import Embedder
-from ragapp.rerank import builtin as _builtin  # noqa: F401  (registers "builtin")
-from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.fusion import FUSIONS
@@ -125,6 +124,7 @@ def pipeline_ranker(
 def make_reranker(settings: Settings) -> Reranker:
     if settings.rerank.backend == "none":
         raise EvalError("a +rerank configuration needs a reranker: pass --rerank-model or set RAGAPP_RERANK__BACKEND.")
+    load_builtins()
     return RERANKERS.get(settings.rerank.backend)(settings)
 
 

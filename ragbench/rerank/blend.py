@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ragapp.config import Settings
-from ragapp.rerank import builtin as _builtin  # noqa: F401
+from ragapp.engine.build import load_builtins
 from ragapp.rerank.base import RERANKERS, PassthroughReranker
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline, blend_order
@@ -37,6 +37,7 @@ def main() -> None:
     p.add_argument("--output", type=Path, default=Path("results/rerank/blend.json"))
     args = p.parse_args()
     settings = Settings()
+    load_builtins()
     reranker = RERANKERS.get("builtin")(settings)
     sets = [
         ("hotpotqa-dev200", args.data / "hotpotqa-dev200", None),

@@ -14,7 +14,7 @@ import pytest
 
 from ragapp.config import Settings
 from ragapp.core.types import Chunk, RetrievedChunk
-from ragapp.rerank import cross_encoder as _cross_encoder  # noqa: F401  (registers "cross_encoder")
+from ragapp.engine.build import load_builtins
 from ragapp.rerank.base import RERANKERS, passage_text
 from ragapp.rerank.builtin import CompactReranker
 from ragapp.rerank.compact import SHIPPED_DIR, is_compact, load_compact
@@ -120,6 +120,7 @@ def test_a_default_engine_reranks_with_the_shipped_model(make_engine: Callable[.
 
 def test_a_training_folder_plugs_in_as_a_cross_encoder_path(tmp_path: Path) -> None:
     settings = Settings(rerank={"backend": "cross_encoder", "model": str(SHIPPED_DIR)})
+    load_builtins()
     reranker = RERANKERS.get("cross_encoder")(settings)
     assert isinstance(reranker, CompactReranker)
 
