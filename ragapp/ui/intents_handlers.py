@@ -223,14 +223,7 @@ class IntentHandlers:
         gone = deleted.count
         if gone > 1:
             message += f" and the {gone - 1} intent(s) under it ({gone} in all) · 连同其下 {gone - 1} 个意图"
-        gr.Info(_toast(message))
-        return (
-            message,
-            self.summary(),
-            self.tree_rows(),
-            gr.update(choices=self.pick_choices(), value=NEW),
-            *self.form_values(None),
-        )
+        return self._replaced(message)
 
     # -- import and export ---------------------------------------------------------------------
 
@@ -251,14 +244,7 @@ class IntentHandlers:
             f"📥 Imported · 已导入 **{file.name}**: {len(tree)} intents, {leaves} leaves · "
             f"共 {len(tree)} 个意图（{leaves} 个叶子）; the previous tree was replaced · 原意图树已被替换"
         )
-        gr.Info(_toast(message))
-        return (
-            message,
-            self.summary(),
-            self.tree_rows(),
-            gr.update(choices=self.pick_choices(), value=NEW),
-            *self.form_values(None),
-        )
+        return self._replaced(message)
 
     def export(self, fmt: Format) -> tuple[str, str]:
         """Write the tree to ``intents.<fmt>`` in a new temporary folder; returns the path and a message."""
@@ -316,6 +302,17 @@ class IntentHandlers:
         return "\n".join(lines)
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _replaced(self, message: str) -> tuple[Any, ...]:
+        """After a deletion or an import: a toast, the message, the fresh view, and an empty form."""
+        gr.Info(_toast(message))
+        return (
+            message,
+            self.summary(),
+            self.tree_rows(),
+            gr.update(choices=self.pick_choices(), value=NEW),
+            *self.form_values(None),
+        )
 
     @staticmethod
     def _refused(title: str, problems: Sequence[str], outputs: int) -> tuple[Any, ...]:

@@ -10,40 +10,26 @@ import pytest
 
 from ragapp.engine.intent_edits import IntentDraft, import_format
 from ragapp.engine.intents import Intents
-from ragapp.router.tree import IntentNode, IntentTreeError
+from ragapp.router.tree import IntentNode, IntentTree, IntentTreeError, dump_tree
 
 if TYPE_CHECKING:
     from tests.conftest import Rig
 
-TREE = """
-version: 1
-intents:
-  - code: products
-    name: Products
-    children:
-      - code: kettle
-        name: Kettle K9
-        children:
-          - code: kettle.specs
-            name: Specs
-            kind: KB
-            knowledge_bases: [default]
-      - code: toaster
-        name: Toaster T2
-        kind: KB
-        knowledge_bases: [default]
-        top_k: 3
-        prompt: Mention the warranty.
-  - code: hello
-    name: Greeting
-    kind: SYSTEM
-"""
+TREE = [
+    IntentNode("products", "Products"),
+    IntentNode("kettle", "Kettle K9", "products"),
+    IntentNode("kettle.specs", "Specs", "kettle", kind="KB", kbs=("default",)),
+    IntentNode(
+        "toaster", "Toaster T2", "products", kind="KB", kbs=("default",), top_k=3, prompt="Mention the warranty."
+    ),
+    IntentNode("hello", "Greeting", kind="SYSTEM", position=1),
+]
 
 
 @pytest.fixture
 def intents(make_engine: Callable[..., Rig]) -> Intents:
     intents = make_engine().engine.intents
-    intents.import_tree(TREE)
+    intents.import_tree(dump_tree(IntentTree(TREE)))
     return intents
 
 
@@ -171,7 +157,7 @@ def test_kb_leaves_may_name_the_bases_that_hold_documents_and_default(
 def test_only_yaml_and_json_files_are_imported(intents: Intents, tmp_path: Path) -> None:
     assert [import_format(n) for n in ("a.yaml", "b.YML", "c.json")] == ["yaml", "yaml", "json"]
     text = tmp_path / "tree.txt"
-    text.write_text(TREE, "utf-8")
+    text.write_text(intents.export(), "utf-8")
     assert _refused(intents, lambda: intents.import_file(text)) == ["use a .yaml, .yml or .json file, not 'tree.txt'"]
     binary = tmp_path / "tree.yaml"
     binary.write_bytes(b"\xff\xfe\x00bad")
