@@ -91,8 +91,8 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval)
     llm = recording(parts.llm or LLMS.get(settings.llm.backend)(settings))
     catalog = store.catalog
-    intent_store = IntentStore(
-        state / "intents.sqlite3", known_kbs=lambda: {DEFAULT_KB, *(kb.name for kb in catalog.knowledge_bases())}
+    intent_store = IntentStore(  # the bases that hold documents, by name, then "default"
+        state / "intents.sqlite3", known_kbs=lambda: [*(kb.name for kb in catalog.knowledge_bases()), DEFAULT_KB]
     )
     traces = TraceStore(state / "traces.sqlite3", settings.traces.max_traces, settings.traces.max_age_days)
     cases = TestCaseStore(state / "traces.sqlite3")

@@ -1,40 +1,84 @@
 """The intents facet: the intent tree, its edits and how a question would be routed through it.
 
-Every edit validates the whole resulting tree and raises ``IntentTreeError`` (nothing changed) or returns the new
-tree.
+Every edit validates the whole resulting tree and raises ``IntentTreeError`` (nothing changed) or says what it
+did. The rules hold for any caller (the Intents tab, a script, an HTTP API): an added code must be new, a rename
+may not take another intent's code, a leaf that receives a child becomes a group, a group keeps at least one
+child, and a file must be YAML or JSON.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
 from ragapp.core.types import Scope
+from ragapp.engine.intent_edits import DeletedIntent, IntentDraft, SavedIntent, import_format, only_child_hint
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
-from ragapp.router.tree import Format, IntentNode, IntentTree, dump_tree, parse_tree
+from ragapp.router.tree import Format, IntentNode, IntentTree, IntentTreeError, dump_tree, parse_tree
 
 
 class Intents:
     def __init__(self, store: IntentStore, router: IntentRouter) -> None:
         self._store = store
         self._router = router
+        # One edit at a time, so what an edit reports (which leaf became a group) is about the tree it changed.
+        self._lock = threading.RLock()
 
     def tree(self) -> IntentTree:
         return self._store.tree()
 
-    def save(self, node: IntentNode, replacing: str | None = None) -> IntentTree:
-        """Add ``node`` or update the node ``replacing`` (a new code renames it, a new parent moves it)."""
-        return self._store.save(node, replacing)
+    def knowledge_bases(self, extra: Iterable[str] = ()) -> list[str]:
+        """The knowledge bases a KB leaf may name (those that hold documents, then "default"), then ``extra``."""
+        return list(dict.fromkeys([*self._store.known_kbs(), *extra]))
 
-    def delete(self, code: str) -> int:
-        """Delete an intent and everything under it; returns how many nodes went."""
-        return self._store.delete(code)
+    def save(self, edit: IntentNode | IntentDraft, replacing: str | None = None) -> SavedIntent:
+        """Add an intent (``replacing`` None: its code must be new) or update the intent ``replacing`` (a new
+        code renames it, a new parent moves it). A leaf that receives it as a child becomes a group."""
+        node = edit.to_node() if isinstance(edit, IntentDraft) else edit
+        with self._lock:
+            host = self._store.tree().leaf_made_group(node, replacing)
+            tree = self._store.add(node) if replacing is None else self._store.save(node, replacing)
+        return SavedIntent(
+            tree,
+            node.code,
+            added=replacing is None,
+            renamed_from=replacing if replacing is not None and replacing != node.code else None,
+            made_group=host.code if host is not None else None,
+        )
+
+    def delete(self, code: str) -> DeletedIntent:
+        """Delete an intent and everything under it. The only child of a group cannot go (the group would be
+        left without a kind): the refusal says what to do instead."""
+        with self._lock:
+            tree = self._store.tree()
+            path = tree.full_path(code)
+            try:
+                count = self._store.delete(code)
+            except IntentTreeError as exc:
+                raise IntentTreeError([*exc.problems, *only_child_hint(tree, code)]) from None
+        return DeletedIntent(code, path, count)
 
     def move(self, code: str, parent: str | None) -> IntentTree:
-        return self._store.move(code, parent)
+        with self._lock:
+            return self._store.move(code, parent)
 
     def import_tree(self, text: str, fmt: Format | None = None) -> IntentTree:
         """Replace the whole tree with one read from YAML or JSON; a bad file changes nothing."""
-        return self._store.replace(parse_tree(text, fmt))
+        with self._lock:
+            return self._store.replace(parse_tree(text, fmt))
+
+    def import_file(self, path: Path, name: str | None = None) -> IntentTree:
+        """``import_tree`` from a .yaml, .yml or .json file (``name``: the name it was uploaded under)."""
+        name = name or path.name
+        fmt = import_format(name)
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise IntentTreeError([f"the file could not be read as UTF-8 text ({exc})"]) from None
+        return self.import_tree(text, fmt)
 
     def export(self, fmt: Format = "yaml") -> str:
         return dump_tree(self._store.tree(), fmt)

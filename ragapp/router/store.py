@@ -8,7 +8,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import replace
 from pathlib import Path
 
 from ragapp.router.tree import IntentNode, IntentTree, IntentTreeError, Kind
@@ -61,6 +60,10 @@ class IntentStore:
                 self._cache = IntentTree(_node(row) for row in rows)
             return self._cache
 
+    def known_kbs(self) -> list[str]:
+        """The knowledge bases an intent may name, in the order ``known_kbs`` gives them (none if not told)."""
+        return list(dict.fromkeys(self._known_kbs())) if self._known_kbs is not None else []
+
     @property
     def cached(self) -> bool:
         return self._cache is not None
@@ -75,22 +78,25 @@ class IntentStore:
         with self._lock:
             current = self.tree()
             if replacing is not None and replacing not in current:
-                raise IntentTreeError([f"there is no intent {replacing!r} to edit (was it deleted?)"])
+                raise IntentTreeError([f"there is no intent {replacing!r} to edit (was it deleted elsewhere?)"])
             if replacing is not None and node.code != replacing and node.code in current:
-                raise IntentTreeError([f"the code {node.code!r} is already used by another intent"])
-            old = replacing or node.code
-            host = current.get(node.parent) if node.parent is not None else None
-            below_itself = host is not None and host.code in {old, *(n.code for n in current.descendants(old))}
-            if host is not None and host.kind is not None and current.is_leaf(host.code) and not below_itself:
-                current = current.with_node(replace(host, kind=None, kbs=(), top_k=None, prompt=None), host.code)
-            return self.replace(current.with_node(node, replacing))
+                raise IntentTreeError([_taken(current, node.code)])
+            return self.replace(current.with_saved(node, replacing))
+
+    def add(self, node: IntentNode) -> IntentTree:
+        """Add ``node`` as a new intent: unlike ``save``, an existing code is refused, never overwritten."""
+        with self._lock:
+            current = self.tree()
+            if node.code in current:
+                raise IntentTreeError([_taken(current, node.code)])
+            return self.save(node)
 
     def delete(self, code: str) -> int:
         """Delete ``code`` and everything under it; returns how many nodes went."""
         with self._lock:
             current = self.tree()
             if code not in current:
-                raise IntentTreeError([f"there is no intent {code!r} to delete"])
+                raise IntentTreeError([f"there is no intent {code!r} to delete (was it deleted elsewhere?)"])
             smaller = current.without(code)
             # A deletion can only break a parent that becomes a leaf without a kind: check only that.
             self.replace(smaller, check_kbs=False)
@@ -140,6 +146,10 @@ class IntentStore:
                 return False
             self.replace(tree, check_kbs=False)
             return True
+
+
+def _taken(tree: IntentTree, code: str) -> str:
+    return f"the code {code!r} is already used by {tree.full_path(code)}: choose another code"
 
 
 def _row(node: IntentNode) -> tuple[object, ...]:

@@ -19,6 +19,7 @@ from ragapp.core.errors import ConfigError
 Kind = Literal["KB", "SYSTEM"]
 KINDS: tuple[Kind, ...] = ("KB", "SYSTEM")
 Format = Literal["yaml", "json"]
+GROUP = "group"  # how a node with children (or without a kind) is shown: not a ``Kind``, nodes store None
 
 _CODE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 MAX_TOP_K = 20
@@ -121,6 +122,18 @@ class IntentTree:
         """'Products > Lumen V2 Pro > Specs': how the classifier and the UI name a leaf."""
         return " > ".join(n.name for n in self.path(code))
 
+    def shown_kind(self, code: str) -> str:
+        """The kind a node acts as: "group" when it has children or no kind, else its ``kind``."""
+        node = self._nodes.get(code)
+        if node is None or node.kind is None or not self.is_leaf(code):
+            return GROUP
+        return node.kind
+
+    def parents_for(self, code: str | None) -> list[IntentNode]:
+        """Where ``code`` may go (besides the top level): every node but itself and what is under it."""
+        barred = {code, *(n.code for n in self.descendants(code))} if code is not None and code in self else set()
+        return [node for node in self.nodes() if node.code not in barred]
+
     def descendants(self, code: str) -> list[IntentNode]:
         out: list[IntentNode] = []
         stack = list(self.children(code))
@@ -151,6 +164,27 @@ class IntentTree:
         else:
             node = replace(node, position=before.position)
         return IntentTree([*nodes, node])
+
+    def leaf_made_group(self, node: IntentNode, replacing: str | None = None) -> IntentNode | None:
+        """The leaf that saving ``node`` (in place of ``replacing``) puts a child under, which makes it a group;
+        None when there is none. A node put under its own subtree makes a cycle instead, which validation
+        refuses."""
+        host = self._nodes.get(node.parent) if node.parent is not None else None
+        if host is None or host.kind is None or not self.is_leaf(host.code):
+            return None
+        old = replacing or node.code
+        if host.code in {old, *(n.code for n in self.descendants(old))}:
+            return None
+        return host
+
+    def with_saved(self, node: IntentNode, replacing: str | None = None) -> IntentTree:
+        """``with_node``, after the rule that a leaf receiving a child becomes a group: its kind, knowledge
+        bases, top-k and prompt are cleared in the same edit."""
+        tree: IntentTree = self
+        host = self.leaf_made_group(node, replacing)
+        if host is not None:
+            tree = self.with_node(replace(host, kind=None, kbs=(), top_k=None, prompt=None), host.code)
+        return tree.with_node(node, replacing)
 
     def without(self, code: str) -> IntentTree:
         """This tree without ``code`` and everything under it."""

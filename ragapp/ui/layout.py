@@ -11,7 +11,7 @@ from ragapp.config import REPO_ROOT
 from ragapp.core.types import DEFAULT_KB
 from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import DOC_HEADERS, MODE_CHOICES, Handlers
-from ragapp.ui.intents import build_intents_tab
+from ragapp.ui.intents_layout import build_intents_tab
 from ragapp.ui.state import ensure_owner
 from ragapp.ui.traces import build_traces_tab
 

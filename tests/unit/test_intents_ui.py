@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ragapp.core.errors import LLMError
-from ragapp.ui.intents import _INDENT, NEW, NEW_LABEL, TOP, IntentHandlers
+from ragapp.ui.intents_handlers import _INDENT, NEW, NEW_LABEL, TOP, IntentHandlers
 
 if TYPE_CHECKING:
     from tests.conftest import Rig
