@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from ragapp.core.errors import RagAppError
 from ragapp.core.types import Scope
 from ragapp.engine.intent_edits import DeletedIntent, IntentDraft, SavedIntent, import_format, only_child_hint
 from ragapp.router.decide import RoutingDecision
@@ -84,5 +85,9 @@ class Intents:
         return dump_tree(self._store.tree(), fmt)
 
     def test(self, question: str, kbs: Scope = None) -> RoutingDecision:
-        """How ``question`` would be routed: every leaf's score and the decision, with the reason."""
-        return self._router.test(question.strip(), kbs)
+        """How ``question`` would be routed: every leaf's score and the decision, with the reason. A blank
+        question raises ``RagAppError`` (there is nothing to route, and no model call is made)."""
+        question = question.strip()
+        if not question:
+            raise RagAppError("The question is empty: type the question whose routing you want to see.")
+        return self._router.test(question, kbs)

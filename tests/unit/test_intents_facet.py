@@ -165,3 +165,10 @@ def test_only_yaml_and_json_files_are_imported(intents: Intents, tmp_path: Path)
     good = tmp_path / "upload-1234"  # an upload's file on disk need not carry its name
     good.write_text('{"intents": [{"code": "only", "name": "Only", "kind": "SYSTEM"}]}', "utf-8")
     assert [n.code for n in intents.import_file(good, "small.json").nodes()] == ["only"]
+
+
+def test_a_blank_question_is_refused_before_any_model_call(intents: Intents) -> None:
+    from ragapp.core.errors import RagAppError
+
+    with pytest.raises(RagAppError, match="question is empty"):
+        intents.test("  \n ")
