@@ -65,7 +65,8 @@ def test_ingest_adds_to_all_three_stores(
     rig = make_engine()
     progress: list[tuple[float, str]] = []
     results = rig.engine.library.ingest(
-        [fixture("sample.md"), fixture("sample.txt"), fixture("sample.pdf")], lambda f, m: progress.append((f, m))
+        [fixture("sample.md"), fixture("sample.txt"), fixture("sample.pdf")],
+        lambda update: progress.append((update.fraction, update.text)),
     )
 
     assert [(r.status, r.chunks) for r in results] == [("added", 2), ("added", 1), ("added", 2)]
