@@ -14,6 +14,7 @@ from typing import Any
 
 from ragapp.core.types import LLMCall
 from ragapp.tracing.reading import (
+    AsDict,
     read_dict,
     read_int,
     read_list,
@@ -31,7 +32,7 @@ from ragapp.tracing.records import ChunkRef, LeafRecord, RetrievalRecord
 
 
 @dataclass
-class Span:
+class Span(AsDict):
     """A timed step, in seconds since the request started. Built open (``duration_s`` None) and closed later."""
 
     id: int
@@ -43,9 +44,6 @@ class Span:
     status: str = "running"
     error: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Span:
@@ -128,12 +126,9 @@ class RewriteRecord:
 
 
 @dataclass(frozen=True)
-class Notice:
+class Notice(AsDict):
     level: str
     message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Notice:
@@ -141,12 +136,9 @@ class Notice:
 
 
 @dataclass(frozen=True)
-class MemoryRecord:
+class MemoryRecord(AsDict):
     folded: int
     summary: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryRecord:
@@ -182,7 +174,7 @@ class LLMCallRecord:
 
 
 @dataclass(frozen=True)
-class AgentStepRecord:
+class AgentStepRecord(AsDict):
     """One tool call the agent made, as it ended."""
 
     step: int
@@ -193,9 +185,6 @@ class AgentStepRecord:
     preview: str
     duration_s: float | None
     error: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentStepRecord:
@@ -212,14 +201,11 @@ class AgentStepRecord:
 
 
 @dataclass(frozen=True)
-class CitationRecord:
+class CitationRecord(AsDict):
     number: int
     source: str
     doc_id: str
     chunk_id: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CitationRecord:
@@ -244,16 +230,13 @@ class AnswerRecord:
 
 
 @dataclass(frozen=True)
-class IngestFileRecord:
+class IngestFileRecord(AsDict):
     """What an upload did with one file."""
 
     name: str
     status: str
     message: str
     chunks: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> IngestFileRecord:

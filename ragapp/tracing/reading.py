@@ -3,8 +3,19 @@ rows written by older versions still open."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+
+class AsDict:
+    """For a dataclass whose stored JSON is its fields as they are."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(cast("DataclassInstance", self))
 
 
 def read_str(data: Mapping[str, Any], key: str, default: str = "") -> str:
@@ -17,24 +28,27 @@ def read_opt_str(data: Mapping[str, Any], key: str) -> str | None:
     return None if value is None else str(value)
 
 
-def read_num(data: Mapping[str, Any], key: str, default: float = 0.0) -> float:
-    value = data.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
-
-
-def read_opt_num(data: Mapping[str, Any], key: str) -> float | None:
-    value = data.get(key)
+def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def read_num(data: Mapping[str, Any], key: str, default: float = 0.0) -> float:
+    number = _number(data.get(key))
+    return default if number is None else number
+
+
+def read_opt_num(data: Mapping[str, Any], key: str) -> float | None:
+    return _number(data.get(key))
+
+
 def read_int(data: Mapping[str, Any], key: str, default: int = 0) -> int:
-    value = data.get(key)
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+    number = _number(data.get(key))
+    return default if number is None else int(number)
 
 
 def read_opt_int(data: Mapping[str, Any], key: str) -> int | None:
-    value = data.get(key)
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    number = _number(data.get(key))
+    return None if number is None else int(number)
 
 
 def read_list(data: Mapping[str, Any], key: str) -> list[Any]:

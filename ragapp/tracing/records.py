@@ -3,19 +3,18 @@ from the engine's results. Each record's ``to_dict()`` is its stored JSON shape;
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ragapp.core.types import LeafScore, RetrievalResult, RetrievedChunk
-from ragapp.tracing.reading import read_dict, read_int, read_list, read_maps, read_num, read_opt_num, read_str
+from ragapp.tracing.reading import AsDict, read_dict, read_int, read_list, read_maps, read_num, read_opt_num, read_str
 
 PREVIEW_CHARS = 400
 
 
 @dataclass(frozen=True)
-class ChunkRef:
+class ChunkRef(AsDict):
     """A chunk as a trace shows it, its text cut to a preview."""
 
     chunk_id: str
@@ -24,16 +23,13 @@ class ChunkRef:
     location: str
     text: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ChunkRef:
         return cls(*(read_str(data, k) for k in ("chunk_id", "doc_id", "source", "location", "text")))
 
 
 @dataclass(frozen=True)
-class CandidateRecord:
+class CandidateRecord(AsDict):
     """A fused candidate: its chunk, its rank and score in each channel, what each channel added to its fused
     score, its rerank score, and how it moved."""
 
@@ -50,9 +46,6 @@ class CandidateRecord:
     rerank_score: float | None
     final_rank: int
     in_prompt: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CandidateRecord:
@@ -75,13 +68,10 @@ class CandidateRecord:
 
 
 @dataclass(frozen=True)
-class HitRecord:
+class HitRecord(AsDict):
     chunk_id: str
     rank: int
     score: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HitRecord:
@@ -149,16 +139,13 @@ class RetrievalRecord:
 
 
 @dataclass(frozen=True)
-class LeafRecord:
+class LeafRecord(AsDict):
     """An intent leaf with the score the classifier gave it."""
 
     code: str
     path: str
     kind: str
     score: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LeafRecord:
