@@ -161,6 +161,28 @@ class IngestResult:
     chunks: int = 0
 
 
+# The phases of ingesting one file, in order; "index" (the keyword index update) runs once for the whole batch.
+IngestPhase = Literal["parse", "chunk", "embed", "store", "index"]
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    """How far an upload has got: the file (None: the whole batch), its phase, the fraction of the whole batch
+    done (0..1), items done of total where counted (chunks embedded), and what is happening in words."""
+
+    file: str | None
+    phase: IngestPhase
+    fraction: float
+    message: str  # e.g. "parsing", "embedded 32/90 chunks"
+    done: int | None = None
+    total: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The line a user sees: 'report.pdf: embedded 32/90 chunks'."""
+        return f"{self.file}: {self.message}" if self.file else self.message
+
+
 @dataclass(frozen=True)
 class ChannelResult:
     channel: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragapp.core.types import DEFAULT_KB, LOCAL_OWNER, DocumentRecord, IngestResult, KnowledgeBase
+from ragapp.core.types import DEFAULT_KB, LOCAL_OWNER, DocumentRecord, IngestProgress, IngestResult, KnowledgeBase
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.tracing.recorder import TraceRecorder
@@ -26,12 +26,12 @@ class Library:
     ) -> list[IngestResult]:
         """Add files given as (path on disk, name to show) to knowledge base ``kb``. Never raises for a bad
         file; raises ``IngestError`` for an invalid ``kb`` name, before anything is stored."""
-        shown = progress or (lambda _f, _m: None)
+        shown = progress or (lambda _update: None)
 
         def run(traced: Progress) -> list[IngestResult]:
-            def both(fraction: float, message: str) -> None:
-                traced(fraction, message)
-                shown(fraction, message)
+            def both(update: IngestProgress) -> None:
+                traced(update)
+                shown(update)
 
             return self._ingestor.ingest_files(files, both, kb)
 

@@ -14,6 +14,7 @@ from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.testcases.scoring import CaseReport, evaluate_cases
 from ragapp.testcases.store import TestCase, TestCaseStore
+from ragapp.tracing.model import Trace
 from ragapp.tracing.store import TraceStore, TraceSummary
 
 
@@ -37,7 +38,7 @@ class Observability:
         self._traces.flush(timeout=2.0)  # the request that just ended may still be queued
         return self._traces.list(owner, **filters)  # type: ignore[arg-type]
 
-    def trace(self, trace_id: str, owner: str) -> dict[str, Any] | None:
+    def trace(self, trace_id: str, owner: str) -> Trace | None:
         if self._traces is None:
             return None
         self._traces.flush(timeout=2.0)  # a trace of the request that just ended may still be queued

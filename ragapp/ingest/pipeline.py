@@ -24,7 +24,7 @@ from ragapp.config import IngestSettings
 from ragapp.core.chunks import index_text
 from ragapp.core.errors import IngestError, RagAppError
 from ragapp.core.lang import language_of
-from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestResult
+from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestPhase, IngestProgress, IngestResult
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
 from ragapp.models.embedders import Embedder
@@ -34,11 +34,13 @@ from ragapp.store.vectors import ChromaVectorIndex
 
 log = logging.getLogger(__name__)
 
-# progress(fraction 0..1, message)
-Progress = Callable[[float, str], None]
+# Where an ingestion has got: the file, its phase and the fraction of the whole batch done.
+Progress = Callable[[IngestProgress], None]
+# embed_chunks reports per batch: the fraction of its chunks embedded, and that in words.
+BatchProgress = Callable[[float, str], None]
 
 
-def _no_progress(_fraction: float, _message: str) -> None:
+def _no_progress(_update: IngestProgress) -> None:
     pass
 
 
@@ -105,7 +107,12 @@ class KnowledgeStore:
             missing = [c for c in chunks if c.chunk_id not in present]
             if missing:
                 log.info("embedding %d chunks missing from the vector index", len(missing))
-                vectors = embed_chunks(self.embedder, missing, progress)
+                n = len(missing)
+                vectors = embed_chunks(
+                    self.embedder,
+                    missing,
+                    lambda f, m: progress(IngestProgress(None, "embed", f, m, round(f * n), n)),
+                )
                 self.vectors.add(
                     [c.chunk_id for c in missing],
                     vectors,
@@ -120,7 +127,7 @@ class KnowledgeStore:
         self.refresh_keywords()
 
 
-def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: Progress, batch: int = 32) -> np.ndarray:
+def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: BatchProgress, batch: int = 32) -> np.ndarray:
     """Vectors for ``chunks``, in order, reporting progress per batch. Writes nothing."""
     parts = []
     for start in range(0, len(chunks), batch):
@@ -132,6 +139,22 @@ def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: Progress
 
 def _already_there(name: str, existing: DocumentRecord) -> str:
     return f"{name}: already in the knowledge base as {existing.name} in '{existing.kb}'; nothing changed."
+
+
+@dataclass(frozen=True)
+class _FileProgress:
+    """Progress of file ``index`` of ``count``: a phase and the fraction of this file done -> batch progress."""
+
+    progress: Progress
+    name: str
+    index: int
+    count: int
+
+    def __call__(
+        self, phase: IngestPhase, fraction: float, message: str, done: int | None = None, total: int | None = None
+    ) -> None:
+        overall = (self.index + fraction) / self.count
+        self.progress(IngestProgress(self.name, phase, overall, message, done, total))
 
 
 class Ingestor:
@@ -150,23 +173,19 @@ class Ingestor:
         kb = kb_name(kb)
         results: list[IngestResult] = []
         for index, (path, name) in enumerate(files):
-
-            def file_progress(fraction: float, message: str, index: int = index, name: str = name) -> None:
-                progress((index + fraction) / len(files), f"{name}: {message}")
-
             try:
-                results.append(self._ingest_one(path, name, kb, file_progress))
+                results.append(self._ingest_one(path, name, kb, _FileProgress(progress, name, index, len(files))))
             except RagAppError as exc:
                 log.info("ingest of %s refused: %s", name, exc)
                 results.append(IngestResult(name=name, status="failed", message=str(exc)))
             except Exception as exc:  # never let one file take the batch (or the app) down
                 log.exception("unexpected failure ingesting %s", name)
                 results.append(IngestResult(name=name, status="failed", message=f"{name}: unexpected error ({exc!r})."))
-        progress(1.0, "updating keyword index")
+        progress(IngestProgress(None, "index", 1.0, "updating keyword index"))
         self._store.refresh_keywords()
         return results
 
-    def _ingest_one(self, path: Path, name: str, kb: str, progress: Progress) -> IngestResult:
+    def _ingest_one(self, path: Path, name: str, kb: str, progress: _FileProgress) -> IngestResult:
         size = path.stat().st_size
         limit = self._settings.max_file_mb * 1024 * 1024
         if size > limit:
@@ -185,7 +204,7 @@ class Ingestor:
                 doc_id=existing.doc_id,
                 chunks=existing.chunk_count,
             )
-        progress(0.05, "parsing")
+        progress("parse", 0.05, "parsing")
         parsed = parse_file(path, name)
         doc_id = content_hash[:16]
         chunks = chunk_document(parsed, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
@@ -202,8 +221,11 @@ class Ingestor:
             added_at=utc_now(),
             kb=kb,
         )
-        progress(0.1, f"{len(chunks)} chunks")
-        vectors = embed_chunks(self._store.embedder, chunks, lambda f, m: progress(0.1 + 0.85 * f, m))
+        n = len(chunks)
+        progress("embed", 0.1, f"{n} chunks", 0, n)  # chunked: embedding starts
+        vectors = embed_chunks(
+            self._store.embedder, chunks, lambda f, m: progress("embed", 0.1 + 0.85 * f, m, round(f * n), n)
+        )
         with self._store.write_lock:
             winner = catalog.document_by_hash(content_hash)
             if winner is not None:  # a concurrent upload of the same file won

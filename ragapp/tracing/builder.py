@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragapp.core.events import (
@@ -29,41 +29,42 @@ from ragapp.core.events import (
     RoutingEvent,
     StageEvent,
 )
-from ragapp.core.types import LLMCall, RetrievalResult
+from ragapp.core.types import IngestResult, LLMCall, RetrievalResult
+from ragapp.tracing.model import (
+    AgentStepRecord,
+    AnswerRecord,
+    CitationRecord,
+    ClarifyRecord,
+    IngestFileRecord,
+    LLMCallRecord,
+    MemoryRecord,
+    Notice,
+    RewriteRecord,
+    RoutingRecord,
+    Span,
+    Trace,
+)
 from ragapp.tracing.records import chunk_ref, jsonable, leaf_record, retrieval_record
 
 log = logging.getLogger(__name__)
 
 
 class TraceBuilder:
-    """The trace of one request, as a JSON-able dict in ``self.trace``. Thread-safe: tool threads report too."""
+    """The trace of one request, built in ``self.trace``. Thread-safe: tool threads report too."""
 
     def __init__(self, owner: str, kind: str, question: str, mode: str) -> None:
         self._t0 = time.perf_counter()
         self._lock = threading.RLock()
         self._open: list[int] = []  # ids of the spans still open, innermost last
         self.failures = 0
-        self.trace: dict[str, Any] = {
-            "id": uuid.uuid4().hex[:16],
-            "owner": owner,
-            "kind": kind,
-            "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "question": question,
-            "mode": mode,
-            "total_s": None,
-            "status": "ok",
-            "degradations": [],
-            "errors": [],
-            "notices": [],
-            "spans": [],
-            "rewrite": None,
-            "routing": [],
-            "retrievals": [],
-            "llm_calls": [],
-            "agent_steps": [],
-            "context": [],
-            "answer": None,
-        }
+        self.trace = Trace(
+            id=uuid.uuid4().hex[:16],
+            owner=owner,
+            kind=kind,
+            started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            question=question,
+            mode=mode,
+        )
         self._root = self.open(kind, "request", {"question": question, "mode": mode})
 
     # -- spans ---------------------------------------------------------------------------------
@@ -73,20 +74,17 @@ class TraceBuilder:
 
     def open(self, name: str, kind: str, attributes: dict[str, Any] | None = None, start: float | None = None) -> int:
         with self._lock:
-            span: dict[str, Any] = {
-                "id": len(self.trace["spans"]),
-                "parent": self._open[-1] if self._open else None,
-                "name": name,
-                "kind": kind,
-                "start_s": round(self.now() if start is None else start, 6),
-                "duration_s": None,
-                "status": "running",
-                "error": None,
-                "attributes": attributes or {},
-            }
-            self.trace["spans"].append(span)
-            self._open.append(span["id"])
-            return int(span["id"])
+            span = Span(
+                id=len(self.trace.spans),
+                parent=self._open[-1] if self._open else None,
+                name=name,
+                kind=kind,
+                start_s=round(self.now() if start is None else start, 6),
+                attributes=attributes or {},
+            )
+            self.trace.spans.append(span)
+            self._open.append(span.id)
+            return span.id
 
     def close(
         self,
@@ -97,17 +95,17 @@ class TraceBuilder:
         attributes: dict[str, Any] | None = None,
     ) -> None:
         with self._lock:
-            span = self.trace["spans"][span_id]
-            span["duration_s"] = round(duration_s if duration_s is not None else self.now() - span["start_s"], 6)
-            span["status"] = status
-            span["error"] = error
-            span["attributes"].update(attributes or {})
+            span = self.trace.spans[span_id]
+            span.duration_s = round(duration_s if duration_s is not None else self.now() - span.start_s, 6)
+            span.status = status
+            span.error = error
+            span.attributes.update(attributes or {})
             if span_id in self._open:  # children left open (a stage that never reported back) close with it
                 for inner in self._open[self._open.index(span_id) + 1 :]:
                     self.close(inner, "unfinished")
                 self._open.remove(span_id)
             if error:
-                self.trace["errors"].append(f"{span['name']}: {error}")
+                self.trace.errors.append(f"{span.name}: {error}")
 
     def leaf(self, name: str, kind: str, start: float, duration: float, attributes: dict[str, Any], **kw: Any) -> None:
         """A span whose start and length are already known (a channel, a model call)."""
@@ -117,7 +115,7 @@ class TraceBuilder:
 
     def _find_open(self, name: str) -> int | None:
         for span_id in reversed(self._open):
-            if self.trace["spans"][span_id]["name"] == name:
+            if self.trace.spans[span_id].name == name:
                 return span_id
         return None
 
@@ -136,7 +134,7 @@ class TraceBuilder:
         self.failures += 1
         if self.failures == 1:
             log.warning("trace recording failed at %s; the request goes on", what, exc_info=True)
-        self.trace["recorder_error"] = f"recording failed at {what}"
+        self.trace.recorder_error = f"recording failed at {what}"
 
     def _stage(self, e: StageEvent) -> None:
         if e.status == "started":
@@ -150,42 +148,35 @@ class TraceBuilder:
         self.close(span_id, status, e.duration_s, e.error, jsonable(e.detail))
 
     def _rewrite(self, e: RewriteEvent) -> None:
-        self.trace["rewrite"] = {"original": e.original, "standalone": e.standalone, "sub_questions": e.sub_questions}
+        self.trace.rewrite = RewriteRecord(e.original, e.standalone, list(e.sub_questions))
 
     def _routing(self, e: RoutingEvent) -> None:
-        self.trace["routing"].append(
-            {
-                "question": e.question,
-                "action": e.action,
-                "reason": e.reason,
-                "intents": [leaf_record(s) for s in e.intents],
-                "scores": [leaf_record(s) for s in e.scores],
-            }
-        )
+        intents, scores = [leaf_record(s) for s in e.intents], [leaf_record(s) for s in e.scores]
+        self.trace.routing.append(RoutingRecord(e.question, e.action, e.reason, intents, scores))
 
     def _clarify(self, e: ClarifyEvent) -> None:
-        self.trace["clarify"] = {"ambiguous": e.ambiguous, "choices": [leaf_record(c) for c in e.choices]}
+        self.trace.clarify = ClarifyRecord(e.ambiguous, [leaf_record(c) for c in e.choices])
 
     def _notice(self, e: NoticeEvent) -> None:
-        self.trace["notices"].append({"level": e.level, "message": e.message})
+        self.trace.notices.append(Notice(e.level, e.message))
         if e.level == "warning":
             self._degraded(e.message)
 
     def _degraded(self, message: str) -> None:
-        if message not in self.trace["degradations"]:
-            self.trace["degradations"].append(message)
+        if message not in self.trace.degradations:
+            self.trace.degradations.append(message)
 
     def _context(self, e: RetrievalEvent) -> None:
-        self.trace["context"] = [chunk_ref(c) for c in e.chunks]
+        self.trace.context = [chunk_ref(c) for c in e.chunks]
         for message in e.degraded:
             self._degraded(message)
 
     def _mode(self, e: ModeEvent) -> None:
-        self.trace["mode"] = e.mode
-        self.trace["mode_reason"] = e.reason
+        self.trace.mode = e.mode
+        self.trace.mode_reason = e.reason
 
     def _memory(self, e: MemoryEvent) -> None:
-        self.trace["memory"] = {"folded": e.folded, "summary": e.summary}
+        self.trace.memory = MemoryRecord(e.folded, e.summary)
 
     def _agent_step(self, e: AgentStepEvent) -> None:
         name = f"tool {e.tool}"
@@ -196,28 +187,15 @@ class TraceBuilder:
             if span_id is None:
                 span_id = self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments)})
             self.close(span_id, "failed" if e.status == "failed" else "ok", e.duration_s, e.error)
-            self.trace["agent_steps"].append(
-                {
-                    "step": e.step,
-                    "tool": e.tool,
-                    "arguments": jsonable(e.arguments),
-                    "thought": e.thought,
-                    "status": e.status,
-                    "preview": e.preview,
-                    "duration_s": e.duration_s,
-                    "error": e.error,
-                }
+            self.trace.agent_steps.append(
+                AgentStepRecord(
+                    e.step, e.tool, jsonable(e.arguments), e.thought, e.status, e.preview, e.duration_s, e.error
+                )
             )
 
     def _answer(self, e: AnswerEvent) -> None:
-        self.trace["answer"] = {
-            "text": e.text,
-            "grounded": e.grounded,
-            "citations": [
-                {"number": c.number, "source": c.chunk.source, "doc_id": c.chunk.doc_id, "chunk_id": c.chunk.chunk_id}
-                for c in e.citations
-            ],
-        }
+        citations = [CitationRecord(c.number, c.chunk.source, c.chunk.doc_id, c.chunk.chunk_id) for c in e.citations]
+        self.trace.answer = AnswerRecord(e.text, e.grounded, citations)
 
     # -- reports from below the event stream -------------------------------------------------------
 
@@ -251,14 +229,13 @@ class TraceBuilder:
         self.close(span, "degraded" if result.degraded else "ok", seconds)
         for message in result.degraded:
             self._degraded(message)
-        self.trace["retrievals"].append(retrieval_record(result, seconds))
+        self.trace.retrievals.append(retrieval_record(result, seconds))
 
     def llm_call(self, call: LLMCall, started: float) -> None:
         try:
             with self._lock:
-                index = len(self.trace["llm_calls"])
-                record = call.__dict__ | {"index": index}
-                self.trace["llm_calls"].append(record)
+                index = len(self.trace.llm_calls)
+                self.trace.llm_calls.append(LLMCallRecord(index, call))
                 attributes = {
                     "call": index,
                     "model": call.model,
@@ -295,25 +272,35 @@ class TraceBuilder:
 
     # -- the end -----------------------------------------------------------------------------------
 
-    def finish(self, status: str | None = None, error: str | None = None) -> dict[str, Any]:
+    def ingested(self, results: Sequence[IngestResult]) -> None:
+        """What an upload did with each file; a file that failed degrades the upload."""
+        try:
+            with self._lock:
+                self.trace.ingest = [IngestFileRecord(r.name, r.status, r.message, r.chunks) for r in results]
+                for r in results:
+                    if r.status == "failed":
+                        self._degraded(r.message)
+        except Exception:
+            self._failed("ingest results")
+
+    def finish(self, status: str | None = None, error: str | None = None) -> Trace:
         with self._lock:
             if error:
-                self.trace["errors"].append(error)
+                self.trace.errors.append(error)
             self.close(self._root, "failed" if error else "ok", error=None)
-            self.trace["total_s"] = round(self.now(), 4)
-            self.trace["status"] = status or self._status()
+            self.trace.total_s = round(self.now(), 4)
+            self.trace.status = status or self._status()
             return self.trace
 
     def _status(self) -> str:
         t = self.trace
-        if t.get("clarify"):
+        if t.clarify:
             return "clarified"
-        if t["errors"] or any(s["status"] == "failed" for s in t["spans"]):
-            return "failed" if t["answer"] is None else "degraded"
-        if t["degradations"]:
+        if t.errors or any(s.status == "failed" for s in t.spans):
+            return "failed" if t.answer is None else "degraded"
+        if t.degradations:
             return "degraded"
-        answer = t["answer"]
-        if answer is not None and not answer["grounded"] and t["retrievals"] and not t["context"]:
+        if t.answer is not None and not t.answer.grounded and t.retrievals and not t.context:
             return "not found"
         return "ok"
 

@@ -1,38 +1,46 @@
-"""An upload's progress messages -> spans: one per file, a child per phase."""
+"""An upload's progress reports -> spans: one per file, a child per phase."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from ragapp.core.types import IngestPhase, IngestProgress
 
 if TYPE_CHECKING:
     from ragapp.tracing.builder import TraceBuilder
 
+# The span each phase is recorded under: parsing and chunking run back to back and share one.
+PHASE_SPANS: dict[IngestPhase, str] = {
+    "parse": "parse + chunk",
+    "chunk": "parse + chunk",
+    "embed": "embed",
+    "store": "store",
+    "index": "index",
+}
+
 
 class IngestPhases:
-    """Progress messages ("report.pdf: parsing", "report.pdf: embedded 32/90 chunks") -> a span per file, a
-    child span per phase (parse, chunk, embed, store)."""
+    """Progress reports -> a span per file (reports without a file, the keyword index, belong to none), a child
+    span per phase, opened at the phase's first report with its message."""
 
-    def __init__(self, builder: TraceBuilder, files: Sequence[str]) -> None:
+    def __init__(self, builder: TraceBuilder) -> None:
         self._builder = builder
-        self._files = list(files)
         self._file: tuple[str, int] | None = None
         self._phase: tuple[str, int] | None = None
 
-    def progress(self, _fraction: float, message: str) -> None:
+    def progress(self, update: IngestProgress) -> None:
         try:
-            name = next((f for f in self._files if message.startswith(f + ": ")), "")
-            what = message[len(name) + 2 :] if name else message
-            phase = _phase_of(what)
             b = self._builder
-            if not name:  # a message about the whole batch (the keyword index) belongs to no file
+            if update.file is None:
+                if self._file is not None:
+                    self._end_file()
+            elif self._file is None or self._file[0] != update.file:
                 self._end_file()
-            elif self._file is None or self._file[0] != name:
-                self._end_file()
-                self._file = (name, b.open(name, "file"))
+                self._file = (update.file, b.open(update.file, "file"))
+            phase = PHASE_SPANS[update.phase]
             if self._phase is None or self._phase[0] != phase:
                 self._end_phase()
-                self._phase = (phase, b.open(phase, "stage", {"message": what}))
+                self._phase = (phase, b.open(phase, "stage", {"message": update.message}))
         except Exception:
             self._builder._failed("ingest progress")
 
@@ -52,16 +60,3 @@ class IngestPhases:
             self._end_file()
         except Exception:
             self._builder._failed("ingest end")
-
-
-def _phase_of(message: str) -> str:
-    """The ingestor reports "parsing", then "N chunks" once chunked (embedding starts), "embedded i/n" per
-    batch, then "updating keyword index"."""
-    lowered = message.lower()
-    if "pars" in lowered:
-        return "parse + chunk"
-    if "chunk" in lowered:
-        return "embed"
-    if "keyword" in lowered:
-        return "index"
-    return "store"

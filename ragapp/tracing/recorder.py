@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ragapp.core.events import EngineEvent
-from ragapp.core.types import IngestResult
+from ragapp.core.types import IngestProgress, IngestResult
 from ragapp.tracing.builder import TraceBuilder
 from ragapp.tracing.context import CURRENT
 from ragapp.tracing.ingest import IngestPhases
@@ -66,13 +66,17 @@ class TraceRecorder:
             self._save(builder, *outcome)
 
     def ingest(
-        self, run: Callable[[Callable[[float, str], None]], list[IngestResult]], *, owner: str, files: Sequence[str]
+        self,
+        run: Callable[[Callable[[IngestProgress], None]], list[IngestResult]],
+        *,
+        owner: str,
+        files: Sequence[str],
     ) -> list[IngestResult]:
         """Run an ingestion (``run(progress)``) and record one span per file, with its phases."""
         if not self.enabled:
-            return run(lambda _f, _m: None)
+            return run(lambda _update: None)
         builder = TraceBuilder(owner, "ingest", ", ".join(files)[:300], "ingest")
-        phases = IngestPhases(builder, files)
+        phases = IngestPhases(builder)
         error: str | None = None
         ctx = contextvars.copy_context()
         ctx.run(CURRENT.set, builder)
@@ -84,15 +88,7 @@ class TraceRecorder:
         finally:
             phases.done()
             if error is None:
-                try:
-                    builder.trace["ingest"] = [
-                        {"name": r.name, "status": r.status, "message": r.message, "chunks": r.chunks} for r in results
-                    ]
-                    for r in results:
-                        if r.status == "failed":
-                            builder._degraded(r.message)
-                except Exception:
-                    builder._failed("ingest results")
+                builder.ingested(results)
             self._save(builder, "failed" if error else None, error)
         return results
 

@@ -1,18 +1,176 @@
-"""What a trace keeps of a search, a chunk, an intent score: plain JSON-able records."""
+"""What a trace keeps of a search, a chunk, an intent score: typed records, and the functions that make them
+from the engine's results. Each record's ``to_dict()`` is its stored JSON shape; ``from_dict()`` reads it back."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ragapp.core.types import LeafScore, RetrievalResult, RetrievedChunk
+from ragapp.tracing.reading import AsDict, read_dict, read_int, read_list, read_maps, read_num, read_opt_num, read_str
 
 PREVIEW_CHARS = 400
 
 
-def retrieval_record(result: RetrievalResult, seconds: float) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ChunkRef(AsDict):
+    """A chunk as a trace shows it, its text cut to a preview."""
+
+    chunk_id: str
+    doc_id: str
+    source: str
+    location: str
+    text: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChunkRef:
+        return cls(*(read_str(data, k) for k in ("chunk_id", "doc_id", "source", "location", "text")))
+
+
+@dataclass(frozen=True)
+class CandidateRecord(AsDict):
+    """A fused candidate: its chunk, its rank and score in each channel, what each channel added to its fused
+    score, its rerank score, and how it moved."""
+
+    chunk_id: str
+    doc_id: str
+    source: str
+    location: str
+    text: str
+    fused_rank: int
+    fused_score: float
+    channel_ranks: dict[str, int]
+    channel_scores: dict[str, float]
+    contributions: dict[str, float]
+    rerank_score: float | None
+    final_rank: int
+    in_prompt: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CandidateRecord:
+        ref = ChunkRef.from_dict(data)
+        return cls(
+            ref.chunk_id,
+            ref.doc_id,
+            ref.source,
+            ref.location,
+            ref.text,
+            fused_rank=read_int(data, "fused_rank"),
+            fused_score=read_num(data, "fused_score"),
+            channel_ranks=read_dict(data, "channel_ranks"),
+            channel_scores=read_dict(data, "channel_scores"),
+            contributions=read_dict(data, "contributions"),
+            rerank_score=read_opt_num(data, "rerank_score"),
+            final_rank=read_int(data, "final_rank"),
+            in_prompt=bool(data.get("in_prompt")),
+        )
+
+
+@dataclass(frozen=True)
+class HitRecord(AsDict):
+    chunk_id: str
+    rank: int
+    score: float
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HitRecord:
+        return cls(read_str(data, "chunk_id"), read_int(data, "rank"), read_num(data, "score"))
+
+
+@dataclass(frozen=True)
+class ChannelRecord:
+    """One channel's hits in its own order, and how long it took."""
+
+    channel: str
+    seconds: float
+    hits: list[HitRecord]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"channel": self.channel, "seconds": self.seconds, "hits": [h.to_dict() for h in self.hits]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChannelRecord:
+        hits = [HitRecord.from_dict(h) for h in read_maps(data, "hits")]
+        return cls(read_str(data, "channel"), read_num(data, "seconds"), hits)
+
+
+@dataclass(frozen=True)
+class RetrievalRecord:
+    """One search: the settings it ran with, each channel's hits and every fused candidate."""
+
+    query: str
+    kbs: list[str] | None
+    cached: bool
+    seconds: float
+    degraded: list[str]
+    timings: dict[str, float]
+    settings: dict[str, Any]  # JSON-able: fusion, rrf_k, weights, candidate_limit, top_k, ...
+    channels: list[ChannelRecord]
+    candidates: list[CandidateRecord]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "kbs": None if self.kbs is None else list(self.kbs),
+            "cached": self.cached,
+            "seconds": self.seconds,
+            "degraded": list(self.degraded),
+            "timings": dict(self.timings),
+            "settings": dict(self.settings),
+            "channels": [c.to_dict() for c in self.channels],
+            "candidates": [c.to_dict() for c in self.candidates],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RetrievalRecord:
+        kbs = data.get("kbs")
+        return cls(
+            query=read_str(data, "query"),
+            kbs=[str(k) for k in kbs] if isinstance(kbs, list | tuple) else None,
+            cached=bool(data.get("cached")),
+            seconds=read_num(data, "seconds"),
+            degraded=[str(d) for d in read_list(data, "degraded")],
+            timings=read_dict(data, "timings"),
+            settings=read_dict(data, "settings"),
+            channels=[ChannelRecord.from_dict(c) for c in read_maps(data, "channels")],
+            candidates=[CandidateRecord.from_dict(c) for c in read_maps(data, "candidates")],
+        )
+
+
+@dataclass(frozen=True)
+class LeafRecord(AsDict):
+    """An intent leaf with the score the classifier gave it."""
+
+    code: str
+    path: str
+    kind: str
+    score: float
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LeafRecord:
+        return cls(read_str(data, "code"), read_str(data, "path"), read_str(data, "kind"), read_num(data, "score"))
+
+
+# -- from the engine's results ----------------------------------------------------------------------
+
+
+SETTINGS_KEPT = (
+    "fusion",
+    "rrf_k",
+    "weights",
+    "recall_budget",
+    "candidate_limit",
+    "context_top_k",
+    "min_rerank_score",
+    "reranker",
+    "top_k",
+)
+
+
+def retrieval_record(result: RetrievalResult, seconds: float) -> RetrievalRecord:
     """One search as the Traces tab shows it: settings, each channel's hits, and every fused candidate with its
     rank in each channel, what each channel added to its fused score, its rerank score, and how it moved."""
-    s = result.settings
     parts = result.contributions
     # The fused order, ties broken as fusion breaks them (best channel rank, then chunk id).
     by_fused = sorted(
@@ -24,67 +182,51 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> dict[str, Any]:
     candidates = []
     for final, c in enumerate(result.candidates, start=1):
         cid = c.chunk.chunk_id
+        ref = chunk_ref(c)
         candidates.append(
-            chunk_ref(c)
-            | {
-                "fused_rank": fused_rank[cid],
-                "fused_score": round(c.fused_score, 6),
-                "channel_ranks": dict(c.channel_ranks),
-                "channel_scores": {k: round(v, 6) for k, v in c.channel_scores.items()},
-                "contributions": {k: round(v, 6) for k, v in parts.get(cid, {}).items()},
-                "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 6),
-                "final_rank": final,
-                "in_prompt": cid in in_prompt,
-            }
+            CandidateRecord(
+                ref.chunk_id,
+                ref.doc_id,
+                ref.source,
+                ref.location,
+                ref.text,
+                fused_rank=fused_rank[cid],
+                fused_score=round(c.fused_score, 6),
+                channel_ranks=dict(c.channel_ranks),
+                channel_scores={k: round(v, 6) for k, v in c.channel_scores.items()},
+                contributions={k: round(v, 6) for k, v in parts.get(cid, {}).items()},
+                rerank_score=None if c.rerank_score is None else round(c.rerank_score, 6),
+                final_rank=final,
+                in_prompt=cid in in_prompt,
+            )
         )
-    return {
-        "query": result.query,
-        "kbs": list(result.kbs) if result.kbs is not None else None,
-        "cached": result.cached,
-        "seconds": round(seconds, 6),
-        "degraded": list(result.degraded),
-        "timings": {k: round(v, 6) for k, v in result.timings.items()},
-        "settings": jsonable(
-            {
-                k: s.get(k)
-                for k in (
-                    "fusion",
-                    "rrf_k",
-                    "weights",
-                    "recall_budget",
-                    "candidate_limit",
-                    "context_top_k",
-                    "min_rerank_score",
-                    "reranker",
-                    "top_k",
-                )
-            }
-        ),
-        "channels": [
-            {
-                "channel": c.channel,
-                "seconds": round(c.duration_s, 6),
-                "hits": [{"chunk_id": h.chunk_id, "rank": h.rank, "score": round(h.score, 6)} for h in c.hits],
-            }
+    return RetrievalRecord(
+        query=result.query,
+        kbs=list(result.kbs) if result.kbs is not None else None,
+        cached=result.cached,
+        seconds=round(seconds, 6),
+        degraded=list(result.degraded),
+        timings={k: round(v, 6) for k, v in result.timings.items()},
+        settings=jsonable({k: result.settings.get(k) for k in SETTINGS_KEPT}),
+        channels=[
+            ChannelRecord(
+                c.channel,
+                round(c.duration_s, 6),
+                [HitRecord(h.chunk_id, h.rank, round(h.score, 6)) for h in c.hits],
+            )
             for c in result.channel_results
         ],
-        "candidates": candidates,
-    }
+        candidates=candidates,
+    )
 
 
-def chunk_ref(c: RetrievedChunk) -> dict[str, Any]:
+def chunk_ref(c: RetrievedChunk) -> ChunkRef:
     chunk = c.chunk
-    return {
-        "chunk_id": chunk.chunk_id,
-        "doc_id": chunk.doc_id,
-        "source": chunk.source,
-        "location": chunk.location,
-        "text": chunk.text[:PREVIEW_CHARS],
-    }
+    return ChunkRef(chunk.chunk_id, chunk.doc_id, chunk.source, chunk.location, chunk.text[:PREVIEW_CHARS])
 
 
-def leaf_record(s: LeafScore) -> dict[str, Any]:
-    return {"code": s.code, "path": s.path, "kind": s.kind, "score": round(s.score, 4)}
+def leaf_record(s: LeafScore) -> LeafRecord:
+    return LeafRecord(s.code, s.path, s.kind, round(s.score, 4))
 
 
 def jsonable(value: Any) -> Any:

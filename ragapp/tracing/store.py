@@ -3,6 +3,10 @@
 ``TraceStore.save`` only queues: one daemon thread writes, trims oversized traces and applies retention, so a
 request never waits on the disk and a write error never reaches the user (it is logged and counted). A database
 file that cannot be opened is moved aside and a fresh one started: losing old traces beats breaking the app.
+
+A trace is serialised here and nowhere else: ``TraceStore`` takes a ``Trace``, turns it into JSON on the writer
+thread, and ``get`` reads one back. ``TracePayloadStore`` is the same table holding the JSON dicts as they are
+(for tools that read or repair stored traces, and the tests of the table itself).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from ragapp.tracing.model import Trace
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,8 @@ _SUMMARY_COLUMNS = "id, started_at, question, mode, kind, total_s, status, degra
 
 _IN_USE = {"SQLITE_BUSY", "SQLITE_LOCKED"}  # a healthy file another process holds: never move it aside
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class TraceSummary:
@@ -55,10 +63,10 @@ class TraceSummary:
     degradations: tuple[str, ...]
 
 
-class TraceStore:
+class _TraceTable(Generic[T]):
     """Traces per owner. Writes go through one daemon thread; reads share its connection under a lock.
 
-    ``save`` takes ownership of the dict: do not change it afterwards. ``write_errors`` counts traces that could
+    ``save`` takes ownership of the trace: do not change it afterwards. ``write_errors`` counts traces that could
     not be written, ``dropped`` those refused because the queue was full.
     """
 
@@ -71,14 +79,20 @@ class TraceStore:
         self._conn = open_database(path, _TRACE_SCHEMA)
         self._conn.create_function("casefold", 1, _casefold, deterministic=True)
         self._lock = threading.Lock()
-        self._queue: queue.Queue[dict[str, Any] | threading.Event | None] = queue.Queue(QUEUE_SIZE)
+        self._queue: queue.Queue[T | threading.Event | None] = queue.Queue(QUEUE_SIZE)
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="trace-writer", daemon=True)
         self._thread.start()
 
     # -- writing -------------------------------------------------------------------------------
 
-    def save(self, trace: dict[str, Any]) -> None:
+    def _encode(self, trace: T) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _decode(self, payload: dict[str, Any]) -> T:
+        raise NotImplementedError
+
+    def save(self, trace: T) -> None:
         """Queue the trace for writing and return at once; never raises (problems are logged and counted)."""
         if self._closed:
             log.warning("trace %r not saved: the trace store is closed", _trace_id(trace))
@@ -129,8 +143,8 @@ class TraceStore:
                 self.write_errors += 1
                 log.warning("could not write trace %r: %s", _trace_id(item), exc)
 
-    def _write(self, trace: dict[str, Any]) -> None:
-        row = _trace_row(trace)
+    def _write(self, trace: T) -> None:
+        row = _trace_row(self._encode(trace))
         with self._lock, self._conn:
             self._conn.execute(f"INSERT OR REPLACE INTO traces ({_TRACE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
             self._conn.execute(
@@ -171,7 +185,7 @@ class TraceStore:
             rows = self._conn.execute(sql, args).fetchall()
         return [_summary(row) for row in rows]
 
-    def get(self, trace_id: str, owner: str) -> dict[str, Any] | None:
+    def get(self, trace_id: str, owner: str) -> T | None:
         """The whole trace, or None when there is none with this id for this owner."""
         with self._lock:
             row = self._conn.execute(
@@ -180,17 +194,40 @@ class TraceStore:
         if row is None:
             return None
         try:
-            trace: dict[str, Any] = json.loads(row[0])
+            payload = json.loads(row[0])
         except ValueError as exc:
             log.warning("trace %r is unreadable (%s)", trace_id, exc)
             return None
-        return trace
+        if not isinstance(payload, dict):
+            log.warning("trace %r is unreadable (not a JSON object)", trace_id)
+            return None
+        return self._decode(payload)
 
     def delete_all(self, owner: str) -> int:
         """Delete every trace of ``owner`` (including those still queued); returns how many went."""
         self.flush()
         with self._lock, self._conn:
             return self._conn.execute("DELETE FROM traces WHERE owner = ?", (owner,)).rowcount
+
+
+class TraceStore(_TraceTable[Trace]):
+    """Typed traces: each is serialised (``Trace.to_dict``) on the writer thread and read back as a ``Trace``."""
+
+    def _encode(self, trace: Trace) -> dict[str, Any]:
+        return trace.to_dict()
+
+    def _decode(self, payload: dict[str, Any]) -> Trace:
+        return Trace.from_dict(payload)
+
+
+class TracePayloadStore(_TraceTable[dict[str, Any]]):
+    """The same table with each trace as its stored JSON dict, unchanged."""
+
+    def _encode(self, trace: dict[str, Any]) -> dict[str, Any]:
+        return trace
+
+    def _decode(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return payload
 
 
 # -- opening -----------------------------------------------------------------------------------
@@ -298,4 +335,6 @@ def _casefold(value: str | None) -> str | None:
 
 
 def _trace_id(trace: object) -> object:
+    if isinstance(trace, Trace):
+        return trace.id
     return trace.get("id") if isinstance(trace, dict) else None

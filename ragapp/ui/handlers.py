@@ -196,7 +196,7 @@ class Handlers:
         pairs = [(Path(f), Path(f).name) for f in files]
         progress(0.0, desc="Starting")
         results = self.engine.library.ingest(
-            pairs, lambda fraction, text: progress(fraction, desc=text), target, owner=owner_of(owner, request)
+            pairs, lambda update: progress(update.fraction, desc=update.text), target, owner=owner_of(owner, request)
         )
         summary = ingest_summary(results)
         failed = [r for r in results if r.status == "failed"]

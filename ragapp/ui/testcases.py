@@ -12,6 +12,7 @@ import pandas as pd
 from ragapp.engine.engine import Engine
 from ragapp.retrieval.fusion import FUSIONS
 from ragapp.testcases.scoring import CaseReport
+from ragapp.tracing.model import Trace
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.state import owner_of
 from ragapp.ui.trace_charts import metrics_chart
@@ -40,23 +41,23 @@ class CaseHandlers:
     def save(
         self,
         stored: str | None,
-        trace: dict[str, Any] | None,
+        trace: Trace | None,
         expected: list[str] | None,
         request: gr.Request | None = None,
     ) -> tuple[str, Any, Any]:
         owner = owner_of(stored, request)
         if not trace:
             raise gr.Error("Open a request first.")
-        if trace.get("kind") != "chat":
+        if trace.kind != "chat":
             raise gr.Error("Only questions can become test cases.")
         if not expected:
             raise gr.Error("Pick the documents that should answer this question.")
         kbs = None
-        searches = trace.get("retrievals", [])
-        if searches and all(s.get("kbs") is not None for s in searches):
-            kbs = sorted({kb for s in searches for kb in s["kbs"]})
+        searches = trace.retrievals
+        if searches and all(s.kbs is not None for s in searches):
+            kbs = sorted({kb for s in searches for kb in s.kbs or ()})
         try:
-            case = self.engine.observability.save_test_case(owner, trace["question"], expected, kbs, trace.get("id"))
+            case = self.engine.observability.save_test_case(owner, trace.question, expected, kbs, trace.id or None)
         except ValueError as exc:
             raise gr.Error(str(exc)) from None
         gr.Info(f"Saved test case #{case.id}.")

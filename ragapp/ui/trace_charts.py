@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
+
+from ragapp.tracing.model import Span, Trace
 
 if TYPE_CHECKING:
     from ragapp.testcases.scoring import CaseReport
@@ -25,29 +27,26 @@ KIND_COLOURS = {
 FAILED = "#ef4444"
 
 
-def waterfall(trace: Mapping[str, Any]) -> go.Figure:
+def waterfall(trace: Trace) -> go.Figure:
     """One bar per span, from its start to its end, children indented under their parent; failures in red."""
-    spans = list(trace.get("spans", []))
     depth: dict[int, int] = {}
-    for span in spans:
-        parent = span.get("parent")
-        depth[span["id"]] = depth.get(parent, -1) + 1 if parent is not None else 0
-    ordered = _tree_order(spans)
-    labels = [f"{'· ' * depth[s['id']]}{s['name']} #{s['id']}" for s in ordered]
-    durations = [max(s.get("duration_s") or 0.0, 0.0) * 1000 for s in ordered]
-    colours = [
-        FAILED if s["status"] in {"failed", "unfinished"} else KIND_COLOURS.get(s["kind"], "#64748b") for s in ordered
-    ]
+    for span in trace.spans:
+        parent = span.parent
+        depth[span.id] = depth.get(parent, -1) + 1 if parent is not None else 0
+    ordered = _tree_order(trace.spans)
+    labels = [f"{'· ' * depth[s.id]}{s.name} #{s.id}" for s in ordered]
+    durations = [max(s.duration_s or 0.0, 0.0) * 1000 for s in ordered]
+    colours = [FAILED if s.status in {"failed", "unfinished"} else KIND_COLOURS.get(s.kind, "#64748b") for s in ordered]
     hover = [
-        f"{s['name']} ({s['kind']})<br>start {s['start_s'] * 1000:.0f} ms · {d:.0f} ms · {s['status']}"
-        + (f"<br>{s['error']}" if s.get("error") else "")
+        f"{s.name} ({s.kind})<br>start {s.start_s * 1000:.0f} ms · {d:.0f} ms · {s.status}"
+        + (f"<br>{s.error}" if s.error else "")
         for s, d in zip(ordered, durations, strict=True)
     ]
     figure = go.Figure(
         go.Bar(
             y=labels,
             x=durations,
-            base=[s["start_s"] * 1000 for s in ordered],
+            base=[s.start_s * 1000 for s in ordered],
             orientation="h",
             marker_color=colours,
             hovertext=hover,
@@ -58,7 +57,7 @@ def waterfall(trace: Mapping[str, Any]) -> go.Figure:
         )
     )
     figure.update_layout(
-        title=f"Spans of {trace.get('kind', 'the request')} ({(trace.get('total_s') or 0):.2f} s)",
+        title=f"Spans of {trace.kind or 'the request'} ({(trace.total_s or 0):.2f} s)",
         xaxis_title="milliseconds since the request started",
         yaxis={"autorange": "reversed", "type": "category"},
         height=max(260, 28 * len(ordered) + 120),
@@ -68,17 +67,17 @@ def waterfall(trace: Mapping[str, Any]) -> go.Figure:
     return figure
 
 
-def _tree_order(spans: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _tree_order(spans: Sequence[Span]) -> list[Span]:
     """Parents before their children, children by start time (depth-first)."""
-    children: dict[int | None, list[Mapping[str, Any]]] = {}
+    children: dict[int | None, list[Span]] = {}
     for span in spans:
-        children.setdefault(span.get("parent"), []).append(span)
-    out: list[Mapping[str, Any]] = []
+        children.setdefault(span.parent, []).append(span)
+    out: list[Span] = []
 
     def walk(parent: int | None) -> None:
-        for span in sorted(children.get(parent, []), key=lambda s: (s["start_s"], s["id"])):
+        for span in sorted(children.get(parent, []), key=lambda s: (s.start_s, s.id)):
             out.append(span)
-            walk(span["id"])
+            walk(span.id)
 
     walk(None)
     return out

@@ -1,5 +1,5 @@
-"""A stored trace -> the tables and text the Traces tab shows. Pure functions over the trace dict (no gradio),
-so each view is testable on its own and works for traces written by older versions (missing keys are empty).
+"""A stored trace -> the tables and text the Traces tab shows. Pure functions over the typed trace (no gradio),
+so each view is testable on its own; traces written by older versions read back with empty parts (``from_dict``).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
+from ragapp.tracing.model import Span, Trace
+from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
 
 STATUS_ICON = {
@@ -38,197 +40,189 @@ def summary_rows(items: Sequence[TraceSummary]) -> list[list[Any]]:
     ]
 
 
-def header(trace: Mapping[str, Any]) -> str:
+def header(trace: Trace) -> str:
     """Question as typed and as searched, mode, status, time; errors and degradations set apart."""
-    lines = [f"### {STATUS_ICON.get(trace.get('status', ''), '')} {trace.get('question', '')}"]
+    lines = [f"### {STATUS_ICON.get(trace.status, '')} {trace.question}"]
     facts = [
-        f"**{trace.get('kind', 'chat')}**",
-        f"mode **{trace.get('mode', '?')}**",
-        f"status **{trace.get('status', '?')}**",
-        f"total **{(trace.get('total_s') or 0):.2f} s**",
-        f"started {_when(trace.get('started_at', ''))} UTC",
-        f"id `{trace.get('id', '')}`",
+        f"**{trace.kind or 'chat'}**",
+        f"mode **{trace.mode or '?'}**",
+        f"status **{trace.status or '?'}**",
+        f"total **{(trace.total_s or 0):.2f} s**",
+        f"started {_when(trace.started_at)} UTC",
+        f"id `{trace.id}`",
     ]
     lines.append(" · ".join(facts))
-    if trace.get("mode_reason"):
-        lines.append(f"_{trace['mode_reason']}_")
-    rewrite = trace.get("rewrite")
+    if trace.mode_reason:
+        lines.append(f"_{trace.mode_reason}_")
+    rewrite = trace.rewrite
     if rewrite:
-        lines.append(f"- **Typed:** {rewrite['original']}")
-        lines.append(f"- **Searched as:** {rewrite['standalone']}")
-        subs = rewrite.get("sub_questions") or []
+        lines.append(f"- **Typed:** {rewrite.original}")
+        lines.append(f"- **Searched as:** {rewrite.standalone}")
+        subs = rewrite.sub_questions
         if len(subs) > 1:
             lines += [f"  - part {i}: {q}" for i, q in enumerate(subs, start=1)]
-    for error in trace.get("errors", []):
+    for error in trace.errors:
         lines.append(f"> ❌ **Error:** {error}")
-    for message in trace.get("degradations", []):
+    for message in trace.degradations:
         lines.append(f"> ⚠️ **Degraded:** {message}")
-    for notice in trace.get("notices", []):
-        if notice.get("level") != "warning":
-            lines.append(f"> ℹ️ {notice['message']}")
-    if trace.get("recorder_error"):
-        lines.append(f"> 🧰 This trace may be incomplete: {trace['recorder_error']}.")
-    answer = trace.get("answer")
+    for notice in trace.notices:
+        if notice.level != "warning":
+            lines.append(f"> ℹ️ {notice.message}")
+    if trace.recorder_error:
+        lines.append(f"> 🧰 This trace may be incomplete: {trace.recorder_error}.")
+    answer = trace.answer
     if answer:
-        lines.append(f"**Answer** ({'grounded' if answer.get('grounded') else 'not grounded'}):")
-        text = answer.get("text", "")
+        lines.append(f"**Answer** ({'grounded' if answer.grounded else 'not grounded'}):")
+        text = answer.text
         shown = text if len(text) <= 600 else text[:599] + "…"
         lines.append("> " + shown.replace("\n", "\n> "))
     return "\n\n".join(lines)
 
 
-def intent_rows(trace: Mapping[str, Any]) -> list[list[Any]]:
+def intent_rows(trace: Trace) -> list[list[Any]]:
     """Every leaf the classifier scored, per routed (sub-)question; chosen ones marked."""
     rows: list[list[Any]] = []
-    for routing in trace.get("routing", []):
-        chosen = {i["code"] for i in routing.get("intents", [])}
-        scores = routing.get("scores") or routing.get("intents", [])
+    for routing in trace.routing:
+        chosen = {i.code for i in routing.intents}
+        scores = routing.scores or routing.intents
         if not scores:
-            rows.append([routing["question"], "—", "", routing["action"], routing.get("reason", "")])
+            rows.append([routing.question, "—", "", routing.action, routing.reason])
         for s in scores:
-            mark = "✓ " if s["code"] in chosen else ""
-            rows.append(
-                [routing["question"], mark + s["path"], s["score"], routing["action"], routing.get("reason", "")]
-            )
+            mark = "✓ " if s.code in chosen else ""
+            rows.append([routing.question, mark + s.path, s.score, routing.action, routing.reason])
     return rows
 
 
-def search_labels(trace: Mapping[str, Any]) -> list[tuple[str, int]]:
+def search_labels(trace: Trace) -> list[tuple[str, int]]:
     return [
-        (f"{i + 1}. {_short(r['query'], 60)}{' (cached)' if r.get('cached') else ''}", i)
-        for i, r in enumerate(trace.get("retrievals", []))
+        (f"{i + 1}. {_short(r.query, 60)}{' (cached)' if r.cached else ''}", i) for i, r in enumerate(trace.retrievals)
     ]
 
 
-def channel_names(search: Mapping[str, Any]) -> list[str]:
-    return [c["channel"] for c in search.get("channels", [])]
+def channel_names(search: RetrievalRecord) -> list[str]:
+    return [c.channel for c in search.channels]
 
 
-def channel_rows(search: Mapping[str, Any], names: Mapping[str, str]) -> list[list[Any]]:
+def channel_rows(search: RetrievalRecord, names: Mapping[str, str]) -> list[list[Any]]:
     """Each channel's hits in its own order: channel, rank, score, document, chunk id."""
     return [
-        [c["channel"], h["rank"], round(h["score"], 4), names.get(doc_of(h["chunk_id"]), "(deleted)"), h["chunk_id"]]
-        for c in search.get("channels", [])
-        for h in c.get("hits", [])
+        [c.channel, h.rank, round(h.score, 4), names.get(doc_of(h.chunk_id), "(deleted)"), h.chunk_id]
+        for c in search.channels
+        for h in c.hits
     ]
 
 
-def fused_headers(search: Mapping[str, Any]) -> list[str]:
+def fused_headers(search: RetrievalRecord) -> list[str]:
     channels = channel_names(search)
-    method = (search.get("settings") or {}).get("fusion") or "fusion"
+    method = search.settings.get("fusion") or "fusion"
     ranks = [f"Rank · {c}" for c in channels]
     parts = [f"{'RRF' if method == 'rrf' else method} · {c}" for c in channels]
     return FUSED_HEADERS_START + ranks + parts + FUSED_HEADERS_END
 
 
-def prompt_ids(trace: Mapping[str, Any]) -> set[str]:
+def prompt_ids(trace: Trace) -> set[str]:
     """Chunk ids that reached the answer's prompt (after the token budget), as the trace recorded them."""
-    return {c["chunk_id"] for c in trace.get("context", [])}
+    return {c.chunk_id for c in trace.context}
 
 
-def fused_rows(search: Mapping[str, Any], in_prompt: set[str] | None = None) -> list[list[Any]]:
+def fused_rows(search: RetrievalRecord, in_prompt: set[str] | None = None) -> list[list[Any]]:
     """The fused table: final rank, how the reranker moved it, fused rank, source, chunk, rank in each channel,
     what each channel added to the fused score, fused score, rerank score, whether it reached the prompt
     (``in_prompt``: the chunk ids that did; None: as the search chose them, before the token budget)."""
     channels = channel_names(search)
     rows = []
-    for c in search.get("candidates", []):
-        reached = c["chunk_id"] in in_prompt if in_prompt is not None else c.get("in_prompt")
-        moved = c["fused_rank"] - c["final_rank"]
+    for c in search.candidates:
+        reached = c.chunk_id in in_prompt if in_prompt is not None else c.in_prompt
+        moved = c.fused_rank - c.final_rank
         rows.append(
-            [c["final_rank"], f"↑{moved}" if moved > 0 else f"↓{-moved}" if moved < 0 else "=", c["fused_rank"]]
-            + [c["source"] + (f" ({c['location']})" if c.get("location") else ""), _short(c.get("text", ""), 120)]
-            + [c["channel_ranks"].get(ch, "—") for ch in channels]
-            + [round(c["contributions"][ch], 4) if ch in c.get("contributions", {}) else "—" for ch in channels]
-            + [round(c["fused_score"], 4), "—" if c.get("rerank_score") is None else round(c["rerank_score"], 4)]
+            [c.final_rank, f"↑{moved}" if moved > 0 else f"↓{-moved}" if moved < 0 else "=", c.fused_rank]
+            + [c.source + (f" ({c.location})" if c.location else ""), _short(c.text, 120)]
+            + [c.channel_ranks.get(ch, "—") for ch in channels]
+            + [round(c.contributions[ch], 4) if ch in c.contributions else "—" for ch in channels]
+            + [round(c.fused_score, 4), "—" if c.rerank_score is None else round(c.rerank_score, 4)]
             + ["✓" if reached else ""]
         )
     return rows
 
 
-def search_note(search: Mapping[str, Any]) -> str:
-    s = search.get("settings") or {}
+def search_note(search: RetrievalRecord) -> str:
+    s = search.settings
     bits = [
         f"fusion **{s.get('fusion')}**" + (f" (k={s.get('rrf_k')})" if s.get("fusion") == "rrf" else ""),
         f"weights {s.get('weights')}",
         f"reranker **{s.get('reranker')}**",
         f"{s.get('recall_budget')} per channel → {s.get('candidate_limit')} candidates → {s.get('top_k')} in prompt",
-        f"{search.get('seconds', 0) * 1000:.0f} ms" + (" (cached)" if search.get("cached") else ""),
+        f"{search.seconds * 1000:.0f} ms" + (" (cached)" if search.cached else ""),
     ]
-    if search.get("kbs") is not None:
-        bits.append("knowledge bases: " + ", ".join(search["kbs"]))
+    if search.kbs is not None:
+        bits.append("knowledge bases: " + ", ".join(search.kbs))
     return " · ".join(bits)
 
 
-def llm_markdown(trace: Mapping[str, Any]) -> str:
+def llm_markdown(trace: Trace) -> str:
     """Every model call: the exact messages sent and the completion, with token counts."""
-    calls = trace.get("llm_calls", [])
-    if not calls:
+    if not trace.llm_calls:
         return "_No model call in this request._"
-    purpose = {
-        s["attributes"].get("call"): _parent_name(trace, s) for s in trace.get("spans", []) if s["kind"] == "llm"
-    }
+    purpose = {s.attributes.get("call"): _parent_name(trace, s) for s in trace.spans if s.kind == "llm"}
     out = []
-    for call in calls:
-        tokens = f"{call['prompt_tokens']} → {call['completion_tokens']} tokens"
-        estimated = "" if call.get("usage_reported") else " (estimated)"
-        title = f"#### Call {call['index'] + 1} · {purpose.get(call['index'], '')} · {call['model']}"
-        out.append(f"{title}\n{tokens}{estimated} · {call['seconds']:.2f} s" + (" · JSON" if call.get("json") else ""))
-        if call.get("error"):
-            out.append(f"> ❌ {call['error']}")
-        for m in call["messages"]:
-            out.append(f"**{m['role']}**\n```text\n{_fence(m['content'])}\n```")
-        if call.get("tool_calls"):
-            out.append(f"**tool calls:** `{call['tool_calls']}`")
-        out.append(f"**completion**\n```text\n{_fence(call.get('completion', ''))}\n```")
+    for record in trace.llm_calls:
+        call, index = record.call, record.index
+        tokens = f"{call.prompt_tokens} → {call.completion_tokens} tokens"
+        estimated = "" if call.usage_reported else " (estimated)"
+        title = f"#### Call {index + 1} · {purpose.get(index, '')} · {call.model}"
+        out.append(f"{title}\n{tokens}{estimated} · {call.seconds:.2f} s" + (" · JSON" if call.json else ""))
+        if call.error:
+            out.append(f"> ❌ {call.error}")
+        for m in call.messages:
+            out.append(f"**{m.get('role', '')}**\n```text\n{_fence(m.get('content', ''))}\n```")
+        if call.tool_calls:
+            out.append(f"**tool calls:** `{call.tool_calls}`")
+        out.append(f"**completion**\n```text\n{_fence(call.completion)}\n```")
     return "\n\n".join(out)
 
 
-def agent_rows(trace: Mapping[str, Any]) -> list[list[Any]]:
+def agent_rows(trace: Trace) -> list[list[Any]]:
     return [
         [
-            s["step"],
-            s["tool"],
-            str(s.get("arguments", "")),
-            ("❌ " if s["status"] == "failed" else "") + s["status"],
-            "" if s.get("duration_s") is None else round(s["duration_s"], 2),
-            s.get("error") or _short(s.get("preview", ""), 160),
+            s.step,
+            s.tool,
+            str(s.arguments),
+            ("❌ " if s.status == "failed" else "") + s.status,
+            "" if s.duration_s is None else round(s.duration_s, 2),
+            s.error or _short(s.preview, 160),
         ]
-        for s in trace.get("agent_steps", [])
+        for s in trace.agent_steps
     ]
 
 
-def why_not(trace: Mapping[str, Any], doc_id: str, name: str) -> str:
+def why_not(trace: Trace, doc_id: str, name: str) -> str:
     """Where the best chunk of document ``doc_id`` ranked in each channel, after fusion and after rerank, in
     every search of the request; or that no channel returned it."""
-    searches = trace.get("retrievals", [])
-    if not searches:
+    if not trace.retrievals:
         return f"This request ran no search, so **{name}** could not be retrieved."
     out = [f"### Why not **{name}**?"]
-    for i, search in enumerate(searches, start=1):
-        s = search.get("settings") or {}
-        lines = [f"**Search {i}:** {search['query']}"]
-        if search.get("kbs") is not None:
-            lines.append(f"- searched only: {', '.join(search['kbs'])}")
+    for i, search in enumerate(trace.retrievals, start=1):
+        s = search.settings
+        lines = [f"**Search {i}:** {search.query}"]
+        if search.kbs is not None:
+            lines.append(f"- searched only: {', '.join(search.kbs)}")
         found_any = False
-        for channel in search.get("channels", []):
-            ranks = [h for h in channel.get("hits", []) if doc_of(h["chunk_id"]) == doc_id]
+        for channel in search.channels:
+            ranks = [h for h in channel.hits if doc_of(h.chunk_id) == doc_id]
             if ranks:
                 found_any = True
-                best = min(ranks, key=lambda h: h["rank"])
-                lines.append(
-                    f"- {channel['channel']}: best chunk at rank **{best['rank']}** (score {best['score']:.4f})"
-                )
+                top = min(ranks, key=lambda h: h.rank)
+                lines.append(f"- {channel.channel}: best chunk at rank **{top.rank}** (score {top.score:.4f})")
             else:
-                lines.append(f"- {channel['channel']}: not in its top {len(channel.get('hits', []))}")
-        mine = [c for c in search.get("candidates", []) if c["doc_id"] == doc_id]
+                lines.append(f"- {channel.channel}: not in its top {len(channel.hits)}")
+        mine = [c for c in search.candidates if c.doc_id == doc_id]
         if mine:
-            best = min(mine, key=lambda c: c["final_rank"])
-            lines.append(f"- after fusion: rank **{min(c['fused_rank'] for c in mine)}**")
-            score = best.get("rerank_score")
-            rerank = f"rank **{best['final_rank']}**" + ("" if score is None else f" (rerank score {score:.4f})")
+            best = min(mine, key=lambda c: c.final_rank)
+            lines.append(f"- after fusion: rank **{min(c.fused_rank for c in mine)}**")
+            score = best.rerank_score
+            rerank = f"rank **{best.final_rank}**" + ("" if score is None else f" (rerank score {score:.4f})")
             lines.append(f"- after rerank: {rerank}")
-            if any(c.get("in_prompt") for c in mine):
+            if any(c.in_prompt for c in mine):
                 lines.append("- ✅ it **reached the prompt**")
             elif score is not None and s.get("min_rerank_score") is not None and score < s["min_rerank_score"]:
                 lines.append(f"- ⛔ dropped by the relevance threshold (min_rerank_score {s['min_rerank_score']})")
@@ -242,17 +236,16 @@ def why_not(trace: Mapping[str, Any], doc_id: str, name: str) -> str:
     return "\n\n".join(out)
 
 
-def cited_documents(trace: Mapping[str, Any]) -> list[str]:
+def cited_documents(trace: Trace) -> list[str]:
     """Document names the answer cited, else those whose chunks reached the prompt."""
-    answer = trace.get("answer") or {}
-    names = [c["source"] for c in answer.get("citations", [])] or [c["source"] for c in trace.get("context", [])]
+    cited = [c.source for c in trace.answer.citations] if trace.answer else []
+    names = cited or [c.source for c in trace.context]
     return list(dict.fromkeys(names))
 
 
-def _parent_name(trace: Mapping[str, Any], span: Mapping[str, Any]) -> str:
-    spans = trace.get("spans", [])
-    parent = span.get("parent")
-    return spans[parent]["name"] if parent is not None and parent < len(spans) else ""
+def _parent_name(trace: Trace, span: Span) -> str:
+    parent = span.parent
+    return trace.spans[parent].name if parent is not None and 0 <= parent < len(trace.spans) else ""
 
 
 def _when(iso: str) -> str:

@@ -16,6 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from ragapp.engine.engine import Engine
+from ragapp.tracing.model import Trace
 from ragapp.ui import trace_views as views
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.state import owner_of
@@ -68,7 +69,7 @@ class TraceHandlers:
             raise gr.Error("That trace is gone (traces are kept for a limited time). Refresh the list.")
         return self.show(trace)
 
-    def show(self, trace: dict[str, Any]) -> tuple[Any, ...]:
+    def show(self, trace: Trace) -> tuple[Any, ...]:
         """Every view of one trace: header, waterfall, intents, searches, model calls, agent steps, the
         why-not picker, the test-case form and the export file."""
         names = self.doc_names()
@@ -91,19 +92,19 @@ class TraceHandlers:
         )
 
     def search_views(
-        self, trace: dict[str, Any] | None, index: int | None, names: dict[str, str] | None = None
+        self, trace: Trace | None, index: int | None, names: dict[str, str] | None = None
     ) -> tuple[Any, Any, str]:
         """Channel hits, the fused table and a settings line for search ``index`` of the trace (``names``:
         document id -> name, read from the catalog when not given)."""
-        searches = (trace or {}).get("retrievals", [])
-        if not searches:
+        if trace is None or not trace.retrievals:
             return _frame([], CHANNEL_HEADERS), pd.DataFrame(), "_No search ran in this request._"
+        searches = trace.retrievals
         search = searches[min(int(index or 0), len(searches) - 1)]
         channels = _frame(views.channel_rows(search, names or self.doc_names()), CHANNEL_HEADERS)
-        fused = _frame(views.fused_rows(search, views.prompt_ids(trace or {}) or None), views.fused_headers(search))
+        fused = _frame(views.fused_rows(search, views.prompt_ids(trace) or None), views.fused_headers(search))
         return channels, fused, views.search_note(search)
 
-    def why_not(self, trace: dict[str, Any] | None, doc_id: str | None) -> str:
+    def why_not(self, trace: Trace | None, doc_id: str | None) -> str:
         if not trace:
             return "Open a request first."
         if not doc_id:
@@ -111,10 +112,11 @@ class TraceHandlers:
         return views.why_not(trace, doc_id, self.doc_names().get(doc_id, doc_id))
 
     @staticmethod
-    def export(trace: dict[str, Any]) -> str:
+    def export(trace: Trace) -> str:
+        """The trace as a JSON file to download, in the shape the store keeps."""
         folder = Path(tempfile.mkdtemp(prefix="ragapp-trace-"))
-        path = folder / f"trace-{trace.get('id', 'unknown')}.json"
-        path.write_text(json.dumps(trace, indent=2, ensure_ascii=False, default=str), "utf-8")
+        path = folder / f"trace-{trace.id or 'unknown'}.json"
+        path.write_text(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False, default=str), "utf-8")
         return str(path)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ragapp.core.errors import IngestError
+from ragapp.core.types import IngestProgress
 from ragapp.models.embedders import EMBEDDERS
 from ragapp.store.catalog import Catalog
 from ragapp.store.vectors import ChromaVectorIndex
@@ -65,7 +66,8 @@ def test_ingest_adds_to_all_three_stores(
     rig = make_engine()
     progress: list[tuple[float, str]] = []
     results = rig.engine.library.ingest(
-        [fixture("sample.md"), fixture("sample.txt"), fixture("sample.pdf")], lambda f, m: progress.append((f, m))
+        [fixture("sample.md"), fixture("sample.txt"), fixture("sample.pdf")],
+        lambda update: progress.append((update.fraction, update.text)),
     )
 
     assert [(r.status, r.chunks) for r in results] == [("added", 2), ("added", 1), ("added", 2)]
@@ -81,6 +83,23 @@ def test_ingest_adds_to_all_three_stores(
     fractions = [f for f, _ in progress]
     assert fractions == sorted(fractions) and fractions[0] >= 0 and fractions[-1] == 1.0
     assert progress[-1][1] == "updating keyword index"
+
+
+def test_ingest_reports_typed_progress_per_file_and_phase(make_engine: Callable[..., Rig]) -> None:
+    rig = make_engine()
+    updates: list[IngestProgress] = []
+    rig.engine.library.ingest([fixture("sample.md"), fixture("sample.txt")], updates.append)
+    phases = [(u.file, u.phase) for u in updates]
+    assert list(dict.fromkeys(phases)) == [
+        ("sample.md", "parse"),
+        ("sample.md", "embed"),
+        ("sample.txt", "parse"),
+        ("sample.txt", "embed"),
+        (None, "index"),
+    ]
+    last_embed = [u for u in updates if u.file == "sample.md" and u.phase == "embed"][-1]
+    assert (last_embed.done, last_embed.total, last_embed.message) == (2, 2, "embedded 2/2 chunks")
+    assert updates[0].text == "sample.md: parsing"
 
 
 def test_ingested_text_is_retrievable_with_its_location(kb: Rig) -> None:

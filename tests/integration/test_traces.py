@@ -13,6 +13,7 @@ import pytest
 from ragapp.core.errors import LLMError
 from ragapp.core.events import AnswerEvent
 from ragapp.tracing.builder import TraceBuilder
+from ragapp.tracing.model import Trace
 from ragapp.ui import trace_views as views
 
 pytestmark = pytest.mark.integration
@@ -35,7 +36,7 @@ def latest(rig: Any, owner: str = "ann", kind: str = "chat") -> dict[str, Any]:
     summary = rig.engine.observability.traces(owner, kind=kind)[0]
     trace = rig.engine.observability.trace(summary.id, owner)
     assert trace is not None
-    return trace
+    return trace.to_dict()  # the stored JSON shape
 
 
 def names(trace: dict[str, Any]) -> list[str]:
@@ -75,7 +76,7 @@ def test_a_workflow_answer_records_spans_searches_and_the_exact_prompt(rig: Any)
     # Exported as JSON (the tab's download), it reads back the same.
     from ragapp.ui.traces import TraceHandlers
 
-    assert json.loads(Path(TraceHandlers.export(trace)).read_text("utf-8")) == trace
+    assert json.loads(Path(TraceHandlers.export(Trace.from_dict(trace))).read_text("utf-8")) == trace
 
 
 def test_traces_belong_to_their_owner(rig: Any) -> None:
@@ -98,7 +99,8 @@ def test_a_model_failure_is_recorded_as_an_error_and_the_passages_still_come(rig
     assert any("down" in e for e in trace["errors"])
     generate = next(s for s in trace["spans"] if s["name"] == "generate")
     assert generate["status"] == "failed"
-    assert views.why_not(trace, trace["retrievals"][0]["candidates"][0]["doc_id"], "beta_manual.md").count("✅") == 1
+    typed = Trace.from_dict(trace)
+    assert views.why_not(typed, trace["retrievals"][0]["candidates"][0]["doc_id"], "beta_manual.md").count("✅") == 1
 
 
 def test_a_recorder_that_fails_never_costs_the_answer(rig: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,6 +33,7 @@ from ragapp.core.types import (
     ChatTurn,
     Chunk,
     Citation,
+    IngestProgress,
     IngestResult,
     LeafScore,
     RetrievalResult,
@@ -46,6 +47,7 @@ from ragapp.tracing import builder as builder_module
 from ragapp.tracing import context
 from ragapp.tracing.builder import TraceBuilder
 from ragapp.tracing.ingest import IngestPhases
+from ragapp.tracing.model import Trace
 from ragapp.tracing.recorder import TraceRecorder
 from ragapp.tracing.records import retrieval_record
 from ragapp.tracing.store import TraceStore
@@ -54,17 +56,17 @@ OWNER = "alice"
 
 
 class FakeStore:
-    """Collects what the recorder saves."""
+    """Collects what the recorder saves, as the store would write it (``to_dict``)."""
 
     def __init__(self) -> None:
         self.saved: list[dict[str, Any]] = []
 
-    def save(self, trace: dict[str, Any]) -> None:
-        self.saved.append(trace)
+    def save(self, trace: Trace) -> None:
+        self.saved.append(trace.to_dict())
 
 
 class BrokenStore:
-    def save(self, trace: dict[str, Any]) -> None:
+    def save(self, trace: Trace) -> None:
         raise OSError("disk full")
 
 
@@ -435,8 +437,8 @@ def test_a_disabled_recorder_passes_events_untouched_and_saves_nothing(recorder:
     assert seen == [None]
     results = [IngestResult("a.txt", "added", "ok", "d1", 3)]
 
-    def run(progress: Callable[[float, str], None]) -> list[IngestResult]:
-        progress(0.5, "a.txt: parsing")
+    def run(progress: Callable[[IngestProgress], None]) -> list[IngestResult]:
+        progress(IngestProgress("a.txt", "parse", 0.5, "parsing"))
         return results
 
     assert recorder.ingest(run, owner=OWNER, files=["a.txt"]) == results
@@ -466,7 +468,7 @@ def test_code_inside_the_request_reports_its_retrieval_to_the_request() -> None:
 
     _, trace = _record(events())
     (builder,) = seen
-    assert isinstance(builder, TraceBuilder) and builder.trace is trace
+    assert isinstance(builder, TraceBuilder) and builder.trace.to_dict() == trace
     assert context.current() is None  # the request's context never leaked out
 
     search = _span(trace, "search")
@@ -514,7 +516,7 @@ def test_code_inside_the_request_reports_its_retrieval_to_the_request() -> None:
 
 def test_contributions_follow_the_channel_weights() -> None:
     settings = RetrievalSettings().model_dump() | {"fusion": "rrf", "rrf_k": 10, "weights": {"vector": 2.0}}
-    record = retrieval_record(_result(settings=settings), 0.01)
+    record = retrieval_record(_result(settings=settings), 0.01).to_dict()
     rows = {c["chunk_id"]: c for c in record["candidates"]}
     assert rows["d2-0000"]["contributions"] == {"vector": round(2 / 12, 6), "keyword": round(1 / 11, 6)}
 
@@ -709,12 +711,12 @@ def test_a_tool_calling_model_call_is_recorded_with_its_tools_and_calls() -> Non
 # -- ingestion ------------------------------------------------------------------------------------
 
 PROGRESS = [
-    "a.txt: parsing",
-    "a.txt: 3 chunks",
-    "a.txt: embedded 1/3 chunks",
-    "a.txt: embedded 3/3 chunks",
-    "b.txt: parsing",
-    "updating keyword index",
+    IngestProgress("a.txt", "parse", 0.0, "parsing"),
+    IngestProgress("a.txt", "embed", 0.1, "3 chunks", 0, 3),
+    IngestProgress("a.txt", "embed", 0.2, "embedded 1/3 chunks", 1, 3),
+    IngestProgress("a.txt", "embed", 0.4, "embedded 3/3 chunks", 3, 3),
+    IngestProgress("b.txt", "parse", 0.5, "parsing"),
+    IngestProgress(None, "index", 1.0, "updating keyword index"),
 ]
 RESULTS = [
     IngestResult("a.txt", "added", "a.txt: 3 chunks added.", "d1", 3),
@@ -723,9 +725,9 @@ RESULTS = [
 
 
 def _ingest(store: FakeStore, results: list[IngestResult] = RESULTS) -> list[IngestResult]:
-    def run(progress: Callable[[float, str], None]) -> list[IngestResult]:
-        for i, message in enumerate(PROGRESS):
-            progress(i / len(PROGRESS), message)
+    def run(progress: Callable[[IngestProgress], None]) -> list[IngestResult]:
+        for update in PROGRESS:
+            progress(update)
         return results
 
     return TraceRecorder(store).ingest(run, owner=OWNER, files=["a.txt", "b.txt"])
@@ -769,8 +771,8 @@ def test_a_clean_ingest_is_ok() -> None:
 def test_an_ingest_that_raises_saves_a_failed_trace_and_reraises() -> None:
     store = FakeStore()
 
-    def run(progress: Callable[[float, str], None]) -> list[IngestResult]:
-        progress(0.1, "a.txt: parsing")
+    def run(progress: Callable[[IngestProgress], None]) -> list[IngestResult]:
+        progress(IngestProgress("a.txt", "parse", 0.1, "parsing"))
         raise ValueError("bad knowledge base name")
 
     with pytest.raises(ValueError, match="bad knowledge base name"):
@@ -785,11 +787,11 @@ def test_an_ingest_that_raises_saves_a_failed_trace_and_reraises() -> None:
 
 def test_ingest_phases_ignore_what_they_cannot_read() -> None:
     builder = TraceBuilder(OWNER, "ingest", "a.txt", "ingest")
-    phases = IngestPhases(builder, ["a.txt"])
-    phases.progress(0.1, "a.txt: parsing")
-    phases.progress(0.2, None)
+    phases = IngestPhases(builder)
+    phases.progress(IngestProgress("a.txt", "parse", 0.1, "parsing"))
+    phases.progress(None)  # type: ignore[arg-type]
     phases.done()
-    trace = builder.finish()
+    trace = builder.finish().to_dict()
     assert trace["recorder_error"] == "recording failed at ingest progress"
     assert [s["name"] for s in trace["spans"]] == ["ingest", "a.txt", "parse + chunk"]
 
@@ -813,8 +815,9 @@ def test_a_recorded_request_round_trips_through_the_trace_store(tmp_path: Path) 
     try:
         list(TraceRecorder(store).chat(events(), owner=OWNER, question="how long?", mode="workflow"))
         store.flush()
-        trace = builders[0].trace
-        got = store.get(trace["id"], OWNER)
+        trace = builders[0].trace.to_dict()
+        found = store.get(trace["id"], OWNER)
+        got = None if found is None else found.to_dict()
         assert got == json.loads(json.dumps(trace))
         assert got["status"] == "ok" and got["llm_calls"][0]["messages"] == WIRE
         assert store.get(trace["id"], "bob") is None

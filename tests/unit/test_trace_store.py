@@ -12,7 +12,7 @@ import pytest
 
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing import store as store_module
-from ragapp.tracing.store import TraceStore, TraceSummary
+from ragapp.tracing.store import TracePayloadStore, TraceSummary
 
 
 def _ago(*, days: float = 0, minutes: float = 0) -> str:
@@ -36,8 +36,8 @@ def _trace(trace_id: str, owner: str = "alice", **extra: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def traces(tmp_path: Path) -> Iterator[TraceStore]:
-    store = TraceStore(tmp_path / "state" / "traces.db")
+def traces(tmp_path: Path) -> Iterator[TracePayloadStore]:
+    store = TracePayloadStore(tmp_path / "state" / "traces.db")
     yield store
     store.close()
 
@@ -52,7 +52,7 @@ def cases(tmp_path: Path) -> Iterator[TestCaseStore]:
 # -- traces ------------------------------------------------------------------------------------
 
 
-def test_round_trip_keeps_the_whole_dict(traces: TraceStore) -> None:
+def test_round_trip_keeps_the_whole_dict(traces: TracePayloadStore) -> None:
     trace = _trace("t1", degradations=["rerank off"], steps=[{"stage": "bm25", "ms": 3}], note="中文 ✓")
     traces.save(trace)
     traces.flush()
@@ -65,17 +65,17 @@ def test_round_trip_keeps_the_whole_dict(traces: TraceStore) -> None:
 
 def test_traces_survive_reopening(tmp_path: Path) -> None:
     path = tmp_path / "traces.db"
-    first = TraceStore(path)
+    first = TracePayloadStore(path)
     first.save(_trace("t1"))
     first.close()  # close flushes
-    second = TraceStore(path)
+    second = TracePayloadStore(path)
     try:
         assert second.get("t1", "alice") is not None
     finally:
         second.close()
 
 
-def test_owners_see_only_their_traces(traces: TraceStore) -> None:
+def test_owners_see_only_their_traces(traces: TracePayloadStore) -> None:
     traces.save(_trace("a1", owner="alice"))
     traces.save(_trace("b1", owner="bob"))
     traces.flush()
@@ -85,7 +85,7 @@ def test_owners_see_only_their_traces(traces: TraceStore) -> None:
     assert [s.id for s in traces.list("bob")] == ["b1"]
 
 
-def test_list_is_newest_first_and_filters(traces: TraceStore) -> None:
+def test_list_is_newest_first_and_filters(traces: TracePayloadStore) -> None:
     traces.save(_trace("old", started_at=_ago(minutes=30), question="What is the VAT rate?"))
     traces.save(_trace("mid", started_at=_ago(minutes=20), question="Straße und Äpfel", status="failed"))
     traces.save(_trace("new", started_at=_ago(minutes=10), question="vat for imports", mode="deep"))
@@ -103,7 +103,7 @@ def test_list_is_newest_first_and_filters(traces: TraceStore) -> None:
 
 
 def test_retention_keeps_the_newest_traces_of_all_owners(tmp_path: Path) -> None:
-    store = TraceStore(tmp_path / "traces.db", max_traces=3)
+    store = TracePayloadStore(tmp_path / "traces.db", max_traces=3)
     try:
         for n in range(5):
             store.save(_trace(f"t{n}", owner="alice" if n % 2 else "bob", started_at=_ago(minutes=10 - n)))
@@ -115,7 +115,7 @@ def test_retention_keeps_the_newest_traces_of_all_owners(tmp_path: Path) -> None
 
 
 def test_retention_drops_traces_older_than_max_age(tmp_path: Path) -> None:
-    store = TraceStore(tmp_path / "traces.db", max_age_days=14)
+    store = TracePayloadStore(tmp_path / "traces.db", max_age_days=14)
     try:
         store.save(_trace("ancient", started_at=_ago(days=30)))
         store.save(_trace("zulu", started_at=(datetime.now(UTC) - timedelta(days=15)).strftime("%Y-%m-%dT%H:%M:%SZ")))
@@ -126,7 +126,7 @@ def test_retention_drops_traces_older_than_max_age(tmp_path: Path) -> None:
         store.close()
 
 
-def test_oversized_trace_has_long_strings_trimmed(traces: TraceStore) -> None:
+def test_oversized_trace_has_long_strings_trimmed(traces: TracePayloadStore) -> None:
     big = "x" * 3_000_000
     traces.save(_trace("big", context=big, chunks=[{"text": "y" * 30_000}, "short"]))
     traces.save(_trace("small", context="z" * 30_000))  # long string, but the trace is under 2 MB
@@ -141,7 +141,7 @@ def test_oversized_trace_has_long_strings_trimmed(traces: TraceStore) -> None:
 
 
 def test_write_failure_is_logged_counted_and_the_writer_goes_on(
-    traces: TraceStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    traces: TracePayloadStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     real_write = traces._write
     calls = []
@@ -171,7 +171,7 @@ def test_save_never_blocks_when_the_writer_is_stuck(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(store_module, "QUEUE_SIZE", 3)
-    store = TraceStore(tmp_path / "traces.db")
+    store = TracePayloadStore(tmp_path / "traces.db")
     release = threading.Event()
     real_write = store._write
 
@@ -196,7 +196,7 @@ def test_save_never_blocks_when_the_writer_is_stuck(
         store.close()
 
 
-def test_values_json_does_not_know_are_stored_as_text(traces: TraceStore) -> None:
+def test_values_json_does_not_know_are_stored_as_text(traces: TracePayloadStore) -> None:
     when = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
     traces.save(_trace("odd", when=when, where=Path("/data/a.pdf")))
     traces.flush()
@@ -207,7 +207,7 @@ def test_values_json_does_not_know_are_stored_as_text(traces: TraceStore) -> Non
     assert traces.write_errors == 0
 
 
-def test_delete_all_removes_only_that_owner_including_queued(traces: TraceStore) -> None:
+def test_delete_all_removes_only_that_owner_including_queued(traces: TracePayloadStore) -> None:
     traces.save(_trace("a1"))
     traces.save(_trace("b1", owner="bob"))
     traces.save(_trace("a2"))  # no flush: delete_all must not let it land afterwards
@@ -222,7 +222,7 @@ def test_corrupt_trace_file_is_moved_aside(tmp_path: Path, caplog: pytest.LogCap
     garbage = b"this is not sqlite " * 200
     path.write_bytes(garbage)
     with caplog.at_level(logging.WARNING, logger="ragapp.tracing.store"):
-        store = TraceStore(path)
+        store = TracePayloadStore(path)
     try:
         aside = list(tmp_path.glob("traces.db.corrupt-*"))
         assert len(aside) == 1 and aside[0].read_bytes() == garbage
@@ -293,7 +293,7 @@ def test_corrupt_case_file_is_moved_aside_and_cases_persist(tmp_path: Path) -> N
 
 def test_both_stores_can_share_one_file(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    traces, cases = TraceStore(path), TestCaseStore(path)
+    traces, cases = TracePayloadStore(path), TestCaseStore(path)
     try:
         traces.save(_trace("t1"))
         traces.flush()

@@ -3,6 +3,7 @@ retrieval results (no engine, no model, no gradio)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -14,6 +15,8 @@ from ragapp.core.types import ChannelHit, ChannelResult, Chunk, LLMCall, Retriev
 from ragapp.testcases.scoring import CaseReport, CaseResult, documents_ranked, evaluate_cases
 from ragapp.testcases.store import TestCase
 from ragapp.tracing.builder import TraceBuilder
+from ragapp.tracing.model import Trace
+from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
 from ragapp.ui import trace_charts as charts
 from ragapp.ui import trace_views as views
@@ -42,7 +45,7 @@ def _candidate(doc: str, fused: int, final: int, ranks: dict[str, int], rerank: 
     }
 
 
-SEARCH: dict[str, Any] = {
+SEARCH_JSON: dict[str, Any] = {
     "query": "battery life",
     "kbs": None,
     "cached": False,
@@ -85,9 +88,10 @@ SEARCH: dict[str, Any] = {
         _candidate("docd", 3, 3, {"keyword": 2}, -3.0, False),
     ],
 }
+SEARCH = RetrievalRecord.from_dict(SEARCH_JSON)
 
 
-def _trace(**extra: Any) -> dict[str, Any]:
+def _trace(**extra: Any) -> Trace:
     trace: dict[str, Any] = {
         "id": "abc123",
         "kind": "chat",
@@ -100,13 +104,13 @@ def _trace(**extra: Any) -> dict[str, Any]:
         "degradations": [],
         "notices": [],
         "spans": [],
-        "retrievals": [SEARCH],
+        "retrievals": [SEARCH_JSON],
         "llm_calls": [],
         "routing": [],
         "context": [],
         "answer": None,
     }
-    return trace | extra
+    return Trace.from_dict(trace | extra)
 
 
 # -- the fused table -------------------------------------------------------------------------------
@@ -121,7 +125,7 @@ def test_fused_headers_name_each_channel_and_the_fusion() -> None:
         "RRF · keyword",
         *views.FUSED_HEADERS_END,
     ]
-    blended = SEARCH | {"settings": {"fusion": "zscore"}}
+    blended = dataclasses.replace(SEARCH, settings={"fusion": "zscore"})
     assert views.fused_headers(blended)[7:9] == ["zscore · vector", "zscore · keyword"]
 
 
@@ -142,7 +146,7 @@ def test_fused_rows_show_movement_channel_ranks_and_contributions() -> None:
 
 
 def test_fused_rows_take_the_prompt_as_recorded_and_show_a_missing_rerank_score() -> None:
-    unreranked = SEARCH | {"candidates": [SEARCH["candidates"][2] | {"rerank_score": None}]}
+    unreranked = dataclasses.replace(SEARCH, candidates=[dataclasses.replace(SEARCH.candidates[2], rerank_score=None)])
     (row,) = views.fused_rows(unreranked, in_prompt={"docd-0000"})
     assert row[10] == "—"
     assert row[11] == "✓"
@@ -159,7 +163,7 @@ def test_a_search_recorded_by_the_builder_fills_the_fused_table() -> None:
     )
     builder = TraceBuilder("alice", "chat", "q", "workflow")
     builder.retrieval(result, 0.01)
-    (search,) = builder.finish()["retrievals"]
+    (search,) = builder.finish().retrievals
     assert views.fused_headers(search)[5:7] == ["Rank · keyword", "RRF · keyword"]
     assert views.fused_rows(search) == [[1, "=", 1, "a.pdf (p. 2)", "Ten hours.", 1, 0.0164, 0.0164, 0.7, "✓"]]
     assert views.channel_rows(search, {"d1": "a.pdf"}) == [["keyword", 1, 7.0, "a.pdf", "d1-0000"]]
@@ -274,7 +278,7 @@ def test_header_sets_errors_and_degradations_apart() -> None:
 
 
 def test_header_of_an_old_trace_with_missing_keys() -> None:
-    text = views.header({"question": "q"})
+    text = views.header(Trace.from_dict({"question": "q"}))
     assert "mode **?**" in text and "Error" not in text and "Degraded" not in text
 
 
