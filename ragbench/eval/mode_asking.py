@@ -80,7 +80,8 @@ def ask_once(
     seen = collect(events, mode, doc_of_source, doc_of_chunk_id)
     seconds = clock() - start
     newest = engine.observability.traces(OWNER, limit=1)
-    usage, seen.replies = trace_usage(engine.observability.trace(newest[0].id, OWNER) if newest else None)
+    trace = engine.observability.trace(newest[0].id, OWNER) if newest else None
+    usage, seen.replies = trace_usage(trace.to_dict() if trace is not None else None)
     return score_row(
         query.query_id,
         query.text,
