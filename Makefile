@@ -7,6 +7,12 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
+# llama-cpp-python compiles llama.cpp on install. A -march=native build on a CPU that advertises AMX crashed with
+# "Illegal instruction" (tilezero) inside a VM that does not enable AMX, so build for plain AVX2 + FMA: it runs on
+# every x86-64 machine from the last decade and loses nothing on the AVX2 machines we measure on. Set CMAKE_ARGS to
+# build otherwise (e.g. "-DGGML_NATIVE=ON", or a GPU backend). pip keeps the wheel it built in its cache.
+CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
 	train-reranker rerank-eval
