@@ -23,6 +23,7 @@ COMMANDS = [
     "ragbench.trace_overhead",
     "ragbench.compare_embedders",
     "ragbench.compare_llms",
+    "ragbench.answers",
 ]
 
 

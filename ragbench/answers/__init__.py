@@ -1,0 +1,1 @@
+"""``python -m ragbench.answers``: answer quality on a real-document answer set (see ``answer_set`` and ``scoring``)."""

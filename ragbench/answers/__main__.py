@@ -1,0 +1,214 @@
+"""``python -m ragbench.answers``: answer quality on a real-document answer set.
+
+    python -m ragbench.answers --set data/eval/answers/debian-manuals.yaml [--mode workflow|agent|auto] \\
+        [--limit N] [--state DIR] [--output results/answers/NAME.json]
+
+Ingests the set's documents into their knowledge bases once (an engine state under --cache keyed by the
+documents' content, the chunking and the embedder; --state names the folder instead), then asks every question
+with the app's defaults (the packaged local model unless RAGAPP_* says otherwise). A multi-turn question gets
+the set's earlier turns, user and assistant as written there, as its history. Prints correct, abstained,
+false abstentions, citation on evidence, evidence in prompt, time to first token and seconds per question type,
+per language and overall; writes the rows, the summary, the settings and the model as JSON (after every
+question, so an interrupted run keeps what it measured). ``--missing-packages`` prints the Debian packages to
+install and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.core.errors import ConfigError, IngestError
+from ragapp.core.types import ChatTurn
+from ragapp.models.llm import LLMS
+from ragbench.answers.answer_set import (
+    TYPES,
+    AnswerSet,
+    Question,
+    documents_key,
+    install_command,
+    load_set,
+    missing_documents,
+)
+from ragbench.answers.scoring import Row, score, summarize, watch
+from ragbench.cli import run_command
+from ragbench.eval.mode_asking import preflight
+
+if TYPE_CHECKING:
+    from ragapp.engine.engine import Engine
+
+MODES = ("workflow", "agent", "auto")
+OWNER = "ragbench"
+PREFLIGHT_TIMEOUT_S = 60.0
+READY = "ready.json"  # written once every document is ingested
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ragbench.answers", description=__doc__.split("\n\n")[0])
+    p.add_argument("--set", dest="set_file", type=Path, required=True, help="the answer set (YAML).")
+    p.add_argument("--mode", choices=MODES, help="answering mode (default: the configured one).")
+    p.add_argument("--limit", type=int, help="ask only the first N questions.")
+    p.add_argument("--state", type=Path, help="engine state folder to build or reuse (default: under --cache).")
+    p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
+    p.add_argument("--output", type=Path, help="write rows, summary, settings and model here as JSON.")
+    p.add_argument("--quiet", action="store_true", help="no progress line per question.")
+    p.add_argument("--missing-packages", action="store_true", help="print the packages to install, then exit.")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be at least 1")
+    return run_command(_run, args)
+
+
+def prepare_state(answer_set: AnswerSet, engine_of: Callable[[Path], Engine], folder: Path) -> tuple[Engine, str]:
+    """An engine over ``folder`` holding the set's documents: reused when a finished build is there, else
+    (re)built by ingesting each document into its knowledge base."""
+    ready = folder / READY
+    how = "reused"
+    if not ready.is_file():
+        how = "built"
+        shutil.rmtree(folder, ignore_errors=True)  # an interrupted build: start again
+    engine = engine_of(folder)
+    if how == "built":
+        for doc in answer_set.documents:
+            (result,) = engine.library.ingest([(doc.path, doc.name)], kb=doc.kb, owner=OWNER)
+            if result.status == "failed":
+                engine.close()
+                raise IngestError(f"{doc.path}: {result.message}")
+        ready.write_text(json.dumps({d.id: str(d.path) for d in answer_set.documents}), "utf-8")
+    return engine, how
+
+
+def ask(engine: Engine, question: Question, mode: str | None, set_doc_of: dict[str, str]) -> Row:
+    """One question with its earlier turns (as written in the set) as the history, scored."""
+    history: list[ChatTurn] = []
+    for turn in question.turns:
+        history += [ChatTurn("user", turn.user), ChatTurn("assistant", turn.assistant)]
+    events = engine.chat.ask(question.question, history, None, mode=mode, owner=OWNER)  # type: ignore[arg-type]
+    return score(question, watch(events), set_doc_of)
+
+
+def _pct(value: float | None) -> str:
+    return "   -" if value is None else f"{100 * value:3.0f}%"
+
+
+def _sec(value: float | None) -> str:
+    return "    -" if value is None else f"{value:5.1f}"
+
+
+def render_table(label: str, summary: dict[str, Any]) -> str:
+    head = f"{'':14s} {'n':>4s} {'correct':>7s} {'abstain':>7s} {'false-ab':>8s} {'unans-ab':>8s} {'cite-ev':>7s} "
+    head += f"{'ev-prompt':>9s} {'ttft p50':>8s} {'s p50':>6s}"
+    lines = [label, head]
+    groups = [*summary["by_type"].items(), *(("lang " + k, v) for k, v in summary["by_lang"].items())]
+    for name, f in [*groups, ("overall", summary["overall"])]:
+        lines.append(
+            f"{name:14s} {f['questions']:4d} {_pct(f['correct']):>7s} {_pct(f['abstained']):>7s} "
+            f"{_pct(f['false_abstention']):>8s} {_pct(f['unanswerable_abstained']):>8s} "
+            f"{_pct(f['citation_on_evidence']):>7s} {_pct(f['evidence_in_prompt']):>9s} "
+            f"{_sec(f['ttft_s_p50']):>8s} {_sec(f['seconds_p50']):>6s}"
+        )
+    lines.append("correct, false-ab, cite-ev, ev-prompt: of answerable questions; unans-ab: of unanswerable ones.")
+    return "\n".join(lines)
+
+
+def _write(path: Path, payload: dict[str, Any], rows: list[Row]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {**payload, "summary": summarize(rows, TYPES), "rows": [r.as_json() for r in rows]}
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ragapp.engine.build import Parts, build_engine, load_builtins
+    from ragapp.models.embedders import load_embedder
+
+    answer_set = load_set(args.set_file)
+    missing = missing_documents(answer_set)
+    if args.missing_packages:
+        print(" ".join(dict.fromkeys(d.package for d in missing)))
+        return 0
+    if missing:
+        names = ", ".join(str(d.path) for d in missing)
+        raise ConfigError(f"missing documents ({names}); install them with: {install_command(missing)}")
+    questions = list(answer_set.questions[: args.limit] if args.limit else answer_set.questions)
+    settings = Settings()
+    load_builtins()
+    inner = LLMS.get(settings.llm.backend)(settings)
+    load_s = preflight(inner, min(settings.llm.timeout_s, PREFLIGHT_TIMEOUT_S))
+    print(f"{inner.name}: answered a test call in {load_s:.1f} s", file=sys.stderr)
+
+    extra = [str(settings.ingest.chunk_size), str(settings.ingest.chunk_overlap), load_embedder(settings).name]
+    folder = args.state or args.cache / f"{answer_set.name}-{documents_key(answer_set, extra)}"
+
+    def engine_of(state: Path) -> Engine:
+        paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
+        return build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=inner))
+
+    engine, how = prepare_state(answer_set, engine_of, folder)
+    rows: list[Row] = []
+    try:
+        set_doc_of = {
+            d.doc_id: doc.id for d in engine.library.documents() for doc in answer_set.documents if d.name == doc.name
+        }
+        print(f"{answer_set.name}: {len(questions)} questions over {folder} ({how})", file=sys.stderr)
+        payload: dict[str, Any] = {
+            "set": str(args.set_file),
+            "name": answer_set.name,
+            "model": inner.name,
+            "mode": args.mode or settings.agent.mode,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "questions": len(questions),
+            "cpus": os.cpu_count(),
+            "model_load_s": round(load_s, 2),
+            "history": "the set's earlier turns (user and assistant as written there)",
+            "documents": [
+                {"id": d.id, "package": d.package, "version": d.version, "path": str(d.path), "kb": d.kb}
+                for d in answer_set.documents
+            ],
+            "state": {"folder": str(folder), "how": how, "embedder": engine.status().embedder},
+            "settings": {
+                "llm": settings.llm.model_dump(mode="json", exclude={"api_key"}),
+                "embedding": settings.embedding.model_dump(mode="json"),
+                "ingest": settings.ingest.model_dump(mode="json"),
+                "retrieval": settings.retrieval.model_dump(mode="json"),
+                "rerank": settings.rerank.model_dump(mode="json"),
+                "workflow": settings.workflow.model_dump(mode="json"),
+                "agent": settings.agent.model_dump(mode="json"),
+            },
+            "complete": False,
+        }
+        try:
+            for index, question in enumerate(questions, start=1):
+                row = ask(engine, question, args.mode, set_doc_of)
+                rows.append(row)
+                if not args.quiet:
+                    mark = "ok " if row.correct or (not row.answerable and row.abstained) else "-- "
+                    print(f"[{index}/{len(questions)}] {mark}{row.id}: {row.answer[:80]!r}", file=sys.stderr)
+                if args.output:
+                    _write(args.output, payload, rows)
+        except KeyboardInterrupt:
+            payload["stopped"] = "interrupted"
+    finally:
+        engine.close()
+    print(render_table(f"{answer_set.name} · {inner.name} · {len(rows)} questions", summarize(rows, TYPES)))
+    if args.output:
+        payload["complete"] = len(rows) == len(questions)
+        _write(args.output, payload, rows)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 130 if payload.get("stopped") else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,177 @@
+"""A real-document answer set (YAML): the documents by Debian package and path, and the questions with their gold
+answers (must-contain strings) and evidence (a PDF page as ragapp's parser numbers pages, or an HTML section
+heading). ``load_set`` reads and validates one; ``missing_documents`` says which packages to install."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ragapp.core.errors import ConfigError
+
+TYPES = ("fact", "identifier", "paraphrase", "multi-hop", "comparison", "multi-turn", "unanswerable")
+LANGS = ("en", "zh")
+
+# One must_contain entry: a string that must appear, or a list of strings of which one must.
+Needle = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    package: str
+    path: Path
+    kb: str
+    version: str = ""
+
+    @property
+    def name(self) -> str:
+        """The name the document is ingested under (its file name)."""
+        return self.path.name
+
+
+@dataclass(frozen=True)
+class Evidence:
+    doc: str
+    page: int | None = None
+    section: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    user: str
+    assistant: str
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    type: str
+    lang: str
+    question: str
+    must_contain: tuple[Needle, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    turns: tuple[Turn, ...] = ()
+
+    @property
+    def answerable(self) -> bool:
+        return self.type != "unanswerable"
+
+
+@dataclass(frozen=True)
+class AnswerSet:
+    name: str
+    path: Path
+    documents: tuple[Document, ...]
+    questions: tuple[Question, ...] = field(default_factory=tuple)
+
+    def document(self, doc_id: str) -> Document:
+        return next(d for d in self.documents if d.id == doc_id)
+
+
+def _needles(raw: Any, where: str) -> tuple[Needle, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{where}: must_contain must be a non-empty list")
+    out: list[Needle] = []
+    for item in raw:
+        alternatives = item if isinstance(item, list) else [item]
+        if not alternatives or any(not str(a).strip() for a in alternatives):
+            raise ConfigError(f"{where}: empty must_contain entry")
+        out.append(tuple(str(a) for a in alternatives))
+    return tuple(out)
+
+
+def _evidence(raw: Any, where: str, known: set[str]) -> tuple[Evidence, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(
+            f"{where}: an answerable question needs evidence (a list of {{doc, page}} or {{doc, section}})"
+        )
+    out = []
+    for item in raw:
+        doc = str(item.get("doc", ""))
+        if doc not in known:
+            raise ConfigError(f"{where}: evidence names document '{doc}', which is not under documents:")
+        page, section = item.get("page"), item.get("section")
+        if (page is None) == (section is None):
+            raise ConfigError(f"{where}: each evidence entry gives a page or a section, not both or neither")
+        out.append(Evidence(doc, int(page) if page is not None else None, str(section) if section else None))
+    return tuple(out)
+
+
+def _question(raw: dict[str, Any], known: set[str]) -> Question:
+    qid = str(raw.get("id", ""))
+    where = f"question {qid or '(no id)'}"
+    kind, lang = raw.get("type"), raw.get("lang")
+    if kind not in TYPES:
+        raise ConfigError(f"{where}: type {kind!r} is not one of {', '.join(TYPES)}")
+    if lang not in LANGS:
+        raise ConfigError(f"{where}: lang {lang!r} is not one of {', '.join(LANGS)}")
+    text = str(raw.get("question", "")).strip()
+    if not qid or not text:
+        raise ConfigError(f"{where}: needs an id and a question")
+    turns = tuple(Turn(str(t["user"]), str(t["assistant"])) for t in raw.get("turns") or ())
+    if kind == "multi-turn" and not turns:
+        raise ConfigError(f"{where}: a multi-turn question needs turns: (user and assistant)")
+    if kind == "unanswerable":
+        if raw.get("must_contain") or raw.get("evidence"):
+            raise ConfigError(f"{where}: an unanswerable question has no must_contain or evidence")
+        return Question(qid, kind, lang, text, turns=turns)
+    return Question(
+        qid,
+        kind,
+        lang,
+        text,
+        _needles(raw.get("must_contain"), where),
+        _evidence(raw.get("evidence"), where, known),
+        turns,
+    )
+
+
+def load_set(path: Path) -> AnswerSet:
+    """Read and validate an answer set; relative document paths are taken from the set file's folder."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such answer set file")
+    data = yaml.safe_load(path.read_text("utf-8")) or {}
+    documents = []
+    for raw in data.get("documents") or ():
+        doc_path = Path(str(raw["path"]))
+        doc = Document(
+            str(raw["id"]), str(raw.get("package", "")), doc_path if doc_path.is_absolute() else path.parent / doc_path,
+            str(raw.get("kb", "default")), str(raw.get("version", "")),
+        )  # fmt: skip
+        documents.append(doc)
+    if not documents:
+        raise ConfigError(f"{path}: no documents:")
+    ids, names = [d.id for d in documents], [d.name for d in documents]
+    if len(set(ids)) != len(ids) or len(set(names)) != len(names):
+        raise ConfigError(f"{path}: document ids and file names must be unique")
+    questions = tuple(_question(q, set(ids)) for q in data.get("questions") or ())
+    qids = [q.id for q in questions]
+    if len(set(qids)) != len(qids):
+        raise ConfigError(f"{path}: question ids must be unique")
+    return AnswerSet(str(data.get("name") or path.stem), path, tuple(documents), questions)
+
+
+def missing_documents(answer_set: AnswerSet) -> list[Document]:
+    return [d for d in answer_set.documents if not d.path.is_file()]
+
+
+def install_command(documents: Sequence[Document]) -> str:
+    """The ``apt-get install`` that provides ``documents`` (their packages, once each)."""
+    return "apt-get install -y " + " ".join(dict.fromkeys(d.package for d in documents if d.package))
+
+
+def documents_key(answer_set: AnswerSet, extra: Sequence[str]) -> str:
+    """A key of the documents' content (and kb and name) plus ``extra`` (chunking, embedder): the same bytes
+    installed elsewhere keep their index."""
+    digest = hashlib.sha256()
+    for doc in answer_set.documents:
+        digest.update(f"{doc.id}\0{doc.name}\0{doc.kb}\0".encode())
+        digest.update(hashlib.sha256(doc.path.read_bytes()).digest())
+    digest.update("\0".join(extra).encode())
+    return digest.hexdigest()[:12]

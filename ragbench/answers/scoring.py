@@ -1,0 +1,212 @@
+"""Scoring one question of an answer set, and the figures per question type. Nothing here calls a model.
+
+- ``abstained``: the app said the documents do not hold the answer. The engine's own signal first
+  (``AnswerEvent.grounded`` False: nothing relevant was found, the not-found message was shown), then the model
+  saying so in its own words, citing nothing, over passages that did not hold it ("is not mentioned in the
+  passages", "资料中没有提到"). An answer that cites a passage is never an abstention, so a correct answer that
+  happens to say "does not include" still counts as an answer.
+- correct: an answerable question whose answer holds every must_contain entry (any one of a nested list),
+  case-insensitive, citation markers removed, and which is not an abstention.
+- citation on evidence: a cited chunk is on an evidence page (PDF) or under an evidence heading (HTML);
+  evidence in prompt: a chunk of a ``RetrievalEvent`` (what the answer was written from) is.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ragapp.core.events import (
+    AnswerEvent,
+    ClarifyEvent,
+    EngineEvent,
+    NoticeEvent,
+    RetrievalEvent,
+    StageEvent,
+    TokenEvent,
+)
+from ragapp.core.types import Chunk
+from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH
+from ragbench.answers.answer_set import Evidence, Needle, Question
+from ragbench.eval.answers import median, strip_citations
+
+# The model declining over passages that do not hold the answer, in the phrasings the answer prompt invites.
+_DECLINE = re.compile(
+    r"(could not|couldn't|cannot|can't|unable to) find|(is|are) not (mentioned|provided|specified|stated|given|"
+    r"included|covered|described)|(does|do) not (mention|provide|specify|say|state|contain|include|cover|describe)|"
+    r"no (information|mention|relevant)|not in the (knowledge base|passages|documents|provided)|"
+    r"没有(找到|相关|提到|提及|说明|给出|包含)|未(提及|提到|说明|找到|包含)|无法(回答|确定|找到)|不包含",
+    re.IGNORECASE,
+)
+
+
+def abstained(text: str, grounded: bool, cited: bool = False) -> bool:
+    """The app said the knowledge base does not hold the answer (see the module docstring): ``grounded`` and
+    ``cited`` as the answer's ``AnswerEvent`` gives them (cited: it has citations)."""
+    plain = strip_citations(text)
+    if not grounded or plain in (NOT_FOUND_EN, NOT_FOUND_ZH):
+        return True
+    return not cited and bool(_DECLINE.search(plain))
+
+
+def contains_all(text: str, needles: Sequence[Needle]) -> bool:
+    """Every entry appears in ``text`` (case-insensitive, citations removed); an entry of several strings is any-of."""
+    plain = strip_citations(text).lower()
+    return bool(needles) and all(any(n.lower() in plain for n in needle) for needle in needles)
+
+
+def _norm(heading: str | None) -> str:
+    return " ".join((heading or "").split()).lower()
+
+
+def on_evidence(chunk: Chunk, doc_id: str | None, evidence: Iterable[Evidence]) -> bool:
+    """``chunk`` (of set document ``doc_id``) lies on an evidence page or under an evidence heading (or a heading
+    path that ends with it)."""
+    for ev in evidence:
+        if ev.doc != doc_id:
+            continue
+        if ev.page is not None and chunk.page == ev.page:
+            return True
+        if ev.section is not None and _norm(chunk.heading).endswith(_norm(ev.section)):
+            return True
+    return False
+
+
+@dataclass
+class Seen:
+    """What one ``ask`` showed."""
+
+    answer: str = ""
+    grounded: bool = False
+    answered: bool = False  # an AnswerEvent came (not a clarifying question)
+    clarified: bool = False
+    cited: list[Chunk] = field(default_factory=list)
+    prompt: list[Chunk] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    error: str | None = None
+    ttft_s: float | None = None
+    seconds: float = 0.0
+
+
+def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_counter) -> Seen:
+    """Read one question's events, timing the first token and the whole answer from the first event asked for."""
+    seen = Seen()
+    start = clock()
+    for event in events:
+        if isinstance(event, TokenEvent) and seen.ttft_s is None and event.text:
+            seen.ttft_s = clock() - start
+        elif isinstance(event, RetrievalEvent):
+            have = {c.chunk_id for c in seen.prompt}
+            seen.prompt.extend(r.chunk for r in event.chunks if r.chunk.chunk_id not in have)
+        elif isinstance(event, AnswerEvent):
+            seen.answer, seen.grounded, seen.answered = event.text, event.grounded, True
+            seen.cited = [c.chunk for c in event.citations]
+        elif isinstance(event, ClarifyEvent):
+            seen.clarified, seen.answer = True, event.question
+        elif isinstance(event, NoticeEvent):
+            seen.notices.append(event.message)
+        elif isinstance(event, StageEvent) and event.status == "failed" and event.stage == "generate":
+            seen.error = event.error
+    seen.seconds = clock() - start
+    return seen
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    type: str
+    lang: str
+    question: str
+    answerable: bool
+    answer: str
+    grounded: bool
+    clarified: bool
+    correct: bool
+    abstained: bool
+    citation_on_evidence: bool
+    evidence_in_prompt: bool
+    cited: tuple[str, ...]  # "name p. 3" / "name · heading"
+    prompt: tuple[str, ...]
+    ttft_s: float | None
+    seconds: float
+    notices: tuple[str, ...] = ()
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["cited"], data["prompt"], data["notices"] = list(self.cited), list(self.prompt), list(self.notices)
+        data["ttft_s"] = None if self.ttft_s is None else round(self.ttft_s, 3)
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+
+def _where(chunk: Chunk) -> str:
+    return f"{chunk.source} · {chunk.location}" if chunk.location else chunk.source
+
+
+def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
+    """One row; ``set_doc_of`` maps the catalog's document ids to the set's document ids."""
+    declined = seen.answered and abstained(seen.answer, seen.grounded, bool(seen.cited))
+
+    def hits(chunks: Sequence[Chunk]) -> bool:
+        return question.answerable and any(on_evidence(c, set_doc_of.get(c.doc_id), question.evidence) for c in chunks)
+
+    return Row(
+        id=question.id,
+        type=question.type,
+        lang=question.lang,
+        question=question.question,
+        answerable=question.answerable,
+        answer=seen.answer,
+        grounded=seen.grounded,
+        clarified=seen.clarified,
+        correct=question.answerable and not declined and contains_all(seen.answer, question.must_contain),
+        abstained=declined,
+        citation_on_evidence=hits(seen.cited),
+        evidence_in_prompt=hits(seen.prompt),
+        cited=tuple(_where(c) for c in seen.cited),
+        prompt=tuple(_where(c) for c in seen.prompt),
+        ttft_s=seen.ttft_s,
+        seconds=seen.seconds,
+        notices=tuple(seen.notices),
+        error=seen.error,
+    )
+
+
+def _share(flags: Sequence[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
+
+
+def figures(rows: Sequence[Row]) -> dict[str, Any]:
+    """The figures of ``rows``: shares of the answerable ones (correct, false abstentions, citations and evidence),
+    abstentions of the unanswerable ones, and median seconds."""
+    answerable = [r for r in rows if r.answerable]
+    unanswerable = [r for r in rows if not r.answerable]
+    ttft = [r.ttft_s for r in rows if r.ttft_s is not None]
+    return {
+        "questions": len(rows),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "correct": _share([r.correct for r in answerable]),
+        "abstained": _share([r.abstained for r in rows]),
+        "false_abstention": _share([r.abstained for r in answerable]),
+        "unanswerable_abstained": _share([r.abstained for r in unanswerable]),
+        "citation_on_evidence": _share([r.citation_on_evidence for r in answerable]),
+        "evidence_in_prompt": _share([r.evidence_in_prompt for r in answerable]),
+        "clarified": sum(r.clarified for r in rows),
+        "errors": sum(r.error is not None for r in rows),
+        "ttft_s_p50": median(ttft),
+        "seconds_p50": median([r.seconds for r in rows]),
+    }
+
+
+def summarize(rows: Sequence[Row], types: Sequence[str]) -> dict[str, Any]:
+    """Figures per question type (in ``types`` order, those present), per language, and overall."""
+    return {
+        "by_type": {t: figures([r for r in rows if r.type == t]) for t in types if any(r.type == t for r in rows)},
+        "by_lang": {lang: figures([r for r in rows if r.lang == lang]) for lang in sorted({r.lang for r in rows})},
+        "overall": figures(rows),
+    }

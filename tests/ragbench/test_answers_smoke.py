@@ -1,0 +1,175 @@
+"""``python -m ragbench.answers`` end to end on a tiny Markdown manual the test writes: real embedder, Chroma,
+bm25s and engine; the scripted LLM (conftest's, behind a factory that enqueues this module's replies) stands in
+for the model. Also: the shipped Debian-manuals set loads and validates, and the scoring rules on their own."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragapp.config import Settings
+from ragapp.core.errors import ConfigError
+from ragapp.core.types import Chunk
+from ragapp.models.llm import LLMS
+from ragapp.qa.prompts import NOT_FOUND_EN
+from ragbench.answers.__main__ import main
+from ragbench.answers.answer_set import Evidence, load_set
+from ragbench.answers.scoring import abstained, contains_all, on_evidence
+
+REPO = Path(__file__).resolve().parents[2]
+SHIPPED = REPO / "data" / "eval" / "answers" / "debian-manuals.yaml"
+BACKEND = "scripted-answer-set"
+SCRIPT: list[str] = []
+
+
+def _factory(settings: Settings) -> Any:
+    llm = LLMS.get("scripted")(settings)  # conftest's ScriptedLLM
+    llm.enqueue(*SCRIPT)  # type: ignore[attr-defined]
+    SCRIPT.clear()
+    return llm
+
+
+if BACKEND not in LLMS:
+    LLMS.register(BACKEND)(_factory)
+
+MANUAL = """# Marrow Point Lighthouse
+
+## The lamp
+
+The lamp of Marrow Point Lighthouse shines green and turns once every twelve seconds.
+
+## Keepers
+
+The last keeper of Marrow Point Lighthouse was Elena Brandt, who kept the light until 1987.
+"""
+
+SET = """
+name: tiny
+documents:
+  - {id: manual, package: tiny-doc, path: manual.md, kb: manuals}
+questions:
+  - {id: lamp, type: fact, lang: en, question: "What colour does the Marrow Point lighthouse lamp shine?",
+     must_contain: [green], evidence: [{doc: manual, section: "The lamp"}]}
+  - {id: keeper, type: multi-turn, lang: en, question: "Who was its last keeper?",
+     turns: [{user: "Tell me about Marrow Point Lighthouse.", assistant: "It is a lighthouse with a green lamp."}],
+     must_contain: [[Elena Brandt, Brandt]], evidence: [{doc: manual, section: "Keepers"}]}
+  - {id: moon, type: unanswerable, lang: en, question: "How much does a return ticket to the Moon cost in euros?"}
+"""
+
+REPLIES = [
+    "OK",  # the one-token test call
+    "The lamp shines green [1].",
+    "The last keeper was Tom Hale [1].",  # wrong on purpose
+    "The passages do not mention ticket prices.",  # used only if the gate lets passages through
+]
+
+
+def run_main(*argv: str | Path) -> tuple[int, str]:
+    SCRIPT[:] = REPLIES
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        for key in list(os.environ):
+            if key.upper().startswith("RAGAPP_"):
+                mp.delenv(key)
+        mp.setenv("RAGAPP_LLM__BACKEND", BACKEND)
+        mp.setenv("RAGAPP_WORKFLOW__REWRITE", "false")
+        mp.setenv("RAGAPP_WORKFLOW__ROUTE", "false")
+        mp.setenv("RAGAPP_RERANK__BACKEND", "none")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(a) for a in argv])
+    SCRIPT.clear()
+    return code, out.getvalue() + err.getvalue()
+
+
+@pytest.mark.integration
+def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
+    (tmp_path / "manual.md").write_text(MANUAL, "utf-8")
+    (tmp_path / "tiny.yaml").write_text(SET, "utf-8")
+    output = tmp_path / "results" / "tiny.json"
+    code, text = run_main("--set", tmp_path / "tiny.yaml", "--mode", "workflow", "--cache", tmp_path / "cache",
+                          "--output", output)  # fmt: skip
+    assert code == 0, text
+    assert "overall" in text and "fact" in text and "unanswerable" in text
+    result = json.loads(output.read_text("utf-8"))
+    rows = {r["id"]: r for r in result["rows"]}
+    assert result["complete"] and result["model"] == "scripted" and result["state"]["how"] == "built"
+    lamp, keeper, moon = rows["lamp"], rows["keeper"], rows["moon"]
+    assert lamp["correct"] and not lamp["abstained"]
+    assert lamp["citation_on_evidence"] and lamp["evidence_in_prompt"]
+    assert lamp["ttft_s"] is not None and lamp["seconds"] >= lamp["ttft_s"]
+    assert not keeper["correct"] and not keeper["abstained"]
+    assert moon["abstained"] and not moon["correct"] and not moon["citation_on_evidence"]
+    overall = result["summary"]["overall"]
+    assert overall["questions"] == 3 and overall["correct"] == 0.5 and overall["unanswerable_abstained"] == 1.0
+    assert result["summary"]["by_type"]["fact"]["citation_on_evidence"] == 1.0
+
+    # A second run reuses the state (the documents' content did not change).
+    code, text = run_main("--set", tmp_path / "tiny.yaml", "--cache", tmp_path / "cache", "--limit", "1",
+                          "--output", output)  # fmt: skip
+    assert code == 0, text
+    assert json.loads(output.read_text("utf-8"))["state"]["how"] == "reused"
+
+
+def test_a_missing_document_names_the_package_to_install(tmp_path: Path) -> None:
+    (tmp_path / "tiny.yaml").write_text(SET, "utf-8")
+    code, text = run_main("--set", tmp_path / "tiny.yaml")
+    assert code == 2 and "apt-get install -y tiny-doc" in text
+    code, text = run_main("--set", tmp_path / "tiny.yaml", "--missing-packages")
+    assert code == 0 and text.strip() == "tiny-doc"
+
+
+def test_the_shipped_set_loads_and_validates() -> None:
+    answer_set = load_set(SHIPPED)
+    questions = answer_set.questions
+    assert len(questions) >= 80
+    assert sum(not q.answerable for q in questions) >= 15
+    assert sum(q.lang == "zh" for q in questions) >= 10
+    assert {q.type for q in questions} == {
+        "fact", "identifier", "paraphrase", "multi-hop", "comparison", "multi-turn", "unanswerable"
+    }  # fmt: skip
+    declared = {d.id for d in answer_set.documents}
+    for q in questions:
+        if q.answerable:
+            assert q.evidence and q.must_contain, q.id
+            assert {e.doc for e in q.evidence} <= declared, q.id
+    assert all(q.turns for q in questions if q.type == "multi-turn")
+    # Not the held-out manuals.
+    assert not {d.package for d in answer_set.documents} & {"libtasn1-doc", "shared-mime-info"}
+
+
+def test_a_set_naming_an_undeclared_document_is_refused(tmp_path: Path) -> None:
+    bad = SET.replace('{doc: manual, section: "Keepers"}', '{doc: other, section: "Keepers"}')
+    (tmp_path / "bad.yaml").write_text(bad, "utf-8")
+    with pytest.raises(ConfigError, match="other"):
+        load_set(tmp_path / "bad.yaml")
+
+
+def test_abstention_comes_from_the_engine_signal_or_an_uncited_refusal() -> None:
+    assert abstained("anything", grounded=False)
+    assert abstained(NOT_FOUND_EN, grounded=True)
+    assert abstained("The passages do not mention the price.", grounded=True)
+    assert abstained("资料中没有提到票价。", grounded=True)
+    assert not abstained("The package does not include sequence libraries [1].", grounded=True, cited=True)
+    assert not abstained("The lamp shines green [1].", grounded=True, cited=True)
+
+
+def test_must_contain_is_case_insensitive_with_any_of_entries() -> None:
+    assert contains_all("Use BLOSUM50 [1] or -s BP62 [2].", (("blosum50",), ("bp62", "bl62")))
+    assert not contains_all("Use BLOSUM50.", (("blosum50",), ("bp62",)))
+    assert not contains_all("anything", ())
+
+
+def test_evidence_matches_a_page_or_a_heading_path() -> None:
+    page = Chunk("c1", "d1", 0, "text", "m.pdf", page=3)
+    html = Chunk("c2", "d2", 0, "text", "ch.html", heading="Chapter 3 > 3.2.1. The hostname")
+    assert on_evidence(page, "pdf", [Evidence("pdf", page=3)])
+    assert not on_evidence(page, "pdf", [Evidence("pdf", page=4)])
+    assert not on_evidence(page, "other", [Evidence("pdf", page=3)])
+    assert on_evidence(html, "html", [Evidence("html", section="3.2.1.  The hostname")])
+    assert not on_evidence(html, "html", [Evidence("html", section="3.2. Systemd init")])
