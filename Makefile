@@ -15,7 +15,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval
+	train-reranker rerank-eval answer-eval
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -118,6 +118,19 @@ rerank-eval: setup
 	$(RERANK_EVAL) --config hybrid,hybrid+rerank --dataset $(DATA)/hotpotqa-dev200 \
 		--output results/rerank/hotpotqa-dev200.json
 	$(PY) -m ragbench.rerank.blend --data $(DATA) --cache $(EVAL_CACHE) --limit 200
+
+# Answer quality on real documents (README "Measured"): the answer set's manuals come from Debian doc packages,
+# installed first (as root; otherwise the command to run is printed). ANSWER_LIMIT=40 asks the first 40 only.
+ANSWER_SET ?= data/eval/answers/debian-manuals.yaml
+ANSWER_EVAL_NAME ?= debian-manuals-local-qwen2.5-coder-1.5b
+answer-eval: setup
+	@pkgs="$$($(PY) -m ragbench.answers --set $(ANSWER_SET) --missing-packages)"; \
+	if [ -n "$$pkgs" ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get install -y $$pkgs; \
+		else echo "the answer set needs: sudo apt-get install -y $$pkgs"; exit 1; fi; \
+	fi
+	$(PY) -m ragbench.answers --set $(ANSWER_SET) $(if $(ANSWER_LIMIT),--limit $(ANSWER_LIMIT)) \
+		--output results/answers/$(ANSWER_EVAL_NAME).json
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .
