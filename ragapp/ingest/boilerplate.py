@@ -3,15 +3,19 @@
 Such pages share the words of many questions ("battery", "warranty", "copy") without answering any, so
 they crowd real evidence out of the top results. Each rule judges the *share* of a page that looks like
 boilerplate, never a single phrase: a title page with a two-line licence notice, or a page that talks
-about an "index", stays content. Pure functions of the text; no I/O.
+about an "index", stays content. Pure functions of the text; no I/O. ``split_boilerplate`` applies the rules
+to a parsed document at ingest.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
+
+from ragapp.core.types import ParsedDocument, Section, SkippedSection
 
 TABLE_OF_CONTENTS = "table of contents"
 INDEX = "index"
@@ -148,3 +152,48 @@ def _licence(text: str, title: str) -> str | None:
     total = sum(len(s) for s in sentences)
     legal = sum(len(s) for s in sentences if _LEGAL.search(s))
     return family if total and legal / total >= _LICENCE_SHARE else None
+
+
+_PREVIEW_CHARS = 160
+
+
+@dataclass(frozen=True)
+class BoilerplateSplit:
+    """A parsed document with its boilerplate taken out: what to index, and what was left out and why."""
+
+    doc: ParsedDocument
+    skipped: tuple[SkippedSection, ...] = ()
+    all_boilerplate: tuple[str, ...] = ()  # the reasons, when every section was boilerplate and all are kept
+
+    @property
+    def note(self) -> str:
+        """What to tell the user: '3 pages left out: table of contents, licence text (GNU FDL)', or ''."""
+        if self.all_boilerplate:
+            return f"every part looked like {', '.join(self.all_boilerplate)}, so it was indexed anyway"
+        if not self.skipped:
+            return ""
+        unit = "page" if all(s.page is not None for s in self.skipped) else "section"
+        reasons = ", ".join(dict.fromkeys(s.reason for s in self.skipped))
+        return f"{len(self.skipped)} {unit}{'' if len(self.skipped) == 1 else 's'} left out: {reasons}"
+
+
+def split_boilerplate(doc: ParsedDocument, doc_id: str) -> BoilerplateSplit:
+    """``doc`` without its boilerplate sections, and those sections with their reasons.
+
+    A document that is nothing but boilerplate (a LICENSE file uploaded on purpose) is kept whole, with a
+    note: leaving all of it out would store a document that no question can ever find.
+    """
+    kept: list[Section] = []
+    skipped: list[SkippedSection] = []
+    for ordinal, section in enumerate(doc.sections):
+        reason = boilerplate_reason(section.text, section.heading)
+        if reason is None:
+            kept.append(section)
+            continue
+        preview = " ".join(section.text.split())
+        if len(preview) > _PREVIEW_CHARS:
+            preview = preview[:_PREVIEW_CHARS].rstrip() + "…"
+        skipped.append(SkippedSection(doc_id, ordinal, section.page, section.heading, reason, preview))
+    if not kept:
+        return BoilerplateSplit(doc, all_boilerplate=tuple(dict.fromkeys(s.reason for s in skipped)))
+    return BoilerplateSplit(replace(doc, sections=tuple(kept)), tuple(skipped))
