@@ -139,3 +139,17 @@ def test_a_file_of_nothing_but_licence_is_indexed_anyway_with_a_notice(
         "so it was indexed anyway)."
     )
     assert result.doc_id is not None and rig.engine.library.skipped(result.doc_id) == []
+
+
+def test_the_knowledge_tab_counts_and_lists_what_was_left_out(make_engine: Callable[..., Rig], manual: Path) -> None:
+    from ragapp.ui.handlers import DOC_HEADERS, NOTHING_LEFT_OUT, Handlers
+
+    handlers = Handlers(make_engine().engine)
+    assert handlers.left_out_report() == NOTHING_LEFT_OUT
+    handlers.engine.library.ingest([(manual, "orion_manual.pdf")])
+
+    (row,) = handlers.documents_table()
+    assert dict(zip(DOC_HEADERS, row, strict=True))["Left out"] == 2
+    report = handlers.left_out_report()
+    assert report.startswith("**orion_manual.pdf** (default)\n- p. 1 · table of contents · <small>Contents 1 Getting")
+    assert "\n- p. 3 · licence text (GNU FDL) · <small>GNU Free Documentation License" in report
