@@ -32,25 +32,27 @@ _TOC_TITLE = re.compile(r"^(?:table of contents|contents|目\s*录|目\s*次)$",
 _INDEX_TITLE = re.compile(r"^(?:index|alphabetical index|subject index|索\s*引)$", re.I)
 
 # Licence families, most specific first (the LGPL and the FDL mention the GPL), each with phrases that
-# only its text uses. Matching is on lower-cased text with runs of white space made single spaces.
+# only its text uses, so that the later pages of a long licence (which no longer name it) are known too.
+# Other legal text (a product's own terms, warranty, EULA) is content: questions are asked about it.
 _LICENCES: Sequence[tuple[str, Sequence[str]]] = (
     (
         "GNU FDL",
         (
             "gnu free documentation license",
             "permission is granted to copy, distribute and/or modify this document",
-            "with no invariant sections",
-            "front-cover texts",
-            "back-cover texts",
+            "invariant sections",
+            "cover texts",
+            "modified version of the document",
         ),
     ),
-    ("GNU LGPL", ("gnu lesser general public license", "gnu library general public license")),
+    ("GNU LGPL", ("gnu lesser general public license", "gnu library general public license", "combined work")),
     (
         "GNU GPL",
         (
             "gnu general public license",
             "this program is free software; you can redistribute it",
             "without even the implied warranty of merchantability",
+            "corresponding source",
         ),
     ),
     ("Creative Commons", ("creative commons", "attribution-sharealike", "attribution-noncommercial")),

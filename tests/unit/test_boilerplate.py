@@ -86,6 +86,14 @@ be free in the same sense. It complements the GNU General Public License, which 
 designed for free software.
 """
 
+# A later page of the FDL: it no longer names the licence, but its vocabulary is its own.
+GFDL_LATER_PAGE = """You may add a section Entitled "Endorsements", provided it contains nothing but endorsements of
+your Modified Version by various parties. You may add a passage of up to five words as a Front-Cover Text,
+and a passage of up to 25 words as a Back-Cover Text, to the end of the list of Cover Texts in the Modified
+Version. The author(s) and publisher(s) of the Document do not by this License give permission to use their
+names for publicity for or to assert or imply endorsement of any Modified Version.
+"""
+
 GPL = """This program is free software; you can redistribute it and/or modify it under the terms of the GNU
 General Public License as published by the Free Software Foundation; either version 2 of the License, or
 (at your option) any later version.
@@ -160,6 +168,7 @@ CHINESE_CONTENT = """第二章 安装与充电
         (INDEX_CONTINUED, None, "index"),
         (INDEX_ZH, None, "index"),
         (GFDL, None, "licence text (GNU FDL)"),
+        (GFDL_LATER_PAGE, None, "licence text (GNU FDL)"),
         (GPL, None, "licence text (GNU GPL)"),
         (LGPL, None, "licence text (GNU LGPL)"),
     ],
@@ -172,7 +181,10 @@ CHINESE_CONTENT = """第二章 安装与充电
         "index",
         "index-cont",
         "index-zh",
-        *("gfdl", "gpl", "lgpl"),
+        "gfdl",
+        "gfdl-later",
+        "gpl",
+        "lgpl",
     ],
 )
 def test_flags_boilerplate_with_its_reason(text: str, heading: str | None, reason: str) -> None:
@@ -200,7 +212,8 @@ def test_flags_boilerplate_with_its_reason(text: str, heading: str | None, reaso
         "steps",
         "prices",
         "zh-content",
-        *("box-contents", "empty"),
+        "box-contents",
+        "empty",
     ],
 )
 def test_leaves_content_alone(text: str, heading: str | None) -> None:
