@@ -224,6 +224,11 @@ class IngestSettings(BaseModel):
     chunk_size: int = Field(400, ge=64, description="Target chunk length in characters.")
     chunk_overlap: int = Field(60, ge=0, description="Characters shared by neighbouring chunks.")
     max_file_mb: float = Field(50.0, gt=0, description="Larger uploads are refused.")
+    keep_boilerplate: bool = Field(
+        False,
+        description="Index table-of-contents, index and licence pages like any other text (by default they "
+        "are left out of retrieval and listed per document in the Knowledge tab).",
+    )
 
 
 class TraceSettings(BaseModel):

@@ -77,6 +77,25 @@ class DocumentRecord:
     kb: str = "default"  # last, so positional construction from older code keeps working
 
 
+@dataclass(frozen=True)
+class SkippedSection:
+    """A page (or section) of a document kept out of retrieval as boilerplate, and why."""
+
+    doc_id: str
+    ordinal: int  # the section's place in the parsed document, from 0
+    page: int | None
+    heading: str | None
+    reason: str  # "table of contents", "index", "licence text (GNU FDL)"
+    preview: str  # the start of its text, to recognise it by
+
+    @property
+    def location(self) -> str:
+        """'p. 3', the heading, or 'section 4' when the file has neither."""
+        if self.page is not None:
+            return f"p. {self.page}"
+        return self.heading or f"section {self.ordinal + 1}"
+
+
 # Where documents go when no knowledge base is named (and where documents from before knowledge bases live).
 DEFAULT_KB = "default"
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragapp.core.types import DEFAULT_KB, LOCAL_OWNER, DocumentRecord, IngestProgress, IngestResult, KnowledgeBase
+from ragapp.core.types import (
+    DEFAULT_KB,
+    LOCAL_OWNER,
+    DocumentRecord,
+    IngestProgress,
+    IngestResult,
+    KnowledgeBase,
+    SkippedSection,
+)
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.tracing.recorder import TraceRecorder
@@ -47,6 +55,14 @@ class Library:
 
     def documents(self) -> list[DocumentRecord]:
         return self._store.catalog.documents()
+
+    def skipped(self, doc_id: str) -> list[SkippedSection]:
+        """The pages of a document left out of retrieval as boilerplate, with the reason for each."""
+        return self._store.catalog.skipped_sections(doc_id)
+
+    def skipped_counts(self) -> dict[str, int]:
+        """How many pages each document had left out, by doc id (documents with none are absent)."""
+        return self._store.catalog.skipped_counts()
 
     def knowledge_bases(self) -> list[KnowledgeBase]:
         """The knowledge bases that hold documents, by name, with their document and chunk counts."""

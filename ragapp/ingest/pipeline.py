@@ -25,6 +25,7 @@ from ragapp.core.chunks import index_text
 from ragapp.core.errors import IngestError, RagAppError
 from ragapp.core.lang import language_of
 from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestPhase, IngestProgress, IngestResult
+from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
 from ragapp.models.embedders import Embedder
@@ -207,7 +208,9 @@ class Ingestor:
         progress("parse", 0.05, "parsing")
         parsed = parse_file(path, name)
         doc_id = content_hash[:16]
-        chunks = chunk_document(parsed, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
+        # Tables of contents, indexes and licences match many questions and answer none: left out unless kept.
+        split = BoilerplateSplit(parsed) if self._settings.keep_boilerplate else split_boilerplate(parsed, doc_id)
+        chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise IngestError(f"{name}: no text found.")
         record = DocumentRecord(
@@ -241,15 +244,16 @@ class Ingestor:
             try:
                 with catalog.transaction() as conn:
                     old_chunk_ids = [cid for old in replaced for cid in catalog.delete_document(conn, old.doc_id)]
-                    catalog.add_document(conn, record, chunks)
+                    catalog.add_document(conn, record, chunks, split.skipped)
             except Exception:
                 self._store.vectors.delete([c.chunk_id for c in chunks])
                 raise
             self._store.vectors.delete(old_chunk_ids)
+        counts = f"{len(chunks)} chunks" + (f"; {split.note}" if split.note else "")
         if replaced:
-            message = f"{name}: replaced the earlier version in '{kb}' ({len(chunks)} chunks)."
+            message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
             return IngestResult(name, "replaced", message, doc_id, len(chunks))
-        return IngestResult(name, "added", f"{name}: added to '{kb}' ({len(chunks)} chunks).", doc_id, len(chunks))
+        return IngestResult(name, "added", f"{name}: added to '{kb}' ({counts}).", doc_id, len(chunks))
 
     def delete(self, doc_id: str) -> str:
         """Remove a document everywhere; returns its name."""

@@ -5,6 +5,9 @@ Every write bumps ``version``, so derived indexes (BM25, caches) know when they 
 
 Each document belongs to one named knowledge base (``documents.kb``); catalogs from before knowledge
 bases existed gain the column on open, with every old document in ``default``.
+
+``skipped_sections`` lists the pages of each document left out as boilerplate (never in ``chunks``, so
+the derived indexes never see them); older catalogs gain the empty table on open.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase
+from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase, SkippedSection
 
 _SCHEMA = """
 PRAGMA foreign_keys = ON;
@@ -40,6 +43,15 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
+CREATE TABLE IF NOT EXISTS skipped_sections (
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    page INTEGER,
+    heading TEXT,
+    reason TEXT NOT NULL,
+    preview TEXT NOT NULL,
+    PRIMARY KEY (doc_id, ordinal)
+);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 # Run after the migrations, since older catalogs lack the columns they index.
@@ -186,13 +198,35 @@ class Catalog:
             ).fetchall()
         return [Chunk(*row) for row in rows]
 
+    def skipped_sections(self, doc_id: str) -> list[SkippedSection]:
+        """The sections of ``doc_id`` left out as boilerplate, in document order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT doc_id, ordinal, page, heading, reason, preview FROM skipped_sections "
+                "WHERE doc_id = ? ORDER BY ordinal",
+                (doc_id,),
+            ).fetchall()
+        return [SkippedSection(*row) for row in rows]
+
+    def skipped_counts(self) -> dict[str, int]:
+        """How many sections each document had left out, by doc id (documents with none are absent)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT doc_id, COUNT(*) FROM skipped_sections GROUP BY doc_id")
+            return {str(doc_id): int(n) for doc_id, n in rows}
+
     def chunk_count(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
     # -- writes --------------------------------------------------------------------------------
 
-    def add_document(self, conn: sqlite3.Connection, record: DocumentRecord, chunks: list[Chunk]) -> None:
+    def add_document(
+        self,
+        conn: sqlite3.Connection,
+        record: DocumentRecord,
+        chunks: list[Chunk],
+        skipped: Iterable[SkippedSection] = (),
+    ) -> None:
         """Insert inside a ``transaction()`` so the caller can roll back with the other stores."""
         conn.execute(
             f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -212,9 +246,14 @@ class Catalog:
             "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
             [(c.chunk_id, c.doc_id, c.ordinal, c.text, c.page, c.heading) for c in chunks],
         )
+        conn.executemany(
+            "INSERT INTO skipped_sections VALUES (?, ?, ?, ?, ?, ?)",
+            [(s.doc_id, s.ordinal, s.page, s.heading, s.reason, s.preview) for s in skipped],
+        )
 
     def delete_document(self, conn: sqlite3.Connection, doc_id: str) -> list[str]:
-        """Delete inside a ``transaction()``; returns the ids of the chunks removed."""
+        """Delete inside a ``transaction()`` (its chunks and skipped sections go by cascade); returns the ids
+        of the chunks removed."""
         ids = [r[0] for r in conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (doc_id,))]
         conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         return ids

@@ -7,6 +7,7 @@ never a stack trace.
 from __future__ import annotations
 
 import functools
+import html
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,8 +27,12 @@ from ragapp.ui.state import Session, owner_of
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DOC_HEADERS = ["Name", "Knowledge base", "Type", "Pages", "Chunks", "Added (UTC)"]
+DOC_HEADERS = ["Name", "Knowledge base", "Type", "Pages", "Chunks", "Left out", "Added (UTC)"]
 MODE_CHOICES = [("Workflow · 工作流", "workflow"), ("Agent · 智能体", "agent"), ("Auto · 自动", "auto")]
+NOTHING_LEFT_OUT = (
+    "Nothing left out. Tables of contents, indexes and licence pages are listed here when an upload has them "
+    "(`RAGAPP_INGEST__KEEP_BOILERPLATE=true` indexes them instead) · 目录、索引和许可证页面不编入索引，在此列出"
+)
 _STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "failed": "❌"}
 
 
@@ -150,10 +155,33 @@ class Handlers:
     # -- knowledge -----------------------------------------------------------------------------
 
     def documents_table(self) -> list[list[Any]]:
+        left_out = self.engine.library.skipped_counts()
         return [
-            [d.name, d.kb, d.file_type, d.pages if d.pages is not None else "", d.chunk_count, d.added_at]
+            [
+                d.name,
+                d.kb,
+                d.file_type,
+                d.pages if d.pages is not None else "",
+                d.chunk_count,
+                left_out.get(d.doc_id, 0),
+                d.added_at,
+            ]
             for d in self.engine.library.documents()
         ]
+
+    def left_out_report(self) -> str:
+        """Per document, the pages kept out of retrieval as boilerplate: where, why, and how each begins."""
+        library = self.engine.library
+        counts = library.skipped_counts()
+        parts = []
+        for doc in library.documents():
+            if doc.doc_id in counts:
+                rows = [
+                    f"- {html.escape(s.location)} · {html.escape(s.reason)} · <small>{html.escape(s.preview)}</small>"
+                    for s in library.skipped(doc.doc_id)
+                ]
+                parts.append(f"**{html.escape(doc.name)}** ({html.escape(doc.kb)})\n" + "\n".join(rows))
+        return "\n\n".join(parts) or NOTHING_LEFT_OUT
 
     def document_choices(self) -> list[tuple[str, str]]:
         return [(f"{d.name} · {d.kb} ({d.chunk_count} chunks)", d.doc_id) for d in self.engine.library.documents()]

@@ -103,6 +103,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     elem_id="documents",
                     label="Documents · 文档",
                 )
+                with gr.Accordion("Left out of the index · 未编入索引的页面", open=False):
+                    left_out = gr.Markdown(handlers.left_out_report, elem_id="left-out")
                 with gr.Row():
                     to_delete = gr.Dropdown(
                         choices=handlers.document_choices(),
@@ -127,10 +129,11 @@ def build_ui(engine: Engine) -> gr.Blocks:
             handlers.upload,
             inputs=[upload, kb_choice, scope, owner],
             outputs=[report, docs, to_delete, upload, status, kb_choice, scope],
-        )
+        ).then(handlers.left_out_report, outputs=[left_out])
         delete.click(
             handlers.delete, inputs=[to_delete, scope], outputs=[report, docs, to_delete, status, kb_choice, scope]
-        )
+        ).then(handlers.left_out_report, outputs=[left_out])
         demo.load(ensure_owner, inputs=[owner], outputs=[owner])
         demo.load(handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope])
+        demo.load(handlers.left_out_report, outputs=[left_out])
     return demo

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.core.types import Chunk, DocumentRecord, KnowledgeBase
+from ragapp.core.types import Chunk, DocumentRecord, KnowledgeBase, SkippedSection
 from ragapp.store.catalog import Catalog
 
 
@@ -239,3 +239,35 @@ def test_catalog_from_before_knowledge_bases_is_migrated(tmp_path: Path) -> None
         assert sorted((d.doc_id, d.kb) for d in reopened.documents()) == [("d1", "new"), ("old1", "default")]
     finally:
         reopened.close()
+
+
+def skipped_for(doc_id: str, *pages: int) -> list[SkippedSection]:
+    return [SkippedSection(doc_id, page - 1, page, None, "table of contents", f"toc {page}") for page in pages]
+
+
+def test_skipped_sections_are_stored_with_their_document_and_go_with_it(catalog: Catalog) -> None:
+    with catalog.transaction() as conn:
+        catalog.add_document(conn, record("d1", "one.txt", 1), chunks_for("d1", "one.txt", 1), skipped_for("d1", 3, 2))
+    add(catalog, "d2", "two.txt", 1)
+
+    assert catalog.skipped_sections("d1") == skipped_for("d1", 2, 3)  # in document order
+    assert catalog.skipped_sections("d2") == []
+    assert catalog.skipped_counts() == {"d1": 2}
+    assert catalog.chunk_count() == 2  # skipped text never becomes a chunk
+
+    with catalog.transaction() as conn:
+        catalog.delete_document(conn, "d1")
+    assert catalog.skipped_sections("d1") == []
+    assert catalog.skipped_counts() == {}
+
+
+def test_catalog_from_before_skipped_sections_gains_the_table(tmp_path: Path) -> None:
+    catalog = Catalog(old_catalog(tmp_path / "catalog.sqlite3"))
+    try:
+        assert catalog.skipped_sections("old1") == [] and catalog.skipped_counts() == {}
+        with catalog.transaction() as conn:
+            catalog.add_document(conn, record("d1", "one.txt", 1), chunks_for("d1", "one.txt", 1), skipped_for("d1", 1))
+        assert catalog.skipped_counts() == {"d1": 1}
+        assert catalog.version == 5
+    finally:
+        catalog.close()
