@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--set", dest="set_file", type=Path, required=True, help="the answer set (YAML).")
     p.add_argument("--mode", choices=MODES, help="answering mode (default: the configured one).")
     p.add_argument("--limit", type=int, help="ask only the first N questions.")
+    p.add_argument(
+        "--stride", type=int, default=1, help="ask every Nth question (a spread over all documents and types)."
+    )
     p.add_argument("--state", type=Path, help="engine state folder to build or reuse (default: under --cache).")
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
     p.add_argument("--output", type=Path, help="write rows, summary, settings and model here as JSON.")
@@ -69,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
+    if args.stride < 1:
+        parser.error("--stride must be at least 1")
     return run_command(_run, args)
 
 
@@ -142,7 +147,8 @@ def _run(args: argparse.Namespace) -> int:
     if missing:
         names = ", ".join(str(d.path) for d in missing)
         raise ConfigError(f"missing documents ({names}); install them with: {install_command(missing)}")
-    questions = list(answer_set.questions[: args.limit] if args.limit else answer_set.questions)
+    questions = list(answer_set.questions[:: args.stride])
+    questions = questions[: args.limit] if args.limit else questions
     settings = Settings()
     load_builtins()
     inner = LLMS.get(settings.llm.backend)(settings)
