@@ -28,6 +28,18 @@ def not_found_message(question: str) -> str:
     return NOT_FOUND_ZH if is_chinese(question) else NOT_FOUND_EN
 
 
+UNSUPPORTED_EN = (
+    "The documents do not say this: the passages found do not support the answer, so I won't guess. The "
+    "closest passages are listed below."
+)
+UNSUPPORTED_ZH = "文档中没有提到这一点：找到的段落不支持生成的回答，我不做猜测。下面列出了最接近的段落。"
+
+
+def unsupported_message(question: str) -> str:
+    """What the app says instead of an answer whose key facts are not in the passages."""
+    return UNSUPPORTED_ZH if is_chinese(question) else UNSUPPORTED_EN
+
+
 def system_prompt(chinese: bool, passages: int) -> str:
     """The answering rules. With a single passage the citation example shows only [1]: the 1.5B model copies
     the example, and a lone passage cited as "[2]" left a correct answer without a valid citation."""
