@@ -111,6 +111,7 @@ def test_a_recorder_that_fails_never_costs_the_answer(
 ) -> None:
     # The answer is compared with a plain AnswerEvent: without the support check it carries no support list.
     rig = with_manuals(make_engine(workflow={"check_support": False}), tmp_path)
+
     def broken(self: TraceBuilder, *args: Any) -> None:
         raise RuntimeError("recorder bug")
 
