@@ -193,6 +193,18 @@ class WorkflowSettings(BaseModel):
         description="Share of the prompt budget (the window minus the answer and the instructions) that the "
         "conversation may take; retrieved passages get the rest.",
     )
+    check_support: bool = Field(
+        True,
+        description="Check each answer sentence against the passages: its key facts (numbers, codes, identifiers, "
+        "quoted names) must be in a passage it then cites; an answer whose core is unsupported is refused.",
+    )
+    support_overlap: float = Field(
+        0.4,
+        ge=0.0,
+        le=1.0,
+        description="Share of a sentence's content words that the passage(s) supporting it must hold, besides "
+        "all of its key facts.",
+    )
 
 
 class AgentSettings(BaseModel):

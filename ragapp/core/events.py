@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ragapp.core.types import Citation, LeafScore, RetrievedChunk
+from ragapp.core.types import Citation, LeafScore, RetrievedChunk, SentenceSupport
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,15 @@ class TokenEvent:
 
 @dataclass(frozen=True)
 class AnswerEvent:
-    """The finished answer; ``grounded`` is False when nothing relevant was found."""
+    """The finished answer, which replaces the streamed tokens; ``grounded`` is False when nothing relevant was
+    found or the answer was refused. ``abstained``: the app (or the model) said the documents do not hold the
+    answer; ``support`` is the per-sentence check of the model's answer (empty when it was not checked)."""
 
     text: str
     citations: tuple[Citation, ...]
     grounded: bool
+    abstained: bool = False
+    support: tuple[SentenceSupport, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -151,6 +151,31 @@ class Citation:
     number: int
     chunk: Chunk
     score: float | None = None
+    highlights: tuple[str, ...] = ()  # the passage's sentences that support the answer (shown highlighted)
+
+
+# How one answer sentence stands against the passages: its key facts are all in the passage(s) it now cites
+# (supported), not (unsupported), or it states no key fact and is not checked (neutral).
+SupportStatus = Literal["supported", "unsupported", "neutral"]
+
+
+@dataclass(frozen=True)
+class SentenceSupport:
+    """The support check of one answer sentence. ``text`` is the sentence as it stands in the final answer (its
+    [n] markers fixed); the sentences joined give the answer's text unless the answer abstained."""
+
+    text: str
+    status: SupportStatus
+    cited: tuple[int, ...] = ()  # the passage numbers the model wrote
+    passages: tuple[int, ...] = ()  # the passages that support it: its markers now
+    facts: tuple[str, ...] = ()  # its key facts, normalised
+    missing: tuple[str, ...] = ()  # key facts found in no passage
+    overlap: float = 0.0  # share of its content words in the supporting (else the closest) passage(s)
+    evidence: tuple[str, ...] = ()  # per supporting passage, the sentence in it that supports this one
+
+    @property
+    def supported(self) -> bool:
+        return self.status == "supported"
 
 
 @dataclass(frozen=True)

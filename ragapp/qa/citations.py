@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from ragapp.core.types import Citation, RetrievedChunk
 
 # [1], [1, 2] and the full-width 【1】 that models often write in Chinese answers.
-_MARKER = re.compile(r"[\[【](\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)[\]】]")
+MARKER = re.compile(r"[\[【](\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)[\]】]")
 
 
 def cited_numbers(text: str) -> list[int]:
     """Numbers cited in ``text`` in order of first appearance; handles [1], [1, 2], [1][2] and 【1】."""
     seen: dict[int, None] = {}
-    for group in _MARKER.findall(text):
+    for group in MARKER.findall(text):
         for part in re.split(r"[,，、]", group):
             seen.setdefault(int(part), None)
     return list(seen)

@@ -34,8 +34,10 @@ from ragapp.core.events import (
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import ChatTurn, Citation, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
+from ragapp.qa.answer_check import checked_answer
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
+from ragapp.qa.grounding import SupportRules
 from ragapp.qa.memory import fold, turns_to_fold
 from ragapp.qa.prompts import answer_messages, clarify_text, not_found_message, system_messages
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
@@ -279,11 +281,11 @@ class AnswerPipeline:
         self, question: str, kept: Sequence[RetrievedChunk], recent: Sequence[ChatTurn], summary: str
     ) -> Iterator[EngineEvent]:
         """The answer from ``kept``: "not in the knowledge base" without passages; the passages themselves
-        when the model fails."""
+        when the model fails; else the model's answer checked against the passages (see ``answer_check``)."""
         if not kept:
             text = not_found_message(question)
             yield TokenEvent(text)
-            yield AnswerEvent(text, (), grounded=False)
+            yield AnswerEvent(text, (), grounded=False, abstained=True)
             return
         messages = answer_messages(question, kept, recent, summary)
         reply = yield from self._generate(messages, detail={"model": self._llm.name})
@@ -293,7 +295,10 @@ class AnswerPipeline:
             citations = tuple(Citation(n, c.chunk, c.rerank_score) for n, c in enumerate(kept, start=1))
             yield AnswerEvent(text, citations, grounded=True)
             return
-        yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
+        if not self._settings.workflow.check_support:
+            yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
+            return
+        yield checked_answer(question, reply, kept, SupportRules(self._settings.workflow.support_overlap))
 
     def _retrieve_detail(
         self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]

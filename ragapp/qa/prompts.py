@@ -22,10 +22,20 @@ NOT_FOUND_EN = (
     "question, or upload a document that covers it."
 )
 NOT_FOUND_ZH = "知识库中没有找到与这个问题相关的内容，我不做猜测。可以换个说法提问，或上传包含相关内容的文档。"
+# Instead of an answer whose key facts are not in the passages (see ``qa.grounding``).
+UNSUPPORTED_EN = (
+    "The documents do not say this: the passages found do not support the answer, so I won't guess. The "
+    "closest passages are listed below."
+)
+UNSUPPORTED_ZH = "文档中没有提到这一点：找到的段落不支持生成的回答，我不做猜测。下面列出了最接近的段落。"
 
 
 def not_found_message(question: str) -> str:
     return NOT_FOUND_ZH if is_chinese(question) else NOT_FOUND_EN
+
+
+def unsupported_message(question: str) -> str:
+    return UNSUPPORTED_ZH if is_chinese(question) else UNSUPPORTED_EN
 
 
 def system_prompt(chinese: bool, passages: int) -> str:

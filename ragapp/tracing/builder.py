@@ -42,6 +42,7 @@ from ragapp.tracing.model import (
     RewriteRecord,
     RoutingRecord,
     Span,
+    SupportRecord,
     Trace,
 )
 from ragapp.tracing.records import chunk_ref, jsonable, leaf_record, retrieval_record
@@ -195,7 +196,11 @@ class TraceBuilder:
 
     def _answer(self, e: AnswerEvent) -> None:
         citations = [CitationRecord(c.number, c.chunk.source, c.chunk.doc_id, c.chunk.chunk_id) for c in e.citations]
-        self.trace.answer = AnswerRecord(e.text, e.grounded, citations)
+        support = [
+            SupportRecord(s.text, s.status, list(s.cited), list(s.passages), list(s.facts), list(s.missing), s.overlap)
+            for s in e.support
+        ]
+        self.trace.answer = AnswerRecord(e.text, e.grounded, citations, e.abstained, support)
 
     # -- reports from below the event stream -------------------------------------------------------
 

@@ -215,18 +215,62 @@ class CitationRecord(AsDict):
 
 
 @dataclass(frozen=True)
+class SupportRecord(AsDict):
+    """The support check of one answer sentence (see ``SentenceSupport``)."""
+
+    text: str
+    status: str
+    cited: list[int]
+    passages: list[int]
+    facts: list[str]
+    missing: list[str]
+    overlap: float
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SupportRecord:
+        def ints(key: str) -> list[int]:
+            return [int(n) for n in read_list(data, key) if isinstance(n, int) and not isinstance(n, bool)]
+
+        return cls(
+            read_str(data, "text"),
+            read_str(data, "status"),
+            ints("cited"),
+            ints("passages"),
+            [str(f) for f in read_list(data, "facts")],
+            [str(f) for f in read_list(data, "missing")],
+            read_num(data, "overlap"),
+        )
+
+
+@dataclass(frozen=True)
 class AnswerRecord:
+    """The final answer. ``abstained`` and ``support`` are stored only when set, as answers were before them."""
+
     text: str
     grounded: bool
     citations: list[CitationRecord]
+    abstained: bool = False
+    support: list[SupportRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "grounded": self.grounded, "citations": [c.to_dict() for c in self.citations]}
+        out: dict[str, Any] = {
+            "text": self.text,
+            "grounded": self.grounded,
+            "citations": [c.to_dict() for c in self.citations],
+        }
+        if self.abstained:
+            out["abstained"] = True
+        if self.support:
+            out["support"] = [s.to_dict() for s in self.support]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AnswerRecord:
         citations = [CitationRecord.from_dict(c) for c in read_maps(data, "citations")]
-        return cls(read_str(data, "text"), bool(data.get("grounded")), citations)
+        support = [SupportRecord.from_dict(s) for s in read_maps(data, "support")]
+        return cls(
+            read_str(data, "text"), bool(data.get("grounded")), citations, data.get("abstained") is True, support
+        )
 
 
 @dataclass(frozen=True)

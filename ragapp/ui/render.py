@@ -47,6 +47,9 @@ _ACTIONS = {
     "system": "Reply directly (no search)",
     "fallback": "Search all knowledge bases",
 }
+UNSUPPORTED_MARK = "⚠️ not found in the documents"
+_MARKDOWN_CHARS = re.compile(r"[\\`*_\[\]#|~]")
+_LIST_LEAD = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 SEARCH_ALL_CHOICE = {"label": "Search everything · 全部检索", "value": "*"}
 
 
@@ -55,7 +58,8 @@ class TurnView:
     """The assistant side of one turn, rebuilt as events arrive."""
 
     steps: list[gr.ChatMessage] = field(default_factory=list)
-    answer: str = ""
+    answer: str = ""  # the answer as text (streamed, then the checked one): what the conversation remembers
+    shown: str = ""  # the checked answer as displayed, unsupported sentences marked
     sources: list[gr.ChatMessage] = field(default_factory=list)
     retrieved: tuple[RetrievedChunk, ...] = ()
     rewrite: RewriteEvent | None = None
@@ -85,7 +89,8 @@ class TurnView:
         elif isinstance(event, TokenEvent):
             self.answer += event.text
         elif isinstance(event, AnswerEvent):
-            self.answer = event.text
+            self.answer = event.text  # the checked answer replaces the streamed draft
+            self.shown = answer_markup(event)
             self.sources = [citation_message(c) for c in event.citations]
             if event.grounded and not event.citations and self.retrieved:
                 self.sources = [consulted_message(self.retrieved)]
@@ -139,7 +144,7 @@ class TurnView:
     def messages(self) -> list[gr.ChatMessage]:
         out = list(self.steps)
         if self.answer or self.done:
-            answer = gr.ChatMessage(role="assistant", content=self.answer)
+            answer = gr.ChatMessage(role="assistant", content=self.shown or self.answer)
             if self.choices:
                 answer.options = self.choices  # type: ignore[assignment]  # OptionDict is a TypedDict of these keys
             out.append(answer)
@@ -223,12 +228,49 @@ def citation_title(citation: Citation) -> str:
 
 
 def citation_message(citation: Citation) -> gr.ChatMessage:
-    """A collapsed message per citation: click its title to read the cited passage."""
+    """A collapsed message per citation: click its title (document and page) to read the cited passage, the
+    sentences that support the answer highlighted."""
     return gr.ChatMessage(
         role="assistant",
-        content=html.escape(citation.chunk.text),
+        content=highlighted(citation.chunk.text, citation.highlights),
         metadata={"title": f"📄 {citation_title(citation)}", "status": "done"},
     )
+
+
+def escape_text(text: str) -> str:
+    """Document text shown as itself: HTML escaped, and the Markdown characters that would format it."""
+    return html.escape(_MARKDOWN_CHARS.sub(r"\\\g<0>", text), quote=False)
+
+
+def highlighted(text: str, sentences: tuple[str, ...]) -> str:
+    """``text`` escaped, each of ``sentences`` found in it wrapped in ``<mark>``."""
+    spans = sorted({(i, i + len(s)) for s in sentences if s and (i := text.find(s)) >= 0})
+    out, at = [], 0
+    for start, end in spans:
+        if start < at:  # overlaps the one before: already highlighted
+            continue
+        out += [escape_text(text[at:start]), f"<mark>{escape_text(text[start:end])}</mark>"]
+        at = end
+    return "".join(out) + escape_text(text[at:])
+
+
+def answer_markup(event: AnswerEvent) -> str:
+    """The answer as displayed: each unsupported sentence muted and marked ⚠️ (a refusal is shown as it is)."""
+    if event.abstained or not any(s.status == "unsupported" for s in event.support):
+        return event.text
+    parts = []
+    for sentence in event.support:
+        if sentence.status != "unsupported":
+            parts.append(sentence.text)
+            continue
+        body = sentence.text.rstrip()
+        lead = _LIST_LEAD.match(body)
+        start = lead.end() if lead else 0
+        parts.append(
+            f'{body[:start]}<span class="unsupported" style="opacity:0.6">{body[start:]}</span>'
+            f"<sup> {UNSUPPORTED_MARK}</sup>{sentence.text[len(body) :]}"
+        )
+    return "".join(parts).strip()
 
 
 def consulted_message(chunks: tuple[RetrievedChunk, ...]) -> gr.ChatMessage:

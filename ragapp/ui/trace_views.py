@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
-from ragapp.tracing.model import Span, Trace
+from ragapp.tracing.model import Span, SupportRecord, Trace
 from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
 
@@ -72,11 +72,33 @@ def header(trace: Trace) -> str:
         lines.append(f"> 🧰 This trace may be incomplete: {trace.recorder_error}.")
     answer = trace.answer
     if answer:
-        lines.append(f"**Answer** ({'grounded' if answer.grounded else 'not grounded'}):")
+        state = "abstained" if answer.abstained else "grounded" if answer.grounded else "not grounded"
+        lines.append(f"**Answer** ({state}):")
         text = answer.text
         shown = text if len(text) <= 600 else text[:599] + "…"
         lines.append("> " + shown.replace("\n", "\n> "))
+        if answer.support:
+            lines.append("**Support check** (the model's answer, sentence by sentence):")
+            lines.append("\n".join(support_line(s) for s in answer.support))
     return "\n\n".join(lines)
+
+
+_SUPPORT_ICONS = {"supported": "✅", "unsupported": "⚠️", "neutral": "·"}
+
+
+def support_line(s: SupportRecord) -> str:
+    """'- ✅ “90 minutes [1].” cites [1] (facts: 90; words 100%)': one sentence of the support check."""
+    said = _short(" ".join(s.text.split()), 120)
+    if s.status == "supported":
+        why = f"cites {', '.join(f'[{n}]' for n in s.passages) or 'nothing'}"
+    elif s.status == "unsupported":
+        why = f"not in the passages ({'missing: ' + ', '.join(s.missing) if s.missing else 'too few of its words'})"
+    else:
+        why = "no key facts to check"
+    facts = f"facts: {', '.join(s.facts)}; " if s.facts else ""
+    changed = s.cited and list(s.cited) != s.passages
+    cited = f"; the model cited {', '.join(f'[{n}]' for n in s.cited)}" if changed else ""
+    return f"- {_SUPPORT_ICONS.get(s.status, '·')} “{said}” {why} ({facts}words {s.overlap:.0%}{cited})"
 
 
 def intent_rows(trace: Trace) -> list[list[Any]]:

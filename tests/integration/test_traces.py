@@ -24,7 +24,10 @@ BETA = "# Beta robot manual\n\nThe Beta robot battery lasts 150 minutes. The Bet
 
 @pytest.fixture
 def rig(make_engine: Callable[..., Any], tmp_path: Path) -> Any:
-    rig = make_engine()
+    return with_manuals(make_engine(), tmp_path)
+
+
+def with_manuals(rig: Any, tmp_path: Path) -> Any:
     for name, text in (("alpha_manual.md", ALPHA), ("beta_manual.md", BETA)):
         path = tmp_path / name
         path.write_text(text, "utf-8")
@@ -103,7 +106,12 @@ def test_a_model_failure_is_recorded_as_an_error_and_the_passages_still_come(rig
     assert views.why_not(typed, trace["retrievals"][0]["candidates"][0]["doc_id"], "beta_manual.md").count("✅") == 1
 
 
-def test_a_recorder_that_fails_never_costs_the_answer(rig: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_recorder_that_fails_never_costs_the_answer(
+    make_engine: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The answer is compared with a plain AnswerEvent: without the support check it carries no support list.
+    rig = with_manuals(make_engine(workflow={"check_support": False}), tmp_path)
+
     def broken(self: TraceBuilder, *args: Any) -> None:
         raise RuntimeError("recorder bug")
 

@@ -15,8 +15,8 @@ from ragapp.core.events import (
     StageEvent,
     TokenEvent,
 )
-from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk
-from ragapp.ui.render import TurnView, citation_title
+from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
+from ragapp.ui.render import UNSUPPORTED_MARK, TurnView, citation_title, highlighted
 from ragapp.ui.state import Session
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries are covered for 12 months.", "warranty.pdf", page=3, heading="Battery")
@@ -266,3 +266,45 @@ def test_failed_agent_stage_falls_back_visibly() -> None:
     stage, notice = view.messages()
     assert stage.metadata["title"] == "❌ 🤖 Agent working: failed" and stage.content == "model server unreachable"
     assert str(notice.content).startswith("⚠️ The agent could not work")
+
+
+# -- the support check ----------------------------------------------------------------------------
+
+
+def test_the_checked_answer_replaces_the_draft_and_marks_the_unsupported_sentence() -> None:
+    support = (
+        SentenceSupport("Batteries are covered for 12 months [1]. ", "supported", (2,), (1,), ("12",)),
+        SentenceSupport("Screens for 36 months.", "unsupported", (1,), (), ("36",), ("36",)),
+    )
+    citation = Citation(1, CHUNK, highlights=("Batteries are covered for 12 months.",))
+    view = TurnView()
+    view.apply(TokenEvent("Batteries are covered for 12 months [2]. Screens for 36 months [1]."))
+    view.apply(
+        AnswerEvent(
+            "Batteries are covered for 12 months [1]. Screens for 36 months.", (citation,), True, False, support
+        )
+    )
+    answer, source = view.messages()
+    assert answer.content == (
+        'Batteries are covered for 12 months [1]. <span class="unsupported" style="opacity:0.6">Screens for 36 '
+        f"months.</span><sup> {UNSUPPORTED_MARK}</sup>"
+    )
+    assert view.answer == "Batteries are covered for 12 months [1]. Screens for 36 months."  # what history keeps
+    assert source.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"
+    assert source.content == "<mark>Batteries are covered for 12 months.</mark>"
+
+
+def test_a_refused_answer_is_shown_as_it_is_with_the_closest_passages() -> None:
+    support = (SentenceSupport("Screens for 36 months.", "unsupported", (1,), (), ("36",), ("36",)),)
+    view = TurnView()
+    view.apply(AnswerEvent("The documents do not say this.", (Citation(1, CHUNK),), False, True, support))
+    answer, source = view.messages()
+    assert answer.content == "The documents do not say this."
+    assert source.metadata["title"].startswith("📄 [1] warranty.pdf")
+
+
+def test_highlighted_passages_escape_markup_and_markdown() -> None:
+    text = "Run *make* <b>now</b>. Then `rm -rf` # done"
+    assert highlighted(text, ("Then `rm -rf` # done", "not in it")) == (
+        r"Run \*make\* &lt;b&gt;now&lt;/b&gt;. <mark>Then \`rm -rf\` \# done</mark>"
+    )

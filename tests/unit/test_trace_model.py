@@ -30,10 +30,11 @@ from ragapp.core.types import (
     LLMCall,
     RetrievalResult,
     RetrievedChunk,
+    SentenceSupport,
 )
 from ragapp.tracing.builder import TraceBuilder
 from ragapp.tracing.ingest import IngestPhases
-from ragapp.tracing.model import Span, Trace
+from ragapp.tracing.model import AnswerRecord, Span, Trace
 from ragapp.tracing.store import TraceStore
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries last ten hours.", "a.pdf", page=3, heading="Battery")
@@ -180,3 +181,27 @@ def test_progress_without_a_file_belongs_to_the_batch() -> None:
 def test_the_line_a_user_sees_names_the_file() -> None:
     assert IngestProgress("a.txt", "embed", 0.5, "embedded 1/3 chunks", 1, 3).text == "a.txt: embedded 1/3 chunks"
     assert IngestProgress(None, "index", 1.0, "updating keyword index").text == "updating keyword index"
+
+
+def test_the_answer_keeps_its_support_check_and_reads_odd_rows() -> None:
+    builder = TraceBuilder("alice", "chat", "q", "workflow")
+    support = (
+        SentenceSupport("90 minutes [1].", "supported", (2,), (1,), ("90",), (), 1.0, ("It lasts 90 minutes.",)),
+        SentenceSupport("300 in eco mode.", "unsupported", (), (), ("300",), ("300",), 0.5),
+    )
+    builder.on(AnswerEvent("90 minutes [1]. 300 in eco mode.", (), True, False, support))
+    stored = json.loads(json.dumps(builder.finish().to_dict()))
+    answer = stored["answer"]
+    assert "abstained" not in answer  # stored only when set, as answers were before
+    assert answer["support"][1] == {
+        "text": "300 in eco mode.",
+        "status": "unsupported",
+        "cited": [],
+        "passages": [],
+        "facts": ["300"],
+        "missing": ["300"],
+        "overlap": 0.5,
+    }
+    assert Trace.from_dict(stored).to_dict() == stored
+    odd = AnswerRecord.from_dict({"text": "no", "abstained": True, "support": [{"cited": [1, "x", True]}, "junk"]})
+    assert odd.abstained and odd.support[0].cited == [1] and odd.support[0].status == ""

@@ -470,3 +470,24 @@ def test_documents_ranked_keeps_each_document_once_at_its_best_chunk() -> None:
 def test_an_empty_report_scores_zero() -> None:
     report = CaseReport("none", (), k=5)
     assert report.summary() == {"hit rate": 0.0, "MRR@5": 0.0, "nDCG@5": 0.0}
+
+
+def test_header_shows_the_support_check_per_sentence() -> None:
+    support = [
+        {
+            "text": "90 minutes [1].",
+            "status": "supported",
+            "cited": [2],
+            "passages": [1],
+            "facts": ["90"],
+            "overlap": 1,
+        },
+        {"text": "300 in eco mode.", "status": "unsupported", "facts": ["300"], "missing": ["300"], "overlap": 0.5},
+        {"text": "Sure.", "status": "neutral"},
+    ]
+    trace = _trace(answer={"text": "No.", "grounded": False, "abstained": True, "citations": [], "support": support})
+    text = views.header(trace)
+    assert "**Answer** (abstained):" in text
+    assert "- ✅ “90 minutes [1].” cites [1] (facts: 90; words 100%; the model cited [2])" in text
+    assert "- ⚠️ “300 in eco mode.” not in the passages (missing: 300) (facts: 300; words 50%)" in text
+    assert "- · “Sure.” no key facts to check (words 0%)" in text

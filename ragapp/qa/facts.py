@@ -1,0 +1,87 @@
+"""Key facts of a sentence: the parts a small model gets wrong and a reader acts on.
+
+Numbers (units aside: "120 分钟" and "120 minutes" both carry "120"), version strings, codes such as E07 or V2,
+identifiers (``snake_case``, ``CamelCase``, ``--flag``), paths and file names, URLs, quoted strings and code
+spans. A sentence is only as true as its key facts: each must occur in a passage that supports it.
+
+Text is compared normalised: NFKC (full-width ``１２０`` reads as ``120``), lower case, thousands separators
+dropped, whitespace collapsed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_NUMBER = re.compile(r"(?<![a-uw-z0-9_.])(\d{1,3}(?:,\d{3})+(?![\d,])|\d+(?:\.\d+)*)")
+_CODE = re.compile(r"(?<![a-z0-9_])([a-z]+\d+[a-z0-9]*)(?![a-z0-9_]|\.\d)")  # e07, v2, x1000 (not v2.5)
+_SNAKE = re.compile(r"(?<![\w-])([a-z0-9]+(?:_+[a-z0-9]+)+)(?![\w-])")
+_FLAG = re.compile(r"(?<![\w-])(--[a-z0-9][\w-]*)")
+_CAMEL = re.compile(r"(?<![\w])([A-Z]?[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w])")  # on the original case
+_PATH = re.compile(r"(?<![\w/])((?:\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)+|\.{1,2}/[\w.-]+)")
+_FILE = re.compile(r"(?<![\w.])([\w-]+\.(?:py|md|txt|json|ya?ml|toml|ini|cfg|sh|pdf|docx?|html?|csv|js|ts))(?!\w)")
+_URL = re.compile(r"(https?://[^\s<>\"'）)\]】]+)")
+_QUOTED = re.compile(
+    r"`([^`\n]{1,80})`|\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|「([^」\n]{1,80})」|『([^』\n]{1,80})』|《([^》\n]{1,80})》"
+)
+_LIST_MARK = re.compile(r"^\s*(?:\d{1,2}[.)、]|[-*•])\s+")
+
+
+def normalise(text: str) -> str:
+    """The form facts are compared in: NFKC, lower case, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _number(raw: str) -> str:
+    return raw.replace(",", "")
+
+
+@dataclass(frozen=True)
+class PassageFacts:
+    """A passage prepared for fact lookups: its normalised text and the numbers in it."""
+
+    text: str
+    numbers: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> PassageFacts:
+        norm = normalise(text)
+        numbers: set[str] = set()
+        for raw in _NUMBER.findall(norm):
+            number = _number(raw)
+            parts = number.split(".")
+            # "2.5.0" also answers for "2.5"; "90.0" for "90"
+            numbers.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+            if len(parts) == 2 and set(parts[1]) == {"0"}:
+                numbers.add(parts[0])
+        return cls(norm, frozenset(numbers))
+
+    def has(self, fact: str) -> bool:
+        if _NUMBER.fullmatch(fact):
+            return fact in self.numbers
+        return fact in self.text
+
+
+def key_facts(sentence: str) -> tuple[str, ...]:
+    """The key facts of ``sentence`` (markers already removed), normalised, in order, each once."""
+    text = _LIST_MARK.sub("", sentence)
+    found: dict[str, None] = {}
+    for groups in _QUOTED.findall(text):
+        quoted = next(g for g in groups if g)
+        found.setdefault(normalise(quoted), None)
+    for match in _CAMEL.findall(unicodedata.normalize("NFKC", text)):
+        found.setdefault(match.lower(), None)
+    norm = normalise(text)
+    for url in _URL.findall(norm):
+        found.setdefault(url.rstrip(".,;:!?"), None)
+    norm = _URL.sub(" ", norm)
+    for pattern in (_FLAG, _SNAKE, _FILE, _CODE):
+        for match in pattern.findall(norm):
+            found.setdefault(match, None)
+    for path in _PATH.findall(norm):
+        if path.startswith(("/", "./", "../")) or "." in path.rsplit("/", 1)[-1] or path.count("/") >= 2:
+            found.setdefault(path.rstrip("."), None)
+    for raw in _NUMBER.findall(_CODE.sub(" ", norm)):
+        found.setdefault(_number(raw), None)
+    return tuple(f for f in found if f.strip())

@@ -1,0 +1,140 @@
+"""The support check and citation mapping on hand-made passages: no model, no store."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragapp.core.types import Chunk, RetrievedChunk
+from ragapp.qa.answer_check import checked_answer
+from ragapp.qa.facts import PassageFacts, key_facts
+from ragapp.qa.grounding import check_support, core_unsupported, model_refused, split_sentences
+from ragapp.qa.prompts import UNSUPPORTED_EN, UNSUPPORTED_ZH
+
+PASSAGES = [
+    "Error E07: a cliff sensor is blocked or dirty. Wipe the cliff sensors with a dry cloth.",
+    "The Alpha battery lasts 90 minutes on a full charge. The Alpha robot weighs 2.1 kg.",
+    "The Beta battery lasts 150 minutes. The Beta robot weighs 3.4 kg.",
+    "流明 V1 充满电后最长可工作约 120 分钟。充电时间约 5 小时。",
+]
+
+
+def kept(texts: list[str] = PASSAGES) -> list[RetrievedChunk]:
+    chunks = [Chunk(f"d{i}-0000", f"d{i}", 0, t, f"doc{i}.pdf", page=i + 1) for i, t in enumerate(texts)]
+    return [RetrievedChunk(c, 1.0, {}, {}) for c in chunks]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("E07 means the cliff sensor is dirty", ("e07",)),
+        ("充满电后可工作约 １２０ 分钟", ("120",)),  # full-width digits
+        ("It costs 1,200 dollars after v2.5.1", ("2.5.1", "1200")),
+        (
+            "Set --max-tokens in RAGAPP_LLM__N_CTX, then run ./run.sh",
+            ("--max-tokens", "ragapp_llm__n_ctx", "run.sh", "./run.sh"),
+        ),
+        ("Call TraceBuilder from `make test` in “Kiss and Tell”", ("make test", "kiss and tell", "tracebuilder")),
+        ("Sure, happy to help.", ()),
+        ("1. Open the dock", ()),  # a list number is not a fact
+    ],
+)
+def test_key_facts(sentence: str, facts: tuple[str, ...]) -> None:
+    assert set(key_facts(sentence)) == set(facts)
+
+
+def test_passage_numbers_are_normalised() -> None:
+    found = PassageFacts.of("Firmware v2.5.0 costs 1,200; runs ９０ minutes")
+    assert {"2.5", "2.5.0", "1200", "90"} <= found.numbers
+    assert found.has("90") and not found.has("9")
+
+
+def test_sentences_keep_their_markers_and_join_back() -> None:
+    text = "Cliff sensors [2]. Version 2.5 is out [1].\n- step one\n续航120分钟[4]。保修一年【1】。"
+    pieces = split_sentences(text)
+    assert "".join(pieces) == text
+    assert pieces == [
+        "Cliff sensors [2]. ",
+        "Version 2.5 is out [1].\n",
+        "- step one\n",
+        "续航120分钟[4]。",
+        "保修一年【1】。",
+    ]
+
+
+def test_a_right_answer_with_a_wrong_marker_cites_the_passage_that_says_it() -> None:
+    (sentence,) = check_support("E07 means a cliff sensor is blocked or dirty [2].", PASSAGES)
+    assert sentence.status == "supported"
+    assert (sentence.cited, sentence.passages) == ((2,), (1,))
+    assert sentence.text == "E07 means a cliff sensor is blocked or dirty [1]."
+    assert sentence.evidence == ("Error E07: a cliff sensor is blocked or dirty.",)
+
+
+def test_a_missing_marker_is_added() -> None:
+    (sentence,) = check_support("The Beta battery lasts 150 minutes.", PASSAGES)
+    assert sentence.text == "The Beta battery lasts 150 minutes [3]."
+
+
+def test_a_number_in_no_passage_is_unsupported_and_loses_its_marker() -> None:
+    support = check_support("The Alpha battery lasts 90 minutes [2]. In eco mode it lasts 200 minutes [2].", PASSAGES)
+    assert [s.status for s in support] == ["supported", "unsupported"]
+    assert support[1].missing == ("200",) and support[1].text == "In eco mode it lasts 200 minutes."
+    assert not core_unsupported(support)  # partly supported: the answer stands, the sentence is marked
+
+
+def test_facts_spread_over_passages_are_supported_together() -> None:
+    (sentence,) = check_support("Alpha lasts 90 minutes, Beta 150 minutes [1].", PASSAGES)
+    assert sentence.status == "supported" and sentence.passages == (2, 3)
+    assert sentence.text == "Alpha lasts 90 minutes, Beta 150 minutes [2][3]."
+
+
+def test_a_fact_without_the_words_around_it_is_not_support() -> None:
+    (sentence,) = check_support("The warranty covers 90 days of repairs [2].", PASSAGES)
+    assert sentence.status == "unsupported" and sentence.missing == ()  # 90 is there, but not about a warranty
+
+
+def test_chinese_sentences_are_checked_with_chinese_words() -> None:
+    support = check_support("充满电后最长可工作约 120 分钟 [1]。充电需要 8 小时 [4]。", PASSAGES)
+    assert [s.status for s in support] == ["supported", "unsupported"]
+    assert support[0].text == "充满电后最长可工作约 120 分钟[4]。"
+    assert support[1].missing == ("8",)
+
+
+def test_sentences_without_key_facts_are_neutral_and_kept_as_written() -> None:
+    support = check_support("Sure. Clean them [1][2]; see also [1, 3]. [99] !!!", PASSAGES)
+    assert {s.status for s in support} == {"neutral"}
+    assert "".join(s.text for s in support) == "Sure. Clean them [1][2]; see also [1, 3]. [99] !!!"
+    assert not core_unsupported(support)
+
+
+def test_the_core_answer_unsupported_means_abstaining() -> None:
+    assert core_unsupported(check_support("The battery lasts 300 minutes [2]. Charge it often.", PASSAGES))
+    # the first factual sentence wrong, the only other right: at most half supported
+    assert core_unsupported(check_support("It lasts 300 minutes [2]. The Alpha weighs 2.1 kg [2].", PASSAGES))
+    assert not core_unsupported(check_support("The Alpha weighs 2.1 kg [2]. It lasts 300 minutes.", PASSAGES))
+
+
+def test_the_model_saying_the_documents_do_not_say_counts_as_abstaining() -> None:
+    assert model_refused(check_support("The knowledge base does not contain this information.", PASSAGES))
+    assert model_refused(check_support("知识库中没有相关内容。", PASSAGES))
+    assert not model_refused(check_support("The Alpha weighs 2.1 kg [2].", PASSAGES))
+
+
+def test_checked_answer_refuses_an_unsupported_answer_and_shows_the_closest_passages() -> None:
+    event = checked_answer("How long does it last?", "The battery lasts 300 minutes [2].", kept())
+    assert (event.text, event.grounded, event.abstained) == (UNSUPPORTED_EN, False, True)
+    assert [c.number for c in event.citations] == [1, 2, 3]
+    assert event.citations[1].highlights == ("The Alpha battery lasts 90 minutes on a full charge.",)
+    assert event.support[0].missing == ("300",)
+    chinese = checked_answer("它能用多久？", "大约 300 分钟 [4]。", kept())
+    assert (chinese.text, chinese.abstained) == (UNSUPPORTED_ZH, True)
+
+
+def test_checked_answer_fixes_markers_and_highlights_the_supporting_sentence() -> None:
+    reply = "The Alpha robot weighs 2.1 kg [3]. Eco mode adds 40 minutes [2]."
+    event = checked_answer("How heavy is the Alpha?", reply, kept())
+    assert event.text == "The Alpha robot weighs 2.1 kg [2]. Eco mode adds 40 minutes."
+    assert (event.grounded, event.abstained) == (True, False)
+    (citation,) = event.citations
+    assert citation.number == 2 and citation.chunk.page == 2
+    assert citation.highlights == ("The Alpha robot weighs 2.1 kg.",)
+    assert [s.status for s in event.support] == ["supported", "unsupported"]
