@@ -1,7 +1,8 @@
 """Scoring one question of an answer set, and the figures per question type. Nothing here calls a model.
 
-- ``abstained``: the app said the documents do not hold the answer. The engine's own signal first
-  (``AnswerEvent.grounded`` False: nothing relevant was found, the not-found message was shown), then the model
+- ``abstained``: the app said the documents do not hold the answer. The engine's own signals first
+  (``AnswerEvent.abstained``: the support check refused an answer whose facts are in no passage, or nothing
+  relevant was found; ``grounded`` False: the not-found message was shown), then the model
   saying so in its own words, citing nothing, over passages that did not hold it ("is not mentioned in the
   passages", "资料中没有提到"). An answer that cites a passage is never an abstention, so a correct answer that
   happens to say "does not include" still counts as an answer.
@@ -82,6 +83,7 @@ class Seen:
     answer: str = ""
     grounded: bool = False
     answered: bool = False  # an AnswerEvent came (not a clarifying question)
+    refused: bool = False  # the AnswerEvent says the app abstained (support check, nothing found)
     clarified: bool = False
     cited: list[Chunk] = field(default_factory=list)
     prompt: list[Chunk] = field(default_factory=list)
@@ -103,6 +105,7 @@ def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_
             seen.prompt.extend(r.chunk for r in event.chunks if r.chunk.chunk_id not in have)
         elif isinstance(event, AnswerEvent):
             seen.answer, seen.grounded, seen.answered = event.text, event.grounded, True
+            seen.refused = event.abstained
             seen.cited = [c.chunk for c in event.citations]
         elif isinstance(event, ClarifyEvent):
             seen.clarified, seen.answer = True, event.question
@@ -149,7 +152,7 @@ def _where(chunk: Chunk) -> str:
 
 def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
     """One row; ``set_doc_of`` maps the catalog's document ids to the set's document ids."""
-    declined = seen.answered and abstained(seen.answer, seen.grounded, bool(seen.cited))
+    declined = seen.answered and (seen.refused or abstained(seen.answer, seen.grounded, bool(seen.cited)))
 
     def hits(chunks: Sequence[Chunk]) -> bool:
         return question.answerable and any(on_evidence(c, set_doc_of.get(c.doc_id), question.evidence) for c in chunks)
@@ -165,7 +168,7 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         clarified=seen.clarified,
         correct=question.answerable and not declined and contains_all(seen.answer, question.must_contain),
         abstained=declined,
-        citation_on_evidence=hits(seen.cited),
+        citation_on_evidence=not declined and hits(seen.cited),  # a refusal's closest passages are no citation
         evidence_in_prompt=hits(seen.prompt),
         cited=tuple(_where(c) for c in seen.cited),
         prompt=tuple(_where(c) for c in seen.prompt),
