@@ -155,7 +155,8 @@ def _run(args: argparse.Namespace) -> int:
     load_s = preflight(inner, min(settings.llm.timeout_s, PREFLIGHT_TIMEOUT_S))
     print(f"{inner.name}: answered a test call in {load_s:.1f} s", file=sys.stderr)
 
-    extra = [str(settings.ingest.chunk_size), str(settings.ingest.chunk_overlap), load_embedder(settings).name]
+    # Every ingest setting (chunking, boilerplate pages) and the embedder decide what the state holds.
+    extra = [settings.ingest.model_dump_json(), load_embedder(settings).name]
     folder = args.state or args.cache / f"{answer_set.name}-{documents_key(answer_set, extra)}"
 
     def engine_of(state: Path) -> Engine:
