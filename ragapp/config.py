@@ -130,6 +130,32 @@ class RetrievalSettings(BaseModel):
         "probabilities; 0.2 is the highest that keeps 90% of relevant held-out passages: see "
         "`python -m ragbench.rerank.measure`).",
     )
+    agreement_top_n: int = Field(
+        3,
+        ge=0,
+        description="With a reranker: a chunk both channels rank in their top N (and fused at rank "
+        "agreement_max_fused_rank or better) is kept whatever its rerank score, so the prompt is never empty "
+        "when the channels agree on a top chunk (0: off). Chosen by `python -m ragbench.relevance`: see README.",
+    )
+    agreement_max_fused_rank: int = Field(
+        3, ge=0, description="With a reranker: the agreement rule keeps only chunks fused at this rank or better."
+    )
+    rerank_margin: float | None = Field(
+        None,
+        ge=0.0,
+        description="With a reranker: a chunk scoring more than this below the question's best rerank score is "
+        "dropped even above min_rerank_score (None: off). See README, Relevance gate.",
+    )
+    cross_language_top_n: int = Field(
+        3,
+        ge=0,
+        description="With a reranker: a passage in another language than the question (the reranker does not "
+        "judge those) is kept when the vector channel ranks it in its top N and its similarity reaches "
+        "min_cross_language_similarity (0: such passages are dropped). See README, Relevance gate.",
+    )
+    min_cross_language_similarity: float = Field(
+        0.8, description="With a reranker: the vector similarity a passage in another language needs."
+    )
     min_vector_similarity: float = Field(
         0.875,
         description="Without a reranker: a chunk whose vector similarity reaches this is relevant on its own "
