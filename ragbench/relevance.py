@@ -8,7 +8,9 @@ candidates, and is scored by:
 
 - **recall in prompt**: share of questions with a relevant passage among the ``context_top_k`` kept chunks;
 - **empty prompt**: share of questions for which nothing was kept;
-- **irrelevant kept**: mean number of kept chunks (in the prompt) that are not relevant.
+- **irrelevant kept**: mean number of kept chunks (in the prompt) that are not relevant;
+- **all in prompt** (JSON only; for multi-hop sets): every relevant document found among the candidates has a
+  chunk in the prompt.
 
 A passage the reranker does not judge (other language) is also scored by the reranker here, to measure
 whether its zh->en scores are usable ("xlang reranker" rule sets).
@@ -160,8 +162,15 @@ def score(samples: Sequence[Sample], rule: RuleSet, top_k: int) -> dict[str, flo
     prompts = [prompt_of(s, rule, top_k) for s in samples]
     found = [bool(set(p) & s.relevant) for s, p in zip(samples, prompts, strict=True) if s.relevant is not None]
     irrelevant = [sum(cid not in (s.relevant or ()) for cid in p) for s, p in zip(samples, prompts, strict=True)]
+    every = [  # multi-hop: each relevant document among the candidates has a chunk in the prompt
+        bool(s.relevant)
+        and {doc_of_chunk_id(c) for c in s.relevant} <= {doc_of_chunk_id(c) for c in set(p) & s.relevant}
+        for s, p in zip(samples, prompts, strict=True)
+        if s.relevant is not None
+    ]
     out = {
         "recall_in_prompt": _mean(found),
+        "all_in_prompt": _mean(every),
         "empty_prompt": _mean([not p for p in prompts]),
         "irrelevant_kept": _mean(irrelevant),
     }
@@ -253,16 +262,19 @@ def _run(args: argparse.Namespace) -> int:
         "limit": args.limit,
         "pool": args.pool,
         "top_k": knobs.context_top_k,
-        "chosen": chosen["name"],
-        "rule_sets": table,
+        "chosen": chosen,
+        "columns": list(COLUMNS),
+        # one compact row per rule set (900 of them): name -> set -> figures in ``columns`` order
+        "rule_sets": {r["name"]: {n: [m[c] for c in COLUMNS] for n, m in r["sets"].items()} for r in table},
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    args.output.write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", "utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 
 METRICS = ("recall_in_prompt", "empty_prompt", "irrelevant_kept")
+COLUMNS = ("recall_in_prompt", "all_in_prompt", "empty_prompt", "irrelevant_kept")
 
 
 def report(per_set: dict[str, list[Sample]], rules: Sequence[RuleSet], top_k: int) -> list[dict[str, Any]]:
@@ -271,18 +283,34 @@ def report(per_set: dict[str, list[Sample]], rules: Sequence[RuleSet], top_k: in
     for rule in rules:
         sets = {name: score(samples, rule, top_k) for name, samples in per_set.items()}
         mean = {m: _mean([s[m] for s in sets.values()]) for m in METRICS}
-        rows.append({"name": rule.name, "mean": mean, "sets": sets})
+        knobs = None if rule.rules is None else dataclasses.asdict(rule.rules)
+        rows.append({"name": rule.name, "mean": mean, "sets": sets, "rules": knobs, "old": rule.old})
     return sorted(rows, key=lambda r: (-r["mean"]["recall_in_prompt"], r["mean"]["irrelevant_kept"]))
 
 
 def choose(table: Sequence[dict[str, Any]], slack: float = 0.01) -> dict[str, Any]:
-    """The rule: of the gated rule sets whose mean recall in prompt is within ``slack`` of the best, the one
-    that keeps the fewest irrelevant chunks (then the fewest empty prompts; then the first listed, which is
-    the one with the higher threshold and fewer rules on)."""
+    """The rule, in order: a gated rule set whose mean recall in prompt is within ``slack`` of the best; the
+    fewest empty prompts among those; on every set, "all in prompt" (both supports of a multi-hop question)
+    no lower than the gate before this change; then the fewest irrelevant chunks kept, and on a tie the
+    stricter rule (higher thresholds)."""
     gated = [r for r in table if r["name"] != "no gate"]
+    before = next(r for r in table if r["old"])
     best = max(r["mean"]["recall_in_prompt"] for r in gated)
     near = [r for r in gated if r["mean"]["recall_in_prompt"] >= best - slack]
-    return min(near, key=lambda r: (r["mean"]["irrelevant_kept"], r["mean"]["empty_prompt"]))
+    fewest = min(r["mean"]["empty_prompt"] for r in near)
+    near = [r for r in near if r["mean"]["empty_prompt"] <= fewest]
+    near = [
+        r for r in near if all(m["all_in_prompt"] >= before["sets"][n]["all_in_prompt"] for n, m in r["sets"].items())
+    ]
+    rules = lambda r: r["rules"] or {}  # noqa: E731
+    return min(
+        near,
+        key=lambda r: (
+            r["mean"]["irrelevant_kept"],
+            -rules(r).get("min_cross_language_similarity", 0.0),
+            -rules(r).get("min_rerank_score", 0.0),
+        ),
+    )
 
 
 def render(table: Sequence[dict[str, Any]], show: int) -> str:

@@ -166,6 +166,11 @@ SETTINGS_KEPT = (
     "candidate_limit",
     "context_top_k",
     "min_rerank_score",
+    "agreement_top_n",
+    "agreement_max_fused_rank",
+    "rerank_margin",
+    "cross_language_top_n",
+    "min_cross_language_similarity",
     "reranker",
     "top_k",
 )

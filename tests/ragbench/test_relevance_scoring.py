@@ -26,7 +26,13 @@ def test_rule_sets_are_scored_on_recall_in_prompt_empty_prompts_and_irrelevant_c
     samples = [_sample(frozenset({"x"})), _sample(frozenset({"b"}))]
     by_vector = score(samples, RuleSet("vector", RULES), top_k=5)
     # kept: a and x in both; x is relevant in the first, b (dropped) in the second
-    assert by_vector == {"recall_in_prompt": 0.5, "empty_prompt": 0.0, "irrelevant_kept": 1.5, "questions": 2.0}
+    assert by_vector == {
+        "recall_in_prompt": 0.5,
+        "all_in_prompt": 0.5,
+        "empty_prompt": 0.0,
+        "irrelevant_kept": 1.5,
+        "questions": 2.0,
+    }
     by_reranker = score(samples, RuleSet("reranker", RULES, xlang_reranker=True), top_k=5)
     assert by_reranker["recall_in_prompt"] == 0.0  # x scores 0.01 with the reranker: dropped
     assert score(samples, RuleSet("no gate", None), top_k=1)["irrelevant_kept"] == 1.0
