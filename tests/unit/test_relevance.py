@@ -102,3 +102,18 @@ def test_candidates_of_reads_fused_ranks_and_languages() -> None:
     ]
     views = candidates_of("电池能用多久？", ranked)
     assert [(v.chunk_id, v.fused_rank, v.same_language) for v in views] == [("b", 2, True), ("a", 1, False)]
+
+
+def test_the_shipped_defaults_apply_the_rules_chosen_by_measurement() -> None:
+    rules = RelevanceRules.from_settings(RetrievalSettings())
+    candidates = [
+        _c("answer", 2, 0.98, vector=(3, 0.88)),
+        _c("evidence", 1, 0.09, vector=(1, 0.9), keyword=(1, 8.0)),  # agreement keeps it
+        _c("topic", 3, 0.60, vector=(2, 0.87)),  # 0.38 below the best: cut by the 0.3 margin
+        _c("close", 4, 0.75, keyword=(2, 5.0)),  # 0.23 below: kept
+        _c("english", 5, None, vector=(4, 0.77), same_language=False),  # vector rank 4: outside the top 3
+        _c("english-deep", 6, None, vector=(5, 0.80), same_language=False),  # high similarity, rank 5: out
+    ]
+    assert _kept(candidates, rules) == ["answer", "evidence", "close"]
+    answer_in_english = [_c("english", 1, None, vector=(1, 0.77), same_language=False)]
+    assert _kept(answer_in_english, rules) == ["english"]  # a Chinese question over English text keeps it
