@@ -33,7 +33,7 @@ from ragapp.core.types import RelevanceDecision, RetrievedChunk
 class RelevanceRules:
     """The knobs of the decision (``from_settings`` reads them from the app's settings). ``agreement_top_n`` 0
     and ``rerank_margin`` None turn those rules off; ``cross_language_top_n`` 0 drops every unjudged
-    passage in another language."""
+    passage in another language. The channel thresholds' defaults are RetrievalSettings' own."""
 
     min_rerank_score: float
     agreement_top_n: int = 0
@@ -158,8 +158,7 @@ def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
 def is_relevant(candidate: RetrievedChunk, settings: RetrievalSettings) -> bool:
     """The gate's rule for one candidate on its own scores alone (no agreement, margin or language rule): with
     a rerank score it decides; without one, the channel thresholds."""
-    rules = RelevanceRules.from_settings(settings)
-    c = Candidate(candidate.chunk.chunk_id, 0, candidate.channel_ranks, candidate.channel_scores, None)
     if candidate.rerank_score is not None:
-        return candidate.rerank_score >= rules.min_rerank_score
-    return channel_decision(c, rules).kept
+        return candidate.rerank_score >= settings.min_rerank_score
+    c = Candidate(candidate.chunk.chunk_id, 0, candidate.channel_ranks, candidate.channel_scores, None)
+    return channel_decision(c, RelevanceRules.from_settings(settings)).kept
