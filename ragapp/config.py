@@ -126,9 +126,38 @@ class RetrievalSettings(BaseModel):
     )
     min_rerank_score: float = Field(
         0.2,
-        description="With a reranker: chunks scoring below this are dropped (the shipped reranker's scores are "
-        "probabilities; 0.2 is the highest that keeps 90% of relevant held-out passages: see "
-        "`python -m ragbench.rerank.measure`).",
+        description="With a reranker: chunks scoring below this are dropped unless both channels agree on them "
+        "(the shipped reranker's scores are probabilities; 0.2 is the highest that keeps 90% of relevant held-out "
+        "passages: see `python -m ragbench.rerank.measure`; kept by `python -m ragbench.relevance`).",
+    )
+    agreement_top_n: int = Field(
+        3,
+        ge=0,
+        description="With a reranker: a chunk both channels rank in their top N (and fused at rank "
+        "agreement_max_fused_rank or better) is kept whatever its rerank score, so the prompt is never empty "
+        "when the channels agree on a top chunk (0: off). Chosen with the other relevance rules by "
+        "`python -m ragbench.relevance`: see README, Relevance gate.",
+    )
+    agreement_max_fused_rank: int = Field(
+        3, ge=0, description="With a reranker: the agreement rule keeps only chunks fused at this rank or better."
+    )
+    rerank_margin: float | None = Field(
+        0.3,
+        ge=0.0,
+        description="With a reranker: a chunk scoring more than this below the question's best rerank score is "
+        "dropped even above min_rerank_score, unless both channels agree on it (None: off).",
+    )
+    cross_language_top_n: int = Field(
+        3,
+        ge=0,
+        description="With a reranker: a passage in another language than the question (the reranker does not "
+        "score those) is kept when the vector channel ranks it in its top N and its similarity reaches "
+        "min_cross_language_similarity (0: such passages are dropped).",
+    )
+    min_cross_language_similarity: float = Field(
+        0.74,
+        description="With a reranker: the vector similarity a passage in another language needs "
+        "(multilingual-e5 puts a Chinese question's English answer at ~0.77, unrelated text at ~0.75).",
     )
     min_vector_similarity: float = Field(
         0.875,

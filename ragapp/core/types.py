@@ -236,6 +236,17 @@ class ChannelResult:
 
 
 @dataclass(frozen=True)
+class RelevanceDecision:
+    """Whether a candidate may reach the prompt, the rule that said so in words, and the score that rule read
+    (a rerank score, or a vector similarity for a passage the reranker did not judge). See
+    ``ragapp.retrieval.relevance``."""
+
+    kept: bool
+    reason: str
+    score: float
+
+
+@dataclass(frozen=True)
 class RetrievalResult:
     """Everything a trace needs to explain the chunks that were chosen."""
 
@@ -250,6 +261,8 @@ class RetrievalResult:
     cached: bool = False
     # chunk id -> channel -> what that channel added to its fused score (see ``fusion.contributions``)
     contributions: dict[str, dict[str, float]] = field(default_factory=dict)
+    # chunk id -> the relevance gate's decision on that candidate (see ``ragapp.retrieval.relevance``)
+    decisions: dict[str, RelevanceDecision] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ truncated to ``max_length`` tokens, and each score is a probability (sigmoid of 
 ``min_rerank_score`` reads as "at least this likely to be relevant".
 
 The model was trained on English and Chinese pairs in the same language only. A passage in another language
-than the question (a Chinese question over English documents) is not judged: it keeps its fused position and
-no rerank score, so the relevance gate falls back to the channel scores for it, instead of trusting a score the
-model never learned to give.
+than the question (a Chinese question over English documents) is not scored: it keeps its fused position and
+no rerank score, instead of a score the model never learned to give, and the relevance gate judges it by the
+vector channel's cross-language similarity (``ragapp.retrieval.relevance``).
 """
 
 from __future__ import annotations

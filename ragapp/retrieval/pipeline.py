@@ -1,9 +1,9 @@
 """Question -> the chunks that go into the prompt.
 
 channels (concurrent, each within its time budget) -> fusion by chunk id -> candidate cut -> rerank
--> relevance gate -> context_top_k. A channel that fails or runs out of time contributes nothing and is
-named in ``degraded``; the other channels still answer. Results are cached per (question, scope,
-settings, catalog version), so any upload or delete makes every cached result stale.
+-> relevance gate (``relevance.decide``) -> context_top_k. A channel that fails or runs out of time
+contributes nothing and is named in ``degraded``; the other channels still answer. Results are cached per
+(question, scope, settings, catalog version), so any upload or delete makes every cached result stale.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from ragapp.core.types import ChannelResult, RetrievalResult, RetrievedChunk, Sc
 from ragapp.rerank.base import Reranker
 from ragapp.retrieval.channels import Channel
 from ragapp.retrieval.fusion import FUSIONS, contributions, standardised
+from ragapp.retrieval.relevance import RelevanceRules, candidates_of, decide
+from ragapp.retrieval.relevance import is_relevant as is_relevant  # where tests and tools have imported it
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.context import report
 
@@ -142,17 +144,19 @@ class RetrievalPipeline:
         timings["fusion"] = time.perf_counter() - start
 
         start = time.perf_counter()
+        reranked = self._reranker.enabled
         try:
             ranked = self._reranker.rerank(query, candidates)
         except Exception as exc:  # a broken reranker must not cost the user an answer
             log.warning("reranker failed, keeping fused order: %r", exc)
             degraded.append(f"reranker failed ({type(exc).__name__}); using the fused order")
-            ranked = candidates
+            ranked, reranked = candidates, False
         if self._reranker.enabled and s.rerank_weight < 1.0:
             ranked = blend_order(candidates, ranked, s.rerank_weight)
         timings["rerank"] = time.perf_counter() - start
 
-        relevant = [c for c in ranked if is_relevant(c, s)]
+        decisions = decide(candidates_of(query, ranked), RelevanceRules.from_settings(s), reranked)
+        relevant = [c for c, d in zip(ranked, decisions, strict=True) if d.kept]
         return RetrievalResult(
             query=query,
             chunks=tuple(relevant[:top_k]),
@@ -163,6 +167,7 @@ class RetrievalPipeline:
             settings=s.model_dump() | {"reranker": self._reranker.name, "top_k": top_k},
             kbs=scope,
             contributions=contributions(rankings, s),
+            decisions={c.chunk.chunk_id: d for c, d in zip(ranked, decisions, strict=True)},
         )
 
     def _run_channels(
@@ -224,17 +229,3 @@ def _channel_timings(results: Sequence[ChannelResult]) -> dict[str, float]:
         timings[f"channel:{r.channel}"] = r.duration_s
         timings.update({f"channel:{r.channel}:{stage}": s for stage, s in r.stages.items()})
     return timings
-
-
-def is_relevant(candidate: RetrievedChunk, settings: RetrievalSettings) -> bool:
-    """The relevance gate. With a reranker its score decides. Without one: a strong vector match, a strong
-    keyword match, or both channels agreeing on a fair vector match (see `python -m ragbench.calibrate_gate`)."""
-    if candidate.rerank_score is not None:
-        return candidate.rerank_score >= settings.min_rerank_score
-    vector = candidate.channel_scores.get("vector", 0.0)
-    keyword = candidate.channel_scores.get("keyword", 0.0)
-    return (
-        vector >= settings.min_vector_similarity
-        or keyword >= settings.min_keyword_score
-        or (keyword > 0 and vector >= settings.min_agreement_similarity)
-    )

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragapp.core.types import LeafScore, RetrievalResult, RetrievedChunk
+from ragapp.core.types import LeafScore, RelevanceDecision, RetrievalResult, RetrievedChunk
 from ragapp.tracing.reading import AsDict, read_dict, read_int, read_list, read_maps, read_num, read_opt_num, read_str
 
 PREVIEW_CHARS = 400
@@ -31,7 +31,8 @@ class ChunkRef(AsDict):
 @dataclass(frozen=True)
 class CandidateRecord(AsDict):
     """A fused candidate: its chunk, its rank and score in each channel, what each channel added to its fused
-    score, its rerank score, and how it moved."""
+    score, its rerank score, how it moved, and the relevance gate's decision in words (``relevance``: "" in
+    rows written before the gate recorded it)."""
 
     chunk_id: str
     doc_id: str
@@ -46,6 +47,7 @@ class CandidateRecord(AsDict):
     rerank_score: float | None
     final_rank: int
     in_prompt: bool
+    relevance: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CandidateRecord:
@@ -64,6 +66,7 @@ class CandidateRecord(AsDict):
             rerank_score=read_opt_num(data, "rerank_score"),
             final_rank=read_int(data, "final_rank"),
             in_prompt=bool(data.get("in_prompt")),
+            relevance=read_str(data, "relevance"),
         )
 
 
@@ -163,6 +166,11 @@ SETTINGS_KEPT = (
     "candidate_limit",
     "context_top_k",
     "min_rerank_score",
+    "agreement_top_n",
+    "agreement_max_fused_rank",
+    "rerank_margin",
+    "cross_language_top_n",
+    "min_cross_language_similarity",
     "reranker",
     "top_k",
 )
@@ -198,6 +206,7 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> RetrievalRecord
                 rerank_score=None if c.rerank_score is None else round(c.rerank_score, 6),
                 final_rank=final,
                 in_prompt=cid in in_prompt,
+                relevance=relevance_text(result.decisions.get(cid)),
             )
         )
     return RetrievalRecord(
@@ -218,6 +227,11 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> RetrievalRecord
         ],
         candidates=candidates,
     )
+
+
+def relevance_text(decision: RelevanceDecision | None) -> str:
+    """'kept: rerank score ≥ 0.2' / 'dropped: rerank score below 0.2' ("" when the search recorded none)."""
+    return "" if decision is None else f"{'kept' if decision.kept else 'dropped'}: {decision.reason}"
 
 
 def chunk_ref(c: RetrievedChunk) -> ChunkRef:

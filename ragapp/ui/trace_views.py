@@ -178,7 +178,20 @@ def search_note(search: RetrievalRecord) -> str:
     ]
     if search.kbs is not None:
         bits.append("knowledge bases: " + ", ".join(search.kbs))
+    judged = [c for c in search.candidates if c.relevance]
+    if judged:
+        kept = sum(c.relevance.startswith("kept") for c in judged)
+        bits.append(f"relevance gate: {kept} kept, {len(judged) - kept} dropped")
     return " · ".join(bits)
+
+
+def relevance_lines(search: RetrievalRecord) -> str:
+    """The relevance gate's decision on each candidate, in the final order (empty for older traces)."""
+    return "\n".join(
+        f"- {c.final_rank}. {c.source}" + (f" ({c.location})" if c.location else "") + f" — {c.relevance}"
+        for c in search.candidates
+        if c.relevance
+    )
 
 
 def llm_markdown(trace: Trace) -> str:
@@ -244,8 +257,11 @@ def why_not(trace: Trace, doc_id: str, name: str) -> str:
             score = best.rerank_score
             rerank = f"rank **{best.final_rank}**" + ("" if score is None else f" (rerank score {score:.4f})")
             lines.append(f"- after rerank: {rerank}")
+            gate = best.relevance  # the gate's own words ("" in traces recorded before it gave them)
             if any(c.in_prompt for c in mine):
-                lines.append("- ✅ it **reached the prompt**")
+                lines.append("- ✅ it **reached the prompt**" + (f" ({gate})" if gate else ""))
+            elif gate.startswith("dropped"):
+                lines.append(f"- ⛔ relevance gate: {gate}")
             elif score is not None and s.get("min_rerank_score") is not None and score < s["min_rerank_score"]:
                 lines.append(f"- ⛔ dropped by the relevance threshold (min_rerank_score {s['min_rerank_score']})")
             else:

@@ -102,7 +102,9 @@ class TraceHandlers:
         search = searches[min(int(index or 0), len(searches) - 1)]
         channels = _frame(views.channel_rows(search, names or self.doc_names()), CHANNEL_HEADERS)
         fused = _frame(views.fused_rows(search, views.prompt_ids(trace) or None), views.fused_headers(search))
-        return channels, fused, views.search_note(search)
+        relevance = views.relevance_lines(search)
+        note = views.search_note(search) + (f"\n\n**Relevance gate, per chunk**\n{relevance}" if relevance else "")
+        return channels, fused, note
 
     def why_not(self, trace: Trace | None, doc_id: str | None) -> str:
         if not trace:

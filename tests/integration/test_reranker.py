@@ -94,7 +94,11 @@ def test_rerank_score_gates_relevance(make_engine: Callable[..., Rig], tiny_cros
     result = permissive.engine.chat.retrieve(QUESTION)
     assert list(result.chunks) == list(result.candidates[: permissive.settings.retrieval.context_top_k])
 
-    strict = make_engine(**_cross_encoder_settings(tiny_cross_encoder, min_rerank_score=float("inf")))
+    # The threshold alone: the agreement rule (tested in tests/unit/test_relevance.py) keeps chunks both
+    # channels rank at the top whatever their rerank score.
+    strict = make_engine(
+        **_cross_encoder_settings(tiny_cross_encoder, min_rerank_score=float("inf"), agreement_top_n=0)
+    )
     result = strict.engine.chat.retrieve(QUESTION)
     assert result.candidates
     assert result.chunks == ()

@@ -165,12 +165,32 @@ def test_context_top_k_takes_the_best_relevant_chunks(make_pipeline: Callable[..
 
 def test_min_rerank_score_drops_low_scores_after_reranking(make_pipeline: Callable[..., RetrievalPipeline]) -> None:
     scores = {"a": 0.9, "b": 0.15, "c": -2.0, "d": 0.1, "e": 0.05, "f": 1.5}
-    result = make_pipeline(reranker=ScriptedReranker(scores), min_rerank_score=0.1).retrieve("question")
+    # The threshold alone: the agreement rule (both channels' top 3, tested in test_relevance) would keep "c",
+    # the margin rule would drop "a" (0.6 below "f").
+    only = {"min_rerank_score": 0.1, "agreement_top_n": 0, "rerank_margin": None}
+    result = make_pipeline(reranker=ScriptedReranker(scores), **only).retrieve("question")
     assert ids(result.candidates) == ["f", "a", "b", "d", "e", "c"]
     assert ids(result.chunks) == ["f", "a", "b", "d"]  # 0.1 itself passes: the bound is inclusive
     # With a reranker its score decides, not the channel scores: "c" was keyword's best (9.0) and is out.
-    top_two = make_pipeline(reranker=ScriptedReranker(scores), min_rerank_score=0.1, context_top_k=2)
+    top_two = make_pipeline(reranker=ScriptedReranker(scores), context_top_k=2, **only)
     assert ids(top_two.retrieve("question").chunks) == ["f", "a"]
+
+
+def test_both_channels_agreeing_keep_a_chunk_the_reranker_scored_low(
+    make_pipeline: Callable[..., RetrievalPipeline],
+) -> None:
+    scores = {"a": 0.9, "b": 0.15, "c": -2.0, "d": 0.1, "e": 0.05, "f": 1.5}
+    knobs = {"min_rerank_score": 0.1, "agreement_top_n": 3, "agreement_max_fused_rank": 3, "rerank_margin": None}
+    result = make_pipeline(reranker=ScriptedReranker(scores), **knobs).retrieve("question")
+    # "c": vector 3, keyword 1, fused rank 2 -> kept at -2.0; "e" (vector only) falls below 0.1.
+    assert ids(result.chunks) == ["f", "a", "b", "d", "c"]
+    assert set(result.decisions) == set(CHUNK_IDS)  # one decision per candidate
+    assert result.decisions["c"].reason == "both channels agree (keyword 1, vector 3; fused rank 2)"
+    assert not result.decisions["e"].kept and result.decisions["e"].reason == "rerank score below 0.1"
+    # Without a reranker the channel thresholds decide, and say so.
+    plain = make_pipeline(**knobs).retrieve("question")
+    assert plain.decisions["c"].reason == "keyword score ≥ 6"  # vector 0.85 < 0.875, BM25 9.0
+    assert plain.decisions["a"].reason == "vector similarity ≥ 0.875"
 
 
 def test_a_failing_reranker_keeps_the_fused_order_and_says_so(

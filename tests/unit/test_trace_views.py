@@ -11,7 +11,16 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
-from ragapp.core.types import ChannelHit, ChannelResult, Chunk, LLMCall, RetrievalResult, RetrievedChunk, Scope
+from ragapp.core.types import (
+    ChannelHit,
+    ChannelResult,
+    Chunk,
+    LLMCall,
+    RelevanceDecision,
+    RetrievalResult,
+    RetrievedChunk,
+    Scope,
+)
 from ragapp.testcases.scoring import CaseReport, CaseResult, documents_ranked, evaluate_cases
 from ragapp.testcases.store import TestCase
 from ragapp.tracing.builder import TraceBuilder
@@ -491,3 +500,39 @@ def test_header_shows_the_support_check_per_sentence() -> None:
     assert "- ✅ “90 minutes [1].” cites [1] (facts: 90; words 100%; the model cited [2])" in text
     assert "- ⚠️ “300 in eco mode.” not in the passages (missing: 300) (facts: 300; words 50%)" in text
     assert "- · “Sure.” no key facts to check (words 0%)" in text
+
+
+# -- the relevance gate's decisions ----------------------------------------------------------------
+
+
+def test_the_relevance_decision_per_chunk_is_recorded_shown_and_read_back() -> None:
+    chunk = Chunk("d1-0000", "d1", 0, "Ten hours.", "a.pdf", page=2)
+    low = RetrievedChunk(chunk, 1 / 61, {"keyword": 1, "vector": 1}, {"keyword": 7.0, "vector": 0.86}, 0.1)
+    other = RetrievedChunk(Chunk("d2-0000", "d2", 0, "Off topic.", "b.pdf"), 1 / 62, {"vector": 2}, {}, 0.05)
+    decisions = {
+        "d1-0000": RelevanceDecision(True, "both channels agree (keyword 1, vector 1; fused rank 1)", 0.1),
+        "d2-0000": RelevanceDecision(False, "rerank score below 0.2", 0.05),
+    }
+    result = RetrievalResult("q", (low,), (low, other), (), settings={"top_k": 5}, decisions=decisions)
+    builder = TraceBuilder("alice", "chat", "q", "workflow")
+    builder.retrieval(result, 0.01)
+    (search,) = builder.trace.retrievals
+    assert [c.relevance for c in search.candidates] == [
+        "kept: both channels agree (keyword 1, vector 1; fused rank 1)",
+        "dropped: rerank score below 0.2",
+    ]
+    assert RetrievalRecord.from_dict(search.to_dict()) == search
+    assert views.relevance_lines(search).splitlines() == [
+        "- 1. a.pdf (p. 2) — kept: both channels agree (keyword 1, vector 1; fused rank 1)",
+        "- 2. b.pdf — dropped: rerank score below 0.2",
+    ]
+    assert "relevance gate: 1 kept, 1 dropped" in views.search_note(search)
+    trace = _trace(retrievals=[search.to_dict()])
+    assert "⛔ relevance gate: dropped: rerank score below 0.2" in views.why_not(trace, "d2", "b.pdf")
+    assert "reached the prompt** (kept: both channels agree" in views.why_not(trace, "d1", "a.pdf")
+
+
+def test_a_trace_recorded_before_the_gate_gave_reasons_still_opens() -> None:
+    assert [c.relevance for c in SEARCH.candidates] == ["", "", ""]  # SEARCH_JSON rows have no "relevance"
+    assert views.relevance_lines(SEARCH) == ""
+    assert "relevance gate" not in views.search_note(SEARCH)

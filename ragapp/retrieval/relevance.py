@@ -1,0 +1,164 @@
+"""The relevance gate: which ranked candidates may reach the prompt, and why.
+
+A bare probability threshold fails on both ends (held-out traces): a paraphrased question's evidence, fused
+rank 1-3 with both channels agreeing, scored 0.08-0.14 and nothing reached the prompt; and the reranker never
+judges a passage in another language than the question, so a Chinese question over English text kept nothing.
+So the decision reads the fused rank and the channels' agreement as well as the rerank score:
+
+1. **agreement**: a chunk both channels rank in their top ``agreement_top_n``, at fused rank
+   ``agreement_max_fused_rank`` or better, is kept whatever its rerank score (so the prompt is never empty
+   when both channels agree on a top chunk);
+2. **rerank score**: otherwise a judged chunk is kept from ``min_rerank_score`` up, unless it lies more than
+   ``rerank_margin`` below the best judged candidate (a loosely related chunk when the top one is far above);
+3. **cross-language**: a passage the reranker did not judge (another language than the question) is judged
+   by the vector channel, the one channel that reads across languages: kept when its vector rank is within
+   ``cross_language_top_n`` and its similarity reaches ``min_cross_language_similarity``;
+4. **no reranker** (or a failed one): the channel-score thresholds of ``python -m ragbench.calibrate_gate``.
+
+The defaults were chosen on BEIR sets by ``python -m ragbench.relevance`` (see README, "Relevance gate").
+Everything here is pure: hand-built lists test it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ragapp.config import RetrievalSettings
+from ragapp.core.lang import language_of
+from ragapp.core.types import RelevanceDecision, RetrievedChunk
+
+
+@dataclass(frozen=True)
+class RelevanceRules:
+    """The knobs of the decision (``from_settings`` reads them from the app's settings). ``agreement_top_n`` 0
+    and ``rerank_margin`` None turn those rules off; ``cross_language_top_n`` 0 drops every unjudged
+    passage in another language. The channel thresholds' defaults are RetrievalSettings' own."""
+
+    min_rerank_score: float
+    agreement_top_n: int = 0
+    agreement_max_fused_rank: int = 0
+    rerank_margin: float | None = None
+    cross_language_top_n: int = 0
+    min_cross_language_similarity: float = 0.0
+    min_vector_similarity: float = 0.875
+    min_agreement_similarity: float = 0.80
+    min_keyword_score: float = 6.0
+
+    @classmethod
+    def from_settings(cls, s: RetrievalSettings) -> RelevanceRules:
+        return cls(
+            min_rerank_score=s.min_rerank_score,
+            agreement_top_n=s.agreement_top_n,
+            agreement_max_fused_rank=s.agreement_max_fused_rank,
+            rerank_margin=s.rerank_margin,
+            cross_language_top_n=s.cross_language_top_n,
+            min_cross_language_similarity=s.min_cross_language_similarity,
+            min_vector_similarity=s.min_vector_similarity,
+            min_agreement_similarity=s.min_agreement_similarity,
+            min_keyword_score=s.min_keyword_score,
+        )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What the decision reads of one ranked candidate."""
+
+    chunk_id: str
+    fused_rank: int  # 1-based, in the fused order (before reranking)
+    channel_ranks: Mapping[str, int]
+    channel_scores: Mapping[str, float]
+    rerank_score: float | None
+    same_language: bool = True  # the passage is in the question's language
+
+
+def candidates_of(query: str, ranked: Sequence[RetrievedChunk]) -> list[Candidate]:
+    """The decision's view of ``ranked`` (the reranked order): fused ranks as fusion ordered them (ties by the
+    best channel rank, then chunk id) and whether each passage is in the question's language."""
+    by_fused = sorted(
+        ranked, key=lambda c: (-c.fused_score, min(c.channel_ranks.values(), default=0), c.chunk.chunk_id)
+    )
+    fused_rank = {c.chunk.chunk_id: i for i, c in enumerate(by_fused, start=1)}
+    language = language_of(query)
+    return [
+        Candidate(
+            c.chunk.chunk_id,
+            fused_rank[c.chunk.chunk_id],
+            c.channel_ranks,
+            c.channel_scores,
+            c.rerank_score,
+            language_of(c.chunk.text) == language,
+        )
+        for c in ranked
+    ]
+
+
+def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: bool) -> list[RelevanceDecision]:
+    """One decision per candidate, in their order. ``reranked``: a reranker ran (and did not fail), so a
+    candidate without a rerank score is one it chose not to judge."""
+    judged = [c.rerank_score for c in candidates if c.rerank_score is not None]
+    best = max(judged, default=None)
+    out = []
+    for c in candidates:
+        if c.rerank_score is not None:
+            out.append(_judged(c, c.rerank_score, best if best is not None else c.rerank_score, rules))
+        elif reranked and not c.same_language:
+            out.append(_cross_language(c, rules))
+        else:
+            out.append(channel_decision(c, rules))
+    return out
+
+
+def _judged(c: Candidate, score: float, best: float, rules: RelevanceRules) -> RelevanceDecision:
+    if agrees(c, rules):
+        ranks = ", ".join(f"{ch} {r}" for ch, r in sorted(c.channel_ranks.items()))
+        return RelevanceDecision(True, f"both channels agree ({ranks}; fused rank {c.fused_rank})", score)
+    if score < rules.min_rerank_score:
+        return RelevanceDecision(False, f"rerank score below {rules.min_rerank_score:g}", score)
+    if rules.rerank_margin is not None and best - score > rules.rerank_margin:
+        return RelevanceDecision(False, f"more than {rules.rerank_margin:g} below the best rerank score", score)
+    return RelevanceDecision(True, f"rerank score ≥ {rules.min_rerank_score:g}", score)
+
+
+def agrees(c: Candidate, rules: RelevanceRules) -> bool:
+    """Both channels rank it in their top ``agreement_top_n`` and it is fused near the top."""
+    ranks = [c.channel_ranks.get("vector"), c.channel_ranks.get("keyword")]
+    return (
+        rules.agreement_top_n > 0
+        and all(r is not None and r <= rules.agreement_top_n for r in ranks)
+        and c.fused_rank <= rules.agreement_max_fused_rank
+    )
+
+
+def _cross_language(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
+    rank = c.channel_ranks.get("vector")
+    similarity = c.channel_scores.get("vector", 0.0)
+    if rank is None:
+        return RelevanceDecision(False, "other language, not found by the vector channel", 0.0)
+    if rank <= rules.cross_language_top_n and similarity >= rules.min_cross_language_similarity:
+        reason = f"other language: vector rank {rank}, similarity ≥ {rules.min_cross_language_similarity:g}"
+        return RelevanceDecision(True, reason, similarity)
+    return RelevanceDecision(False, f"other language: vector rank {rank} or similarity too low", similarity)
+
+
+def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
+    """Without a rerank score: a strong vector match, a strong keyword match, or both channels agreeing on a
+    fair vector match (see ``python -m ragbench.calibrate_gate``)."""
+    vector = c.channel_scores.get("vector", 0.0)
+    keyword = c.channel_scores.get("keyword", 0.0)
+    if vector >= rules.min_vector_similarity:
+        return RelevanceDecision(True, f"vector similarity ≥ {rules.min_vector_similarity:g}", vector)
+    if keyword >= rules.min_keyword_score:
+        return RelevanceDecision(True, f"keyword score ≥ {rules.min_keyword_score:g}", keyword)
+    if keyword > 0 and vector >= rules.min_agreement_similarity:
+        return RelevanceDecision(True, f"both channels, vector similarity ≥ {rules.min_agreement_similarity:g}", vector)
+    return RelevanceDecision(False, "channel scores below the thresholds", vector)
+
+
+def is_relevant(candidate: RetrievedChunk, settings: RetrievalSettings) -> bool:
+    """The gate's rule for one candidate on its own scores alone (no agreement, margin or language rule): with
+    a rerank score it decides; without one, the channel thresholds."""
+    if candidate.rerank_score is not None:
+        return candidate.rerank_score >= settings.min_rerank_score
+    c = Candidate(candidate.chunk.chunk_id, 0, candidate.channel_ranks, candidate.channel_scores, None)
+    return channel_decision(c, RelevanceRules.from_settings(settings)).kept

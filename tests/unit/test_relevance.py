@@ -1,0 +1,119 @@
+"""The relevance decision on hand-built candidate lists (``ragapp.retrieval.relevance``)."""
+
+from __future__ import annotations
+
+from ragapp.config import RetrievalSettings
+from ragapp.core.types import Chunk, RetrievedChunk
+from ragapp.retrieval.relevance import Candidate, RelevanceRules, candidates_of, decide
+
+RULES = RelevanceRules(
+    min_rerank_score=0.2,
+    agreement_top_n=3,
+    agreement_max_fused_rank=3,
+    rerank_margin=0.7,
+    cross_language_top_n=3,
+    min_cross_language_similarity=0.8,
+)
+
+
+def _c(
+    cid: str,
+    fused: int,
+    rerank: float | None,
+    vector: tuple[int, float] | None = None,
+    keyword: tuple[int, float] | None = None,
+    same_language: bool = True,
+) -> Candidate:
+    ranks = {ch: hit[0] for ch, hit in (("vector", vector), ("keyword", keyword)) if hit is not None}
+    scores = {ch: hit[1] for ch, hit in (("vector", vector), ("keyword", keyword)) if hit is not None}
+    return Candidate(cid, fused, ranks, scores, rerank, same_language)
+
+
+def _kept(candidates: list[Candidate], rules: RelevanceRules = RULES, reranked: bool = True) -> list[str]:
+    return [c.chunk_id for c, d in zip(candidates, decide(candidates, rules, reranked), strict=True) if d.kept]
+
+
+def test_both_channels_agreeing_on_a_top_chunk_keep_it_despite_a_low_rerank_score() -> None:
+    # A paraphrased question: the evidence is fused rank 2, both channels rank it top 3, the reranker says 0.1.
+    paraphrase = [
+        _c("evidence", 2, 0.10, vector=(1, 0.86), keyword=(2, 7.0)),
+        _c("near", 1, 0.12, vector=(4, 0.84), keyword=(1, 9.0)),  # keyword's best, vector's 4th: no agreement
+        _c("other", 3, 0.05, vector=(2, 0.85)),
+    ]
+    assert _kept(paraphrase) == ["evidence"]
+    decision = decide(paraphrase, RULES, True)[0]
+    assert decision.reason == "both channels agree (keyword 2, vector 1; fused rank 2)" and decision.score == 0.10
+    # Agreement is bounded by the fused rank, and off at 0.
+    assert _kept([_c("evidence", 4, 0.10, vector=(1, 0.86), keyword=(2, 7.0))]) == []
+    off = RelevanceRules(min_rerank_score=0.2)
+    assert _kept(paraphrase, off) == []
+
+
+def test_a_loosely_related_chunk_far_below_the_best_is_cut() -> None:
+    candidates = [
+        _c("answer", 1, 0.98, vector=(1, 0.9)),
+        _c("topic", 2, 0.25, vector=(2, 0.85)),  # clears 0.2, but 0.73 below the best
+        _c("close", 3, 0.40, vector=(3, 0.84)),  # 0.58 below: kept
+    ]
+    assert _kept(candidates) == ["answer", "close"]
+    reasons = [d.reason for d in decide(candidates, RULES, True)]
+    assert reasons[1] == "more than 0.7 below the best rerank score"
+    assert _kept(candidates, RelevanceRules(min_rerank_score=0.2)) == ["answer", "topic", "close"]  # no margin
+
+
+def test_a_passage_in_another_language_is_judged_by_the_vector_channel() -> None:
+    # A Chinese question over English text: the reranker scored none of these.
+    candidates = [
+        _c("top", 1, None, vector=(1, 0.83), same_language=False),
+        _c("evidence", 2, None, vector=(3, 0.81), same_language=False),
+        _c("weak", 3, None, vector=(2, 0.78), same_language=False),  # similarity too low
+        _c("deep", 4, None, vector=(4, 0.82), same_language=False),  # ranked below the top 3
+        _c("keyword-only", 5, None, keyword=(1, 9.0), same_language=False),  # a shared name, no vector match
+    ]
+    decisions = decide(candidates, RULES, True)
+    assert [d.kept for d in decisions] == [True, True, False, False, False]
+    assert decisions[1].reason == "other language: vector rank 3, similarity ≥ 0.8" and decisions[1].score == 0.81
+    assert decisions[4].reason == "other language, not found by the vector channel"
+    # Neither waved through nor dropped blindly: the old fallback (channel thresholds) would keep only the
+    # keyword hit here (BM25 9.0 >= 6), and dropping them all would empty the prompt.
+    assert _kept(candidates, reranked=False) == ["keyword-only"]
+
+
+def test_without_a_reranker_the_channel_thresholds_decide_as_before() -> None:
+    s = RetrievalSettings()
+    rules = RelevanceRules.from_settings(s)
+    candidates = [
+        _c("strong-vector", 1, None, vector=(1, s.min_vector_similarity)),
+        _c("strong-keyword", 2, None, keyword=(1, s.min_keyword_score)),
+        _c("agreeing", 3, None, vector=(2, s.min_agreement_similarity), keyword=(2, 0.5)),
+        _c("weak", 4, None, vector=(3, s.min_agreement_similarity)),  # keyword did not find it
+        _c("other-language", 5, None, vector=(4, 0.84), same_language=False),  # no language rule without a reranker
+    ]
+    assert _kept(candidates, rules, reranked=False) == ["strong-vector", "strong-keyword", "agreeing"]
+
+
+def test_candidates_of_reads_fused_ranks_and_languages() -> None:
+    def chunk(cid: str, text: str) -> Chunk:
+        return Chunk(cid, "d", 0, text, "d.txt")
+
+    ranked = [  # the reranked order: b first, though a was fused first
+        RetrievedChunk(chunk("b", "电池续航十小时。"), 0.5, {"vector": 2}, {"vector": 0.8}, 0.9),
+        RetrievedChunk(chunk("a", "The battery lasts ten hours."), 0.7, {"vector": 1}, {"vector": 0.9}, None),
+    ]
+    views = candidates_of("电池能用多久？", ranked)
+    assert [(v.chunk_id, v.fused_rank, v.same_language) for v in views] == [("b", 2, True), ("a", 1, False)]
+
+
+def test_the_shipped_defaults_apply_the_rules_chosen_by_measurement() -> None:
+    rules = RelevanceRules.from_settings(RetrievalSettings())
+    candidates = [
+        _c("answer", 2, 0.98, vector=(3, 0.88)),
+        _c("evidence", 1, 0.09, vector=(1, 0.9), keyword=(1, 8.0)),  # agreement keeps it
+        _c("topic", 3, 0.60, vector=(2, 0.87)),  # 0.38 below the best: cut by the 0.3 margin
+        _c("close", 4, 0.75, keyword=(2, 5.0)),  # 0.23 below: kept
+        _c("english", 5, None, vector=(4, 0.77), same_language=False),  # vector rank 4: outside the top 3
+        _c("english-deep", 6, None, vector=(5, 0.80), same_language=False),  # high similarity, rank 5: out
+    ]
+    assert _kept(candidates, rules) == ["answer", "evidence", "close"]
+    answer_in_english = [_c("english", 1, None, vector=(1, 0.77), same_language=False)]
+    assert _kept(answer_in_english, rules) == ["english"]  # a Chinese question over English text keeps it
