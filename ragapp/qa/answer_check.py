@@ -19,7 +19,7 @@ def checked_answer(
     question: str, reply: str, kept: Sequence[RetrievedChunk], rules: SupportRules = DEFAULT_RULES
 ) -> AnswerEvent:
     """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt)."""
-    support = tuple(check_support(reply, [c.chunk.text for c in kept], rules))
+    support = tuple(check_support(reply, [as_shown(c) for c in kept], rules))
     if core_unsupported(support):
         closest = tuple(
             Citation(n, c.chunk, c.rerank_score, (best_sentence(c.chunk.text, question),))
@@ -32,6 +32,13 @@ def checked_answer(
     )
 
 
+def as_shown(passage: RetrievedChunk) -> str:
+    """A passage as the model read it: the prompt shows its heading beside its number (``format_context``), and
+    the model may take a fact from it ("Version 2.5.0" heads a list that never repeats the number)."""
+    chunk = passage.chunk
+    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
+
+
 def _citations(text: str, kept: Sequence[RetrievedChunk], support: Sequence[SentenceSupport]) -> tuple[Citation, ...]:
     """One citation per passage the checked text cites, in order, with the passage sentences that support it."""
     citations = []
@@ -39,6 +46,7 @@ def _citations(text: str, kept: Sequence[RetrievedChunk], support: Sequence[Sent
         if not 1 <= n <= len(kept):
             continue
         evidence = (e for s in support for number, e in zip(s.passages, s.evidence, strict=True) if number == n)
-        highlights = tuple(dict.fromkeys(e for e in evidence if e))
+        shown = kept[n - 1].chunk.text  # a fact found in the heading has nothing to highlight in the text
+        highlights = tuple(dict.fromkeys(e for e in evidence if e and e in shown))
         citations.append(Citation(n, kept[n - 1].chunk, kept[n - 1].rerank_score, highlights))
     return tuple(citations)

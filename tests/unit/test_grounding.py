@@ -138,3 +138,23 @@ def test_checked_answer_fixes_markers_and_highlights_the_supporting_sentence() -
     assert citation.number == 2 and citation.chunk.page == 2
     assert citation.highlights == ("The Alpha robot weighs 2.1 kg.",)
     assert [s.status for s in event.support] == ["supported", "unsupported"]
+
+
+def test_a_fact_the_model_read_in_the_passage_heading_supports_the_answer() -> None:
+    """The prompt shows each passage's heading beside its number; a list under "Version 2.5.0" never repeats
+    the version, and the answer taken from the heading is not refused (nor highlighted: the text lacks it)."""
+    notes = Chunk(
+        "n-0001", "n", 1, "- New: pet mode. The robot cleans around pet bowls.", "notes.md", heading="Version 2.5.0"
+    )
+    other = Chunk("n-0002", "n", 2, "- New: quiet hours for the dock.", "notes.md", heading="Version 2.6.0")
+    event = checked_answer(
+        "Which version added pet mode?",
+        "Version 2.5.0 [1]",
+        [RetrievedChunk(notes, 1.0, {}, {}), RetrievedChunk(other, 0.5, {}, {})],
+    )
+    assert not event.abstained
+    assert event.text == "Version 2.5.0 [1]"
+    assert [c.chunk.chunk_id for c in event.citations] == ["n-0001"]
+    assert event.citations[0].highlights == ()
+    refused = checked_answer("Which version added pet mode?", "Version 2.7.0 [1]", [RetrievedChunk(notes, 1.0, {}, {})])
+    assert refused.abstained
