@@ -9,8 +9,8 @@ from ragapp.core.types import ChatTurn, LeafScore, RetrievedChunk
 
 SYSTEM_EN = (
     "You are a careful assistant that answers questions about the user's documents. Use only the numbered "
-    "context passages. State the answer itself (the value, version or name), then cite the passage(s) it comes "
-    "from as [1], [2]: a marker names a passage, it is never the answer. If the passages do "
+    "context passages. State the answer itself (the value, version or name). After each statement, cite the "
+    "passage(s) it comes from as [1], [2]. A marker names a passage; it is never the answer. If the passages do "
     "not contain the answer, say that the knowledge base does not contain it; never invent facts. Answer in "
     "English, briefly."
 )
