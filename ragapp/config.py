@@ -151,7 +151,8 @@ class RetrievalSettings(BaseModel):
         3,
         ge=0,
         description="With a reranker: a passage in another language than the question (the reranker does not "
-        "score those) is kept when the vector channel ranks it in its top N and its similarity reaches "
+        "score those) is kept when the vector channel ranks it in the top N of the passages in its language and its "
+        "similarity reaches "
         "min_cross_language_similarity (0: such passages are dropped).",
     )
     min_cross_language_similarity: float = Field(

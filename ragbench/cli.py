@@ -1,4 +1,4 @@
-"""What every ``python -m ragapp.<command>`` shares: offline defaults, plain logging, errors as one line."""
+"""What every ``python -m ragbench.<command>`` shares: offline defaults, plain logging, errors as one line."""
 
 from __future__ import annotations
 
@@ -21,3 +21,13 @@ def run_command(run: Callable[[argparse.Namespace], int], args: argparse.Namespa
     except RagAppError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def parse_counts(parser: argparse.ArgumentParser, argv: list[str] | None, *names: str) -> argparse.Namespace:
+    """``parser``'s arguments, each of the count options ``names`` (e.g. "limit") at least 1 when given."""
+    args = parser.parse_args(argv)
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args

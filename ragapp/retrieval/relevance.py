@@ -11,7 +11,8 @@ So the decision reads the fused rank and the channels' agreement as well as the 
 2. **rerank score**: otherwise a judged chunk is kept from ``min_rerank_score`` up, unless it lies more than
    ``rerank_margin`` below the best judged candidate (a loosely related chunk when the top one is far above);
 3. **cross-language**: a passage the reranker did not judge (another language than the question) is judged
-   by the vector channel, the one channel that reads across languages: kept when its vector rank is within
+   by the vector channel, the one channel that reads across languages: kept when its vector rank among the
+   other-language candidates is within
    ``cross_language_top_n`` and its similarity reaches ``min_cross_language_similarity``;
 4. **no reranker** (or a failed one): the channel-score thresholds of ``python -m ragbench.calibrate_gate``.
 
@@ -98,12 +99,19 @@ def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: boo
     candidate without a rerank score is one it chose not to judge."""
     judged = [c.rerank_score for c in candidates if c.rerank_score is not None]
     best = max(judged, default=None)
+    # The vector channel interleaves its languages by rank (zh 1, en 1, zh 2, ...), so an other-language passage
+    # is ranked among the other-language passages: in a corpus of one language that is its vector rank.
+    others = sorted(
+        (c for c in candidates if not c.same_language and "vector" in c.channel_ranks),
+        key=lambda c: c.channel_ranks["vector"],
+    )
+    rank_among_others = {c.chunk_id: i for i, c in enumerate(others, start=1)}
     out = []
     for c in candidates:
         if c.rerank_score is not None:
             out.append(_judged(c, c.rerank_score, best if best is not None else c.rerank_score, rules))
         elif reranked and not c.same_language:
-            out.append(_cross_language(c, rules))
+            out.append(_cross_language(c, rank_among_others.get(c.chunk_id), rules))
         else:
             out.append(channel_decision(c, rules))
     return out
@@ -130,8 +138,8 @@ def agrees(c: Candidate, rules: RelevanceRules) -> bool:
     )
 
 
-def _cross_language(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
-    rank = c.channel_ranks.get("vector")
+def _cross_language(c: Candidate, rank: int | None, rules: RelevanceRules) -> RelevanceDecision:
+    """``rank``: the passage's vector rank among the candidates in other languages than the question's."""
     similarity = c.channel_scores.get("vector", 0.0)
     if rank is None:
         return RelevanceDecision(False, "other language, not found by the vector channel", 0.0)

@@ -39,7 +39,7 @@ from ragbench.answers.answer_set import (
     missing_documents,
 )
 from ragbench.answers.scoring import Row, score, summarize, watch
-from ragbench.cli import run_command
+from ragbench.cli import parse_counts, run_command
 from ragbench.eval.mode_asking import preflight
 
 if TYPE_CHECKING:
@@ -69,11 +69,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
-    if args.limit is not None and args.limit < 1:
-        parser.error("--limit must be at least 1")
-    if args.stride < 1:
-        parser.error("--stride must be at least 1")
+    args = parse_counts(parser, argv, "limit", "stride")
     return run_command(_run, args)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
 from ragapp.models.llm import LLMS
-from ragbench.cli import run_command
+from ragbench.cli import parse_counts, run_command
 from ragbench.eval.answers import AnswerRow, summarize
 from ragbench.eval.beir import load_beir
 from ragbench.eval.mode_asking import ask_once, gold_answers, preflight
@@ -73,9 +73,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
-    if args.limit is not None and args.limit < 1:
-        parser.error("--limit must be at least 1")
+    args = parse_counts(parser, argv, "limit")
     if args.max_minutes is not None and args.max_minutes <= 0:
         parser.error("--max-minutes must be positive")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]

@@ -28,7 +28,7 @@ from typing import Any
 
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
-from ragbench.cli import run_command
+from ragbench.cli import parse_counts, run_command
 from ragbench.routing.evaluate import (
     ACTIONS,
     EXPECTED_KINDS,
@@ -70,9 +70,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
-    if args.limit is not None and args.limit < 1:
-        parser.error("--limit must be at least 1")
+    args = parse_counts(parser, argv, "limit")
     return run_command(_run, args)
 
 

@@ -79,6 +79,22 @@ def test_a_passage_in_another_language_is_judged_by_the_vector_channel() -> None
     assert _kept(candidates, reranked=False) == ["keyword-only"]
 
 
+def test_an_other_language_passage_is_ranked_among_its_own_language() -> None:
+    """The vector channel interleaves languages by rank: in a mixed corpus the English passages of a Chinese
+    question sit at vector ranks 2, 4, 6; each is judged by its place among the English ones (1, 2, 3)."""
+    candidates = [
+        _c("zh-a", 1, 0.9, vector=(1, 0.9)),
+        _c("en-b", 2, None, vector=(2, 0.82), same_language=False),
+        _c("zh-c", 3, 0.85, vector=(3, 0.88)),
+        _c("en-d", 4, None, vector=(4, 0.81), same_language=False),
+        _c("zh-e", 5, 0.8, vector=(5, 0.87)),
+        _c("en-f", 6, None, vector=(6, 0.81), same_language=False),
+        _c("en-g", 7, None, vector=(8, 0.85), same_language=False),  # fourth among the English ones
+    ]
+    assert _kept(candidates) == ["zh-a", "en-b", "zh-c", "en-d", "zh-e", "en-f"]
+    assert decide(candidates, RULES, True)[5].reason == "other language: vector rank 3, similarity ≥ 0.8"
+
+
 def test_without_a_reranker_the_channel_thresholds_decide_as_before() -> None:
     s = RetrievalSettings()
     rules = RelevanceRules.from_settings(s)
@@ -111,9 +127,13 @@ def test_the_shipped_defaults_apply_the_rules_chosen_by_measurement() -> None:
         _c("evidence", 1, 0.09, vector=(1, 0.9), keyword=(1, 8.0)),  # agreement keeps it
         _c("topic", 3, 0.60, vector=(2, 0.87)),  # 0.38 below the best: cut by the 0.3 margin
         _c("close", 4, 0.75, keyword=(2, 5.0)),  # 0.23 below: kept
-        _c("english", 5, None, vector=(4, 0.77), same_language=False),  # vector rank 4: outside the top 3
-        _c("english-deep", 6, None, vector=(5, 0.80), same_language=False),  # high similarity, rank 5: out
+        # Other-language passages, judged by their vector rank among themselves (1, 2, 3 kept, the 4th out)
+        _c("english", 5, None, vector=(4, 0.77), same_language=False),
+        _c("english-deep", 6, None, vector=(5, 0.80), same_language=False),
+        _c("english-third", 7, None, vector=(6, 0.75), same_language=False),
+        _c("english-fourth", 8, None, vector=(7, 0.90), same_language=False),  # high similarity, 4th: out
+        _c("english-far", 9, None, vector=(8, 0.73), same_language=False),  # below the 0.74 floor anyway
     ]
-    assert _kept(candidates, rules) == ["answer", "evidence", "close"]
+    assert _kept(candidates, rules) == ["answer", "evidence", "close", "english", "english-deep", "english-third"]
     answer_in_english = [_c("english", 1, None, vector=(1, 0.77), same_language=False)]
     assert _kept(answer_in_english, rules) == ["english"]  # a Chinese question over English text keeps it
