@@ -49,11 +49,12 @@ class _Passage:
     facts: PassageFacts
     tokens: frozenset[str]
     sentences: tuple[str, ...]
+    chinese: bool = False
 
     @classmethod
     def of(cls, number: int, text: str) -> _Passage:
         sentences = tuple(s.strip() for s in split_sentences(text) if s.strip())
-        return cls(number, PassageFacts.of(text), frozenset(tokenize(text)), sentences)
+        return cls(number, PassageFacts.of(text), frozenset(tokenize(text)), sentences, is_chinese(text))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -122,7 +123,7 @@ def _sentence(piece: str, passages: list[_Passage], rules: SupportRules) -> Sent
         numbers = chosen or valid
         overlap = _overlap(tokens, [passages[n - 1] for n in numbers]) if numbers else _best_overlap(tokens, passages)
         return _result(piece, status, cited, numbers, facts, (), overlap, passages, tokens, chinese=is_chinese(body))
-    cover = _cover(facts, tokens, valid, passages, rules)
+    cover = _cover(facts, tokens, valid, passages, rules, is_chinese(body))
     if cover is not None:
         overlap = _overlap(tokens, [passages[n - 1] for n in cover])
         return _result(piece, "supported", cited, cover, facts, (), overlap, passages, tokens, is_chinese(body))
@@ -149,10 +150,17 @@ def _cover(
     valid: tuple[int, ...],
     passages: list[_Passage],
     rules: SupportRules,
+    chinese: bool = False,
 ) -> tuple[int, ...] | None:
     """The passages that support the sentence: every one holding all its facts and enough of its words (those
-    the model cited, if any; else the best one), or else the fewest passages that together do."""
-    whole = [p for p in passages if all(p.facts.has(f) for f in facts) and _overlap(tokens, [p]) >= rules.min_overlap]
+    the model cited, if any; else the best one), or else the fewest passages that together do. A sentence in
+    another language than its passages (a Chinese answer over an English manual) shares no words with them:
+    its key facts alone decide."""
+
+    def enough(chosen: list[_Passage]) -> bool:
+        return all(p.chinese != chinese for p in chosen) or _overlap(tokens, chosen) >= rules.min_overlap
+
+    whole = [p for p in passages if all(p.facts.has(f) for f in facts) and enough([p])]
     if whole:
         mine = tuple(p.number for p in whole if p.number in valid)
         return mine or (max(whole, key=lambda p: (_overlap(tokens, [p]), -p.number)).number,)
@@ -168,7 +176,7 @@ def _cover(
             return None
         chosen.append(best)
         left -= {f for f in facts if best.facts.has(f)}
-    if left or _overlap(tokens, chosen) < rules.min_overlap:
+    if left or not enough(chosen):
         return None
     return tuple(sorted(p.number for p in chosen))
 

@@ -158,3 +158,12 @@ def test_a_fact_the_model_read_in_the_passage_heading_supports_the_answer() -> N
     assert event.citations[0].highlights == ()
     refused = checked_answer("Which version added pet mode?", "Version 2.7.0 [1]", [RetrievedChunk(notes, 1.0, {}, {})])
     assert refused.abstained
+
+
+def test_a_chinese_answer_over_an_english_passage_is_judged_by_its_facts() -> None:
+    """No Chinese word can occur in an English manual: the key facts decide, and a wrong one is still refused."""
+    manual = Chunk("m-0001", "m", 1, "The default SSH port is 22; change it with the Port option.", "manual.pdf")
+    kept = [RetrievedChunk(manual, 1.0, {}, {})]
+    event = checked_answer("SSH 默认端口是多少？", "默认端口是 22 [1]。", kept)
+    assert not event.abstained and event.support[0].status == "supported"
+    assert checked_answer("SSH 默认端口是多少？", "默认端口是 2222 [1]。", kept).abstained
