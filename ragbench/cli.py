@@ -7,7 +7,9 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
+from ragapp.config import Settings
 from ragapp.core.errors import RagAppError
 
 
@@ -31,3 +33,11 @@ def parse_counts(parser: argparse.ArgumentParser, argv: list[str] | None, *names
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     return args
+
+
+def settings_snapshot(settings: Settings) -> dict[str, Any]:
+    """The settings an answering run used, for its JSON (the API key left out)."""
+    sections = ("embedding", "ingest", "retrieval", "rerank", "workflow", "agent")
+    return {"llm": settings.llm.model_dump(mode="json", exclude={"api_key"})} | {
+        name: getattr(settings, name).model_dump(mode="json") for name in sections
+    }

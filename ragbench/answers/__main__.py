@@ -39,7 +39,7 @@ from ragbench.answers.answer_set import (
     missing_documents,
 )
 from ragbench.answers.scoring import Row, score, summarize, watch
-from ragbench.cli import parse_counts, run_command
+from ragbench.cli import parse_counts, run_command, settings_snapshot
 from ragbench.eval.mode_asking import preflight
 
 if TYPE_CHECKING:
@@ -181,15 +181,7 @@ def _run(args: argparse.Namespace) -> int:
                 for d in answer_set.documents
             ],
             "state": {"folder": str(folder), "how": how, "embedder": engine.status().embedder},
-            "settings": {
-                "llm": settings.llm.model_dump(mode="json", exclude={"api_key"}),
-                "embedding": settings.embedding.model_dump(mode="json"),
-                "ingest": settings.ingest.model_dump(mode="json"),
-                "retrieval": settings.retrieval.model_dump(mode="json"),
-                "rerank": settings.rerank.model_dump(mode="json"),
-                "workflow": settings.workflow.model_dump(mode="json"),
-                "agent": settings.agent.model_dump(mode="json"),
-            },
+            "settings": settings_snapshot(settings),
             "complete": False,
         }
         try:

@@ -29,7 +29,7 @@ from typing import Any
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
 from ragapp.models.llm import LLMS
-from ragbench.cli import parse_counts, run_command
+from ragbench.cli import parse_counts, run_command, settings_snapshot
 from ragbench.eval.answers import AnswerRow, summarize
 from ragbench.eval.beir import load_beir
 from ragbench.eval.mode_asking import ask_once, gold_answers, preflight
@@ -143,15 +143,7 @@ def _run(args: argparse.Namespace) -> int:
                 "seconds": {k: round(v, 1) for k, v in report.seconds.items()},
                 "embedder": engine.status().embedder,
             },
-            "settings": {
-                "llm": settings.llm.model_dump(mode="json", exclude={"api_key"}),
-                "embedding": settings.embedding.model_dump(mode="json"),
-                "ingest": settings.ingest.model_dump(mode="json"),
-                "retrieval": settings.retrieval.model_dump(mode="json"),
-                "rerank": settings.rerank.model_dump(mode="json"),
-                "workflow": settings.workflow.model_dump(mode="json"),
-                "agent": settings.agent.model_dump(mode="json"),
-            },
+            "settings": settings_snapshot(settings),
         }
         started = time.monotonic()
         try:
