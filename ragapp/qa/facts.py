@@ -1,8 +1,8 @@
 """Key facts of a sentence: the parts a small model gets wrong and a reader acts on.
 
 Numbers (units aside: "120 分钟" and "120 minutes" both carry "120"), version strings, codes such as E07 or V2,
-identifiers (``snake_case``, ``CamelCase``, ``--flag``), paths and file names, URLs, quoted strings and code
-spans. A sentence is only as true as its key facts: each must occur in a passage that supports it.
+acronyms (GPL, CUDA), identifiers (``snake_case``, ``CamelCase``, ``--flag``, ``-z``), paths and file names,
+URLs, quoted strings and code spans. A sentence is only as true as its key facts: each must occur in a passage that supports it.
 
 Text is compared normalised: NFKC (full-width ``１２０`` reads as ``120``), lower case, thousands separators
 dropped, whitespace collapsed.
@@ -17,8 +17,11 @@ from dataclasses import dataclass
 _NUMBER = re.compile(r"(?<![a-uw-z0-9_.])(\d{1,3}(?:,\d{3})+(?![\d,])|\d+(?:\.\d+)*)")
 _CODE = re.compile(r"(?<![a-z0-9_])([a-z]+\d+[a-z0-9]*)(?![a-z0-9_]|\.\d)")  # e07, v2, x1000 (not v2.5)
 _SNAKE = re.compile(r"(?<![\w-])([a-z0-9]+(?:_+[a-z0-9]+)+)(?![\w-])")
-_FLAG = re.compile(r"(?<![\w-])(--[a-z0-9][\w-]*)")
+_FLAG = re.compile(r"(?<![\w-])(--[a-z0-9][\w-]*|-[a-z][\w-]*)")  # --max-tokens, -thread, -z
 _CAMEL = re.compile(r"(?<![\w])([A-Z]?[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w])")  # on the original case
+# Acronyms and all-caps names (GPL, CUDA, FASTA; GPUs counts as GPU), on the original case: the names a small
+# model adds from what it already knows ("distributed under the GPL") when the passages never say them.
+_ACRONYM = re.compile(r"(?<![\w-])([A-Z]{2,10})s?(?![\w-])")
 _PATH = re.compile(r"(?<![\w/])((?:\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)+|\.{1,2}/[\w.-]+)")
 _FILE = re.compile(r"(?<![\w.])([\w-]+\.(?:py|md|txt|json|ya?ml|toml|ini|cfg|sh|pdf|docx?|html?|csv|js|ts))(?!\w)")
 _URL = re.compile(r"(https?://[^\s<>\"'）)\]】]+)")
@@ -70,8 +73,12 @@ def key_facts(sentence: str) -> tuple[str, ...]:
     for groups in _QUOTED.findall(text):
         quoted = next(g for g in groups if g)
         found.setdefault(normalise(quoted), None)
-    for match in _CAMEL.findall(unicodedata.normalize("NFKC", text)):
+    original = unicodedata.normalize("NFKC", text)
+    for match in _CAMEL.findall(original):
         found.setdefault(match.lower(), None)
+    for match in _ACRONYM.findall(original):
+        if match != "OK":  # a word, not a name
+            found.setdefault(match.lower(), None)
     norm = normalise(text)
     for url in _URL.findall(norm):
         found.setdefault(url.rstrip(".,;:!?"), None)

@@ -20,6 +20,7 @@ from ragapp.models.llm import LLMS
 from ragapp.qa.prompts import NOT_FOUND_EN
 from ragbench.answers.__main__ import main
 from ragbench.answers.answer_set import Evidence, load_set
+from ragbench.answers.replay import main as replay
 from ragbench.answers.scoring import abstained, contains_all, on_evidence
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,6 +109,16 @@ def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
     overall = result["summary"]["overall"]
     assert overall["questions"] == 3 and overall["correct"] == 0.5 and overall["unanswerable_abstained"] == 1.0
     assert result["summary"]["by_type"]["fact"]["citation_on_evidence"] == 1.0
+
+    # The replay reads the run's traces back and, with the check unchanged, reproduces its figures.
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        assert replay(["--set", str(tmp_path / "tiny.yaml"), "--cache", str(tmp_path / "cache")]) == 0
+    replayed = out.getvalue()
+    assert "3 of 3 questions have a trace" in replayed and "no outcome changed" in replayed
+    stored, again = replayed.split("checked again")
+    overall = [line for part in (stored, again) for line in part.splitlines() if line.startswith("overall")]
+    assert len(overall) == 2 and overall[0] == overall[1] and " 50%" in overall[0]
 
     # A second run reuses the state (the documents' content did not change).
     code, text = run_main("--set", tmp_path / "tiny.yaml", "--cache", tmp_path / "cache", "--limit", "1",

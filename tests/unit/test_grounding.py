@@ -35,6 +35,8 @@ def kept(texts: list[str] = PASSAGES) -> list[RetrievedChunk]:
         ),
         ("Call TraceBuilder from `make test` in “Kiss and Tell”", ("make test", "kiss and tell", "tracebuilder")),
         ("Sure, happy to help.", ()),
+        ("Run fasta36 -z 21 or camlidl -thread; a non-zero value", ("fasta36", "-z", "21", "-thread")),
+        ("FASTA is under the GPL; GPUs need CUDA. OK", ("fasta", "gpl", "gpu", "cuda")),  # acronyms, plural too
         ("1. Open the dock", ()),  # a list number is not a fact
     ],
 )
@@ -79,6 +81,12 @@ def test_a_number_in_no_passage_is_unsupported_and_loses_its_marker() -> None:
     assert [s.status for s in support] == ["supported", "unsupported"]
     assert support[1].missing == ("200",) and support[1].text == "In eco mode it lasts 200 minutes."
     assert not core_unsupported(support)  # partly supported: the answer stands, the sentence is marked
+
+
+def test_an_acronym_no_passage_names_is_unsupported() -> None:
+    # the 1.5B model "knows" a licence the manual never states
+    support = check_support("The Alpha robot is distributed under the GPL [2].", PASSAGES)
+    assert support[0].status == "unsupported" and support[0].missing == ("gpl",)
 
 
 def test_facts_spread_over_passages_are_supported_together() -> None:

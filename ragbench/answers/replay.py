@@ -1,0 +1,151 @@
+"""``python -m ragbench.answers.replay``: today's support check re-run on a finished run's stored replies.
+
+    python -m ragbench.answers.replay --set data/eval/answers/debian-manuals.yaml [--state DIR] [--since ISO]
+
+Each question of the set is looked up among the traces of the run's engine state (its newest trace, or the
+newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering reply is checked again
+by ``checked_answer`` (support, markers, abstention) over the passages that reached its prompt, read back from
+the catalog, and scored as ``python -m ragbench.answers`` scores it. Prints the figures the run would show with
+the check as the code has it now, and every question whose outcome changed. No model runs, so a change to the
+check is judged in seconds rather than a run of tens of minutes; retrieval and the model's words stay as they
+were, and time to first token is not replayed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.core.errors import ConfigError
+from ragapp.core.events import AnswerEvent
+from ragapp.core.types import Chunk, RetrievedChunk
+from ragapp.qa.answer_check import checked_answer
+from ragapp.qa.grounding import SupportRules
+from ragapp.store.catalog import Catalog
+from ragapp.tracing.model import LLMCallRecord, Trace
+from ragapp.tracing.store import TraceStore
+from ragbench.answers.__main__ import OWNER, READY, render_table
+from ragbench.answers.answer_set import TYPES, AnswerSet, Question, load_set
+from ragbench.answers.scoring import Row, Seen, score, summarize
+from ragbench.cli import run_command
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ragbench.answers.replay", description=__doc__.split("\n\n")[0])
+    p.add_argument("--set", dest="set_file", type=Path, required=True, help="the answer set (YAML).")
+    p.add_argument("--state", type=Path, help="the run's engine state (default: the newest one for the set).")
+    p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
+    p.add_argument("--since", default="", help="only traces started at or after this ISO time.")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(_run, _parser().parse_args(argv))
+
+
+def newest_state(answer_set: AnswerSet, cache: Path) -> Path:
+    """The most recently built engine state for the set under ``cache``."""
+    built = [p.parent for p in cache.glob(f"{answer_set.name}-*/{READY}")]
+    if not built:
+        raise ConfigError(f"no finished state for {answer_set.name} under {cache}: run python -m ragbench.answers")
+    return max(built, key=lambda p: (p / READY).stat().st_mtime)
+
+
+def answering_call(trace: Trace) -> LLMCallRecord | None:
+    """The call that wrote the answer: the last plain-text call (rewriting and routing come before it and ask for
+    JSON; agent steps carry tools)."""
+    plain = [c for c in trace.llm_calls if not c.call.json and not c.call.tools and c.call.error is None]
+    return plain[-1] if plain and trace.context else None
+
+
+def replayed(question: Question, trace: Trace, chunks: dict[str, Chunk], rules: SupportRules) -> AnswerEvent | None:
+    """The answer today's check makes of the trace's reply, or None when no reply was checked (nothing reached
+    the prompt, a clarifying question)."""
+    call = answering_call(trace)
+    if call is None or trace.answer is None:
+        return None
+    kept = [RetrievedChunk(chunks[ref.chunk_id], 0.0, {}, {}) for ref in trace.context if ref.chunk_id in chunks]
+    return checked_answer(question.question, call.call.completion, kept, rules)
+
+
+def _scored(
+    question: Question,
+    event: AnswerEvent,
+    cited: list[Chunk],
+    trace: Trace,
+    chunks: dict[str, Chunk],
+    doc_of: dict[str, str],
+) -> Row:
+    seen = Seen(
+        answer=event.text,
+        grounded=event.grounded,
+        answered=True,
+        refused=event.abstained,
+        cited=cited,
+        prompt=[chunks[ref.chunk_id] for ref in trace.context if ref.chunk_id in chunks],
+        seconds=trace.total_s or 0.0,
+    )
+    return score(question, seen, doc_of)
+
+
+def outcome(row: Row) -> str:
+    if not row.answerable:
+        return "refused" if row.abstained else "answered"
+    return "abstained" if row.abstained else "correct" if row.correct else "wrong"
+
+
+def _run(args: argparse.Namespace) -> int:
+    answer_set = load_set(args.set_file)
+    state = args.state or newest_state(answer_set, args.cache)
+    settings = Settings()
+    rules = SupportRules(settings.workflow.support_overlap)
+    catalog = Catalog(state / "catalog.sqlite3")
+    traces = TraceStore(state / "traces.sqlite3")
+    try:
+        doc_of = {d.doc_id: doc.id for d in catalog.documents() for doc in answer_set.documents if d.name == doc.name}
+        before: list[Row] = []
+        after: list[Row] = []
+        changed: list[str] = []
+        for question in answer_set.questions:
+            trace = _newest(traces, question, args.since)
+            if trace is None or trace.answer is None:  # no trace, or it ended in a clarifying question
+                continue
+            stored = trace.answer
+            chunks = catalog.chunks([r.chunk_id for r in trace.context] + [c.chunk_id for c in stored.citations])
+            as_stored = AnswerEvent(stored.text, (), grounded=stored.grounded, abstained=stored.abstained)
+            cited = [chunks[c.chunk_id] for c in stored.citations if c.chunk_id in chunks]
+            old = _scored(question, as_stored, cited, trace, chunks, doc_of)
+            event = replayed(question, trace, chunks, rules)
+            new = (
+                old
+                if event is None
+                else _scored(question, event, [c.chunk for c in event.citations], trace, chunks, doc_of)
+            )
+            before.append(old)
+            after.append(new)
+            if outcome(old) != outcome(new) or old.citation_on_evidence != new.citation_on_evidence:
+                changed.append(f"{question.id}: {outcome(old)} → {outcome(new)}  {new.answer[:90]!r}")
+    finally:
+        traces.close()
+        catalog.close()
+    print(f"{len(after)} of {len(answer_set.questions)} questions have a trace in {state}", file=sys.stderr)
+    print(render_table("as stored", summarize(before, TYPES)))
+    print(render_table("checked again", summarize(after, TYPES)))
+    print("\n".join(["changed:", *changed] if changed else ["no outcome changed"]))
+    return 0
+
+
+def _newest(traces: TraceStore, question: Question, since: str) -> Trace | None:
+    for summary in traces.list(OWNER, text=question.question, kind="chat", limit=50):
+        if summary.started_at < since:
+            break
+        trace = traces.get(summary.id, OWNER)
+        if trace is not None and trace.question == question.question:
+            return trace
+    return None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
