@@ -151,14 +151,27 @@ class RetrievalSettings(BaseModel):
         3,
         ge=0,
         description="With a reranker: a passage in another language than the question (the reranker does not "
-        "score those) is kept when the vector channel ranks it in the top N of the passages in its language and its "
-        "similarity reaches "
-        "min_cross_language_similarity (0: such passages are dropped).",
+        "score those) is kept when the vector channel ranks it in the top N of the passages in its language, its "
+        "similarity reaches min_cross_language_similarity and it leads the others by cross_language_lead "
+        "(0: such passages are dropped).",
     )
     min_cross_language_similarity: float = Field(
         0.74,
-        description="With a reranker: the vector similarity a passage in another language needs "
-        "(multilingual-e5 puts a Chinese question's English answer at ~0.77, unrelated text at ~0.75).",
+        description="With a reranker: the vector similarity a passage in another language needs at least "
+        "(a floor: multilingual-e5 scores unrelated text in another language 0.74-0.87).",
+    )
+    cross_language_lead: float = Field(
+        0.02,
+        ge=0.0,
+        description="With a reranker: how far a passage in another language must stand above the median "
+        "similarity of the other-language candidates (the evidence stood 0.03-0.11 above them in the answer "
+        "set's traces, unrelated passages within 0.02).",
+    )
+    cross_language_keyword_top_n: int = Field(
+        2,
+        ge=0,
+        description="With a reranker: a passage in another language is also kept when the keyword channel ranks "
+        "it in the top N of the other-language passages (across languages only names match: ggsearch36, f.idl).",
     )
     min_vector_similarity: float = Field(
         0.875,

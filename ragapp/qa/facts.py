@@ -2,7 +2,8 @@
 
 Numbers (units aside: "120 分钟" and "120 minutes" both carry "120"), version strings, codes such as E07 or V2,
 acronyms (GPL, CUDA), identifiers (``snake_case``, ``CamelCase``, ``--flag``, ``-z``), paths and file names,
-URLs, quoted strings and code spans. A sentence is only as true as its key facts: each must occur in a passage that supports it.
+URLs, quoted strings and code spans. A sentence is only as true as its key facts: each must occur in a passage
+that supports it.
 
 Text is compared normalised: NFKC (full-width ``１２０`` reads as ``120``), lower case, thousands separators
 dropped, whitespace collapsed.

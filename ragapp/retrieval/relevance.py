@@ -12,8 +12,12 @@ So the decision reads the fused rank and the channels' agreement as well as the 
    ``rerank_margin`` below the best judged candidate (a loosely related chunk when the top one is far above);
 3. **cross-language**: a passage the reranker did not judge (another language than the question) is judged
    by the vector channel, the one channel that reads across languages: kept when its vector rank among the
-   other-language candidates is within
-   ``cross_language_top_n`` and its similarity reaches ``min_cross_language_similarity``;
+   other-language candidates is within ``cross_language_top_n``, its similarity reaches
+   ``min_cross_language_similarity`` and it leads the median similarity of those candidates by
+   ``cross_language_lead``. The lead is what carries meaning: multilingual-e5 scores every passage in the other
+   language alike (English questions over Chinese text 0.74-0.80, Chinese over English 0.83-0.87, in the
+   answer set's traces), so a bare threshold let three unrelated Chinese passages into most English prompts,
+   while the evidence, when found, stood 0.03-0.11 above the rest;
 4. **no reranker** (or a failed one): the channel-score thresholds of ``python -m ragbench.calibrate_gate``.
 
 The defaults were chosen on BEIR sets by ``python -m ragbench.relevance`` (see README, "Relevance gate").
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import median
 
 from ragapp.config import RetrievalSettings
 from ragapp.core.lang import language_of
@@ -42,6 +47,8 @@ class RelevanceRules:
     rerank_margin: float | None = None
     cross_language_top_n: int = 0
     min_cross_language_similarity: float = 0.0
+    cross_language_lead: float = 0.0
+    cross_language_keyword_top_n: int = 0
     min_vector_similarity: float = 0.875
     min_agreement_similarity: float = 0.80
     min_keyword_score: float = 6.0
@@ -55,6 +62,8 @@ class RelevanceRules:
             rerank_margin=s.rerank_margin,
             cross_language_top_n=s.cross_language_top_n,
             min_cross_language_similarity=s.min_cross_language_similarity,
+            cross_language_lead=s.cross_language_lead,
+            cross_language_keyword_top_n=s.cross_language_keyword_top_n,
             min_vector_similarity=s.min_vector_similarity,
             min_agreement_similarity=s.min_agreement_similarity,
             min_keyword_score=s.min_keyword_score,
@@ -106,12 +115,19 @@ def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: boo
         key=lambda c: c.channel_ranks["vector"],
     )
     rank_among_others = {c.chunk_id: i for i, c in enumerate(others, start=1)}
+    typical = median([c.channel_scores.get("vector", 0.0) for c in others]) if others else 0.0
+    by_keyword = sorted(
+        (c for c in candidates if not c.same_language and "keyword" in c.channel_ranks),
+        key=lambda c: c.channel_ranks["keyword"],
+    )
+    keyword_rank = {c.chunk_id: i for i, c in enumerate(by_keyword, start=1)}
     out = []
     for c in candidates:
         if c.rerank_score is not None:
             out.append(_judged(c, c.rerank_score, best if best is not None else c.rerank_score, rules))
         elif reranked and not c.same_language:
-            out.append(_cross_language(c, rank_among_others.get(c.chunk_id), rules))
+            vector = _cross_language(c, rank_among_others.get(c.chunk_id), typical, rules)
+            out.append(vector if vector.kept else _shared_names(c, keyword_rank.get(c.chunk_id), vector, rules))
         else:
             out.append(channel_decision(c, rules))
     return out
@@ -138,15 +154,33 @@ def agrees(c: Candidate, rules: RelevanceRules) -> bool:
     )
 
 
-def _cross_language(c: Candidate, rank: int | None, rules: RelevanceRules) -> RelevanceDecision:
-    """``rank``: the passage's vector rank among the candidates in other languages than the question's."""
+def _cross_language(c: Candidate, rank: int | None, typical: float, rules: RelevanceRules) -> RelevanceDecision:
+    """``rank``: the passage's vector rank among the candidates in other languages than the question's;
+    ``typical``: their median similarity."""
     similarity = c.channel_scores.get("vector", 0.0)
     if rank is None:
         return RelevanceDecision(False, "other language, not found by the vector channel", 0.0)
-    if rank <= rules.cross_language_top_n and similarity >= rules.min_cross_language_similarity:
-        reason = f"other language: vector rank {rank}, similarity ≥ {rules.min_cross_language_similarity:g}"
-        return RelevanceDecision(True, reason, similarity)
-    return RelevanceDecision(False, f"other language: vector rank {rank} or similarity too low", similarity)
+    if rank > rules.cross_language_top_n or similarity < rules.min_cross_language_similarity:
+        return RelevanceDecision(False, f"other language: vector rank {rank} or similarity too low", similarity)
+    lead = similarity - typical
+    if rules.cross_language_lead and lead < rules.cross_language_lead:
+        reason = f"other language: similarity only {lead:+.3f} against the other-language median"
+        return RelevanceDecision(False, reason, similarity)
+    reason = f"other language: vector rank {rank}, similarity ≥ {rules.min_cross_language_similarity:g}"
+    if rules.cross_language_lead:
+        reason += f", {lead:+.3f} above the other-language median"
+    return RelevanceDecision(True, reason, similarity)
+
+
+def _shared_names(
+    c: Candidate, rank: int | None, vector: RelevanceDecision, rules: RelevanceRules
+) -> RelevanceDecision:
+    """An other-language passage the keyword channel ranks near the top of the other-language ones: across
+    languages only names match (ggsearch36, f.idl, DLL in a Chinese question), so such a match means much."""
+    if rank is None or rank > rules.cross_language_keyword_top_n:
+        return vector
+    reason = f"other language: keyword rank {rank} among the other-language passages (shared names)"
+    return RelevanceDecision(True, reason, vector.score)
 
 
 def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:

@@ -171,6 +171,8 @@ SETTINGS_KEPT = (
     "rerank_margin",
     "cross_language_top_n",
     "min_cross_language_similarity",
+    "cross_language_lead",
+    "cross_language_keyword_top_n",
     "reranker",
     "top_k",
 )

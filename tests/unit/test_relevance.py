@@ -120,6 +120,37 @@ def test_candidates_of_reads_fused_ranks_and_languages() -> None:
     assert [(v.chunk_id, v.fused_rank, v.same_language) for v in views] == [("b", 2, True), ("a", 1, False)]
 
 
+def test_an_other_language_passage_must_stand_out_from_the_others() -> None:
+    """multilingual-e5 scores every passage in another language alike: only a lead over their median counts."""
+    rules = RelevanceRules(min_rerank_score=0.2, cross_language_top_n=3, cross_language_lead=0.02)
+    alike = [_c(f"zh-{i}", i, None, vector=(i, 0.77 - i / 1000), same_language=False) for i in range(1, 8)]
+    assert _kept(alike, rules) == []
+    assert (
+        decide(alike, rules, True)[0].reason
+        == "other language: similarity only +0.003 against the other-language median"
+    )
+    standing_out = [_c("evidence", 1, None, vector=(1, 0.84), same_language=False), *alike]
+    assert _kept(standing_out, rules) == ["evidence"]
+    assert decide(standing_out, rules, True)[0].reason.endswith("above the other-language median")
+
+
+def test_an_other_language_passage_sharing_names_with_the_question_is_kept() -> None:
+    # A Chinese question naming ggsearch36: the keyword channel finds the English passage that names it too.
+    rules = RelevanceRules(min_rerank_score=0.2, cross_language_top_n=3, cross_language_lead=0.02,
+                           cross_language_keyword_top_n=2)  # fmt: skip
+    candidates = [
+        _c("zh-near", 1, 0.05, vector=(1, 0.85), keyword=(1, 3.0)),  # same language, judged by the reranker
+        _c("ggsearch", 2, None, vector=(9, 0.83), keyword=(2, 2.8), same_language=False),
+        _c("second", 3, None, keyword=(3, 2.1), same_language=False),
+        _c("third", 4, None, keyword=(4, 1.9), same_language=False),  # third among the other-language ones
+    ]
+    decisions = decide(candidates, rules, True)
+    assert [d.kept for d in decisions] == [False, True, True, False]
+    assert decisions[1].reason == "other language: keyword rank 1 among the other-language passages (shared names)"
+    off = RelevanceRules(min_rerank_score=0.2, cross_language_top_n=3, cross_language_lead=0.02)
+    assert _kept(candidates, off) == []
+
+
 def test_the_shipped_defaults_apply_the_rules_chosen_by_measurement() -> None:
     rules = RelevanceRules.from_settings(RetrievalSettings())
     candidates = [
@@ -127,13 +158,14 @@ def test_the_shipped_defaults_apply_the_rules_chosen_by_measurement() -> None:
         _c("evidence", 1, 0.09, vector=(1, 0.9), keyword=(1, 8.0)),  # agreement keeps it
         _c("topic", 3, 0.60, vector=(2, 0.87)),  # 0.38 below the best: cut by the 0.3 margin
         _c("close", 4, 0.75, keyword=(2, 5.0)),  # 0.23 below: kept
-        # Other-language passages, judged by their vector rank among themselves (1, 2, 3 kept, the 4th out)
-        _c("english", 5, None, vector=(4, 0.77), same_language=False),
-        _c("english-deep", 6, None, vector=(5, 0.80), same_language=False),
-        _c("english-third", 7, None, vector=(6, 0.75), same_language=False),
-        _c("english-fourth", 8, None, vector=(7, 0.90), same_language=False),  # high similarity, 4th: out
-        _c("english-far", 9, None, vector=(8, 0.73), same_language=False),  # below the 0.74 floor anyway
+        # Other-language passages, judged by their vector rank among themselves and their lead over the median
+        _c("english", 5, None, vector=(4, 0.86), same_language=False),  # first, 0.06 above the median: kept
+        _c("english-second", 6, None, vector=(5, 0.81), same_language=False),  # no lead: out
+        _c("english-third", 7, None, vector=(6, 0.80), same_language=False),
+        _c("english-fourth", 8, None, vector=(7, 0.80), same_language=False),
+        _c("english-far", 9, None, vector=(8, 0.79), same_language=False),
+        _c("english-name", 10, None, keyword=(3, 4.0), same_language=False),  # shares a name: kept
     ]
-    assert _kept(candidates, rules) == ["answer", "evidence", "close", "english", "english-deep", "english-third"]
+    assert _kept(candidates, rules) == ["answer", "evidence", "close", "english", "english-name"]
     answer_in_english = [_c("english", 1, None, vector=(1, 0.77), same_language=False)]
-    assert _kept(answer_in_english, rules) == ["english"]  # a Chinese question over English text keeps it
+    assert _kept(answer_in_english, rules) == []  # alone, it leads nothing: the keyword channel must find it
