@@ -30,6 +30,9 @@ UNSUPPORTED_EN = (
     "closest passages are listed below."
 )
 UNSUPPORTED_ZH = "文档中没有提到这一点：找到的段落不支持生成的回答，我不做猜测。下面列出了最接近的段落。"
+# Before the passage sentence quoted instead of a reply that only repeated the question (``qa.answer_check``).
+QUOTED_EN = "The documents say: "
+QUOTED_ZH = "文档原文："
 
 
 def not_found_message(question: str) -> str:
@@ -38,6 +41,10 @@ def not_found_message(question: str) -> str:
 
 def unsupported_message(question: str) -> str:
     return UNSUPPORTED_ZH if is_chinese(question) else UNSUPPORTED_EN
+
+
+def quoted_message(question: str, sentence: str, number: int) -> str:
+    return f"{QUOTED_ZH if is_chinese(question) else QUOTED_EN}“{sentence}” [{number}]"
 
 
 def system_prompt(chinese: bool, passages: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragapp.core.types import Chunk, RetrievedChunk
-from ragapp.qa.answer_check import checked_answer
+from ragapp.qa.answer_check import checked_answer, echoes
 from ragapp.qa.facts import PassageFacts, key_facts
 from ragapp.qa.grounding import check_support, core_unsupported, model_refused, split_sentences
 from ragapp.qa.prompts import UNSUPPORTED_EN, UNSUPPORTED_ZH
@@ -175,3 +175,36 @@ def test_a_chinese_answer_over_an_english_passage_is_judged_by_its_facts() -> No
     event = checked_answer("SSH 默认端口是多少？", "默认端口是 22 [1]。", kept)
     assert not event.abstained and event.support[0].status == "supported"
     assert checked_answer("SSH 默认端口是多少？", "默认端口是 2222 [1]。", kept).abstained
+
+
+def test_a_reply_that_only_repeats_the_question_is_replaced_by_the_passage_sentence_quoted() -> None:
+    manual = [
+        "The Beta robot weighs 3.4 kg.",
+        "val initialize : unit -> unit\nInitialize the COM library. Must be called once\nbefore using any "
+        "function of this module.",
+    ]
+    question = "Which function of the Com module must be called once before using any other function?"
+    event = checked_answer(question, "The function that must be called once before using any function is [2].",
+                           kept(manual))  # fmt: skip
+    assert event.text.startswith("The documents say: “val initialize : unit -> unit Initialize the COM library.")
+    assert event.text.endswith("function of this module.” [2]")
+    assert event.grounded and not event.abstained and [s.status for s in event.support] == ["supported"]
+    (citation,) = event.citations
+    assert citation.number == 2 and citation.highlights == (manual[1],)  # the passage's own text: it highlights
+    # An answer that says something is left to the support check, as before.
+    assert checked_answer(question, "Com.initialize [2].", kept(manual)).text == "Com.initialize [2]."
+
+
+def test_a_chinese_echo_is_quoted_in_chinese_and_one_with_nothing_to_quote_is_kept() -> None:
+    event = checked_answer("流明 V1 充满电后的工作时间是多少？", "流明 V1 充满电后的工作时间是 [4]。", kept())
+    assert event.text.startswith("文档原文：“流明 V1 充满电后最长可工作约 120 分钟。") and event.text.endswith("[4]")
+    # No passage shares two of the question's words: nothing better to show than the check's verdict.
+    assert checked_answer("Who painted it?", "It was painted [1].", kept()).text == "It was painted [1]."
+
+
+def test_only_a_reply_that_adds_nothing_counts_as_an_echo() -> None:
+    question = "With enum e { A = 1, B = 2, C = 4 }, what ML value does the C integer 6 become?"
+    assert echoes(question, "6 [1]") and echoes(question, "") and echoes(question, "The ML value is [1].")
+    assert not echoes(question, "The ML value that the C integer 6 becomes is [B; C]. [1]")  # the question's words
+    assert not echoes(question, "It becomes [B; C] [1].") and not echoes(question, "Xavier Leroy [1]")
+    assert echoes("默认字体是哪一种？", "默认字体是 [1]。")
