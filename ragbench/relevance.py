@@ -112,18 +112,35 @@ class RuleSet:
     old: bool = False  # the gate before this change: unjudged passages fall back to the channel thresholds
 
 
-# (vector rank within, similarity from) for passages in another language; multilingual-e5 puts a Chinese
-# question's English answer at ~0.77 and unrelated English text at ~0.75, so the grid sits there.
-XLANG = ((0, 0.0), (1, 0.0), (2, 0.0), (3, 0.0), (1, 0.74), (3, 0.74), (3, 0.76), (5, 0.76), (3, 0.78))
+# (vector rank within, similarity from, lead over the other-language median, keyword rank within) for passages
+# in another language; multilingual-e5 puts a Chinese question's English answer at ~0.77 and unrelated English
+# text at ~0.75, so the grid sits there. The lead and keyword rules came from the answer set's traces, where a
+# mixed zh/en knowledge base let unrelated Chinese passages into English questions' prompts.
+XLANG = (
+    *((n, s, 0.0, 0) for n, s in ((0, 0.0), (1, 0.0), (2, 0.0), (3, 0.0), (1, 0.74), (3, 0.74), (3, 0.76), (5, 0.76))),
+    (3, 0.78, 0.0, 0),
+    (3, 0.74, 0.0, 2),
+    (3, 0.74, 0.01, 0),
+    (3, 0.74, 0.01, 2),
+    (3, 0.74, 0.02, 0),
+    (3, 0.74, 0.02, 2),
+)
 
 
 def rule_sets(base: RelevanceRules) -> list[RuleSet]:
-    off = dataclasses.replace(base, agreement_top_n=0, rerank_margin=None, cross_language_top_n=0)
+    off = dataclasses.replace(
+        base,
+        agreement_top_n=0,
+        rerank_margin=None,
+        cross_language_top_n=0,
+        cross_language_lead=0.0,
+        cross_language_keyword_top_n=0,
+    )
     out = [RuleSet("no gate", None), RuleSet("threshold 0.2 (before)", off, old=True)]
     for t in (0.05, 0.1, 0.2, 0.3):
         for n, k in ((0, 0), (3, 3), (5, 3), (5, 5), (10, 5)):
             for margin in (None, 0.3, 0.5, 0.7, 0.9):
-                for xn, xs in XLANG:
+                for xn, xs, lead, kw in XLANG:
                     rules = dataclasses.replace(
                         off,
                         min_rerank_score=t,
@@ -132,9 +149,16 @@ def rule_sets(base: RelevanceRules) -> list[RuleSet]:
                         rerank_margin=margin,
                         cross_language_top_n=xn,
                         min_cross_language_similarity=xs,
+                        cross_language_lead=lead,
+                        cross_language_keyword_top_n=kw,
                     )
                     agree = f"agree top{n}@{k}" if n else "no agree"
-                    name = f"t{t:g} · {agree} · margin {margin} · xlang vec top{xn} ≥{xs:g}"
+                    xlang = (
+                        f"xlang vec top{xn} ≥{xs:g}"
+                        + (f" lead {lead:g}" if lead else "")
+                        + (f" kw top{kw}" if kw else "")
+                    )
+                    name = f"t{t:g} · {agree} · margin {margin} · {xlang}"
                     out.append(RuleSet(name, rules))
         out.append(RuleSet(f"t{t:g} · no agree · xlang reranker", dataclasses.replace(off, min_rerank_score=t), True))
         agreeing = dataclasses.replace(off, min_rerank_score=t, agreement_top_n=3, agreement_max_fused_rank=3)
