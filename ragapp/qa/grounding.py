@@ -2,12 +2,14 @@
 
 A sentence is *supported* when one passage (or a few together, for "Alpha 90, Beta 150") holds every one of
 its key facts (``facts.key_facts``) and enough of its content words (``min_overlap``; jieba words for Chinese).
-A sentence with key facts that no passage holds is *unsupported*; one without key facts ("Sure.", a
-restatement) is *neutral*: there is nothing to check, so its markers are kept as the model wrote them.
+A sentence with key facts that no passage holds is *unsupported*. One without key facts is supported by the
+passages holding enough of its words (those it cites, if it cites any), else *neutral* ("Sure.", a
+restatement): there is nothing to check, so its markers are kept as the model wrote them. Sentences that only
+point at the passages ("This is stated in the passage on page 10.") are left out.
 
 Markers are computed, not trusted: a supported sentence cites the passages that support it (the model's own
 choice among them when it made one), an unsupported one cites nothing. The answer abstains when its core is
-unsupported: its first sentence with key facts is unsupported and at most half of those sentences are
+unsupported: its first checked (not neutral) sentence is unsupported and at most half of the checked ones are
 supported. Pure functions: no model, no store.
 """
 
@@ -29,6 +31,15 @@ _CLOSE = "\"'”’」』)）*_"
 _BOUNDARY = re.compile(rf"(?:[.!?](?=[\s\[【{_CLOSE}]|$)|[。！？]|\n)[{_CLOSE}]*(?:[ \t]*{MARKER.pattern})*[ \t]*\n*")
 _MARKERS = re.compile(rf"[ \t]*{MARKER.pattern}")
 _TAIL = re.compile(rf"(.*?)([.!?。！？]?[{_CLOSE}]*)(\s*)$", re.DOTALL)
+# Sentences that only point at the passages: "This is stated in the passage on page 10.", "这在段落 [1] 中有说明。"
+_POINTER = re.compile(
+    r"(?:this|it|that|these|which)(?: information)?\s+(?:is|was|are|were|can be)\s+(?:also\s+)?"
+    r"(?:stated|mentioned|found|described|explained|shown|given|noted|specified|indicated|documented)\s+"
+    r"(?:in|on|at|by)\s+(?:the\s+)?(?:passage|page|context|document|section|text)s?\b"
+    r"(?:(?!\bthat\b)[^.!?]){0,60}(?:,\s*(?:where|which)\b.*)?[.!?]?$|"  # "… that X is 5" says something
+    r"(?:这|此|以上)[^。！？]{0,12}(?:段落|文档|资料|第\s*\d+\s*页)[^。！？]{0,12}(?:说明|提到|提及|给出|指出)[^。！？]*[。！？]?$",
+    re.IGNORECASE,
+)
 # How models say the documents do not hold the answer (the prompt asks them to say exactly that).
 _REFUSAL = re.compile(
     r"(does not|doesn't|do not|don't) (contain|mention|say|include|cover|provide)|no (information|mention)|"
@@ -81,18 +92,30 @@ def strip_markers(text: str) -> str:
 
 
 def check_support(answer: str, passages: Sequence[str], rules: SupportRules | None = None) -> list[SentenceSupport]:
-    """Each sentence of ``answer`` against ``passages`` (numbered from 1, as in the prompt), its markers fixed."""
+    """Each sentence of ``answer`` against ``passages`` (numbered from 1, as in the prompt), its markers fixed.
+    Sentences that only point at the passages ("This is stated in the passage [1] on page 10.") are left out:
+    they state nothing a reader needs (the citations show where), and the page numbers in them are guesses."""
     prepared = [_Passage.of(n, text) for n, text in enumerate(passages, start=1)]
-    return [_sentence(piece, prepared, rules or SupportRules()) for piece in split_sentences(answer)]
+    pieces = split_sentences(answer)
+    kept = [p for p in pieces if not is_pointer(p)] or pieces
+    return [_sentence(piece, prepared, rules or SupportRules()) for piece in kept]
+
+
+def is_pointer(sentence: str) -> bool:
+    """A sentence that only says where the answer is ("This is stated in the passage [1].", "According to
+    passage [2], ..." is not one: it goes on to say something)."""
+    return bool(_POINTER.match(strip_markers(sentence).strip()))
 
 
 def core_unsupported(support: Sequence[SentenceSupport]) -> bool:
-    """True when the answer's core is unsupported: its first sentence with key facts is, and at most half of
-    those sentences are supported."""
-    factual = [s for s in support if s.facts]
-    if not factual or factual[0].supported:
+    """True when the answer's core is unsupported: its first checked sentence (supported or not; a neutral one
+    says nothing to check) is, and at most half of the checked sentences are supported. A first sentence
+    that a passage supports by its words ("the layout is column-major") is the core as much as one with key
+    facts: counting only the latter refused answers for a page number in a sentence after them."""
+    checked = [s for s in support if s.status != "neutral"]
+    if not checked or checked[0].supported:
         return False
-    return 2 * sum(s.supported for s in factual) <= len(factual)
+    return 2 * sum(s.supported for s in checked) <= len(checked)
 
 
 def model_refused(support: Sequence[SentenceSupport]) -> bool:
@@ -135,10 +158,13 @@ def _sentence(piece: str, passages: list[_Passage], rules: SupportRules) -> Sent
 def _no_facts(
     tokens: frozenset[str], valid: tuple[int, ...], passages: list[_Passage], rules: SupportRules
 ) -> tuple[int, ...]:
-    """A sentence without key facts that cites nothing: the one passage holding most (and enough) of its words;
-    empty when none does, or when it cites passages itself (nothing to check them on: they are kept)."""
-    if valid or len(tokens) < 2:
+    """A sentence without key facts is supported by the passages it cites when they hold enough of its words;
+    citing nothing, by the one passage holding most (and enough) of them. Empty when no passage does: the
+    sentence is neutral, kept as written."""
+    if len(tokens) < 2:
         return ()
+    if valid:
+        return valid if _overlap(tokens, [passages[n - 1] for n in valid]) >= rules.min_overlap else ()
     holding = [p for p in passages if _overlap(tokens, [p]) >= rules.min_overlap]
     best = max(holding, key=lambda p: _overlap(tokens, [p]), default=None)
     return () if best is None else (best.number,)

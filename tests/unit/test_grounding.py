@@ -7,7 +7,7 @@ import pytest
 from ragapp.core.types import Chunk, RetrievedChunk
 from ragapp.qa.answer_check import checked_answer, echoes
 from ragapp.qa.facts import PassageFacts, key_facts
-from ragapp.qa.grounding import check_support, core_unsupported, model_refused, split_sentences
+from ragapp.qa.grounding import check_support, core_unsupported, is_pointer, model_refused, split_sentences
 from ragapp.qa.prompts import UNSUPPORTED_EN, UNSUPPORTED_ZH
 
 PASSAGES = [
@@ -208,3 +208,19 @@ def test_only_a_reply_that_adds_nothing_counts_as_an_echo() -> None:
     assert not echoes(question, "The ML value that the C integer 6 becomes is [B; C]. [1]")  # the question's words
     assert not echoes(question, "It becomes [B; C] [1].") and not echoes(question, "Xavier Leroy [1]")
     assert echoes("默认字体是哪一种？", "默认字体是 [1]。")
+
+
+def test_sentences_that_only_point_at_the_passages_are_left_out() -> None:
+    reply = "The Alpha battery lasts 90 minutes. This is stated in the passage [2] on page 7."
+    support = check_support(reply, PASSAGES)
+    assert [s.text for s in support] == ["The Alpha battery lasts 90 minutes [2]. "]
+    assert is_pointer("这在段落 [4] 中有说明。") and is_pointer("This information can be found in passage [2].")
+    assert not is_pointer("It is stated in the documents that the Alpha lasts 90 minutes.")  # a claim
+    assert not is_pointer("According to passage [2], the Alpha lasts 90 minutes.")
+
+
+def test_a_first_sentence_supported_by_its_words_is_the_core_too() -> None:
+    # No key fact in the first sentence, a wrong one in the second: marked, not refused.
+    support = check_support("The cliff sensor is blocked or dirty [1]. Clean it every 30 days.", PASSAGES)
+    assert [s.status for s in support] == ["supported", "unsupported"]
+    assert not core_unsupported(support)
