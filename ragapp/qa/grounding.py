@@ -35,8 +35,8 @@ _TAIL = re.compile(rf"(.*?)([.!?。！？]?[{_CLOSE}]*)(\s*)$", re.DOTALL)
 _POINTER = re.compile(
     r"(?:this|it|that|these|which)(?: information)?\s+(?:is|was|are|were|can be)\s+(?:also\s+)?"
     r"(?:stated|mentioned|found|described|explained|shown|given|noted|specified|indicated|documented)\s+"
-    r"(?:in|on|at|by)\s+(?:the\s+)?(?:passage|page|context|document|section|text)s?\b"
-    r"(?:(?!\bthat\b)[^.!?]){0,60}(?:,\s*(?:where|which)\b.*)?[.!?]?$|"  # "… that X is 5" says something
+    r"(?:in|on|at|by)(?:\s*[.!?]?$|\s+(?:the\s+)?(?:passage|page|context|document|section|text)s?\b"  # "in [2]."
+    r"(?:(?!\bthat\b)[^.!?]){0,60}(?:,\s*(?:where|which)\b.*)?[.!?]?$)|"  # "… that X is 5" says something
     r"(?:这|此|以上)[^。！？]{0,12}(?:段落|文档|资料|第\s*\d+\s*页)[^。！？]{0,12}(?:说明|提到|提及|给出|指出)[^。！？]*[。！？]?$",
     re.IGNORECASE,
 )

@@ -215,6 +215,7 @@ def test_sentences_that_only_point_at_the_passages_are_left_out() -> None:
     support = check_support(reply, PASSAGES)
     assert [s.text for s in support] == ["The Alpha battery lasts 90 minutes [2]. "]
     assert is_pointer("这在段落 [4] 中有说明。") and is_pointer("This information can be found in passage [2].")
+    assert is_pointer("This is stated in [2].") and not is_pointer("This is given in seconds.")
     assert not is_pointer("It is stated in the documents that the Alpha lasts 90 minutes.")  # a claim
     assert not is_pointer("According to passage [2], the Alpha lasts 90 minutes.")
 
