@@ -248,6 +248,11 @@ class WorkflowSettings(BaseModel):
         description="Share of a sentence's content words that the passage(s) supporting it must hold, besides "
         "all of its key facts.",
     )
+    show_evidence: bool = Field(
+        True,
+        description="As soon as the passages are chosen, show the sentence(s) from them that best answer the "
+        "question, quoted with the citation, while the model reads the passages and writes its answer.",
+    )
 
 
 class AgentSettings(BaseModel):

@@ -46,6 +46,15 @@ class TokenEvent:
 
 
 @dataclass(frozen=True)
+class EvidenceEvent:
+    """The passage sentence(s) that best answer the question, shown as soon as the passages are chosen, before
+    the model has read them: quoted from the document, ``citation`` says where (its highlights are the quote)."""
+
+    quote: str
+    citation: Citation
+
+
+@dataclass(frozen=True)
 class AnswerEvent:
     """The finished answer, which replaces the streamed tokens; ``grounded`` is False when nothing relevant was
     found or the answer was refused. ``abstained``: the app (or the model) said the documents do not hold the
@@ -126,6 +135,7 @@ EngineEvent = (
     | NoticeEvent
     | RetrievalEvent
     | TokenEvent
+    | EvidenceEvent
     | AnswerEvent
     | RewriteEvent
     | RoutingEvent

@@ -8,12 +8,15 @@ instead of an echo."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 
-from ragapp.core.events import AnswerEvent
-from ragapp.core.types import Citation, RetrievedChunk, SentenceSupport
+from ragapp.core.events import AnswerEvent, EvidenceEvent
+from ragapp.core.types import Chunk, Citation, RetrievedChunk, SentenceSupport
 from ragapp.qa.citations import cited_numbers
+from ragapp.qa.facts import key_facts
 from ragapp.qa.grounding import (
     SupportRules,
     best_sentence,
@@ -24,20 +27,32 @@ from ragapp.qa.grounding import (
     strip_markers,
 )
 from ragapp.qa.prompts import quoted_message, unsupported_message
+from ragapp.rerank.base import Reranker
 from ragapp.store.tokenize import tokenize
 
 DEFAULT_RULES = SupportRules()
 CLOSEST = 3  # passages shown under a refused answer
 # A marker standing where the value belongs, at the end of the reply: "The function to call first is [1]."
 _VALUE_SLOT = re.compile(r"(\b(?:is|are|was|were|be|called|named)|[:：是为])\s*(?:\[\d+\]\s*)+[.。]?\s*$")
-MIN_QUOTE_WORDS = 2  # question words a passage sentence must share to be quoted instead of an echo
+MIN_QUOTE_WORDS = 2
+QUOTE_CHARS = 400  # a longer quote is cut (a table the splitter read as one sentence)
+QUOTE_CANDIDATES = 8  # sentences the scorer reads (~50 ms with the shipped reranker on 2 cores)
+# Scores sentences for a question, best high; None for a sentence it cannot judge.
+SentenceScorer = Callable[
+    [str, Sequence[str]], Sequence[float | None]
+]  # question words a passage sentence must share to be quoted instead of an echo
 
 
 def checked_answer(
-    question: str, reply: str, kept: Sequence[RetrievedChunk], rules: SupportRules = DEFAULT_RULES
+    question: str,
+    reply: str,
+    kept: Sequence[RetrievedChunk],
+    rules: SupportRules = DEFAULT_RULES,
+    scorer: SentenceScorer | None = None,
 ) -> AnswerEvent:
-    """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt)."""
-    quoted = quoted_answer(question, kept) if echoes(question, reply) else None
+    """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt);
+    ``scorer`` picks the sentence quoted instead of an echo (``best_quote``)."""
+    quoted = quoted_answer(question, kept, scorer) if echoes(question, reply) else None
     if quoted is not None:
         return quoted
     support = tuple(check_support(reply, [as_shown(c) for c in kept], rules))
@@ -64,28 +79,89 @@ def echoes(question: str, reply: str) -> bool:
     return set(words) <= set(tokenize(question)) and (len(words) <= 2 or bool(_VALUE_SLOT.search(reply)))
 
 
-def quoted_answer(question: str, kept: Sequence[RetrievedChunk]) -> AnswerEvent | None:
-    """The passage sentence sharing most words with the question (the earlier passage on a tie), with the
-    sentence before it when that one shares a word too (it often names the subject: "Initialize the COM
-    library. Must be called once before ..."), quoted with its marker and highlighted in its passage; None when
-    no sentence shares ``MIN_QUOTE_WORDS``."""
+def best_quote(
+    question: str, kept: Sequence[RetrievedChunk], scorer: SentenceScorer | None = None
+) -> tuple[int, str] | None:
+    """The passage sentence that best answers the question, with the sentence before it when that one shares
+    a word of the question too (it often names the subject: "Initialize the COM library. Must be called once
+    before ..."): its passage number and its text as the passage has it (so it highlights there); None when no
+    sentence shares ``MIN_QUOTE_WORDS`` of the question's words.
+
+    Sentences sharing the most words are the candidates: each word weighted by how few of the passages'
+    sentences hold it (twice for a key fact of the question), and the words of the document's own name not at all (they name the subject every
+    sentence shares: a footer "Lumen V2 Pro User Manual - Page 4" would otherwise beat the line that explains
+    the error code asked about). ``scorer`` (the reranker) picks among the best ``QUOTE_CANDIDATES``."""
     asked = set(tokenize(question))
-    best: tuple[int, int, str] | None = None  # (shared words, -number, the passage's text quoted)
-    for number, passage in enumerate(kept, start=1):
-        pieces = _prose_sentences(passage.chunk.text)
-        shared = [len(asked & set(tokenize(piece))) for piece in pieces]
+    split = [_prose_sentences(p.chunk.text) for p in kept]
+    words = [
+        [(asked - set(tokenize(p.chunk.source))) & set(tokenize(piece)) for piece in pieces]
+        for p, pieces in zip(kept, split, strict=True)
+    ]
+    count = sum(len(w) for w in words)
+    holding = Counter(word for per_passage in words for shared in per_passage for word in shared)
+    facts = set(key_facts(question))  # "E07", "ggsearch36": what the question is about, doubled
+    weight = {word: math.log(1 + count / n) * (2 if word in facts else 1) for word, n in holding.items()}
+    ranked: list[tuple[float, int, str]] = []  # (lexical score, -number, the passage's text quoted)
+    for number, (pieces, shared) in enumerate(zip(split, words, strict=True), start=1):
         for i, piece in enumerate(pieces):
-            if shared[i] >= MIN_QUOTE_WORDS and (best is None or (shared[i], -number) > best[:2]):
+            if len(shared[i]) >= MIN_QUOTE_WORDS:
                 raw = pieces[i - 1] + piece if i and shared[i - 1] else piece
-                best = (shared[i], -number, raw.strip())
-    if best is None:
+                ranked.append((sum(weight[w] for w in shared[i]), -number, raw.strip()))
+    if not ranked:
         return None
-    number, raw = -best[1], best[2]
-    text = quoted_message(question, " ".join(raw.split()), number)
+    ranked.sort(reverse=True)
+    best = ranked[0]
+    if scorer is not None:
+        candidates = ranked[:QUOTE_CANDIDATES]
+        scores = scorer(question, [raw for _, _, raw in candidates])
+        judged = [(s, c) for s, c in zip(scores, candidates, strict=True) if s is not None]
+        if judged:
+            best = max(judged, key=lambda pair: (pair[0], pair[1][:2]))[1]
+    return -best[1], best[2]
+
+
+def reranker_scorer(reranker: Reranker) -> SentenceScorer | None:
+    """Sentences scored by ``reranker`` as if they were passages (None when reranking is off); a sentence it
+    does not judge (another language) gets None."""
+    if not reranker.enabled:
+        return None
+
+    def score(question: str, sentences: Sequence[str]) -> list[float | None]:
+        passages = [RetrievedChunk(Chunk(f"q-{i}", "q", i, s, ""), 0.0, {}, {}) for i, s in enumerate(sentences)]
+        by_id = {c.chunk.chunk_id: c.rerank_score for c in reranker.rerank(question, passages)}
+        return [by_id.get(p.chunk.chunk_id) for p in passages]
+
+    return score
+
+
+def evidence_for(
+    question: str, kept: Sequence[RetrievedChunk], scorer: SentenceScorer | None = None
+) -> EvidenceEvent | None:
+    """What to show while the model reads the passages: the best quote, with its citation."""
+    found = best_quote(question, kept, scorer)
+    if found is None:
+        return None
+    number, raw = found
+    if len(raw) > QUOTE_CHARS:  # a table read as one sentence: its start, still a substring to highlight
+        raw = raw[: raw.rfind(" ", 0, QUOTE_CHARS) if " " in raw[:QUOTE_CHARS] else QUOTE_CHARS]
+        quote = " ".join(raw.split()) + " …"
+    else:
+        quote = " ".join(raw.split())
     passage = kept[number - 1]
+    return EvidenceEvent(quote, Citation(number, passage.chunk, passage.rerank_score, (raw,)))
+
+
+def quoted_answer(
+    question: str, kept: Sequence[RetrievedChunk], scorer: SentenceScorer | None = None
+) -> AnswerEvent | None:
+    """The best quote (``best_quote``) as the answer, with its marker, highlighted in its passage."""
+    evidence = evidence_for(question, kept, scorer)
+    if evidence is None:
+        return None
+    number, (raw,) = evidence.citation.number, evidence.citation.highlights
+    text = quoted_message(question, evidence.quote, number)
     support = SentenceSupport(text, "supported", cited=(number,), passages=(number,), overlap=1.0, evidence=(raw,))
-    citation = Citation(number, passage.chunk, passage.rerank_score, (raw,))
-    return AnswerEvent(text, (citation,), grounded=True, support=(support,))
+    return AnswerEvent(text, (evidence.citation,), grounded=True, support=(support,))
 
 
 def _prose_sentences(text: str) -> list[str]:

@@ -34,7 +34,7 @@ from ragapp.core.events import (
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import ChatTurn, Citation, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
-from ragapp.qa.answer_check import checked_answer
+from ragapp.qa.answer_check import checked_answer, evidence_for, reranker_scorer
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
 from ragapp.qa.grounding import SupportRules
@@ -287,6 +287,10 @@ class AnswerPipeline:
             yield TokenEvent(text)
             yield AnswerEvent(text, (), grounded=False, abstained=True)
             return
+        if self._settings.workflow.show_evidence:
+            evidence = evidence_for(question, kept, reranker_scorer(self._retrieval.reranker))
+            if evidence is not None:
+                yield evidence  # the documents' own words while the model reads the passages
         messages = answer_messages(question, kept, recent, summary)
         reply = yield from self._generate(messages, detail={"model": self._llm.name})
         if reply is None:
@@ -298,7 +302,8 @@ class AnswerPipeline:
         if not self._settings.workflow.check_support:
             yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
             return
-        yield checked_answer(question, reply, kept, SupportRules(self._settings.workflow.support_overlap))
+        rules = SupportRules(self._settings.workflow.support_overlap)
+        yield checked_answer(question, reply, kept, rules, reranker_scorer(self._retrieval.reranker))
 
     def _retrieve_detail(
         self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]

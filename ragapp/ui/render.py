@@ -15,6 +15,7 @@ from ragapp.core.events import (
     AnswerEvent,
     ClarifyEvent,
     EngineEvent,
+    EvidenceEvent,
     ModeEvent,
     NoticeEvent,
     RetrievalEvent,
@@ -62,6 +63,7 @@ class TurnView:
     shown: str = ""  # the checked answer as displayed, unsupported sentences marked
     sources: list[gr.ChatMessage] = field(default_factory=list)
     retrieved: tuple[RetrievedChunk, ...] = ()
+    evidence: EvidenceEvent | None = None  # the documents' sentence shown before the model's answer
     rewrite: RewriteEvent | None = None
     choices: list[dict[str, str]] = field(default_factory=list)  # clickable answers when the app asks back
     routed: int = 0  # routing decisions seen (one per sub-question)
@@ -86,6 +88,8 @@ class TurnView:
             self._apply_routing(event)
         elif isinstance(event, ClarifyEvent):
             self.choices = [{"label": c.label, "value": c.code} for c in event.choices] + [SEARCH_ALL_CHOICE]
+        elif isinstance(event, EvidenceEvent):
+            self.evidence = event
         elif isinstance(event, TokenEvent):
             self.answer += event.text
         elif isinstance(event, AnswerEvent):
@@ -143,6 +147,8 @@ class TurnView:
 
     def messages(self) -> list[gr.ChatMessage]:
         out = list(self.steps)
+        if self.evidence is not None:
+            out.append(evidence_message(self.evidence))
         if self.answer or self.done:
             answer = gr.ChatMessage(role="assistant", content=self.shown or self.answer)
             if self.choices:
@@ -225,6 +231,18 @@ def stage_summary(event: StageEvent) -> str:
 def citation_title(citation: Citation) -> str:
     where = citation.chunk.location
     return f"[{citation.number}] {citation.chunk.source}" + (f" · {where}" if where else "")
+
+
+EVIDENCE_LABEL = "📌 From the documents · 文档原文"
+
+
+def evidence_message(event: EvidenceEvent) -> gr.ChatMessage:
+    """The quoted sentence(s) that best answer the question, with where they come from: on screen as soon as
+    the passages are chosen, while the model is still reading them."""
+    quote = f"<mark>{escape_text(event.quote)}</mark>"
+    return gr.ChatMessage(
+        role="assistant", content=f"{EVIDENCE_LABEL} · {escape_text(citation_title(event.citation))}\n\n> {quote}"
+    )
 
 
 def citation_message(citation: Citation) -> gr.ChatMessage:

@@ -21,8 +21,10 @@ from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
 from ragapp.core.events import AnswerEvent
 from ragapp.core.types import Chunk, RetrievedChunk
-from ragapp.qa.answer_check import checked_answer
+from ragapp.engine.build import load_builtins
+from ragapp.qa.answer_check import SentenceScorer, checked_answer, reranker_scorer
 from ragapp.qa.grounding import SupportRules
+from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.model import LLMCallRecord, Trace
 from ragapp.tracing.store import TraceStore
@@ -60,14 +62,20 @@ def answering_call(trace: Trace) -> LLMCallRecord | None:
     return plain[-1] if plain and trace.context else None
 
 
-def replayed(question: Question, trace: Trace, chunks: dict[str, Chunk], rules: SupportRules) -> AnswerEvent | None:
+def replayed(
+    question: Question,
+    trace: Trace,
+    chunks: dict[str, Chunk],
+    rules: SupportRules,
+    scorer: SentenceScorer | None = None,
+) -> AnswerEvent | None:
     """The answer today's check makes of the trace's reply, or None when no reply was checked (nothing reached
     the prompt, a clarifying question)."""
     call = answering_call(trace)
     if call is None or trace.answer is None:
         return None
     kept = [RetrievedChunk(chunks[ref.chunk_id], 0.0, {}, {}) for ref in trace.context if ref.chunk_id in chunks]
-    return checked_answer(question.question, call.call.completion, kept, rules)
+    return checked_answer(question.question, call.call.completion, kept, rules, scorer)
 
 
 def _scored(
@@ -101,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
     state = args.state or newest_state(answer_set, args.cache)
     settings = Settings()
     rules = SupportRules(settings.workflow.support_overlap)
+    load_builtins()
+    scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
     catalog = Catalog(state / "catalog.sqlite3")
     traces = TraceStore(state / "traces.sqlite3")
     try:
@@ -117,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
             as_stored = AnswerEvent(stored.text, (), grounded=stored.grounded, abstained=stored.abstained)
             cited = [chunks[c.chunk_id] for c in stored.citations if c.chunk_id in chunks]
             old = _scored(question, as_stored, cited, trace, chunks, doc_of)
-            event = replayed(question, trace, chunks, rules)
+            event = replayed(question, trace, chunks, rules, scorer)
             new = (
                 old
                 if event is None

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ragapp.core.errors import LLMError
-from ragapp.core.events import AnswerEvent, EngineEvent, NoticeEvent, RetrievalEvent, StageEvent, TokenEvent
+from ragapp.core.events import (
+    AnswerEvent,
+    EngineEvent,
+    EvidenceEvent,
+    NoticeEvent,
+    RetrievalEvent,
+    StageEvent,
+    TokenEvent,
+)
 from ragapp.core.types import ChatTurn
 from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH, SYSTEM_EN, SYSTEM_ZH
 
@@ -74,6 +82,17 @@ def test_streamed_tokens_make_up_the_answer(demo: Rig, demo_llm: ScriptedLLM) ->
     finished = [e for e in only(events, StageEvent) if e.status == "finished"]
     assert finished[0].detail["relevant"] == len(retrieval_of(events).chunks)
     assert finished[1].detail == {"chars": len(answer.text)}
+
+
+def test_the_best_passage_sentence_comes_before_the_model_speaks(demo: Rig, demo_llm: ScriptedLLM) -> None:
+    demo_llm.enqueue("It means a cliff sensor is blocked or dirty [1].")
+    events = ask(demo, E07)
+    kinds = [type(e) for e in events]
+    (evidence,) = only(events, EvidenceEvent)
+    assert kinds.index(RetrievalEvent) < kinds.index(EvidenceEvent) < kinds.index(TokenEvent)
+    passage = retrieval_of(events).chunks[evidence.citation.number - 1].chunk
+    assert evidence.citation.chunk == passage and evidence.citation.highlights[0] in passage.text
+    assert "E07" in evidence.quote  # the sentence that names the code the question asks about
 
 
 def test_citations_map_to_the_passages_numbered_in_the_prompt(demo: Rig, demo_llm: ScriptedLLM) -> None:

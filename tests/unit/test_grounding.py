@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from ragapp.core.types import Chunk, RetrievedChunk
-from ragapp.qa.answer_check import checked_answer, echoes
+from ragapp.qa.answer_check import checked_answer, echoes, evidence_for
 from ragapp.qa.facts import PassageFacts, key_facts
 from ragapp.qa.grounding import check_support, core_unsupported, is_pointer, model_refused, split_sentences
 from ragapp.qa.prompts import UNSUPPORTED_EN, UNSUPPORTED_ZH
@@ -225,3 +227,32 @@ def test_a_first_sentence_supported_by_its_words_is_the_core_too() -> None:
     support = check_support("The cliff sensor is blocked or dirty [1]. Clean it every 30 days.", PASSAGES)
     assert [s.status for s in support] == ["supported", "unsupported"]
     assert not core_unsupported(support)
+
+
+def test_the_evidence_quote_prefers_the_line_about_what_was_asked_over_the_documents_name() -> None:
+    manual = [
+        "Troubleshooting and error codes. When a fault occurs, the app shows an error code.",
+        "- E07 Cliff sensor error: the cliff sensors are dirty.\nWipe them with a dry cloth.",
+        "Lumen V2 Pro User Manual - Page 4 of 4",
+    ]
+    chunks = [Chunk(f"m-{i:04d}", "m", i, t, "lumen_v2_pro_manual.pdf", page=4) for i, t in enumerate(manual)]
+    passages = [RetrievedChunk(c, 1.0, {}, {}) for c in chunks]
+    evidence = evidence_for("What does error code E07 mean on the Lumen V2 Pro?", passages)
+    assert evidence is not None and evidence.citation.number == 2
+    assert evidence.quote == "- E07 Cliff sensor error: the cliff sensors are dirty."
+    assert evidence.citation.highlights == ("- E07 Cliff sensor error: the cliff sensors are dirty.",)
+
+    # A scorer (the reranker in the app) chooses among the sentences sharing the question's words.
+    def scorer(question: str, sentences: Sequence[str]) -> list[float | None]:
+        return [1.0 if "fault" in s else None for s in sentences]
+
+    picked = evidence_for("What does error code E07 mean?", passages, scorer)
+    assert picked is not None and picked.citation.number == 1
+    assert picked.quote == "Troubleshooting and error codes. When a fault occurs, the app shows an error code."
+
+
+def test_a_long_quote_is_cut_and_still_highlights() -> None:
+    table = "IDL type Caml type " + " ".join(f"row{i} int{i}" for i in range(200))
+    evidence = evidence_for("Which IDL type maps to the Caml type int7?", kept([table]))
+    assert evidence is not None and evidence.quote.endswith(" …") and len(evidence.quote) <= 402
+    assert table.startswith(evidence.citation.highlights[0])

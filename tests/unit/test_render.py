@@ -6,6 +6,7 @@ from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
     ClarifyEvent,
+    EvidenceEvent,
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
@@ -66,6 +67,20 @@ def test_tokens_stream_into_one_answer_then_citations_follow() -> None:
     assert answer.content == "Batteries are covered for 12 months [1]."
     assert citation.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"
     assert citation.content == "Batteries are covered for 12 months."
+
+
+def test_the_evidence_sentence_shows_before_the_answer_and_stays_above_it() -> None:
+    view = TurnView()
+    view.apply(RetrievalEvent((RETRIEVED,)))
+    view.apply(EvidenceEvent("Batteries are covered for 12 months.", Citation(1, CHUNK, None, (CHUNK.text,))))
+    (evidence,) = view.messages()  # nothing generated yet: the quote is what the reader has
+    assert evidence.content == (
+        "📌 From the documents · 文档原文 · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
+        "> <mark>Batteries are covered for 12 months.</mark>"
+    )
+    view.apply(TokenEvent("Twelve months [1]."))
+    view.apply(AnswerEvent("Twelve months [1].", (Citation(1, CHUNK),), grounded=True))
+    assert _contents(view)[:2] == [evidence.content, "Twelve months [1]."]
 
 
 def test_answer_without_citations_lists_the_passages_consulted() -> None:
