@@ -203,6 +203,20 @@ class WorkflowSettings(BaseModel):
     route: bool = Field(
         True, description="Classify each (sub-)question against the intent tree (one LLM call per sub-question)."
     )
+    fast_route: bool = Field(
+        True,
+        description="Route without the LLM call when the embedder finds one leaf clearly closest to the question "
+        "(its path, description or an example); the LLM classifier is asked only when that is not clear.",
+    )
+    fast_route_min_similarity: float = Field(
+        0.88, description="Fast routing: the best leaf's cosine similarity to the question must reach this."
+    )
+    fast_route_margin: float = Field(
+        0.03,
+        ge=0.0,
+        description="Fast routing: ... and stand this far above every leaf that is not its twin (a same-named "
+        "leaf under another product, which the decision rules handle).",
+    )
     min_intent_score: float = Field(0.5, ge=0.0, le=1.0, description="Intents scored below this are dropped.")
     max_intents: int = Field(2, ge=1, description="At most this many intents are kept per sub-question.")
     clarify_margin: float = Field(

@@ -29,6 +29,7 @@ from ragapp.qa.pipeline import AnswerPipeline
 from ragapp.rerank.base import RERANKERS, Reranker
 from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
@@ -104,7 +105,9 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         document = catalog.document(found[0].chunk.doc_id) if found else None
         return document.kb if document is not None else None
 
-    router = IntentRouter(intent_store, llm, settings.workflow, settings.workflow.step_timeout_s, best_source)
+    w = settings.workflow
+    fast = EmbeddingClassifier(embedder, FastRule(w.fast_route_min_similarity, w.fast_route_margin))
+    router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast if w.fast_route else None)
     answers = AnswerPipeline(retrieval, llm, router, settings)
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
     engine = Engine(

@@ -88,9 +88,10 @@ def best_quote(
     sentence shares ``MIN_QUOTE_WORDS`` of the question's words.
 
     Sentences sharing the most words are the candidates: each word weighted by how few of the passages'
-    sentences hold it (twice for a key fact of the question), and the words of the document's own name not at all (they name the subject every
-    sentence shares: a footer "Lumen V2 Pro User Manual - Page 4" would otherwise beat the line that explains
-    the error code asked about). ``scorer`` (the reranker) picks among the best ``QUOTE_CANDIDATES``."""
+    sentences hold it (twice for a key fact of the question), and the words of the document's own name not at
+    all (they name the subject every sentence shares: a footer "Lumen V2 Pro User Manual - Page 4" would
+    otherwise beat the line that explains the error code asked about). ``scorer`` (the reranker) picks among
+    the best ``QUOTE_CANDIDATES``."""
     asked = set(tokenize(question))
     split = [_prose_sentences(p.chunk.text) for p in kept]
     words = [

@@ -1,4 +1,5 @@
-"""The intent router: the tree from the store, one classification call, and the decision rules."""
+"""The intent router: the tree from the store, a classification (by the embedder when it is clear, else one
+LLM call), and the decision rules."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ragapp.core.types import Scope
 from ragapp.models.llm import LLM
 from ragapp.router.classifier import IntentClassifier, LeafScore
 from ragapp.router.decide import RoutingDecision, decide, not_routed
+from ragapp.router.fast import EmbeddingClassifier
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import IntentTree
 
@@ -26,11 +28,13 @@ class IntentRouter:
         settings: WorkflowSettings,
         timeout_s: float,
         best_source: BestSource | None = None,
+        fast: EmbeddingClassifier | None = None,
     ) -> None:
         self.store = store
         self._settings = settings
         self._classifier = IntentClassifier(llm, timeout_s)
         self._best_source = best_source
+        self._fast = fast
 
     def tree(self) -> IntentTree:
         return self.store.tree()
@@ -47,7 +51,10 @@ class IntentRouter:
         tree = self.store.tree()
         if not tree.leaves():
             return not_routed(question, "the intent tree has no leaves: searching everything")
-        decision = decide(self._classifier.classify(question, tree), self._settings, tree)
+        fast = self._fast.classify(question, tree) if self._fast is not None else None
+        decision = decide(fast or self._classifier.classify(question, tree), self._settings, tree)
+        if fast is not None:
+            decision = replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
         if decision.action == "clarify" and self._best_source is not None:
             # A small model sends off-topic questions ("capital of France?", a kettle in a newer upload) to some
             # leaf with a middling score; when that leaf has twins, the rules would ask "which product?". Ask

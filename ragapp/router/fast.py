@@ -1,0 +1,107 @@
+"""Routing without a model call when the tree decides clearly.
+
+The question is compared with every leaf by the embedder (milliseconds): a leaf's score is its best cosine
+over its path with its description and over each of its examples, all embedded once per tree version. When
+the best leaf stands ``margin`` above every leaf that is not its twin (a same-named leaf under another
+parent: "Lumen V1 › Battery" and "Lumen V2 › Battery" are told apart by the decision rules, not here), the
+classification is that leaf (and its close twins) at score 1.0, and ``decide`` takes it from there as it
+would take the model's. Otherwise the caller asks the LLM classifier. Why: the classifier call costs
+2.5-5.4 s on 2 cores for every question and sub-question, while most questions name their topic plainly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragapp.models.embedders import Embedder
+from ragapp.router.classifier import Classification, LeafScore
+from ragapp.router.tree import IntentNode, IntentTree
+
+
+@dataclass(frozen=True)
+class FastRule:
+    min_similarity: float  # the best leaf must reach this
+    margin: float  # ... and stand this far above every leaf that is not its twin
+
+
+@dataclass(frozen=True)
+class _LeafVectors:
+    key: tuple[object, ...]
+    leaves: tuple[IntentNode, ...]
+    owner: np.ndarray  # row -> index into leaves
+    vectors: np.ndarray  # one row per embedded text, unit length
+
+
+class EmbeddingClassifier:
+    """Scores leaves by similarity; ``classify`` returns a classification only when it is clear."""
+
+    def __init__(self, embedder: Embedder, rule: FastRule) -> None:
+        self._embedder = embedder
+        self._rule = rule
+        self._cache: _LeafVectors | None = None
+        self._lock = threading.Lock()
+
+    def similarities(self, question: str, tree: IntentTree) -> list[tuple[IntentNode, float]]:
+        """Every leaf with its similarity to ``question``, best first."""
+        table = self._vectors(tree)
+        if not table.leaves:
+            return []
+        query = np.asarray(self._embedder.embed_queries([question]), dtype=np.float32)[0]
+        cosines = table.vectors @ query
+        best = np.full(len(table.leaves), -1.0, dtype=np.float32)
+        np.maximum.at(best, table.owner, cosines)
+        order = np.argsort(-best)
+        return [(table.leaves[i], float(best[i])) for i in order]
+
+    def classify(self, question: str, tree: IntentTree) -> Classification | None:
+        ranked = self.similarities(question, tree)
+        if not ranked:
+            return None
+        top, top_score = ranked[0]
+        twins = [(leaf, s) for leaf, s in ranked[1:] if _twins(leaf, top)]
+        rivals = [s for leaf, s in ranked[1:] if not _twins(leaf, top)]
+        if top_score < self._rule.min_similarity or (rivals and top_score - rivals[0] < self._rule.margin):
+            return None
+        chosen = [top] + [leaf for leaf, s in twins if top_score - s < self._rule.margin]
+        scores = tuple(_score(tree, leaf) for leaf in chosen)
+        reply = f"embedder: {top.code} {top_score:.3f}" + (f", next {rivals[0]:.3f}" if rivals else "")
+        return Classification(question, scores, reply=reply)
+
+    def _vectors(self, tree: IntentTree) -> _LeafVectors:
+        leaves = tuple(tree.leaves())
+        key = tuple((leaf.code, leaf.name, leaf.description, leaf.examples) for leaf in leaves)
+        with self._lock:
+            if self._cache is not None and self._cache.key == key:
+                return self._cache
+            texts: list[str] = []
+            owner: list[int] = []
+            for i, leaf in enumerate(leaves):
+                for text in leaf_texts(tree, leaf):
+                    texts.append(text)
+                    owner.append(i)
+            vectors = (
+                np.asarray(self._embedder.embed_queries(texts), dtype=np.float32)
+                if texts
+                else np.zeros((0, 1), dtype=np.float32)
+            )
+            self._cache = _LeafVectors(key, leaves, np.asarray(owner, dtype=np.int64), vectors)
+            return self._cache
+
+
+def leaf_texts(tree: IntentTree, leaf: IntentNode) -> Sequence[str]:
+    """What a question is compared with: the leaf's path with its description, and each example."""
+    head = tree.full_path(leaf.code) + (f": {leaf.description}" if leaf.description else "")
+    return [head, *leaf.examples]
+
+
+def _twins(a: IntentNode, b: IntentNode) -> bool:
+    return a.name.strip().casefold() == b.name.strip().casefold() and a.parent != b.parent
+
+
+def _score(tree: IntentTree, leaf: IntentNode) -> LeafScore:
+    assert leaf.kind is not None
+    return LeafScore(leaf.code, tree.full_path(leaf.code), leaf.kind, leaf.parent, 1.0)
