@@ -173,6 +173,11 @@ class RetrievalSettings(BaseModel):
         description="With a reranker: a passage in another language is also kept when the keyword channel ranks "
         "it in the top N of the other-language passages (across languages only names match: ggsearch36, f.idl).",
     )
+    require_names: bool = Field(
+        False,
+        description="When the question names something (an identifier, an acronym, a code: fasta36, FASTA, "
+        "E07) and some candidates hold it, the candidates that hold none of those names are dropped.",
+    )
     min_vector_similarity: float = Field(
         0.875,
         description="Without a reranker: a chunk whose vector similarity reaches this is relevant on its own "

@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ragapp.core.events import AnswerEvent, EvidenceEvent
+from ragapp.core.facts import key_facts
 from ragapp.core.types import Chunk, Citation, RetrievedChunk, SentenceSupport
 from ragapp.qa.citations import cited_numbers
-from ragapp.qa.facts import key_facts
 from ragapp.qa.grounding import (
     SupportRules,
     best_sentence,

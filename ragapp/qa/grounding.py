@@ -19,10 +19,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ragapp.core.facts import PassageFacts, key_facts
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import SentenceSupport
 from ragapp.qa.citations import MARKER, cited_numbers
-from ragapp.qa.facts import PassageFacts, key_facts
 from ragapp.store.tokenize import tokenize
 
 _CLOSE = "\"'”’」』)）*_"

@@ -26,13 +26,17 @@ Everything here is pure: hand-built lists test it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 
 from ragapp.config import RetrievalSettings
+from ragapp.core.facts import PassageFacts, key_facts
 from ragapp.core.lang import language_of
-from ragapp.core.types import RelevanceDecision, RetrievedChunk
+from ragapp.core.types import Chunk, RelevanceDecision, RetrievedChunk
+
+_PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class RelevanceRules:
     min_cross_language_similarity: float = 0.0
     cross_language_lead: float = 0.0
     cross_language_keyword_top_n: int = 0
+    require_names: bool = False
     min_vector_similarity: float = 0.875
     min_agreement_similarity: float = 0.80
     min_keyword_score: float = 6.0
@@ -64,6 +69,7 @@ class RelevanceRules:
             min_cross_language_similarity=s.min_cross_language_similarity,
             cross_language_lead=s.cross_language_lead,
             cross_language_keyword_top_n=s.cross_language_keyword_top_n,
+            require_names=s.require_names,
             min_vector_similarity=s.min_vector_similarity,
             min_agreement_similarity=s.min_agreement_similarity,
             min_keyword_score=s.min_keyword_score,
@@ -80,6 +86,7 @@ class Candidate:
     channel_scores: Mapping[str, float]
     rerank_score: float | None
     same_language: bool = True  # the passage is in the question's language
+    names_question: bool | None = None  # holds a name the question names (None: the question names nothing)
 
 
 def candidates_of(query: str, ranked: Sequence[RetrievedChunk]) -> list[Candidate]:
@@ -90,6 +97,7 @@ def candidates_of(query: str, ranked: Sequence[RetrievedChunk]) -> list[Candidat
     )
     fused_rank = {c.chunk.chunk_id: i for i, c in enumerate(by_fused, start=1)}
     language = language_of(query)
+    names = question_names(query)
     return [
         Candidate(
             c.chunk.chunk_id,
@@ -98,9 +106,20 @@ def candidates_of(query: str, ranked: Sequence[RetrievedChunk]) -> list[Candidat
             c.channel_scores,
             c.rerank_score,
             language_of(c.chunk.text) == language,
+            _holds_a_name(c.chunk, names) if names else None,
         )
         for c in ranked
     ]
+
+
+def question_names(query: str) -> tuple[str, ...]:
+    """The names a question asks about: its key facts other than plain numbers (fasta36, FASTA, -T, GRUB2)."""
+    return tuple(f for f in key_facts(query) if not _PLAIN_NUMBER.fullmatch(f))
+
+
+def _holds_a_name(chunk: Chunk, names: Sequence[str]) -> bool:
+    facts = PassageFacts.of(f"{chunk.source}\n{chunk.heading or ''}\n{chunk.text}")
+    return any(facts.has(name) for name in names)
 
 
 def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: bool) -> list[RelevanceDecision]:
@@ -121,9 +140,12 @@ def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: boo
         key=lambda c: c.channel_ranks["keyword"],
     )
     keyword_rank = {c.chunk_id: i for i, c in enumerate(by_keyword, start=1)}
+    named = rules.require_names and any(c.names_question for c in candidates)
     out = []
     for c in candidates:
-        if c.rerank_score is not None:
+        if named and c.names_question is False:
+            out.append(RelevanceDecision(False, "names none of what the question names", c.rerank_score or 0.0))
+        elif c.rerank_score is not None:
             out.append(_judged(c, c.rerank_score, best if best is not None else c.rerank_score, rules))
         elif reranked and not c.same_language:
             vector = _cross_language(c, rank_among_others.get(c.chunk_id), typical, rules)

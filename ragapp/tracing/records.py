@@ -173,6 +173,7 @@ SETTINGS_KEPT = (
     "min_cross_language_similarity",
     "cross_language_lead",
     "cross_language_keyword_top_n",
+    "require_names",
     "reranker",
     "top_k",
 )

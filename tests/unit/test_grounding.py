@@ -8,7 +8,7 @@ import pytest
 
 from ragapp.core.types import Chunk, RetrievedChunk
 from ragapp.qa.answer_check import checked_answer, echoes, evidence_for
-from ragapp.qa.facts import PassageFacts, key_facts
+from ragapp.core.facts import PassageFacts, key_facts
 from ragapp.qa.grounding import check_support, core_unsupported, is_pointer, model_refused, split_sentences
 from ragapp.qa.prompts import UNSUPPORTED_EN, UNSUPPORTED_ZH
 
