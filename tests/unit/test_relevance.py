@@ -169,3 +169,19 @@ def test_the_shipped_defaults_apply_the_rules_chosen_by_measurement() -> None:
     assert _kept(candidates, rules) == ["answer", "evidence", "close", "english", "english-name"]
     answer_in_english = [_c("english", 1, None, vector=(1, 0.77), same_language=False)]
     assert _kept(answer_in_english, rules) == []  # alone, it leads nothing: the keyword channel must find it
+
+
+def test_with_require_names_a_candidate_naming_nothing_the_question_names_is_dropped() -> None:
+    chunks = [
+        Chunk("a-0000", "a", 0, "Use -T to set the number of threads.", "fasta_guide.pdf"),
+        Chunk("b-0000", "b", 0, "sort 的字符排序受语言环境的影响。", "ch08.zh-cn.html"),
+    ]
+    ranked = [RetrievedChunk(c, 1.0 - i / 10, {"vector": i + 1}, {"vector": 0.9}, 0.5) for i, c in enumerate(chunks)]
+    candidates = candidates_of("FASTA 程序用哪个选项设置线程数？", ranked)
+    assert [c.names_question for c in candidates] == [True, False]  # the source name counts: fasta_guide.pdf
+    rules = RelevanceRules(min_rerank_score=0.2, require_names=True)
+    decisions = decide(candidates, rules, True)
+    assert [d.kept for d in decisions] == [True, False]
+    assert decisions[1].reason == "names none of what the question names"
+    assert all(d.kept for d in decide(candidates, RelevanceRules(min_rerank_score=0.2), True))  # off by default
+    assert [c.names_question for c in candidates_of("How many threads?", ranked)] == [None, None]
