@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.facts import key_facts
+from ragapp.core.lang import is_chinese
 from ragapp.core.types import Chunk, Citation, RetrievedChunk, SentenceSupport
 from ragapp.qa.citations import cited_numbers
 from ragapp.qa.grounding import (
@@ -28,7 +29,7 @@ from ragapp.qa.grounding import (
 )
 from ragapp.qa.prompts import quoted_message, unsupported_message
 from ragapp.rerank.base import Reranker
-from ragapp.store.tokenize import tokenize
+from ragapp.store.tokenize import STOPWORDS, tokenize
 
 DEFAULT_RULES = SupportRules()
 CLOSEST = 3  # passages shown under a refused answer
@@ -52,11 +53,12 @@ def checked_answer(
 ) -> AnswerEvent:
     """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt);
     ``scorer`` picks the sentence quoted instead of an echo (``best_quote``)."""
-    quoted = quoted_answer(question, kept, scorer) if echoes(question, reply) else None
+    said = bool(tokenize(strip_markers(reply)))  # "[1]" alone: the model found nothing to say
+    quoted = quoted_answer(question, kept, scorer) if said and echoes(question, reply) else None
     if quoted is not None:
         return quoted
     support = tuple(check_support(reply, [as_shown(c) for c in kept], rules))
-    if core_unsupported(support):
+    if not said or core_unsupported(support):
         closest = tuple(
             Citation(n, c.chunk, c.rerank_score, (best_sentence(c.chunk.text, question),))
             for n, c in enumerate(kept[:CLOSEST], start=1)
@@ -73,10 +75,19 @@ def echoes(question: str, reply: str) -> bool:
     and it is a word or two ("int64 [1]") or ends with a marker where the value belongs ("... is [1].").
     (A longer reply of the question's words can be an answer: "6 becomes [B; C]" when the question names
     B and C.)"""
-    words = tokenize(strip_markers(reply))
+    plain = strip_markers(reply)
+    words = tokenize(plain)
     if not words:
         return True
-    return set(words) <= set(tokenize(question)) and (len(words) <= 2 or bool(_VALUE_SLOT.search(reply)))
+    if not set(words) <= set(tokenize(question)):
+        return False
+    if not is_chinese(plain) and not _raw_words(plain) <= _raw_words(question):
+        return False  # "locales-all" answers a question about "all ... locale data": a new name, not an echo
+    return len(words) <= 2 or bool(_VALUE_SLOT.search(reply))
+
+
+def _raw_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[\w][\w.+-]*[\w]|\w", text.lower()) if w not in STOPWORDS}
 
 
 def best_quote(

@@ -51,6 +51,10 @@ _REFUSAL = re.compile(
 @dataclass(frozen=True)
 class SupportRules:
     min_overlap: float = 0.4  # share of a sentence's content words its supporting passage(s) must hold
+    # A sentence without key facts is supported by its words alone from this share up: filler such as "This
+    # command sets the timezone to the specified timezone" (0.4) must not carry an answer whose facts are not
+    # in the passages.
+    words_only_overlap: float = 0.6
     max_passages: int = 3  # at most this many passages together may support one sentence
 
 
@@ -164,8 +168,8 @@ def _no_facts(
     if len(tokens) < 2:
         return ()
     if valid:
-        return valid if _overlap(tokens, [passages[n - 1] for n in valid]) >= rules.min_overlap else ()
-    holding = [p for p in passages if _overlap(tokens, [p]) >= rules.min_overlap]
+        return valid if _overlap(tokens, [passages[n - 1] for n in valid]) >= rules.words_only_overlap else ()
+    holding = [p for p in passages if _overlap(tokens, [p]) >= rules.words_only_overlap]
     best = max(holding, key=lambda p: _overlap(tokens, [p]), default=None)
     return () if best is None else (best.number,)
 

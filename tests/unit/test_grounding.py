@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from ragapp.core.facts import PassageFacts, key_facts
 from ragapp.core.types import Chunk, RetrievedChunk
 from ragapp.qa.answer_check import checked_answer, echoes, evidence_for
-from ragapp.core.facts import PassageFacts, key_facts
 from ragapp.qa.grounding import check_support, core_unsupported, is_pointer, model_refused, split_sentences
 from ragapp.qa.prompts import UNSUPPORTED_EN, UNSUPPORTED_ZH
 
@@ -256,3 +256,18 @@ def test_a_long_quote_is_cut_and_still_highlights() -> None:
     evidence = evidence_for("Which IDL type maps to the Caml type int7?", kept([table]))
     assert evidence is not None and evidence.quote.endswith(" …") and len(evidence.quote) <= 402
     assert table.startswith(evidence.citation.highlights[0])
+
+
+def test_a_new_name_built_from_the_questions_words_is_no_echo_and_an_empty_reply_abstains() -> None:
+    question = "Which package contains all precompiled locale data?"
+    assert not echoes(question, "locales-all [2]") and echoes(question, "locale data [2]")
+    event = checked_answer("How long does the Alpha battery last?", "[2]", kept())
+    assert event.abstained and not event.grounded
+
+
+def test_filler_without_key_facts_does_not_carry_invented_facts() -> None:
+    # The first sentence shares some words with passage 2 (0.4) but says nothing; the command is invented.
+    reply = "The battery lasts long in every home [2]. Run `alpha --charge-fast` to charge it in 5 minutes."
+    support = check_support(reply, PASSAGES)
+    assert support[0].status == "neutral" and support[1].status == "unsupported"
+    assert core_unsupported(support)
