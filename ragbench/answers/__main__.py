@@ -111,7 +111,7 @@ def _sec(value: float | None) -> str:
 
 def render_table(label: str, summary: dict[str, Any]) -> str:
     head = f"{'':14s} {'n':>4s} {'correct':>7s} {'abstain':>7s} {'false-ab':>8s} {'unans-ab':>8s} {'cite-ev':>7s} "
-    head += f"{'ev-prompt':>9s} {'ttft p50':>8s} {'s p50':>6s}"
+    head += f"{'ev-prompt':>9s} {'quote p50':>9s} {'ttft p50':>8s} {'s p50':>6s}"
     lines = [label, head]
     groups = [*summary["by_type"].items(), *(("lang " + k, v) for k, v in summary["by_lang"].items())]
     for name, f in [*groups, ("overall", summary["overall"])]:
@@ -119,9 +119,10 @@ def render_table(label: str, summary: dict[str, Any]) -> str:
             f"{name:14s} {f['questions']:4d} {_pct(f['correct']):>7s} {_pct(f['abstained']):>7s} "
             f"{_pct(f['false_abstention']):>8s} {_pct(f['unanswerable_abstained']):>8s} "
             f"{_pct(f['citation_on_evidence']):>7s} {_pct(f['evidence_in_prompt']):>9s} "
-            f"{_sec(f['ttft_s_p50']):>8s} {_sec(f['seconds_p50']):>6s}"
+            f"{_sec(f.get('evidence_s_p50')):>9s} {_sec(f['ttft_s_p50']):>8s} {_sec(f['seconds_p50']):>6s}"
         )
     lines.append("correct, false-ab, cite-ev, ev-prompt: of answerable questions; unans-ab: of unanswerable ones.")
+    lines.append("quote: seconds to the quoted evidence sentence; ttft: to the model's first token.")
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ from ragapp.core.events import (
     AnswerEvent,
     ClarifyEvent,
     EngineEvent,
+    EvidenceEvent,
     NoticeEvent,
     RetrievalEvent,
     StageEvent,
@@ -90,6 +91,7 @@ class Seen:
     notices: list[str] = field(default_factory=list)
     error: str | None = None
     ttft_s: float | None = None
+    evidence_s: float | None = None  # when the quoted evidence sentence came (before the model's first token)
     seconds: float = 0.0
 
 
@@ -100,6 +102,8 @@ def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_
     for event in events:
         if isinstance(event, TokenEvent) and seen.ttft_s is None and event.text:
             seen.ttft_s = clock() - start
+        elif isinstance(event, EvidenceEvent) and seen.evidence_s is None:
+            seen.evidence_s = clock() - start
         elif isinstance(event, RetrievalEvent):
             have = {c.chunk_id for c in seen.prompt}
             seen.prompt.extend(r.chunk for r in event.chunks if r.chunk.chunk_id not in have)
@@ -137,11 +141,13 @@ class Row:
     seconds: float
     notices: tuple[str, ...] = ()
     error: str | None = None
+    evidence_s: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["cited"], data["prompt"], data["notices"] = list(self.cited), list(self.prompt), list(self.notices)
         data["ttft_s"] = None if self.ttft_s is None else round(self.ttft_s, 3)
+        data["evidence_s"] = None if self.evidence_s is None else round(self.evidence_s, 3)
         data["seconds"] = round(self.seconds, 3)
         return data
 
@@ -173,6 +179,7 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         cited=tuple(_where(c) for c in seen.cited),
         prompt=tuple(_where(c) for c in seen.prompt),
         ttft_s=seen.ttft_s,
+        evidence_s=seen.evidence_s,
         seconds=seen.seconds,
         notices=tuple(seen.notices),
         error=seen.error,
@@ -201,6 +208,7 @@ def figures(rows: Sequence[Row]) -> dict[str, Any]:
         "evidence_in_prompt": _share([r.evidence_in_prompt for r in answerable]),
         "clarified": sum(r.clarified for r in rows),
         "errors": sum(r.error is not None for r in rows),
+        "evidence_s_p50": median([r.evidence_s for r in rows if r.evidence_s is not None]),
         "ttft_s_p50": median(ttft),
         "seconds_p50": median([r.seconds for r in rows]),
     }
