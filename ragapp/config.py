@@ -206,7 +206,9 @@ class WorkflowSettings(BaseModel):
         "call, made only when there is a conversation or the question looks multi-part).",
     )
     route: bool = Field(
-        True, description="Classify each (sub-)question against the intent tree (one LLM call per sub-question)."
+        True,
+        description="Classify each (sub-)question against the intent tree (by the embedder when one leaf is "
+        "clearly closest, else one LLM call per sub-question).",
     )
     fast_route: bool = Field(
         True,
