@@ -86,6 +86,43 @@ def sampler(pipeline: RetrievalPipeline, reranker: CompactReranker) -> Callable[
     return sample
 
 
+def answer_set_samples(set_file: Path, cache: Path, settings: Settings, reranker: CompactReranker) -> list[Sample]:
+    """One sample per question of a real-document answer set, over the engine state ``python -m
+    ragbench.answers`` built for it: relevant = the candidates on an evidence page or section; an unanswerable
+    question has none (None), so "unanswerable_empty" says how often the gate leaves its prompt empty."""
+    from ragapp.ingest.pipeline import KnowledgeStore
+    from ragapp.models.embedders import load_embedder
+    from ragbench.answers.answer_set import load_set
+    from ragbench.answers.replay import newest_state
+    from ragbench.answers.scoring import on_evidence
+
+    answer_set = load_set(set_file)
+    state = newest_state(answer_set, cache)
+    knobs = settings.retrieval.model_copy(update={"cache_size": 0})
+    store = KnowledgeStore.open(state, load_embedder(settings))
+    deps = ChannelDeps(store.embedder, store.vectors, store.keywords)
+    pipeline = RetrievalPipeline([CHANNELS.get(c)(deps) for c in knobs.channels], store.catalog, reranker, knobs)
+    doc_of_set = {
+        d.doc_id: doc.id for d in store.catalog.documents() for doc in answer_set.documents if d.name == doc.name
+    }
+    sample = sampler(pipeline, reranker)
+    out = []
+    for q in tqdm(answer_set.questions, desc=answer_set.name, unit="q", leave=False):
+        drawn = sample(q.question, None)
+        chunks = store.catalog.chunks([c.chunk_id for c in drawn.candidates])
+        relevant = (
+            frozenset(
+                cid for cid, chunk in chunks.items() if on_evidence(chunk, doc_of_set.get(chunk.doc_id), q.evidence)
+            )
+            if q.answerable
+            else None
+        )
+        out.append(dataclasses.replace(drawn, relevant=relevant))
+    pipeline.close()
+    store.catalog.close()
+    return out
+
+
 def dump_sample(s: Sample) -> dict[str, Any]:
     relevant = None if s.relevant is None else sorted(s.relevant)
     return {"candidates": [dataclasses.asdict(c) for c in s.candidates], "relevant": relevant, "cross": s.cross_scores}
@@ -163,6 +200,8 @@ def rule_sets(base: RelevanceRules) -> list[RuleSet]:
         out.append(RuleSet(f"t{t:g} · no agree · xlang reranker", dataclasses.replace(off, min_rerank_score=t), True))
         agreeing = dataclasses.replace(off, min_rerank_score=t, agreement_top_n=3, agreement_max_fused_rank=3)
         out.append(RuleSet(f"t{t:g} · agree top3@3 · xlang reranker", agreeing, True))
+    out.append(RuleSet("shipped defaults", base))
+    out.append(RuleSet("shipped + require names", dataclasses.replace(base, require_names=True)))
     return out
 
 
@@ -241,6 +280,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, default=Path(".cache/eval"))
     p.add_argument("--output", type=Path, default=Path("results/relevance.json"))
     p.add_argument("--show", type=int, default=12, help="rule sets printed (best by mean recall in prompt)")
+    p.add_argument(
+        "--answer-set",
+        type=Path,
+        help="also score a real-document answer set over the state `python -m ragbench.answers` built for it.",
+    )
+    p.add_argument("--answers-cache", type=Path, default=Path(".cache/answers"), help="where those states are.")
     return p
 
 
@@ -278,6 +323,8 @@ def _run(args: argparse.Namespace) -> int:
         store.catalog.close()
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps([dump_sample(x) for x in per_set[name]], ensure_ascii=False), "utf-8")
+    if args.answer_set is not None:
+        per_set[args.answer_set.stem] = answer_set_samples(args.answer_set, args.answers_cache, settings, reranker)
     table = report(per_set, rule_sets(RelevanceRules.from_settings(knobs)), knobs.context_top_k)
     chosen = choose(table)
     print(render(table, args.show))
@@ -341,7 +388,7 @@ def render(table: Sequence[dict[str, Any]], show: int) -> str:
     names = list(table[0]["sets"]) if table else []
     head = "| rule set | " + " | ".join(f"{n} recall / empty / irrelevant" for n in names) + " | mean |"
     lines = [head, "|---" * (len(names) + 2) + "|"]
-    pinned = [r for r in table if r["name"] in ("no gate", "threshold 0.2 (before)")]
+    pinned = [r for r in table if r["name"] in ("no gate", "threshold 0.2 (before)", "shipped defaults")]
     for r in pinned + [r for r in table if r not in pinned][:show]:
         cells = [_cell(r["sets"][n]) for n in names] + [_cell(r["mean"])]
         lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
@@ -349,7 +396,8 @@ def render(table: Sequence[dict[str, Any]], show: int) -> str:
 
 
 def _cell(m: dict[str, float]) -> str:
-    return f"{m['recall_in_prompt']:.2f} / {m['empty_prompt']:.2f} / {m['irrelevant_kept']:.2f}"
+    cell = f"{m['recall_in_prompt']:.2f} / {m['empty_prompt']:.2f} / {m['irrelevant_kept']:.2f}"
+    return cell + (f" (unanswerable empty {m['unanswerable_empty']:.2f})" if "unanswerable_empty" in m else "")
 
 
 if __name__ == "__main__":
