@@ -234,6 +234,19 @@ class WorkflowSettings(BaseModel):
         "ask back which one is meant.",
     )
     max_clarify_choices: int = Field(4, ge=2, description="Choices offered when the app asks back.")
+    translate: bool = Field(
+        True,
+        description="A question whose search finds passages in the other language (Chinese over English documents, "
+        "or the reverse) and nothing strong in its own is translated by the model (one short call) and searched "
+        "in that language too; the answer stays in the question's language.",
+    )
+    translate_below_score: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Translate only when no passage kept in the question's own language has a rerank score this "
+        "high (without a reranker: when none of its own language is kept).",
+    )
     max_sub_questions: int = Field(3, ge=1, description="A multi-part question is split into at most this many.")
     step_timeout_s: float = Field(
         30.0,

@@ -41,6 +41,7 @@ from ragapp.qa.grounding import SupportRules
 from ragapp.qa.memory import fold, turns_to_fold
 from ragapp.qa.prompts import answer_messages, clarify_text, not_found_message, system_messages
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
+from ragapp.qa.translate import QuestionTranslator, needs_translation
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.router import IntentRouter
@@ -79,6 +80,7 @@ class AnswerPipeline:
         self._router = router
         self._settings = settings
         self._planner = QuestionPlanner(llm, settings.workflow.step_timeout_s, settings.workflow.max_sub_questions)
+        self._translator = QuestionTranslator(llm, settings.workflow.step_timeout_s)
 
     def ask(
         self,
@@ -252,6 +254,9 @@ class AnswerPipeline:
                 result = self._retrieval.retrieve(part.question, kbs, part.top_k)
                 where = ", ".join(sorted(part.kbs or ())) or "the intent's knowledge bases"
                 yield NoticeEvent(f"Nothing relevant in {where}; searched {_scope_words(kbs)} instead.")
+            w = self._settings.workflow
+            if w.translate and needs_translation(part.question, result, w.translate_below_score):
+                result = yield from self._search_translated(part, result)
             results.append(result)
         for message in dict.fromkeys(m for r in results for m in r.degraded):
             yield NoticeEvent(message, level="warning")
@@ -267,6 +272,23 @@ class AnswerPipeline:
         )
         yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
         yield from self._write(question, kept, recent, summary)
+
+    def _search_translated(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
+        """``result`` with the passages found by the question translated into the other language, those
+        first (the question's own found nothing strong), at most as many as the part may use."""
+        yield StageEvent("translate", "started")
+        translation = self._translator.translate(part.question)
+        detail: dict[str, object] = {"into": translation.target, "question": translation.text or part.question}
+        if translation.text is None:
+            yield StageEvent("translate", "failed", translation.duration_s, detail, translation.error)
+            return result
+        yield StageEvent("translate", "finished", translation.duration_s, detail)
+        kbs = result.kbs if result.kbs is None else frozenset(result.kbs)
+        translated = self._retrieval.retrieve(translation.text, kbs, part.top_k)
+        limit = part.top_k or self._retrieval.settings.context_top_k
+        chunks = tuple(merge_results([translated, result])[:limit])
+        degraded = tuple(dict.fromkeys((*translated.degraded, *result.degraded)))
+        return replace(result, chunks=chunks, degraded=degraded)
 
     def answer_from(
         self, question: str, passages: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""

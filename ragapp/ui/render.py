@@ -31,6 +31,7 @@ _STAGE_TITLES = {
     "rewrite": "✏️ Understanding the question",
     "route": "🧭 Choosing where to look",
     "retrieve": "🔎 Searching the knowledge base",
+    "translate": "🌐 Searching in the documents' language",
     "generate": "✍️ Writing the answer",
     "agent": "🤖 Agent working",
 }

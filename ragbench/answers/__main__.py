@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stride", type=int, default=1, help="ask every Nth question (a spread over all documents and types)."
     )
+    p.add_argument("--lang", choices=("en", "zh"), help="ask only the questions in this language.")
     p.add_argument("--state", type=Path, help="engine state folder to build or reuse (default: under --cache).")
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
     p.add_argument("--output", type=Path, help="write rows, summary, settings and model here as JSON.")
@@ -144,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
     if missing:
         names = ", ".join(str(d.path) for d in missing)
         raise ConfigError(f"missing documents ({names}); install them with: {install_command(missing)}")
-    questions = list(answer_set.questions[:: args.stride])
+    questions = [q for q in answer_set.questions if args.lang in (None, q.lang)][:: args.stride]
     questions = questions[: args.limit] if args.limit else questions
     settings = Settings()
     load_builtins()

@@ -254,3 +254,23 @@ def test_a_model_that_hangs_before_its_first_token_does_not_hold_the_request(
     assert warnings_of(events) == ["The model did not start answering within 0.3 s"]
     answer = _assert_passages_fallback(events)
     assert "too late" not in answer.text
+
+
+def test_a_chinese_question_over_english_text_is_also_searched_in_english(
+    make_engine: Callable[..., Rig], tmp_path: Path
+) -> None:
+    rig = make_engine(workflow={"translate": True})
+    manual = tmp_path / "fasta_guide.md"
+    manual.write_text(
+        "# Scoring\n\nBy default fasta36 uses the BLOSUM50 scoring matrix for protein comparisons.\n\n"
+        "# Threads\n\nThe -T option sets the number of worker threads.\n",
+        "utf-8",
+    )
+    assert rig.engine.library.ingest([(manual, manual.name)])[0].status == "added"
+    rig.llm.enqueue("Which scoring matrix does fasta36 use by default?", "fasta36 默认使用 BLOSUM50 [1]。")
+    events = list(rig.engine.chat.ask("fasta36 默认使用哪个打分矩阵？", []))
+    stages = [(e.stage, e.status) for e in only(events, StageEvent)]
+    assert ("translate", "finished") in stages
+    assert "BLOSUM50" in retrieval_of(events).chunks[0].chunk.text  # found through the English question
+    assert rig.llm.calls[0][1].content == "fasta36 默认使用哪个打分矩阵？"  # the translation call
+    assert answer_of(events).text.startswith("fasta36 默认使用 BLOSUM50")
