@@ -274,8 +274,8 @@ class AnswerPipeline:
         yield from self._write(question, kept, recent, summary)
 
     def _search_translated(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
-        """``result`` with the passages found by the question translated into the other language, those
-        first (the question's own found nothing strong), at most as many as the part may use."""
+        """``result`` with the passages found by the question translated into the other language before its
+        own (which held nothing strong), at most as many as the part may use."""
         yield StageEvent("translate", "started")
         translation = self._translator.translate(part.question)
         detail: dict[str, object] = {"into": translation.target, "question": translation.text or part.question}
@@ -286,7 +286,8 @@ class AnswerPipeline:
         kbs = result.kbs if result.kbs is None else frozenset(result.kbs)
         translated = self._retrieval.retrieve(translation.text, kbs, part.top_k)
         limit = part.top_k or self._retrieval.settings.context_top_k
-        chunks = tuple(merge_results([translated, result])[:limit])
+        both = {c.chunk.chunk_id: c for c in (*translated.chunks, *result.chunks)}  # translated first, each once
+        chunks = tuple(both.values())[:limit]
         degraded = tuple(dict.fromkeys((*translated.degraded, *result.degraded)))
         return replace(result, chunks=chunks, degraded=degraded)
 
