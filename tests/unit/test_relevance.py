@@ -121,17 +121,18 @@ def test_candidates_of_reads_fused_ranks_and_languages() -> None:
 
 
 def test_an_other_language_passage_must_stand_out_from_the_others() -> None:
-    """multilingual-e5 scores every passage in another language alike: only a lead over their median counts."""
+    """multilingual-e5 scores every passage in another language alike: in a mixed knowledge base only a lead
+    over their median counts; over text in the other language only, the rank rule alone decides."""
     rules = RelevanceRules(min_rerank_score=0.2, cross_language_top_n=3, cross_language_lead=0.02)
+    own = _c("own", 9, 0.9, vector=(9, 0.9))  # a passage in the question's language: the base is mixed
     alike = [_c(f"zh-{i}", i, None, vector=(i, 0.77 - i / 1000), same_language=False) for i in range(1, 8)]
-    assert _kept(alike, rules) == []
-    assert (
-        decide(alike, rules, True)[0].reason
-        == "other language: similarity only +0.003 against the other-language median"
-    )
-    standing_out = [_c("evidence", 1, None, vector=(1, 0.84), same_language=False), *alike]
-    assert _kept(standing_out, rules) == ["evidence"]
-    assert decide(standing_out, rules, True)[0].reason.endswith("above the other-language median")
+    assert _kept([own, *alike], rules) == ["own"]
+    reason = decide([own, *alike], rules, True)[1].reason
+    assert reason == "other language: similarity only +0.003 against the other-language median"
+    standing_out = [own, _c("evidence", 1, None, vector=(1, 0.84), same_language=False), *alike]
+    assert _kept(standing_out, rules) == ["own", "evidence"]
+    assert decide(standing_out, rules, True)[1].reason.endswith("above the other-language median")
+    assert _kept(alike, rules) == ["zh-1", "zh-2", "zh-3"]  # nothing in the question's language
 
 
 def test_an_other_language_passage_sharing_names_with_the_question_is_kept() -> None:
@@ -168,7 +169,7 @@ def test_the_shipped_defaults_apply_the_rules_chosen_by_measurement() -> None:
     ]
     assert _kept(candidates, rules) == ["answer", "evidence", "close", "english", "english-name"]
     answer_in_english = [_c("english", 1, None, vector=(1, 0.77), same_language=False)]
-    assert _kept(answer_in_english, rules) == []  # alone, it leads nothing: the keyword channel must find it
+    assert _kept(answer_in_english, rules) == ["english"]  # English text only: no lead asked for
 
 
 def test_with_require_names_a_candidate_naming_nothing_the_question_names_is_dropped() -> None:
