@@ -254,6 +254,13 @@ def render_summary(label: str, summary: dict[str, Any]) -> str:
         f"latency   first {_seconds(lat['first_ms'])}   then p50 {_seconds(lat['p50'])}  p95 {_seconds(lat['p95'])}  "
         f"mean {_seconds(lat['mean'])} (n={lat['n']})"
     )
+    fast = summary.get("without_model")
+    if fast:
+        lines.append(
+            f"no model call: {fast['n']} of {summary['questions']} questions, accuracy {_ratio(fast['accuracy'])}, "
+            f"p50 {_seconds(fast['latency_ms']['p50'])}; the others: accuracy {_ratio(fast['others_accuracy'])}, "
+            f"p50 {_seconds(fast['others_latency_ms']['p50'])}"
+        )
     return "\n".join(lines)
 
 

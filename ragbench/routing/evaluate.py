@@ -356,6 +356,23 @@ def summarize(rows: Sequence[RoutingRow]) -> dict[str, Any]:
         "ignored": {"ids": sum(len(r.ignored) for r in rows), "questions": len(with_ignored)},
         "confusion": confusion(rows),
         "latency_ms": latency(rows),
+        "without_model": _fast(rows),
+    }
+
+
+FAST_MARK = "no model call"  # in the reason of a decision the embedder made (ragapp.router.fast)
+
+
+def _fast(rows: Sequence[RoutingRow]) -> dict[str, Any]:
+    """The questions routed without a model call, how often right, and how fast; and the rest."""
+    fast = [r for r in rows if FAST_MARK in r.reason]
+    rest = [r for r in rows if FAST_MARK not in r.reason]
+    return {
+        "n": len(fast),
+        "accuracy": accuracy(fast),
+        "latency_ms": percentiles_ms([r.seconds for r in fast]),
+        "others_accuracy": accuracy(rest),
+        "others_latency_ms": percentiles_ms([r.seconds for r in rest]),
     }
 
 
