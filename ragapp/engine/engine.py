@@ -80,10 +80,8 @@ class Engine:
         warm = getattr(self._llm, "load", None)
         if callable(warm):
             warm()
-            if self.settings.workflow.route and self.intents.tree().leaves():
-                # Reads the classifier's candidate list into its cached prefix (~15 s on 2 cores for the demo
-                # tree), so the first question does not wait for it.
-                self.intents.test("hello")
+            if self.settings.workflow.route:
+                self.intents.warm_up()  # the leaves embedded, the classifier's prompt prefix cached
 
     def close(self) -> None:
         self.observability.close()

@@ -84,6 +84,9 @@ class Intents:
     def export(self, fmt: Format = "yaml") -> str:
         return dump_tree(self._store.tree(), fmt)
 
+    def warm_up(self) -> None:
+        self._router.warm_up()
+
     def test(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """How ``question`` would be routed: every leaf's score and the decision, with the reason. A blank
         question raises ``RagAppError`` (there is nothing to route, and no model call is made)."""

@@ -8,6 +8,7 @@ instead of an echo."""
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
@@ -31,11 +32,14 @@ from ragapp.qa.prompts import quoted_message, unsupported_message
 from ragapp.rerank.base import Reranker
 from ragapp.store.tokenize import STOPWORDS, tokenize
 
+log = logging.getLogger(__name__)
+
 DEFAULT_RULES = SupportRules()
 CLOSEST = 3  # passages shown under a refused answer
 # A marker standing where the value belongs, at the end of the reply: "The function to call first is [1]."
 _VALUE_SLOT = re.compile(r"(\b(?:is|are|was|were|be|called|named)|[:：是为])\s*(?:\[\d+\]\s*)+[.。]?\s*$")
 MIN_QUOTE_WORDS = 2
+_CHOICE = re.compile(r"\bor\b|还是|或者", re.IGNORECASE)  # a question that offers the answers to choose from
 QUOTE_CHARS = 400  # a longer quote is cut (a table the splitter read as one sentence)
 QUOTE_CANDIDATES = 8  # sentences the scorer reads (~50 ms with the shipped reranker on 2 cores)
 # Scores sentences for a question, best high; None for a sentence it cannot judge.
@@ -83,7 +87,9 @@ def echoes(question: str, reply: str) -> bool:
         return False
     if not is_chinese(plain) and not _raw_words(plain) <= _raw_words(question):
         return False  # "locales-all" answers a question about "all ... locale data": a new name, not an echo
-    return len(words) <= 2 or bool(_VALUE_SLOT.search(reply))
+    if _VALUE_SLOT.search(reply):
+        return True
+    return len(words) <= 2 and not _CHOICE.search(question)  # "Kestrel Run" answers "Kestrel Run or X?"
 
 
 def _raw_words(text: str) -> set[str]:
@@ -134,13 +140,18 @@ def best_quote(
 
 def reranker_scorer(reranker: Reranker) -> SentenceScorer | None:
     """Sentences scored by ``reranker`` as if they were passages (None when reranking is off); a sentence it
-    does not judge (another language) gets None."""
+    does not judge (another language) gets None, and so does every one when the reranker fails (the shared
+    words then choose, as without a reranker: a failing reranker must not cost the answer)."""
     if not reranker.enabled:
         return None
 
     def score(question: str, sentences: Sequence[str]) -> list[float | None]:
         passages = [RetrievedChunk(Chunk(f"q-{i}", "q", i, s, ""), 0.0, {}, {}) for i, s in enumerate(sentences)]
-        by_id = {c.chunk.chunk_id: c.rerank_score for c in reranker.rerank(question, passages)}
+        try:
+            by_id = {c.chunk.chunk_id: c.rerank_score for c in reranker.rerank(question, passages)}
+        except Exception:
+            log.warning("the reranker failed on the evidence sentences; choosing by shared words", exc_info=True)
+            return [None] * len(passages)
         return [by_id.get(p.chunk.chunk_id) for p in passages]
 
     return score

@@ -68,8 +68,9 @@ class EmbeddingClassifier:
             return None
         chosen = [top] + [leaf for leaf, s in twins if top_score - s < self._rule.margin]
         scores = tuple(_score(tree, leaf) for leaf in chosen)
+        offered = tuple(_score(tree, leaf, 0.0) for leaf, _ in ranked)  # every leaf, as the model's call lists them
         reply = f"embedder: {top.code} {top_score:.3f}" + (f", next {rivals[0]:.3f}" if rivals else "")
-        return Classification(question, scores, reply=reply)
+        return Classification(question, scores, offered, reply=reply)
 
     def _vectors(self, tree: IntentTree) -> _LeafVectors:
         leaves = tuple(tree.leaves())
@@ -102,6 +103,6 @@ def _twins(a: IntentNode, b: IntentNode) -> bool:
     return a.name.strip().casefold() == b.name.strip().casefold() and a.parent != b.parent
 
 
-def _score(tree: IntentTree, leaf: IntentNode) -> LeafScore:
+def _score(tree: IntentTree, leaf: IntentNode, score: float = 1.0) -> LeafScore:
     assert leaf.kind is not None
-    return LeafScore(leaf.code, tree.full_path(leaf.code), leaf.kind, leaf.parent, 1.0)
+    return LeafScore(leaf.code, tree.full_path(leaf.code), leaf.kind, leaf.parent, score)

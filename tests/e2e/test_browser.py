@@ -64,7 +64,8 @@ def test_upload_then_ask_cites_the_uploaded_file(page: object, tmp_path: Path, a
     chat = page.locator("#chatbot")  # type: ignore[attr-defined]
     shown = chat.inner_text()
     assert "14" in shown, shown
-    citation = chat.get_by_text(re.compile(r"\[\d\] orion_kettle_k9\.md"))
+    # The citation under the answer (📄), not the quoted evidence above it, which names the same passage.
+    citation = chat.get_by_text(re.compile(r"📄 \[\d\] orion_kettle_k9\.md"))
     assert citation.count() >= 1, f"no citation of the uploaded file in:\n{shown}"
     citation.first.click()  # a citation opens to show the cited passage...
     chat.get_by_text("harbour blue").first.wait_for(state="visible")  # ...which holds text the answer doesn't

@@ -210,6 +210,7 @@ def test_only_a_reply_that_adds_nothing_counts_as_an_echo() -> None:
     assert not echoes(question, "The ML value that the C integer 6 becomes is [B; C]. [1]")  # the question's words
     assert not echoes(question, "It becomes [B; C] [1].") and not echoes(question, "Xavier Leroy [1]")
     assert echoes("默认字体是哪一种？", "默认字体是 [1]。")
+    assert not echoes("Which formed first, Kestrel Run or The Salt Hares?", "Kestrel Run [1].")  # a choice made
 
 
 def test_sentences_that_only_point_at_the_passages_are_left_out() -> None:

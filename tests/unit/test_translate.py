@@ -3,10 +3,10 @@ retrieval results and the scripted LLM (the translation itself is the model's; i
 
 from __future__ import annotations
 
-from conftest import ScriptedLLM
-
+from ragapp.config import Settings
 from ragapp.core.errors import LLMError
 from ragapp.core.types import Chunk, RetrievalResult, RetrievedChunk
+from ragapp.models.llm import LLMS
 from ragapp.qa.translate import QuestionTranslator, needs_translation
 
 ZH_QUESTION = "fasta36 默认使用哪个打分矩阵？"
@@ -30,13 +30,15 @@ def test_translation_is_needed_only_when_the_other_language_is_there_and_nothing
 
 
 def test_the_translation_is_used_only_when_it_is_in_the_other_language() -> None:
-    llm = ScriptedLLM().enqueue(
+    llm = LLMS.get("scripted")(Settings())  # the tests' ScriptedLLM (tests/conftest.py registers it)
+    llm.enqueue(  # type: ignore[attr-defined]
         "“Which scoring matrix does fasta36 use by default?”", "fasta36 默认的打分矩阵", "", LLMError("down")
     )
     translator = QuestionTranslator(llm, timeout_s=5)
     first = translator.translate(ZH_QUESTION)
     assert first.text == "Which scoring matrix does fasta36 use by default?" and first.target == "en"
-    assert "English" in llm.calls[0][0].content and llm.calls[0][1].content == ZH_QUESTION
+    calls = llm.calls  # type: ignore[attr-defined]
+    assert "English" in calls[0][0].content and calls[0][1].content == ZH_QUESTION
     assert translator.translate(ZH_QUESTION).text is None  # still Chinese: searched as asked
     assert translator.translate(ZH_QUESTION).error == "the model gave no usable translation"
     failed = translator.translate(ZH_QUESTION)
