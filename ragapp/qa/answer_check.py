@@ -54,13 +54,16 @@ def checked_answer(
     kept: Sequence[RetrievedChunk],
     rules: SupportRules = DEFAULT_RULES,
     scorer: SentenceScorer | None = None,
+    evidence: EvidenceEvent | None = None,
 ) -> AnswerEvent:
-    """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt);
-    ``scorer`` picks the sentence quoted instead of an echo (``best_quote``)."""
+    """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt). A
+    reply that echoes the question is replaced by ``evidence`` (the quote already shown) or, without one, by
+    the quote ``scorer`` picks (``best_quote``)."""
     said = bool(tokenize(strip_markers(reply)))  # "[1]" alone: the model found nothing to say
-    quoted = quoted_answer(question, kept, scorer) if said and echoes(question, reply) else None
-    if quoted is not None:
-        return quoted
+    if said and echoes(question, reply):
+        evidence = evidence or evidence_for(question, kept, scorer)
+        if evidence is not None:
+            return quoted_answer(question, evidence)
     support = tuple(check_support(reply, [as_shown(c) for c in kept], rules))
     if not said or core_unsupported(support):
         closest = tuple(
@@ -174,13 +177,8 @@ def evidence_for(
     return EvidenceEvent(quote, Citation(number, passage.chunk, passage.rerank_score, (raw,)))
 
 
-def quoted_answer(
-    question: str, kept: Sequence[RetrievedChunk], scorer: SentenceScorer | None = None
-) -> AnswerEvent | None:
-    """The best quote (``best_quote``) as the answer, with its marker, highlighted in its passage."""
-    evidence = evidence_for(question, kept, scorer)
-    if evidence is None:
-        return None
+def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
+    """The quote as the answer, with its marker, highlighted in its passage."""
     number, (raw,) = evidence.citation.number, evidence.citation.highlights
     text = quoted_message(question, evidence.quote, number)
     support = SentenceSupport(text, "supported", cited=(number,), passages=(number,), overlap=1.0, evidence=(raw,))

@@ -310,10 +310,10 @@ class AnswerPipeline:
             yield TokenEvent(text)
             yield AnswerEvent(text, (), grounded=False, abstained=True)
             return
-        if self._settings.workflow.show_evidence:
-            evidence = evidence_for(question, kept, reranker_scorer(self._retrieval.reranker))
-            if evidence is not None:
-                yield evidence  # the documents' own words while the model reads the passages
+        scorer = reranker_scorer(self._retrieval.reranker)
+        evidence = evidence_for(question, kept, scorer) if self._settings.workflow.show_evidence else None
+        if evidence is not None:
+            yield evidence  # the documents' own words while the model reads the passages
         messages = answer_messages(question, kept, recent, summary)
         reply = yield from self._generate(messages, detail={"model": self._llm.name})
         if reply is None:
@@ -326,7 +326,7 @@ class AnswerPipeline:
             yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
             return
         rules = SupportRules(self._settings.workflow.support_overlap)
-        yield checked_answer(question, reply, kept, rules, reranker_scorer(self._retrieval.reranker))
+        yield checked_answer(question, reply, kept, rules, scorer, evidence)
 
     def _retrieve_detail(
         self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]
