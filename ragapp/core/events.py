@@ -46,6 +46,16 @@ class TokenEvent:
 
 
 @dataclass(frozen=True)
+class WaitEvent:
+    """Before the answer's first token: ``ahead`` answers are before this one in the model's queue (0: the
+    model is reading this one's prompt), ``seconds`` since the model was asked. Sent when that changes and
+    about once a second, so the wait is never a frozen spinner."""
+
+    ahead: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class EvidenceEvent:
     """The passage sentence(s) that best answer the question, shown as soon as the passages are chosen, before
     the model has read them: quoted from the document, ``citation`` says where (its highlights are the quote)."""
@@ -136,6 +146,7 @@ EngineEvent = (
     | RetrievalEvent
     | TokenEvent
     | EvidenceEvent
+    | WaitEvent
     | AnswerEvent
     | RewriteEvent
     | RoutingEvent

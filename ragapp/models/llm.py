@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from ragapp.config import Settings
 from ragapp.core.errors import LLMError
 from ragapp.core.types import ChatTurn, ToolCall
+from ragapp.models.model_queue import listen
 from ragapp.registry import Registry
 
 
@@ -85,6 +86,15 @@ class LLMTimeoutError(LLMError):
 _DONE = object()
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """Not a piece of the reply: where the call stands before its first piece. ``ahead`` calls come before it
+    in the model's queue (0: its turn came, the model is reading the prompt); ``seconds`` since it was made."""
+
+    ahead: int
+    seconds: float
+
+
 def stream_within(start: Callable[[], Iterator[str]], timeout_s: float) -> Iterator[str]:
     """Yield the pieces of ``start()`` until it ends or ``timeout_s`` has passed, then raise ``LLMTimeoutError``.
 
@@ -92,34 +102,57 @@ def stream_within(start: Callable[[], Iterator[str]], timeout_s: float) -> Itera
     not hold the request past its budget. When the consumer stops early or time runs out, the worker is told
     to stop and closes the backend's stream at its next piece, which frees the model for the next request.
     """
+    for piece in stream_with_waits(start, timeout_s):
+        if isinstance(piece, str):
+            yield piece
+
+
+def stream_with_waits(
+    start: Callable[[], Iterator[str]], timeout_s: float, tick_s: float | None = None
+) -> Iterator[str | Waiting]:
+    """``stream_within``, also yielding a ``Waiting`` each time the call's place in the model's queue changes
+    and, with ``tick_s``, every ``tick_s`` seconds until the first piece (for a live timer). Time spent in the
+    queue does not count against ``timeout_s``: the budget starts when the call's turn comes."""
     pieces: queue.Queue[object] = queue.Queue()
     stop = threading.Event()
+    began = time.monotonic()
 
     def work() -> None:
         try:
-            stream = start()
-            try:
-                for piece in stream:
-                    if stop.is_set():
-                        break
-                    pieces.put(piece)
-            finally:
-                close = getattr(stream, "close", None)
-                if close is not None:
-                    close()
+            with listen(lambda ahead: pieces.put(Waiting(ahead, time.monotonic() - began))):
+                stream = start()
+                try:
+                    for piece in stream:
+                        if stop.is_set():
+                            break
+                        pieces.put(piece)
+                finally:
+                    close = getattr(stream, "close", None)
+                    if close is not None:
+                        close()
             pieces.put(_DONE)
         except BaseException as exc:  # handed to the consumer, which raises it in the request's thread
             pieces.put(exc)
 
     # The worker runs in the caller's context, so a model call inside a traced request reports to its trace.
     threading.Thread(target=contextvars.copy_context().run, args=(work,), name="llm-stream", daemon=True).start()
-    deadline = time.monotonic() + timeout_s
+    deadline = began + timeout_s
     received = False
+    ahead = 0
     try:
         while True:
+            if ahead > 0:  # in line: the backend bounds its own wait for a turn, the budget starts after it
+                deadline = time.monotonic() + timeout_s
+            wait = max(0.0, deadline - time.monotonic())
+            if tick_s is not None and not received:
+                wait = min(wait, tick_s)
             try:
-                item = pieces.get(timeout=max(0.0, deadline - time.monotonic()))
+                item = pieces.get(timeout=wait)
             except queue.Empty:
+                if ahead > 0 or time.monotonic() < deadline:  # in line, or a tick: say so when asked to
+                    if tick_s is not None and not received:
+                        yield Waiting(ahead, time.monotonic() - began)
+                    continue
                 if received:
                     raise LLMTimeoutError(
                         f"the model ran past its {timeout_s:g} s budget; the answer was cut"
@@ -129,6 +162,11 @@ def stream_within(start: Callable[[], Iterator[str]], timeout_s: float) -> Itera
                 return
             if isinstance(item, BaseException):
                 raise item
+            if isinstance(item, Waiting):
+                ahead = item.ahead
+                deadline = time.monotonic() + timeout_s  # queued time is not the model's
+                yield item
+                continue
             received = True
             yield str(item)
     finally:

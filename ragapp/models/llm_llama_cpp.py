@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from ragapp.core.errors import LLMError, ModelError
 from ragapp.core.types import ChatTurn
 from ragapp.models.gguf import ensure_gguf
 from ragapp.models.llm import LLMS
+from ragapp.models.model_queue import ModelQueue
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -47,8 +47,9 @@ class LlamaCppLLM:
         # (the intent classifier's candidate list) in its KV cache, so the answer calls in between do not
         # evict it. The weights are memory-mapped, so a context costs its KV cache, not another model.
         self._slots: dict[str, Llama] = {}
-        # One lock for loading and generating: on 2 cores, two generations at once only slow each other.
-        self._lock = threading.Lock()
+        # One queue for loading and generating: on 2 cores, two generations at once only slow each other, so
+        # calls take turns in arrival order, and a waiting call hears its place in line.
+        self._lock = ModelQueue()
 
     @property
     def name(self) -> str:
@@ -59,7 +60,7 @@ class LlamaCppLLM:
         """Load the model if it is not loaded yet, and return it (the same object every time)."""
         if self._llama is not None:
             return self._llama
-        if not self._lock.acquire(timeout=self._settings.timeout_s):
+        if not self._lock.acquire(self._settings.timeout_s):
             raise LLMError("The local model is busy loading; try again in a moment.")
         try:
             return self._load_locked()
@@ -77,7 +78,7 @@ class LlamaCppLLM:
     ) -> Iterator[str]:
         """Yield text deltas of the reply, formatted with the GGUF's own chat template."""
         # Wait at most timeout_s for another user's answer to finish rather than hang forever.
-        if not self._lock.acquire(timeout=self._settings.timeout_s):
+        if not self._lock.acquire(self._settings.timeout_s):
             raise LLMError(
                 f"The local model is still busy with another answer after {self._settings.timeout_s:.0f} s; "
                 "try again, or use a server backend for several users (RAGAPP_LLM__BACKEND=openai)."

@@ -30,10 +30,12 @@ from ragapp.core.events import (
     RoutingEvent,
     StageEvent,
     TokenEvent,
+    WaitEvent,
 )
 from ragapp.core.lang import is_chinese
+from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, LeafScore, RetrievalResult, RetrievedChunk, Scope
-from ragapp.models.llm import LLM, stream_within
+from ragapp.models.llm import LLM, Waiting, stream_with_waits
 from ragapp.qa.answer_check import checked_answer, evidence_for, reranker_scorer
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
@@ -51,6 +53,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Steps = Generator[EngineEvent, None, T]  # a step that streams events, then returns its result
 
+WAIT_TICK_S = 1.0  # how often a waiting answer says so (the UI's live timer)
 SEARCH_ALL = "*"  # the clarification choice "none of these: search everything"
 
 
@@ -315,7 +318,9 @@ class AnswerPipeline:
         if evidence is not None:
             yield evidence  # the documents' own words while the model reads the passages
         messages = answer_messages(question, kept, recent, summary)
-        reply = yield from self._generate(messages, detail={"model": self._llm.name})
+        prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
+        detail = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
+        reply = yield from self._generate(messages, detail=detail)
         if reply is None:
             text = _passages_only(question, len(kept))
             yield TokenEvent(text)
@@ -356,11 +361,15 @@ class AnswerPipeline:
         parts: list[str] = []
         error: str | None = None
         try:
-            pieces = stream_within(
+            pieces = stream_with_waits(
                 lambda: self._llm.stream_chat(messages, max_tokens=self._settings.llm.max_tokens),
                 self._settings.llm.timeout_s,
+                tick_s=WAIT_TICK_S,
             )
             for piece in pieces:
+                if isinstance(piece, Waiting):
+                    yield WaitEvent(piece.ahead, piece.seconds)
+                    continue
                 parts.append(piece)
                 yield TokenEvent(piece)
         except LLMError as exc:

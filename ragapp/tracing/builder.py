@@ -28,6 +28,7 @@ from ragapp.core.events import (
     RewriteEvent,
     RoutingEvent,
     StageEvent,
+    WaitEvent,
 )
 from ragapp.core.types import IngestResult, LLMCall, RetrievalResult
 from ragapp.tracing.model import (
@@ -147,6 +148,18 @@ class TraceBuilder:
             span_id = self.open(e.stage, "stage", start=max(0.0, start))
         status = "failed" if e.status == "failed" else "ok"
         self.close(span_id, status, e.duration_s, e.error, jsonable(e.detail))
+
+    def _wait(self, e: WaitEvent) -> None:
+        """A queued answer: how long it waited for the model and behind how many, on its generate span."""
+        span_id = self._find_open("generate")
+        if span_id is None:
+            return
+        with self._lock:
+            attributes = self.trace.spans[span_id].attributes
+            if e.ahead > 0:
+                attributes["queued behind"] = max(int(attributes.get("queued behind", 0)), e.ahead)
+            elif "queued behind" in attributes and "queued s" not in attributes:  # its turn came
+                attributes["queued s"] = round(e.seconds, 2)
 
     def _rewrite(self, e: RewriteEvent) -> None:
         self.trace.rewrite = RewriteRecord(e.original, e.standalone, list(e.sub_questions))
@@ -312,6 +325,7 @@ class TraceBuilder:
 
 _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
     StageEvent: TraceBuilder._stage,
+    WaitEvent: TraceBuilder._wait,
     RewriteEvent: TraceBuilder._rewrite,
     RoutingEvent: TraceBuilder._routing,
     ClarifyEvent: TraceBuilder._clarify,

@@ -23,6 +23,7 @@ from ragapp.core.events import (
     RoutingEvent,
     StageEvent,
     TokenEvent,
+    WaitEvent,
 )
 from ragapp.core.types import Citation, RetrievedChunk
 
@@ -69,6 +70,7 @@ class TurnView:
     choices: list[dict[str, str]] = field(default_factory=list)  # clickable answers when the app asks back
     routed: int = 0  # routing decisions seen (one per sub-question)
     agent_steps: dict[int, gr.ChatMessage] = field(default_factory=dict)  # step number -> its bubble
+    reading: str = ""  # what the model reads before its first word ("5 passages (≈ 600 tokens)")
     done: bool = False
 
     def apply(self, event: EngineEvent) -> None:
@@ -91,6 +93,10 @@ class TurnView:
             self.choices = [{"label": c.label, "value": c.code} for c in event.choices] + [SEARCH_ALL_CHOICE]
         elif isinstance(event, EvidenceEvent):
             self.evidence = event
+        elif isinstance(event, WaitEvent):
+            pending = self._pending(_STAGE_TITLES["generate"])
+            if pending is not None:
+                pending.content = wait_line(event, self.reading)
         elif isinstance(event, TokenEvent):
             self.answer += event.text
         elif isinstance(event, AnswerEvent):
@@ -104,22 +110,34 @@ class TurnView:
     def _apply_stage(self, event: StageEvent) -> None:
         title = _STAGE_TITLES.get(event.stage, event.stage)
         if event.status == "started":
+            content = ""
+            if event.stage == "generate" and "passages" in event.detail:
+                self.reading = reading_words(event.detail)
+                content = wait_line(WaitEvent(0, 0.0), self.reading)
             self.steps.append(
-                gr.ChatMessage(role="assistant", content="", metadata={"title": title, "status": "pending"})
+                gr.ChatMessage(role="assistant", content=content, metadata={"title": title, "status": "pending"})
             )
             return
+        message = self._pending(title)
+        if message is None:
+            return
+        meta = message.metadata or {}
+        meta["status"] = "done"
+        if event.duration_s is not None:
+            meta["duration"] = round(event.duration_s, 2)
+        if event.status == "failed":
+            meta["title"] = f"❌ {title}: failed"
+            message.content = event.error or ""
+        else:
+            message.content = stage_summary(event)
+
+    def _pending(self, title: str) -> gr.ChatMessage | None:
+        """The latest bubble of a stage with this title that has not finished yet."""
         for message in reversed(self.steps):
             meta = message.metadata or {}
             if meta.get("title") == title and meta.get("status") == "pending":
-                meta["status"] = "done"
-                if event.duration_s is not None:
-                    meta["duration"] = round(event.duration_s, 2)
-                if event.status == "failed":
-                    meta["title"] = f"❌ {title}: failed"
-                    message.content = event.error or ""
-                else:
-                    message.content = stage_summary(event)
-                break
+                return message
+        return None
 
     def _apply_agent_step(self, event: AgentStepEvent) -> None:
         """One bubble per step: opened (pending) when the step starts, closed when it finishes or fails. A step
@@ -227,6 +245,28 @@ def stage_summary(event: StageEvent) -> str:
         counts = [(detail.get(k, 0), one, many) for k, one, many in _AGENT_COUNTS]
         return " · ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts)
     return ", ".join(f"{k}: {v}" for k, v in detail.items())
+
+
+def reading_words(detail: dict[str, Any]) -> str:
+    """ "5 passages (≈ 600 tokens)": what the model reads before it writes, from the generate stage's detail."""
+    count = int(detail.get("passages", 0))
+    tokens = detail.get("prompt tokens")
+    about = f" (≈ {tokens} tokens · 约 {tokens} 词元)" if tokens else ""
+    return f"{count} passage{'s' if count != 1 else ''}{about}"
+
+
+def wait_line(event: WaitEvent, reading: str) -> str:
+    """The pending answer's live line: its place in the model's queue, or what the model is reading, and for
+    how long."""
+    clock = f" · {event.seconds:.0f} s"
+    if event.ahead > 0:
+        answers = "answer" if event.ahead == 1 else "answers"
+        return (
+            f"⏳ Waiting for the model: {event.ahead} {answers} ahead of yours · "
+            f"排队中，前面还有 {event.ahead} 个回答{clock}"
+        )
+    what = f" {reading}" if reading else " the question"
+    return f"📖 Reading{what}… · 正在阅读资料…{clock}"
 
 
 def citation_title(citation: Citation) -> str:

@@ -26,6 +26,7 @@ from ragapp.core.events import (
     RetrievalEvent,
     StageEvent,
     TokenEvent,
+    WaitEvent,
 )
 from ragapp.core.types import (
     ChannelHit,
@@ -185,6 +186,20 @@ def test_an_agent_step_becomes_a_tool_span_under_the_open_stage() -> None:
     assert _children(trace, agent) == ["tool search"]
     (step,) = trace["agent_steps"]
     assert step["tool"] == "search" and step["status"] == "finished" and step["preview"] == "3 chunks"
+
+
+def test_a_queued_answer_records_its_wait_on_the_generate_span() -> None:
+    _, trace = _record(
+        [
+            StageEvent("generate", "started", detail={"passages": 2}),
+            WaitEvent(2, 0.1),
+            WaitEvent(1, 3.0),
+            WaitEvent(0, 7.5),  # its turn
+            WaitEvent(0, 8.5),  # the model reading its prompt
+            StageEvent("generate", "finished"),
+        ]
+    )
+    assert _span(trace, "generate")["attributes"] == {"passages": 2, "queued behind": 2, "queued s": 7.5}
 
 
 def test_a_failed_agent_step_that_only_reports_its_end_gets_a_failed_span() -> None:

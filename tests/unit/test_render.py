@@ -15,6 +15,7 @@ from ragapp.core.events import (
     RoutingEvent,
     StageEvent,
     TokenEvent,
+    WaitEvent,
 )
 from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
 from ragapp.ui.render import UNSUPPORTED_MARK, TurnView, citation_title, highlighted
@@ -323,3 +324,21 @@ def test_highlighted_passages_escape_markup_and_markdown() -> None:
     assert highlighted(text, ("Then `rm -rf` # done", "not in it")) == (
         r"Run \*make\* &lt;b&gt;now&lt;/b&gt;. <mark>Then \`rm -rf\` \# done</mark>"
     )
+
+
+def test_a_waiting_answer_shows_its_place_in_line_then_what_the_model_reads() -> None:
+    view = TurnView()
+    view.apply(StageEvent("generate", "started", detail={"model": "m", "passages": 3, "prompt tokens": 420}))
+    (step,) = view.messages()
+    assert "Reading 3 passages (≈ 420 tokens" in str(step.content)
+    view.apply(WaitEvent(2, 1.2))
+    assert "2 answers ahead of yours" in str(view.messages()[0].content)
+    view.apply(WaitEvent(1, 6.0))
+    assert "1 answer ahead of yours · 排队中，前面还有 1 个回答 · 6 s" in str(view.messages()[0].content)
+    view.apply(WaitEvent(0, 9.4))
+    assert str(view.messages()[0].content).startswith("📖 Reading 3 passages")
+    assert str(view.messages()[0].content).endswith("· 9 s")
+    view.apply(TokenEvent("Twelve"))
+    view.apply(StageEvent("generate", "finished", duration_s=12.0, detail={"chars": 6}))
+    step = view.messages()[0]
+    assert step.metadata["status"] == "done" and "ahead" not in str(step.content)
