@@ -24,6 +24,7 @@ import pytest
 from ragapp.config import Settings
 from ragapp.core.types import ChatTurn
 from ragapp.models.llm import LLMS
+from ragapp.models.model_queue import ModelQueue
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
@@ -63,10 +64,17 @@ class ScriptedLLM:
         self.calls: list[list[ChatTurn]] = []
         self.json_calls: list[bool] = []  # the ``json`` flag of each call
         self.unscripted_calls = 0
+        self._turns: ModelQueue | None = None
 
     @property
     def name(self) -> str:
         return "scripted"
+
+    def take_turns(self) -> ScriptedLLM:
+        """Serve calls one at a time through the real model queue, as the local model does (a call that hangs
+        then keeps the others waiting in line)."""
+        self._turns = ModelQueue()
+        return self
 
     @staticmethod
     def hang(seconds: float = 2.0) -> Hang:
@@ -110,7 +118,15 @@ class ScriptedLLM:
         if isinstance(reply, BaseException):
             raise reply
         steps: Sequence[ReplyStep] = [reply] if isinstance(reply, str | Hang) else reply
-        return self._play(steps)
+        return self._play(steps) if self._turns is None else self._in_turn(self._turns, steps)
+
+    def _in_turn(self, turns: ModelQueue, steps: Sequence[ReplyStep]) -> Iterator[str]:
+        if not turns.acquire(60.0):
+            raise AssertionError("ScriptedLLM: no turn within 60 s")
+        try:
+            yield from self._play(steps)
+        finally:
+            turns.release()
 
     def _play(self, steps: Sequence[ReplyStep]) -> Iterator[str]:
         for step in steps:

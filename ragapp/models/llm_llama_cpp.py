@@ -11,6 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -31,6 +32,14 @@ _INSTALL_HINT = (
     "llama-cpp-python==0.3.36 from source, ~10 min, needs gcc, g++ and cmake), "
     "or use an OpenAI-compatible server with RAGAPP_LLM__BACKEND=openai."
 )
+
+
+@dataclass(frozen=True)
+class ModelCounters:
+    prompt_tokens: int  # read (prefilled): a prompt prefix kept from the previous call is not read again
+    prompt_s: float
+    generated_tokens: int
+    generated_s: float
 
 
 _MAX_SLOTS = 2  # extra contexts kept at once (each holds an n_ctx KV cache: ~115 MB for the 1.5B at 4,096)
@@ -55,6 +64,23 @@ class LlamaCppLLM:
     def name(self) -> str:
         model = self._settings.gguf_path.stem if self._settings.gguf_path else self._settings.local_model
         return f"llama.cpp · {model}"
+
+    def counters(self) -> ModelCounters:
+        """Prompt tokens read and tokens generated so far over this model's contexts, and the seconds each took
+        (llama.cpp's own counters): what benchmarks divide to get prefill and generation speed."""
+        read = generated = 0
+        read_s = generated_s = 0.0
+        try:
+            import llama_cpp
+        except ImportError:
+            return ModelCounters(0, 0.0, 0, 0.0)
+        for llama in [self._llama, *self._slots.values()]:
+            if llama is None:
+                continue
+            data = llama_cpp.llama_perf_context(llama._ctx.ctx)  # noqa: SLF001 (no public handle to the context)
+            read, read_s = read + data.n_p_eval, read_s + data.t_p_eval_ms / 1000
+            generated, generated_s = generated + data.n_eval, generated_s + data.t_eval_ms / 1000
+        return ModelCounters(read, read_s, generated, generated_s)
 
     def load(self) -> Llama:
         """Load the model if it is not loaded yet, and return it (the same object every time)."""

@@ -95,8 +95,8 @@ class TurnView:
             self.evidence = event
         elif isinstance(event, WaitEvent):
             pending = self._pending(_STAGE_TITLES["generate"])
-            if pending is not None:
-                pending.content = wait_line(event, self.reading)
+            if pending is not None and pending.metadata is not None:
+                pending.metadata["log"] = wait_line(event, self.reading)  # beside the title: seen while collapsed
         elif isinstance(event, TokenEvent):
             self.answer += event.text
         elif isinstance(event, AnswerEvent):
@@ -110,18 +110,17 @@ class TurnView:
     def _apply_stage(self, event: StageEvent) -> None:
         title = _STAGE_TITLES.get(event.stage, event.stage)
         if event.status == "started":
-            content = ""
+            metadata: dict[str, Any] = {"title": title, "status": "pending"}
             if event.stage == "generate" and "passages" in event.detail:
                 self.reading = reading_words(event.detail)
-                content = wait_line(WaitEvent(0, 0.0), self.reading)
-            self.steps.append(
-                gr.ChatMessage(role="assistant", content=content, metadata={"title": title, "status": "pending"})
-            )
+                metadata["log"] = wait_line(WaitEvent(0, 0.0), self.reading)
+            self.steps.append(gr.ChatMessage(role="assistant", content="", metadata=metadata))  # type: ignore[arg-type]
             return
         message = self._pending(title)
         if message is None:
             return
         meta = message.metadata or {}
+        meta.pop("log", None)  # the live line ends with the stage
         meta["status"] = "done"
         if event.duration_s is not None:
             meta["duration"] = round(event.duration_s, 2)

@@ -18,27 +18,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.errors import ConfigError, IngestError
+from ragapp.core.errors import ConfigError
 from ragapp.core.types import ChatTurn
 from ragapp.models.llm import LLMS
 from ragbench.answers.answer_set import (
     TYPES,
-    AnswerSet,
     Question,
-    documents_key,
     install_command,
     load_set,
     missing_documents,
 )
 from ragbench.answers.scoring import Row, score, summarize, watch
+from ragbench.answers.state import OWNER, prepare_state, state_folder
 from ragbench.cli import parse_counts, run_command, settings_snapshot
 from ragbench.eval.mode_asking import preflight
 
@@ -46,9 +43,7 @@ if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
 
 MODES = ("workflow", "agent", "auto")
-OWNER = "ragbench"
 PREFLIGHT_TIMEOUT_S = 60.0
-READY = "ready.json"  # written once every document is ingested
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,25 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parse_counts(parser, argv, "limit", "stride")
     return run_command(_run, args)
-
-
-def prepare_state(answer_set: AnswerSet, engine_of: Callable[[Path], Engine], folder: Path) -> tuple[Engine, str]:
-    """An engine over ``folder`` holding the set's documents: reused when a finished build is there, else
-    (re)built by ingesting each document into its knowledge base."""
-    ready = folder / READY
-    how = "reused"
-    if not ready.is_file():
-        how = "built"
-        shutil.rmtree(folder, ignore_errors=True)  # an interrupted build: start again
-    engine = engine_of(folder)
-    if how == "built":
-        for doc in answer_set.documents:
-            (result,) = engine.library.ingest([(doc.path, doc.name)], kb=doc.kb, owner=OWNER)
-            if result.status == "failed":
-                engine.close()
-                raise IngestError(f"{doc.path}: {result.message}")
-        ready.write_text(json.dumps({d.id: str(d.path) for d in answer_set.documents}), "utf-8")
-    return engine, how
 
 
 def ask(engine: Engine, question: Question, mode: str | None, set_doc_of: dict[str, str]) -> Row:
@@ -135,7 +111,6 @@ def _write(path: Path, payload: dict[str, Any], rows: list[Row]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ragapp.engine.build import Parts, build_engine, load_builtins
-    from ragapp.models.embedders import load_embedder
 
     answer_set = load_set(args.set_file)
     missing = missing_documents(answer_set)
@@ -153,9 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     load_s = preflight(inner, min(settings.llm.timeout_s, PREFLIGHT_TIMEOUT_S))
     print(f"{inner.name}: answered a test call in {load_s:.1f} s", file=sys.stderr)
 
-    # Every ingest setting (chunking, boilerplate pages) and the embedder decide what the state holds.
-    extra = [settings.ingest.model_dump_json(), load_embedder(settings).name]
-    folder = args.state or args.cache / f"{answer_set.name}-{documents_key(answer_set, extra)}"
+    folder = args.state or state_folder(answer_set, settings, args.cache)
 
     def engine_of(state: Path) -> Engine:
         paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})

@@ -28,9 +28,10 @@ from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.model import LLMCallRecord, Trace
 from ragapp.tracing.store import TraceStore
-from ragbench.answers.__main__ import OWNER, READY, render_table
+from ragbench.answers.__main__ import render_table
 from ragbench.answers.answer_set import TYPES, AnswerSet, Question, load_set
 from ragbench.answers.scoring import Row, Seen, score, summarize
+from ragbench.answers.state import OWNER, READY
 from ragbench.cli import run_command
 
 

@@ -1,0 +1,318 @@
+"""``python -m ragbench.bench answer``: where the seconds of an answer go, stage by stage.
+
+    python -m ragbench.bench answer [--demo] [--set data/eval/answers/debian-manuals.yaml --stride 8] \\
+        [--output results/bench/answer.json]
+
+Asks the demo questions (assets/examples.json, over the demo knowledge base in a fresh state) and a spread of
+an answer set's questions (over its cached state, see ``ragbench.answers``) through the engine, as the app
+does after its warm-up, and prints per set the p50 and p95 of each stage: rewrite, routing, retrieval (with
+translation), the quoted evidence on screen, the prompt read (from asking the model to its first token),
+generation, the first token and the whole answer; with the answer prompt's size, the prefill speed inside the
+app (llama.cpp's own counters: prompt tokens actually read ÷ the time reading them) and, at the end, the same
+model reading the same prompt with nothing else running. JSON rows and summary go to ``--output``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragapp.config import REPO_ROOT, Settings
+from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, StageEvent, TokenEvent
+from ragapp.core.types import ChatTurn
+from ragapp.models.llm import LLM, LLMS
+from ragbench.cli import parse_counts, run_command, settings_snapshot
+
+DEMO_QUESTIONS = REPO_ROOT / "assets" / "examples.json"
+DEFAULT_SET = REPO_ROOT / "data" / "eval" / "answers" / "debian-manuals.yaml"
+STAGES = ("rewrite", "route", "retrieve", "translate", "evidence", "prompt_read", "generation", "ttft", "total")
+
+
+@dataclass
+class CallFigures:
+    """One model call: the stage it served, and what llama.cpp counted for it (when the backend counts)."""
+
+    stage: str
+    prompt_tokens_read: int | None = None
+    prompt_s: float | None = None
+    generated_tokens: int | None = None
+    generated_s: float | None = None
+
+
+class MeasuringLLM:
+    """The model, with each call's prefill and generation counted (llama.cpp's counters, read before and after
+    the call). ``stage`` is set by the reader of the events: the stage a call starts in is the one it serves."""
+
+    def __init__(self, inner: LLM) -> None:
+        self.inner = inner
+        self.stage = ""
+        self.calls: list[CallFigures] = []
+        self.last_messages: list[ChatTurn] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def __getattr__(self, attr: str) -> Any:  # warm_up, close: whatever the backend offers
+        return getattr(self.inner, attr)
+
+    def stream_chat(self, messages: list[ChatTurn], **kwargs: Any) -> Iterator[str]:
+        figures = CallFigures(self.stage)
+        self.calls.append(figures)
+        if self.stage == "generate":
+            self.last_messages = list(messages)
+        counters = getattr(self.inner, "counters", None)
+        before = counters() if counters is not None else None
+        try:
+            yield from self.inner.stream_chat(messages, **kwargs)
+        finally:
+            if counters is not None and before is not None:
+                after = counters()
+                figures.prompt_tokens_read = after.prompt_tokens - before.prompt_tokens
+                figures.prompt_s = round(after.prompt_s - before.prompt_s, 3)
+                figures.generated_tokens = after.generated_tokens - before.generated_tokens
+                figures.generated_s = round(after.generated_s - before.generated_s, 3)
+
+
+@dataclass
+class Timing:
+    """One question's seconds per stage (None: the stage did not run), counted from Send."""
+
+    set: str
+    id: str
+    question: str
+    seconds: dict[str, float | None] = field(default_factory=dict)
+    prompt_tokens: int | None = None  # the answer prompt, estimated as the app budgets it
+    passages: int | None = None
+    calls: list[CallFigures] = field(default_factory=list)
+    answer: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str, qid: str, question: str) -> Timing:
+    """Read one question's events and time its stages (see the module docstring)."""
+    row = Timing(set_name, qid, question, dict.fromkeys(STAGES))
+    start = time.perf_counter()
+    asked_model: float | None = None
+    first_token: float | None = None
+    summed = {"rewrite": 0.0, "route": 0.0, "translate": 0.0}
+    seen: set[str] = set()
+    llm.calls = []
+    for event in events:
+        now = time.perf_counter() - start
+        if isinstance(event, StageEvent):
+            if event.status == "started":
+                llm.stage = event.stage
+                if event.stage == "generate":
+                    asked_model = now
+                    row.prompt_tokens = event.detail.get("prompt tokens")
+                    row.passages = event.detail.get("passages")
+            elif event.stage in summed and event.duration_s is not None:
+                summed[event.stage] += event.duration_s
+                seen.add(event.stage)
+            elif event.stage == "retrieve" and event.duration_s is not None:
+                row.seconds["retrieve"] = event.duration_s
+            elif event.stage == "generate" and first_token is not None:
+                row.seconds["generation"] = now - first_token
+        elif isinstance(event, EvidenceEvent) and row.seconds["evidence"] is None:
+            row.seconds["evidence"] = now
+        elif isinstance(event, TokenEvent) and first_token is None and event.text:
+            first_token = now
+            row.seconds["ttft"] = now
+            if asked_model is not None:
+                row.seconds["prompt_read"] = now - asked_model
+        elif isinstance(event, AnswerEvent):
+            row.answer = event.text
+    row.seconds["total"] = time.perf_counter() - start
+    for stage in seen:
+        row.seconds[stage] = summed[stage]
+    row.calls = list(llm.calls)
+    return row
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The ``q`` quantile (0..1) by linear interpolation, as numpy's default; None without values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    low = int(k)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
+
+
+def summarize(rows: list[Timing]) -> dict[str, Any]:
+    """p50/p95 per stage over the questions where it ran (and how many), prompt sizes, and the speeds."""
+    out: dict[str, Any] = {"questions": len(rows), "stages": {}}
+    for stage in STAGES:
+        values = [v for r in rows if (v := r.seconds.get(stage)) is not None]
+        out["stages"][stage] = {"n": len(values), "p50": percentile(values, 0.5), "p95": percentile(values, 0.95)}
+    answer_calls = [c for r in rows for c in r.calls if c.stage == "generate" and c.prompt_s]
+    prefill = [c.prompt_tokens_read / c.prompt_s for c in answer_calls if c.prompt_tokens_read and c.prompt_s]
+    generation = [c.generated_tokens / c.generated_s for c in answer_calls if c.generated_tokens and c.generated_s]
+    read = [float(c.prompt_tokens_read) for c in answer_calls if c.prompt_tokens_read is not None]
+    out["prompt_tokens_p50"] = percentile([float(r.prompt_tokens) for r in rows if r.prompt_tokens], 0.5)
+    out["prompt_tokens_read_p50"] = percentile(read, 0.5)
+    out["passages_p50"] = percentile([float(r.passages) for r in rows if r.passages is not None], 0.5)
+    out["prefill_tokens_per_s_p50"] = percentile(prefill, 0.5)
+    out["generation_tokens_per_s_p50"] = percentile(generation, 0.5)
+    model_calls = [sum(1 for c in r.calls if c.stage != "generate") for r in rows]
+    out["model_calls_before_answer_p50"] = percentile([float(n) for n in model_calls], 0.5)
+    return out
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def render(label: str, summary: dict[str, Any]) -> str:
+    names = {"prompt_read": "prompt read", "ttft": "first token", "total": "full answer", "evidence": "evidence"}
+    lines = [f"{label} · {summary['questions']} questions", f"  {'stage':14s} {'n':>3s} {'p50 s':>7s} {'p95 s':>7s}"]
+    for stage, f in summary["stages"].items():
+        lines.append(f"  {names.get(stage, stage):14s} {f['n']:3d} {_fmt(f['p50'], 2):>7s} {_fmt(f['p95'], 2):>7s}")
+    lines.append(
+        f"  answer prompt p50: {_fmt(summary['prompt_tokens_p50'], 0)} tokens "
+        f"({_fmt(summary['prompt_tokens_read_p50'], 0)} read, the rest a kept prefix), "
+        f"{_fmt(summary['passages_p50'], 0)} passages; prefill {_fmt(summary['prefill_tokens_per_s_p50'])} tokens/s, "
+        f"generation {_fmt(summary['generation_tokens_per_s_p50'])} tokens/s; "
+        f"model calls before the answer p50 {_fmt(summary['model_calls_before_answer_p50'], 0)}"
+    )
+    return "\n".join(lines)
+
+
+def standalone_prefill(llm: LLM, messages: list[ChatTurn]) -> dict[str, float] | None:
+    """The local model reading ``messages`` afresh (its kept prefix dropped) with nothing else running."""
+    inner: Any = getattr(llm, "inner", llm)
+    counters = getattr(inner, "counters", None)
+    if counters is None or not messages:
+        return None
+    inner.load().reset()  # forget the kept prefix, so every prompt token is read
+    before = counters()
+    "".join(inner.stream_chat(messages, max_tokens=1))
+    after = counters()
+    tokens, seconds = after.prompt_tokens - before.prompt_tokens, after.prompt_s - before.prompt_s
+    return {"prompt_tokens": tokens, "seconds": round(seconds, 3), "tokens_per_s": round(tokens / seconds, 1)}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ragbench.bench answer", description=__doc__.split("\n\n")[0])
+    p.add_argument("--no-demo", action="store_true", help="skip the demo questions.")
+    p.add_argument("--set", dest="set_file", type=Path, default=DEFAULT_SET, help="answer set (default: %(default)s).")
+    p.add_argument("--no-set", action="store_true", help="skip the answer set.")
+    p.add_argument("--stride", type=int, default=8, help="ask every Nth question of the set (default: %(default)s).")
+    p.add_argument("--limit", type=int, help="ask at most N questions per set.")
+    p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="answer-set states.")
+    p.add_argument("--output", type=Path, help="write rows and summaries here as JSON.")
+    p.epilog = "App settings come from RAGAPP_* variables as usual (e.g. RAGAPP_WORKFLOW__FAST_ROUTE=false)."
+    return p
+
+
+def _demo_questions(limit: int | None) -> list[tuple[str, str, list[ChatTurn]]]:
+    examples = json.loads(DEMO_QUESTIONS.read_text("utf-8"))
+    out: list[tuple[str, str, list[ChatTurn]]] = [
+        (f"demo-{i:02d}", str(e["question"]), []) for i, e in enumerate(examples, start=1)
+    ]
+    return out[:limit] if limit else out
+
+
+def _ask_all(
+    engine: Any, llm: MeasuringLLM, name: str, questions: list[tuple[str, str, list[ChatTurn]]]
+) -> list[Timing]:
+    rows = []
+    for index, (qid, question, history) in enumerate(questions, start=1):
+        events = engine.chat.ask(question, history, None, owner="ragbench")
+        row = time_events(events, llm, name, qid, question)
+        rows.append(row)
+        ttft, total = row.seconds["ttft"], row.seconds["total"]
+        print(f"[{name} {index}/{len(questions)}] ttft {_fmt(ttft)} s, full {_fmt(total)} s: {question[:60]}",
+              file=sys.stderr)  # fmt: skip
+    return rows
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ragapp.engine.build import Parts, build_engine, load_builtins
+    from ragbench.answers.answer_set import load_set
+    from ragbench.answers.state import prepare_state, state_folder
+
+    settings = Settings()
+    load_builtins()
+    llm = MeasuringLLM(LLMS.get(settings.llm.backend)(settings))
+    sets: dict[str, dict[str, Any]] = {}
+    rows: list[Timing] = []
+    last_messages: list[ChatTurn] = []
+    if not args.no_demo:
+        with tempfile.TemporaryDirectory(prefix="ragbench-answer-") as state:
+            paths = settings.paths.model_copy(update={"state_dir": Path(state)})
+            engine = build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=llm))
+            try:
+                engine.warm_up()  # as the app does at start, before anyone asks
+                demo = _ask_all(engine, llm, "demo", _demo_questions(args.limit))
+            finally:
+                engine.close()
+        rows += demo
+        sets["demo"] = summarize(demo)
+        last_messages = llm.last_messages
+    if not args.no_set:
+        answer_set = load_set(args.set_file)
+        folder = state_folder(answer_set, settings, args.cache)
+
+        def engine_of(state: Path) -> Any:
+            paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
+            return build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=llm))
+
+        engine, _ = prepare_state(answer_set, engine_of, folder)
+        try:
+            engine.warm_up()
+            chosen = list(answer_set.questions[:: args.stride])[: args.limit or None]
+            questions = []
+            for q in chosen:
+                history = [
+                    t for turn in q.turns for t in (ChatTurn("user", turn.user), ChatTurn("assistant", turn.assistant))
+                ]
+                questions.append((q.id, q.question, history))
+            answered = _ask_all(engine, llm, answer_set.name, questions)
+        finally:
+            engine.close()
+        rows += answered
+        sets[answer_set.name] = summarize(answered)
+        last_messages = llm.last_messages or last_messages
+    alone = standalone_prefill(llm, last_messages)
+    for name, summary in sets.items():
+        print(render(f"{name} · {llm.name}", summary))
+    if alone is not None:
+        print(
+            f"standalone: the last answer prompt read afresh, nothing else running: {alone['prompt_tokens']} tokens "
+            f"in {alone['seconds']:.2f} s = {alone['tokens_per_s']:.0f} tokens/s"
+        )
+    if args.output:
+        payload = {
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "model": llm.name,
+            "cpus": os.cpu_count(),
+            "machine": platform.processor() or platform.machine(),
+            "sets": sets,
+            "standalone_prefill": alone,
+            "settings": settings_snapshot(settings),
+            "rows": [r.as_json() for r in rows],
+        }
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_counts(_parser(), argv, "stride", "limit")
+    return run_command(_run, args)
