@@ -77,7 +77,7 @@ class LlamaCppLLM:
         for llama in [self._llama, *self._slots.values()]:
             if llama is None:
                 continue
-            data = llama_cpp.llama_perf_context(llama._ctx.ctx)  # noqa: SLF001 (no public handle to the context)
+            data = llama_cpp.llama_perf_context(llama._ctx.ctx)  # private: no public handle to the context
             read, read_s = read + data.n_p_eval, read_s + data.t_p_eval_ms / 1000
             generated, generated_s = generated + data.n_eval, generated_s + data.t_eval_ms / 1000
         return ModelCounters(read, read_s, generated, generated_s)
