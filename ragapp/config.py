@@ -287,6 +287,13 @@ class WorkflowSettings(BaseModel):
         description="As soon as the passages are chosen, show the sentence(s) from them that best answer the "
         "question, quoted with the citation, while the model reads the passages and writes its answer.",
     )
+    condense_keep: int = Field(
+        0,
+        ge=0,
+        description="In the answer prompt, cut every passage but the best one to this many sentences (those "
+        "sharing the most words with the question): fewer tokens for the model to read before its first word. "
+        "0 keeps whole passages. Citations and the support check always use whole passages.",
+    )
 
 
 class AgentSettings(BaseModel):

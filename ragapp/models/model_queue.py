@@ -9,11 +9,16 @@ of yours" instead of a frozen spinner.
 from __future__ import annotations
 
 import contextvars
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 WaitListener = Callable[[int], None]
 
@@ -71,3 +76,38 @@ class ModelQueue:
         with self._changed:
             self._line.popleft()
             self._changed.notify_all()
+
+
+_DONE = object()
+
+
+def run_observed(call: Callable[[], T]) -> Iterator[int | Outcome[T]]:
+    """Run ``call`` (which may wait for the model) in a worker thread, yielding each ``ahead`` its model calls
+    hear while they wait in line, then its ``Outcome``. The worker runs in a copy of the caller's context, so
+    what ``call`` reports (traces) still reaches the caller's request."""
+    heard: queue.Queue[object] = queue.Queue()
+    outcome: Outcome[T] = Outcome()
+
+    def work() -> None:
+        with listen(heard.put):
+            try:
+                outcome.value = call()
+            except BaseException as exc:  # raised again in the caller's thread
+                outcome.error = exc
+        heard.put(_DONE)
+
+    threading.Thread(target=contextvars.copy_context().run, args=(work,), name="observed", daemon=True).start()
+    while (item := heard.get()) is not _DONE:
+        yield int(item)  # type: ignore[call-overload]
+    yield outcome
+
+
+@dataclass
+class Outcome(Generic[T]):
+    value: T | None = None
+    error: BaseException | None = None
+
+    def get(self) -> T:
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]

@@ -113,7 +113,7 @@ def best_quote(
     otherwise beat the line that explains the error code asked about). ``scorer`` (the reranker) picks among
     the best ``QUOTE_CANDIDATES``."""
     asked = set(tokenize(question))
-    split = [_prose_sentences(p.chunk.text) for p in kept]
+    split = [prose_sentences(p.chunk.text) for p in kept]
     words = [
         [(asked - set(tokenize(p.chunk.source))) & set(tokenize(piece)) for piece in pieces]
         for p, pieces in zip(kept, split, strict=True)
@@ -185,7 +185,7 @@ def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
     return AnswerEvent(text, (evidence.citation,), grounded=True, support=(support,))
 
 
-def _prose_sentences(text: str) -> list[str]:
+def prose_sentences(text: str) -> list[str]:
     """``text`` cut into sentences that join back into it, a single line break not ending one (PDF text breaks
     lines inside sentences): the cut is made on a copy with those breaks as spaces, the same length."""
     flat = re.sub(r"(?<!\n)\n(?!\n)", " ", text)

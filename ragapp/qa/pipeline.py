@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -36,9 +36,11 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, Waiting, stream_with_waits
+from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.answer_check import checked_answer, evidence_for, reranker_scorer
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
+from ragapp.qa.condense import condense
 from ragapp.qa.grounding import SupportRules
 from ragapp.qa.memory import fold, turns_to_fold
 from ragapp.qa.prompts import answer_messages, clarify_text, not_found_message, system_messages
@@ -125,6 +127,16 @@ class AnswerPipeline:
 
     # -- steps ---------------------------------------------------------------------------------
 
+    def _in_line(self, call: Callable[[], T]) -> Steps[T]:
+        """``call()``, saying (``WaitEvent``) while a model call inside it waits in the model's queue: a step
+        that needs the model (rewrite, routing, translation) may wait behind other users' answers."""
+        start = time.perf_counter()
+        for item in run_observed(call):
+            if isinstance(item, Outcome):
+                return item.get()
+            yield WaitEvent(item, time.perf_counter() - start)
+        raise AssertionError("run_observed ends with the outcome")
+
     def remember(self, summary: str, history: list[ChatTurn]) -> Steps[tuple[str, list[ChatTurn]]]:
         """Fold the turns beyond the recent window into the summary (a ``MemoryEvent`` tells the caller);
         returns the summary and the turns kept verbatim. Agent mode uses it too."""
@@ -147,7 +159,7 @@ class AnswerPipeline:
         if not self._settings.workflow.rewrite or not self._planner.needed(question, history, summary):
             return QuestionPlan(question, question, (question,))
         yield StageEvent("rewrite", "started")
-        plan = self._planner.plan(question, history, summary)
+        plan = yield from self._in_line(lambda: self._planner.plan(question, history, summary))
         if plan.error is not None:
             yield StageEvent("rewrite", "failed", duration_s=plan.duration_s, error=plan.error)
         else:
@@ -163,7 +175,7 @@ class AnswerPipeline:
         if clarified is not None and question == clarified.ambiguous:
             decision = self._resolve(RoutingDecision(question, "clarify", (), ""), clarified.choice)
         else:
-            decision = self._router.route(question, kbs)
+            decision = yield from self._in_line(lambda: self._router.route(question, kbs))
             if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
                 decision = self._resolve(decision, clarified.choice)
             decision = self._within_scope(decision, kbs)
@@ -280,7 +292,7 @@ class AnswerPipeline:
         """``result`` with the passages found by the question translated into the other language before its
         own (which held nothing strong), at most as many as the part may use."""
         yield StageEvent("translate", "started")
-        translation = self._translator.translate(part.question)
+        translation = yield from self._in_line(lambda: self._translator.translate(part.question))
         detail: dict[str, object] = {"into": translation.target, "question": translation.text or part.question}
         if translation.text is None:
             yield StageEvent("translate", "failed", translation.duration_s, detail, translation.error)
@@ -317,7 +329,9 @@ class AnswerPipeline:
         evidence = evidence_for(question, kept, scorer) if self._settings.workflow.show_evidence else None
         if evidence is not None:
             yield evidence  # the documents' own words while the model reads the passages
-        messages = answer_messages(question, kept, recent, summary)
+        messages = answer_messages(
+            question, condense(question, kept, self._settings.workflow.condense_keep), recent, summary
+        )
         prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
         detail = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
         reply = yield from self._generate(messages, detail=detail)

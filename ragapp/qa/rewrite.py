@@ -1,8 +1,9 @@
 """Rewrite a follow-up into a standalone question, and split a multi-part question into sub-questions.
 
-One model call does both, and only when it can matter: when there is a conversation to resolve ("what about
-the B model?"), or when the question looks multi-part (two question marks, "and how...", "以及"). Anything
-unusable in the reply (garbage, an empty question, too many parts) falls back to the question as asked.
+One model call does both, and only when it can matter: when a follow-up points back into the conversation
+("what about the B model?"; one that stands alone is searched as asked), or when the question looks multi-part
+(two question marks, "and how...", "以及"). Anything unusable in the reply (garbage, an empty question, too many
+parts) falls back to the question as asked.
 """
 
 from __future__ import annotations
@@ -29,8 +30,30 @@ _MULTI_PART = re.compile(
 )
 
 
+# A follow-up that leans on the conversation: a pronoun or pointer, a leading "and"/"what about", a bare "呢".
+_LEANS_ON_CONTEXT = re.compile(
+    r"\b(it|its|it's|they|them|their|this|that|these|those|he|she|him|his|her|there|one|ones|same|former|latter|"
+    r"above|previous|else|instead|too|also|other|another)\b|^\s*(and|or|but|so|then|what about|how about)\b"
+    r"|它|其|该|这|那|他|她|上述|前者|后者|同样|也|呢\s*[?？]?\s*$",
+    re.IGNORECASE,
+)
+_MIN_WORDS_ALONE = 4  # shorter follow-ups ("price?", "多少钱？") are rewritten whatever they say
+_MIN_CJK_ALONE = 6
+
+
 def looks_multi_part(question: str) -> bool:
     return bool(_MULTI_PART.search(question.strip()))
+
+
+def stands_alone(question: str) -> bool:
+    """A question that needs nothing from the conversation: long enough to name its subject, and with no
+    pronoun, pointer or leading "and" that points back. Rewriting it would cost a model call (~8 s on two
+    cores) to get the same question back."""
+    if _LEANS_ON_CONTEXT.search(question):
+        return False
+    if is_chinese(question):
+        return len(re.findall(r"[\u4e00-\u9fff]", question)) >= _MIN_CJK_ALONE
+    return len(re.findall(r"\w+", question)) >= _MIN_WORDS_ALONE
 
 
 @dataclass(frozen=True)
@@ -83,7 +106,8 @@ class QuestionPlanner:
         self._max_parts = max_parts
 
     def needed(self, question: str, history: Sequence[ChatTurn], summary: str) -> bool:
-        return bool(history or summary) or looks_multi_part(question)
+        """A model call can change something: a follow-up that points back, or a question of several parts."""
+        return (bool(history or summary) and not stands_alone(question)) or looks_multi_part(question)
 
     def plan(self, question: str, history: Sequence[ChatTurn] = (), summary: str = "") -> QuestionPlan:
         as_asked = QuestionPlan(question, question, (question,))

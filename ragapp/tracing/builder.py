@@ -150,10 +150,12 @@ class TraceBuilder:
         self.close(span_id, status, e.duration_s, e.error, jsonable(e.detail))
 
     def _wait(self, e: WaitEvent) -> None:
-        """A queued answer: how long it waited for the model and behind how many, on its generate span."""
-        span_id = self._find_open("generate")
-        if span_id is None:
+        """A queued step: how long it waited for the model and behind how many, on the span of the stage that
+        waited (the innermost open one)."""
+        stages = [i for i in self._open if self.trace.spans[i].kind == "stage"]
+        if not stages:
             return
+        span_id = stages[-1]
         with self._lock:
             attributes = self.trace.spans[span_id].attributes
             if e.ahead > 0:

@@ -94,9 +94,7 @@ class TurnView:
         elif isinstance(event, EvidenceEvent):
             self.evidence = event
         elif isinstance(event, WaitEvent):
-            pending = self._pending(_STAGE_TITLES["generate"])
-            if pending is not None and pending.metadata is not None:
-                pending.metadata["log"] = wait_line(event, self.reading)  # beside the title: seen while collapsed
+            self._apply_wait(event)
         elif isinstance(event, TokenEvent):
             self.answer += event.text
         elif isinstance(event, AnswerEvent):
@@ -129,6 +127,19 @@ class TurnView:
             message.content = event.error or ""
         else:
             message.content = stage_summary(event)
+
+    def _apply_wait(self, event: WaitEvent) -> None:
+        """The live line beside the title of the stage that waits (seen while the bubble is collapsed): its
+        place in the model's queue; for the answer, then what the model reads, with a timer."""
+        pending = next((m for m in reversed(self.steps) if (m.metadata or {}).get("status") == "pending"), None)
+        if pending is None or pending.metadata is None:
+            return
+        if pending.metadata.get("title") == _STAGE_TITLES["generate"]:
+            pending.metadata["log"] = wait_line(event, self.reading)
+        elif event.ahead > 0:
+            pending.metadata["log"] = wait_line(event, "")
+        else:
+            pending.metadata.pop("log", None)  # its turn came
 
     def _pending(self, title: str) -> gr.ChatMessage | None:
         """The latest bubble of a stage with this title that has not finished yet."""

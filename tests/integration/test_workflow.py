@@ -236,10 +236,19 @@ def test_classifier_failure_or_garbage_means_no_intent_never_a_crash(rig: object
 def test_garbage_rewrite_keeps_the_question_as_asked(rig: object) -> None:
     history = [ChatTurn("user", "Hi"), ChatTurn("assistant", "Hello!")]
     rig.llm.enqueue("Sure! Here is the rewritten question", matches(("alpha.specs", 0.9)), "90 minutes [1].")  # type: ignore[attr-defined]
-    events = ask(rig, "How long does the Alpha battery last?", history)
+    events = ask(rig, "And how long does the Alpha battery last?", history)  # "And" points back: rewritten
     failed = [e for e in only(events, StageEvent) if e.stage == "rewrite" and e.status == "failed"]
     assert failed and "no usable question" in (failed[0].error or "")
     assert not only(events, RewriteEvent)
+    assert only(events, AnswerEvent)[0].text == "90 minutes [1]."
+
+
+def test_a_follow_up_that_stands_alone_is_not_rewritten(rig: object) -> None:
+    history = [ChatTurn("user", "Hi"), ChatTurn("assistant", "Hello!")]
+    rig.llm.enqueue(matches(("alpha.specs", 0.9)), "90 minutes [1].")  # type: ignore[attr-defined]
+    events = ask(rig, "How long does the Alpha battery last?", history)
+    assert not [e for e in only(events, StageEvent) if e.stage == "rewrite"]
+    assert len(rig.llm.calls) == 2  # type: ignore[attr-defined]  # routing and the answer: no rewrite call
     assert only(events, AnswerEvent)[0].text == "90 minutes [1]."
 
 

@@ -7,8 +7,10 @@ import threading
 import time
 from collections.abc import Iterator
 
+import pytest
+
 from ragapp.models.llm import Waiting, stream_with_waits
-from ragapp.models.model_queue import ModelQueue, listen
+from ragapp.models.model_queue import ModelQueue, Outcome, listen, run_observed
 
 
 def _wait_for(condition: object, what: str) -> None:
@@ -93,3 +95,29 @@ def test_ticks_come_while_the_model_reads_and_stop_at_the_first_piece() -> None:
     first = items.index("a")
     assert first >= 2 and all(isinstance(i, Waiting) and i.ahead == 0 for i in items[:first])
     assert items[first:] == ["a", "b"]  # no ticks once the answer streams
+
+
+def test_run_observed_passes_on_the_waits_of_the_calls_inside_and_then_the_outcome() -> None:
+    line = ModelQueue()
+    assert line.acquire(1.0)
+
+    def routed() -> str:  # a step (routing) whose model call waits behind another answer
+        assert line.acquire(10.0)
+        line.release()
+        return "route"
+
+    threading.Timer(0.2, line.release).start()
+    items = list(run_observed(routed))
+    assert items[:-1] == [1, 0]
+    outcome = items[-1]
+    assert isinstance(outcome, Outcome) and outcome.get() == "route"
+
+
+def test_run_observed_raises_the_error_of_the_call_in_the_callers_thread() -> None:
+    def broken() -> str:
+        raise ValueError("classifier exploded")
+
+    (outcome,) = list(run_observed(broken))
+    assert isinstance(outcome, Outcome)
+    with pytest.raises(ValueError, match="classifier exploded"):
+        outcome.get()
