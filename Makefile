@@ -15,7 +15,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval
+	train-reranker rerank-eval answer-eval bench-answer bench-load
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,15 @@ routing-eval: setup
 bench: setup
 	RAGAPP_RERANK__BACKEND=none $(PY) -m ragbench.bench --dataset $(DATA)/scifact --sizes 1000,5000,25000 \
 		--queries 200 --compare-llamaindex --output results/bench.json
+
+# Where an answer's seconds go (README "Speed on two cores"): per-stage p50/p95 over the 16 demo questions and
+# every 8th question of the answer set (its documents are indexed once under .cache/answers), about 12 minutes.
+bench-answer: setup
+	$(PY) -m ragbench.bench answer --set $(ANSWER_SET) --stride 8 --output results/bench/answer.json
+
+# Four people asking the app at once through its web API (the app is started on loopback), about 5 minutes.
+bench-load: setup
+	$(PY) -m ragbench.bench load --users 4 --questions 8 --output results/bench/load.json
 
 # Workflow against Agent answering on HotpotQA (see README "Measured"): both supporting paragraphs retrieved,
 # EM / F1, model calls, tokens, seconds and agent steps per question, over the first $(LIMIT) questions. The

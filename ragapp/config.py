@@ -288,7 +288,7 @@ class WorkflowSettings(BaseModel):
         "question, quoted with the citation, while the model reads the passages and writes its answer.",
     )
     condense_keep: int = Field(
-        0,
+        2,
         ge=0,
         description="In the answer prompt, cut every passage but the best one to this many sentences (those "
         "sharing the most words with the question): fewer tokens for the model to read before its first word. "

@@ -29,6 +29,10 @@ class Chat:
         self._retrieval = retrieval
         self._recorder = recorder
 
+    def warm_up(self) -> None:
+        """Have the local model read the answers' instructions now (see ``AnswerPipeline.warm_up``)."""
+        self._answers.warm_up()
+
     def ask(
         self,
         question: str,

@@ -82,6 +82,7 @@ class Engine:
             warm()
             if self.settings.workflow.route:
                 self.intents.warm_up()  # the leaves embedded, the classifier's prompt prefix cached
+            self.chat.warm_up()  # the answer instructions read, in both languages
 
     def close(self) -> None:
         self.observability.close()

@@ -42,7 +42,9 @@ class ModelCounters:
     generated_s: float
 
 
-_MAX_SLOTS = 2  # extra contexts kept at once (each holds an n_ctx KV cache: ~115 MB for the 1.5B at 4,096)
+# Extra contexts kept at once, each holding an n_ctx KV cache (~115 MB for the 1.5B at 4,096): the intent
+# classifier's and the answers' in English and in Chinese.
+_MAX_SLOTS = 3
 
 
 class LlamaCppLLM:

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TypeVar
 
 from ragapp.config import Settings
@@ -35,7 +36,7 @@ from ragapp.core.events import (
 from ragapp.core.lang import is_chinese
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, LeafScore, RetrievalResult, RetrievedChunk, Scope
-from ragapp.models.llm import LLM, Waiting, stream_with_waits
+from ragapp.models.llm import LLM, Waiting, stream_with_waits, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.answer_check import checked_answer, evidence_for, reranker_scorer
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
@@ -124,6 +125,19 @@ class AnswerPipeline:
             return
         knowledge_parts = [p for p in parts if p.decision.action != "system"]
         yield from self._answer(asked, knowledge_parts, kbs, history, summary)
+
+    def warm_up(self) -> None:
+        """Have the model read the answer instructions of each language into their contexts (``_write``), so
+        the first answers read only their passages and question. A failure only means a slower first answer."""
+        for question in ("What is it?", "这是什么？"):
+            slot = "answer-zh" if is_chinese(question) else "answer-en"
+            messages = answer_messages(question, (), ())
+            try:
+                call = partial(self._llm.stream_chat, messages, max_tokens=1, prefix_slot=slot)
+                "".join(stream_within(call, 120))
+            except Exception:
+                log.warning("warming up the answer instructions failed", exc_info=True)
+                return
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -334,7 +348,10 @@ class AnswerPipeline:
         )
         prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
         detail = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
-        reply = yield from self._generate(messages, detail=detail)
+        # The answer's instructions stay read between answers in their own context (one per language): other
+        # model calls (rewrite, translation) and the other language's answers would otherwise evict them.
+        slot = "answer-zh" if is_chinese(question) else "answer-en"
+        reply = yield from self._generate(messages, detail=detail, slot=slot)
         if reply is None:
             text = _passages_only(question, len(kept))
             yield TokenEvent(text)
@@ -367,7 +384,9 @@ class AnswerPipeline:
             "budget": budget,
         }
 
-    def _generate(self, messages: list[ChatTurn], detail: dict[str, object]) -> Steps[str | None]:
+    def _generate(
+        self, messages: list[ChatTurn], detail: dict[str, object], slot: str | None = None
+    ) -> Steps[str | None]:
         """Stream the model's reply as tokens; returns the text, or None when nothing usable came back
         (the failure is reported as a failed stage and a notice)."""
         yield StageEvent("generate", "started", detail=detail)
@@ -376,7 +395,7 @@ class AnswerPipeline:
         error: str | None = None
         try:
             pieces = stream_with_waits(
-                lambda: self._llm.stream_chat(messages, max_tokens=self._settings.llm.max_tokens),
+                lambda: self._llm.stream_chat(messages, max_tokens=self._settings.llm.max_tokens, prefix_slot=slot),
                 self._settings.llm.timeout_s,
                 tick_s=WAIT_TICK_S,
             )

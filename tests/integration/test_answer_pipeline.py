@@ -20,6 +20,7 @@ from ragapp.core.events import (
     TokenEvent,
 )
 from ragapp.core.types import ChatTurn
+from ragapp.qa.condense import condense
 from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH, SYSTEM_EN, SYSTEM_ZH
 
 if TYPE_CHECKING:
@@ -111,8 +112,10 @@ def test_citations_map_to_the_passages_numbered_in_the_prompt(demo: Rig, demo_ll
     assert messages[0] == ChatTurn("system", SYSTEM_EN)
     prompt = messages[-1].content
     assert prompt.endswith(f"Question: {E07}")
-    # Passage n follows marker [n] and precedes marker [n + 1].
-    for number, item in enumerate(chunks, start=1):
+    # Passage n follows marker [n] and precedes marker [n + 1]: the best one whole, the others condensed.
+    shown = condense(E07, chunks, demo.engine.settings.workflow.condense_keep)
+    assert shown[0] == chunks[0]
+    for number, item in enumerate(shown, start=1):
         marker = prompt.index(f"[{number}] ({item.chunk.source}")
         text_at = prompt.index(item.chunk.text, marker)
         following = prompt.find(f"[{number + 1}] (", marker)
