@@ -53,14 +53,15 @@ class Request:
 
 
 def _content(message: Any) -> tuple[str, str]:
-    """(title, text) of a chat message as the Gradio client returns it."""
+    """(title and the live line beside it, text) of a chat message as the Gradio client returns it."""
     if not isinstance(message, dict):
         return "", str(message)
     metadata = message.get("metadata") or {}
     content = message.get("content")
     if isinstance(content, list):  # Gradio 5+: a list of {"type": "text", "text": ...}
         content = " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(metadata.get("title") or ""), str(content or "")
+    title = " ".join(str(metadata.get(key) or "") for key in ("title", "log")).strip()
+    return title, str(content or "")
 
 
 def read_update(request: Request, chat: list[Any], elapsed: float) -> None:
@@ -69,7 +70,7 @@ def read_update(request: Request, chat: list[Any], elapsed: float) -> None:
     for message in chat[last_user + 1 :]:
         title, text = _content(message)
         if title:
-            match = _AHEAD.search(text)
+            match = _AHEAD.search(title)
             if match:
                 if request.queued_from is None:
                     request.queued_from = elapsed
