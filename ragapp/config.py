@@ -287,6 +287,12 @@ class WorkflowSettings(BaseModel):
         description="As soon as the passages are chosen, show the sentence(s) from them that best answer the "
         "question, quoted with the citation, while the model reads the passages and writes its answer.",
     )
+    max_question_chars: int = Field(
+        2000,
+        ge=10,
+        description="Longest question accepted; a longer one is refused with a message before any search or "
+        "model call (it would be embedded in full and overflow the reranker).",
+    )
     condense_keep: int = Field(
         2,
         ge=0,

@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 from ragapp.agent.auto import choose_mode
 from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
-from ragapp.core.events import EngineEvent, ModeEvent
+from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
+from ragapp.core.lang import is_chinese
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Mode, RetrievalResult, Scope
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -68,6 +69,11 @@ class Chat:
         clarified: Clarified | None,
         mode: Mode | None,
     ) -> Iterator[EngineEvent]:
+        refusal = question_refusal(question, self._settings.workflow.max_question_chars)
+        if refusal is not None:  # before any model call or search: nothing to answer, or too much to embed
+            yield NoticeEvent(refusal, level="warning")
+            yield AnswerEvent(refusal, (), grounded=False)
+            return
         mode = mode or self._settings.agent.mode
         if clarified is None and mode == "auto":
             chosen, why = choose_mode(question)
@@ -81,3 +87,22 @@ class Chat:
     def retrieve(self, question: str, kbs: Scope = None) -> RetrievalResult:
         """The chunks ``question`` would be answered from, with everything the trace shows about them."""
         return self._retrieval.retrieve(question, kbs)
+
+
+def question_refusal(question: str, max_chars: int) -> str | None:
+    """Why ``question`` is not asked at all (blank, or longer than ``max_chars``), in the question's language;
+    None when it is asked."""
+    text = question.strip()
+    if not text:
+        return "Type a question first. · 请先输入问题。"
+    if len(text) > max_chars:
+        if is_chinese(text):
+            return (
+                f"问题太长（{len(text):,} 个字符，上限 {max_chars:,}）。请缩短问题；长文本请作为文档上传。"
+                "（RAGAPP_WORKFLOW__MAX_QUESTION_CHARS）"
+            )
+        return (
+            f"This question is {len(text):,} characters long; questions are limited to {max_chars:,} "
+            "(RAGAPP_WORKFLOW__MAX_QUESTION_CHARS). Shorten it, or upload long text as a document."
+        )
+    return None

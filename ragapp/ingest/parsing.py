@@ -20,7 +20,9 @@ log = logging.getLogger(__name__)
 Parser = Callable[[Path, str], ParsedDocument]
 PARSERS: Registry[Parser] = Registry("file type")
 
-_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_MD_HEADING_START = re.compile(r"(#{1,6})[ \t]+")  # anchored, no backtracking: see ``markdown_heading``
+_BINARY_SHARE = 0.05  # text with more control (or undecodable) characters than this is taken for binary
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -54,8 +56,24 @@ def parse_file(path: Path, name: str | None = None) -> ParsedDocument:
     return ParsedDocument(name=doc.name, file_type=doc.file_type, sections=sections, pages=doc.pages)
 
 
-def decode_text(data: bytes) -> str:
-    """Decode bytes of unknown encoding: UTF-8 (with or without BOM), then GB18030 for Chinese, then Latin-1."""
+def decode_text(data: bytes, name: str = "the file") -> str:
+    """Decode bytes of unknown encoding: a UTF-16/UTF-8 byte-order mark decides, UTF-16 without one is known by
+    its NUL bytes, else UTF-8, then GB18030 for Chinese, then Latin-1. Raises ``IngestError`` for a binary file
+    named as text (it would be indexed as garbage that matches nothing)."""
+    text = _decode(data)
+    sample = text[:65536]
+    if sample and len(_CONTROL.findall(sample)) > _BINARY_SHARE * len(sample):
+        raise IngestError(f"{name}: this looks like a binary file, not text; nothing was added.")
+    return text
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    head = data[:4096]
+    if len(head) >= 2 and head.count(0) > len(head) // 4:  # ASCII-range UTF-16: every other byte is NUL
+        even_nuls = head[0::2].count(0)
+        return data.decode("utf-16-be" if even_nuls > head[1::2].count(0) else "utf-16-le", errors="replace")
     for encoding in ("utf-8-sig", "gb18030"):
         try:
             return data.decode(encoding)
@@ -64,16 +82,29 @@ def decode_text(data: bytes) -> str:
     return data.decode("latin-1")
 
 
+def markdown_heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line ("## Title ##"), else None. Written out by hand, in linear time: the
+    regular expression it replaces backtracked cubically on a heading with a long run of spaces inside."""
+    match = _MD_HEADING_START.match(line)
+    if match is None:
+        return None
+    title = line[match.end() :].strip()
+    closed = title.rstrip("#")
+    if closed != title and (not closed or closed[-1] in " \t"):  # a closing run of #s, after a space
+        title = closed.strip()
+    return (len(match.group(1)), title) if title else None
+
+
 @PARSERS.register(".txt")
 def parse_txt(path: Path, name: str) -> ParsedDocument:
-    text = decode_text(path.read_bytes())
+    text = decode_text(path.read_bytes(), name)
     return ParsedDocument(name=name, file_type="txt", sections=(Section(text=text),))
 
 
 @PARSERS.register(".md")
 def parse_markdown(path: Path, name: str) -> ParsedDocument:
     """Split at ATX headings (not inside code fences); each section keeps its heading path."""
-    text = decode_text(path.read_bytes())
+    text = decode_text(path.read_bytes(), name)
     sections: list[Section] = []
     trail: list[str] = []  # heading path, one entry per level
     buf: list[str] = []
@@ -88,13 +119,13 @@ def parse_markdown(path: Path, name: str) -> ParsedDocument:
     for line in text.splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
-        match = None if in_fence else _MD_HEADING.match(line)
-        if match:
+        heading = None if in_fence else markdown_heading(line)
+        if heading:
             flush()
-            level = len(match.group(1))
+            level, title = heading
             del trail[level - 1 :]
             trail.extend([""] * (level - 1 - len(trail)))
-            trail.append(match.group(2))  # "" keeps the place of a skipped level (## with no # above)
+            trail.append(title)  # "" keeps the place of a skipped level (## with no # above)
         else:
             buf.append(line)
     flush()

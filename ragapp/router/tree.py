@@ -289,7 +289,10 @@ def tree_from_data(data: object) -> IntentTree:
     if not isinstance(items, list):
         raise IntentTreeError(["'intents' must be a list of intents"])
 
-    def visit(item: object, parent: str | None, position: int, where: str) -> None:
+    def visit(item: object, parent: str | None, position: int, where: str, depth: int = 1) -> None:
+        if depth > MAX_DEPTH or len(nodes) >= MAX_NODES:  # a walk of bounded size, whatever the data
+            limit = f"nested deeper than {MAX_DEPTH} levels" if depth > MAX_DEPTH else f"over {MAX_NODES} intents"
+            raise IntentTreeError([f"the tree is {limit}; nothing was imported"])
         if not isinstance(item, Mapping):
             problems.append(f"{where} must be a mapping with at least 'code' and 'name'")
             return
@@ -323,7 +326,7 @@ def tree_from_data(data: object) -> IntentTree:
             problems.append(f"{label}: 'children' must be a list")
             return
         for index, child in enumerate(children):
-            visit(child, node.code, index, f"{label} > child {index + 1}")
+            visit(child, node.code, index, f"{label} > child {index + 1}", depth + 1)
 
     for index, item in enumerate(items):
         visit(item, None, index, f"intent {index + 1}")
@@ -332,14 +335,48 @@ def tree_from_data(data: object) -> IntentTree:
     return IntentTree(nodes)
 
 
+MAX_DEPTH = 12  # levels of intents: the demo tree has 3
+MAX_NODES = 5000
+MAX_BRACKETS = 200  # "[" or "{" open at once: a real tree needs a few per level; YAML's scanner is quadratic in it
+
+
+def _bracket_depth(text: str) -> int:
+    """The most brackets open at once, quotes ignored (an over-count only refuses a file that is odd anyway)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _has_alias(text: str) -> bool:
+    """Whether the YAML ``text`` uses an alias, read as a stream of events: linear, nothing expanded."""
+    import yaml
+
+    try:
+        return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return False  # the parse below reports the syntax error
+
+
 def parse_tree(text: str, fmt: Format | None = None) -> IntentTree:
     """Parse YAML or JSON (JSON is tried first when ``fmt`` is None; YAML reads JSON too)."""
     import yaml
 
     if not text.strip():
         raise IntentTreeError(["the file is empty"])
+    if _bracket_depth(text) > MAX_BRACKETS:
+        raise IntentTreeError([f"the file is nested too deeply (at most {MAX_DEPTH} levels of intents)"])
     try:
+        if fmt != "json" and _has_alias(text):
+            # An alias repeats a node: a few hundred bytes of nested aliases expand into billions of intents.
+            raise IntentTreeError(["the file uses YAML aliases (*name); write each intent out instead"])
         data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    except RecursionError:
+        raise IntentTreeError([f"the file is nested too deeply (at most {MAX_DEPTH} levels of intents)"]) from None
     except (ValueError, yaml.YAMLError) as exc:
         kind = "JSON" if fmt == "json" else "YAML or JSON"
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
