@@ -27,7 +27,11 @@ def main() -> None:
     engine = build_engine(settings)
     threading.Thread(target=engine.warm_up, name="warm-up", daemon=True).start()
     build_ui(engine).queue(default_concurrency_limit=4).launch(
-        server_name=settings.ui.host, server_port=settings.ui.port, show_error=False
+        server_name=settings.ui.host,
+        server_port=settings.ui.port,
+        show_error=False,
+        # Gradio's upload route itself refuses files over the ingest limit, before they are written to disk.
+        max_file_size=f"{settings.ingest.max_file_mb:g}mb",
     )
 
 

@@ -82,6 +82,29 @@ def _decode(data: bytes) -> str:
     return data.decode("latin-1")
 
 
+ZIP_MAX_MEMBERS = 10_000
+ZIP_MAX_UNPACKED_MB = 512
+
+
+def check_zip(path: Path, name: str) -> None:
+    """Refuse an Office file (a zip) that would unpack into too many parts or too many bytes: a 1 MB DOCX
+    whose image inflates to 1 GiB passed the upload limit, which counts only the packed size. Reads the zip's
+    directory, nothing is unpacked."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except zipfile.BadZipFile:
+        raise IngestError(f"{name}: this is not a valid {Path(name).suffix or 'Office'} file (not a zip).") from None
+    unpacked = sum(m.file_size for m in members)
+    if len(members) > ZIP_MAX_MEMBERS or unpacked > ZIP_MAX_UNPACKED_MB * 1024 * 1024:
+        raise IngestError(
+            f"{name}: it unpacks into {len(members):,} parts and {unpacked / 1e6:,.0f} MB, over the limits "
+            f"({ZIP_MAX_MEMBERS:,} parts, {ZIP_MAX_UNPACKED_MB} MB); nothing was added."
+        )
+
+
 def markdown_heading(line: str) -> tuple[int, str] | None:
     """(level, title) of an ATX heading line ("## Title ##"), else None. Written out by hand, in linear time: the
     regular expression it replaces backtracked cubically on a heading with a long run of spaces inside."""
@@ -155,6 +178,7 @@ def parse_docx(path: Path, name: str) -> ParsedDocument:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    check_zip(path, name)
     document = docx.Document(str(path))
     sections: list[Section] = []
     heading: str | None = None

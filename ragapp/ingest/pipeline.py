@@ -173,7 +173,8 @@ class Ingestor:
         """
         kb = kb_name(kb)
         results: list[IngestResult] = []
-        for index, (path, name) in enumerate(files):
+        for index, (path, given) in enumerate(files):
+            name = document_name(given, path)
             try:
                 results.append(self._ingest_one(path, name, kb, _FileProgress(progress, name, index, len(files))))
             except RagAppError as exc:
@@ -293,3 +294,18 @@ class Ingestor:
             self._store.vectors.set_kbs(dict.fromkeys(chunk_ids, kb))
         self._store.refresh_keywords()
         return doc.name
+
+
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+MAX_NAME_CHARS = 200
+
+
+def document_name(given: str, path: Path) -> str:
+    """The name a document is shown under: the name given, without control characters (a NUL or a line break
+    in a name breaks tables and logs) or surrounding blanks, at most ``MAX_NAME_CHARS`` characters with its
+    extension kept; the file's own name when nothing is left."""
+    name = _NAME_CONTROL.sub(" ", given or "").strip() or path.name
+    if len(name) > MAX_NAME_CHARS:
+        suffix = Path(name).suffix[:16]
+        name = name[: MAX_NAME_CHARS - len(suffix) - 1].rstrip() + "…" + suffix
+    return name

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
 from ragapp.config import RetrievalSettings
@@ -77,8 +77,9 @@ class RetrievalPipeline:
         self._settings = settings
         self._fuse = FUSIONS.get(settings.fusion)
         self._cache = RetrievalCache(settings.cache_size)
-        # A bounded pool shared by all requests; a hung channel occupies one worker, never the request.
-        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * len(self._channels)), thread_name_prefix="channel")
+        # A bounded pool shared by all requests, sized for the UI's 4 requests at a time with every channel
+        # each; a hung channel occupies one worker, never the request.
+        self._pool = ThreadPoolExecutor(max_workers=max(8, 4 * len(self._channels)), thread_name_prefix="channel")
 
     @property
     def reranker(self) -> Reranker:
@@ -174,16 +175,42 @@ class RetrievalPipeline:
         self, query: str, kbs: Scope, names: tuple[str, ...] | None = None
     ) -> tuple[list[ChannelResult], list[str]]:
         budget = self._settings.recall_budget
+        timeout = self._settings.channel_timeout_s
         chosen = [c for c in self._channels if names is None or c.name in names]
-        futures: dict[Future[ChannelResult], Channel] = {
-            self._pool.submit(channel.retrieve, query, budget, kbs): channel for channel in chosen
-        }
-        done, pending = wait(futures, timeout=self._settings.channel_timeout_s)
+        started: dict[str, float] = {}  # channel -> when a worker took it up (its budget counts from then)
+
+        def run(channel: Channel) -> ChannelResult:
+            started[channel.name] = time.monotonic()
+            return channel.retrieve(query, budget, kbs)
+
+        submitted = time.monotonic()
+        futures: dict[Future[ChannelResult], Channel] = {self._pool.submit(run, c): c for c in chosen}
+        pending = set(futures)
+        late: list[Future[ChannelResult]] = []
+        while pending:
+            now = time.monotonic()
+            # A channel still queued for a worker (other requests hold them all) is not timed out by its
+            # budget, only by QUEUE_WAITS budgets in all; one that runs gets its budget from its start.
+            deadlines = {
+                f: started[futures[f].name] + timeout
+                if futures[f].name in started
+                else submitted + QUEUE_WAITS * timeout
+                for f in pending
+            }
+            for future in [f for f, deadline in deadlines.items() if deadline <= now and not f.done()]:
+                pending.discard(future)
+                late.append(future)
+            if not pending:
+                break
+            finished, _ = wait(pending, timeout=min(deadlines[f] for f in pending) - now, return_when=FIRST_COMPLETED)
+            pending -= finished
+        done = [f for f in futures if f not in late]
         results: list[ChannelResult] = []
         problems: list[str] = []
-        for future in pending:
-            future.cancel()  # a running channel cannot be stopped; its late result is simply ignored
-            problems.append(f"{futures[future].name} search timed out after {self._settings.channel_timeout_s:g} s")
+        for future in late:
+            # Not started yet: it never will be. Running: it cannot be stopped; its late result is ignored.
+            future.cancel()
+            problems.append(f"{futures[future].name} search timed out after {timeout:g} s")
         for future in done:
             name = futures[future].name
             try:
@@ -197,6 +224,9 @@ class RetrievalPipeline:
         order = {c.name: i for i, c in enumerate(self._channels)}
         results.sort(key=lambda r: order[r.channel])
         return results, degraded
+
+
+QUEUE_WAITS = 4  # how many channel budgets a search may wait for a free worker before it gives up
 
 
 def blend_order(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from ragapp.core.errors import RagAppError
 from ragapp.core.events import ClarifyEvent, MemoryEvent
@@ -21,7 +22,7 @@ from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine.engine import Engine
 from ragapp.ingest.pipeline import kb_name
 from ragapp.qa.pipeline import Clarified
-from ragapp.ui.render import TurnView
+from ragapp.ui.render import TurnView, no_remote_content
 from ragapp.ui.state import Session, owner_of
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ class Handlers:
             yield "", chat, session
             return
         session.pending = None  # a new question abandons an unanswered "which one did you mean?"
-        chat = [*chat, gr.ChatMessage(role="user", content=question)]
+        chat = [*chat, gr.ChatMessage(role="user", content=no_remote_content(question))]
         yield from self._turn(question, question, chat, session, scope, None, mode, owner_of(owner, request))
 
     def choose(
@@ -223,9 +224,20 @@ class Handlers:
         target = kb_name(kb or DEFAULT_KB)  # a bad name is refused before any file is read
         pairs = [(Path(f), Path(f).name) for f in files]
         progress(0.0, desc="Starting")
-        results = self.engine.library.ingest(
-            pairs, lambda update: progress(update.fraction, desc=update.text), target, owner=owner_of(owner, request)
-        )
+        try:
+            results = self.engine.library.ingest(
+                pairs,
+                lambda update: progress(update.fraction, desc=update.text),
+                target,
+                owner=owner_of(owner, request),
+            )
+        finally:
+            # The text is in the stores now; Gradio's copy of the upload would stay on disk (and be served at
+            # its upload URL) after the document is deleted.
+            cache = Path(get_upload_folder()).resolve()
+            for path, _name in pairs:
+                if path.resolve().is_relative_to(cache):  # only Gradio's own copies, never a file of the user's
+                    path.unlink(missing_ok=True)
         summary = ingest_summary(results)
         failed = [r for r in results if r.status == "failed"]
         if failed:

