@@ -331,6 +331,12 @@ class IngestSettings(BaseModel):
     chunk_size: int = Field(400, ge=64, description="Target chunk length in characters.")
     chunk_overlap: int = Field(60, ge=0, description="Characters shared by neighbouring chunks.")
     max_file_mb: float = Field(50.0, gt=0, description="Larger uploads are refused.")
+    max_chunks: int = Field(
+        20_000,
+        ge=1,
+        description="A document that makes more chunks is refused with a message (split it first): embedding "
+        "20,000 chunks takes about an hour on 2 cores, and nothing else could be uploaded meanwhile.",
+    )
     keep_boilerplate: bool = Field(
         False,
         description="Index table-of-contents, index and licence pages like any other text (by default they "

@@ -214,6 +214,11 @@ class Ingestor:
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise IngestError(f"{name}: no text found.")
+        if len(chunks) > self._settings.max_chunks:
+            raise IngestError(
+                f"{name}: it makes {len(chunks):,} chunks, over the {self._settings.max_chunks:,} a document may have "
+                "(RAGAPP_INGEST__MAX_CHUNKS); split it into smaller files. Nothing was added."
+            )
         record = DocumentRecord(
             doc_id=doc_id,
             name=name,

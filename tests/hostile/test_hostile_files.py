@@ -82,3 +82,15 @@ def test_names_lose_control_characters_and_are_bounded(
     assert names[0] == "evil name .md"
     assert len(names[1]) <= MAX_NAME_CHARS and names[1].endswith("….md")
     assert store_snapshot(rig).agree()  # catalog = vectors = keywords, as a restart reads them
+
+
+def test_a_document_of_too_many_chunks_is_refused_before_embedding(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot
+) -> None:
+    rig = make_engine(ingest={"max_chunks": 50})
+    many = tmp_path / "headings.md"
+    many.write_text("".join(f"# Heading {i}\n\nSection {i} says something.\n\n" for i in range(30_000)), "utf-8")
+    (result,) = finishes(lambda: rig.engine.library.ingest([(many, many.name)]))
+    assert result.status == "failed" and "over the 50 a document may have" in result.message
+    assert rig.engine.library.documents() == []
+    assert store_snapshot(rig).agree()
