@@ -130,10 +130,9 @@ class AnswerPipeline:
         """Have the model read the answer instructions of each language into their contexts (``_write``), so
         the first answers read only their passages and question. A failure only means a slower first answer."""
         for question in ("What is it?", "这是什么？"):
-            slot = "answer-zh" if is_chinese(question) else "answer-en"
             messages = answer_messages(question, (), ())
             try:
-                call = partial(self._llm.stream_chat, messages, max_tokens=1, prefix_slot=slot)
+                call = partial(self._llm.stream_chat, messages, max_tokens=1, prefix_slot=answer_slot(question))
                 "".join(stream_within(call, 120))
             except Exception:
                 log.warning("warming up the answer instructions failed", exc_info=True)
@@ -348,10 +347,7 @@ class AnswerPipeline:
         )
         prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
         detail = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
-        # The answer's instructions stay read between answers in their own context (one per language): other
-        # model calls (rewrite, translation) and the other language's answers would otherwise evict them.
-        slot = "answer-zh" if is_chinese(question) else "answer-en"
-        reply = yield from self._generate(messages, detail=detail, slot=slot)
+        reply = yield from self._generate(messages, detail=detail, slot=answer_slot(question))
         if reply is None:
             text = _passages_only(question, len(kept))
             yield TokenEvent(text)
@@ -420,6 +416,12 @@ class AnswerPipeline:
             return text or None
         yield StageEvent("generate", "finished", duration_s=duration, detail={"chars": len(text)})
         return text
+
+
+def answer_slot(question: str) -> str:
+    """The model context answers in this question's language use: their instructions stay read there between
+    answers, where other model calls (rewrite, translation) and the other language's answers would evict them."""
+    return "answer-zh" if is_chinese(question) else "answer-en"
 
 
 def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:

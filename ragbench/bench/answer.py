@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, StageEvent, TokenEvent
 from ragapp.core.types import ChatTurn
@@ -143,14 +145,8 @@ def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str,
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """The ``q`` quantile (0..1) by linear interpolation, as numpy's default; None without values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    low = int(k)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
+    """The ``q`` quantile (0..1), interpolated as numpy does; None without values."""
+    return float(np.percentile(values, 100 * q)) if values else None
 
 
 def summarize(rows: list[Timing]) -> dict[str, Any]:
@@ -173,7 +169,7 @@ def summarize(rows: list[Timing]) -> dict[str, Any]:
     return out
 
 
-def _fmt(value: float | None, digits: int = 1) -> str:
+def fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
@@ -181,13 +177,13 @@ def render(label: str, summary: dict[str, Any]) -> str:
     names = {"prompt_read": "prompt read", "ttft": "first token", "total": "full answer", "evidence": "evidence"}
     lines = [f"{label} · {summary['questions']} questions", f"  {'stage':14s} {'n':>3s} {'p50 s':>7s} {'p95 s':>7s}"]
     for stage, f in summary["stages"].items():
-        lines.append(f"  {names.get(stage, stage):14s} {f['n']:3d} {_fmt(f['p50'], 2):>7s} {_fmt(f['p95'], 2):>7s}")
+        lines.append(f"  {names.get(stage, stage):14s} {f['n']:3d} {fmt(f['p50'], 2):>7s} {fmt(f['p95'], 2):>7s}")
     lines.append(
-        f"  answer prompt p50: {_fmt(summary['prompt_tokens_p50'], 0)} tokens "
-        f"({_fmt(summary['prompt_tokens_read_p50'], 0)} read, the rest a kept prefix), "
-        f"{_fmt(summary['passages_p50'], 0)} passages; prefill {_fmt(summary['prefill_tokens_per_s_p50'])} tokens/s, "
-        f"generation {_fmt(summary['generation_tokens_per_s_p50'])} tokens/s; "
-        f"model calls before the answer p50 {_fmt(summary['model_calls_before_answer_p50'], 0)}"
+        f"  answer prompt p50: {fmt(summary['prompt_tokens_p50'], 0)} tokens "
+        f"({fmt(summary['prompt_tokens_read_p50'], 0)} read, the rest a kept prefix), "
+        f"{fmt(summary['passages_p50'], 0)} passages; prefill {fmt(summary['prefill_tokens_per_s_p50'])} tokens/s, "
+        f"generation {fmt(summary['generation_tokens_per_s_p50'])} tokens/s; "
+        f"model calls before the answer p50 {fmt(summary['model_calls_before_answer_p50'], 0)}"
     )
     return "\n".join(lines)
 
@@ -236,7 +232,7 @@ def _ask_all(
         row = time_events(events, llm, name, qid, question)
         rows.append(row)
         ttft, total = row.seconds["ttft"], row.seconds["total"]
-        print(f"[{name} {index}/{len(questions)}] ttft {_fmt(ttft)} s, full {_fmt(total)} s: {question[:60]}",
+        print(f"[{name} {index}/{len(questions)}] ttft {fmt(ttft)} s, full {fmt(total)} s: {question[:60]}",
               file=sys.stderr)  # fmt: skip
     return rows
 

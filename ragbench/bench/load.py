@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.config import REPO_ROOT
-from ragbench.bench.answer import DEMO_QUESTIONS, percentile
+from ragbench.bench.answer import DEMO_QUESTIONS, fmt, percentile
 from ragbench.cli import parse_counts, run_command
 
 START_TIMEOUT_S = 900.0  # a first start ingests the demo documents and loads the models
@@ -158,10 +158,6 @@ def summarize(requests: list[Request]) -> dict[str, Any]:
     }
 
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
-
-
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ragbench.bench load", description=__doc__.split("\n\n")[0])
     p.add_argument("--users", type=int, default=4, help="people asking at once (default: %(default)s).")
@@ -203,11 +199,11 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{args.users} users, {len(requests)} questions in {wall:.0f} s; errors: {summary['errors']}")
     for name in ("evidence_s", "first_words_s", "total_s"):
         f = summary[name]
-        print(f"  {name[:-2].replace('_', ' '):12s} p50 {_fmt(f['p50'])} s, p95 {_fmt(f['p95'])} s (n={f['n']})")
+        print(f"  {name[:-2].replace('_', ' '):12s} p50 {fmt(f['p50'])} s, p95 {fmt(f['p95'])} s (n={f['n']})")
     q = summary["queued_s"]
     print(
         f"  {summary['saw_queue_position']} of {len(requests)} answers waited in the model's queue and showed their "
-        f"place (at most {summary['max_ahead']} ahead); wait p50 {_fmt(q['p50'])} s, max {_fmt(q['max'])} s"
+        f"place (at most {summary['max_ahead']} ahead); wait p50 {fmt(q['p50'])} s, max {fmt(q['max'])} s"
     )
     for r in requests:
         if r.error:
