@@ -56,6 +56,9 @@ class ScriptedLLM:
     exception (raised when the stream starts) or a ``Hang``. Every call's messages are recorded in
     ``calls``. A call with nothing enqueued is counted in ``unscripted_calls`` (the answer pipeline
     swallows exceptions, so fixtures check that counter at teardown instead).
+
+    ``reply_with(fn)`` answers the calls that find nothing enqueued with ``fn(messages)`` instead: a reply
+    that depends on the prompt, for calls whose order is not known (many sessions at once).
     """
 
     def __init__(self) -> None:
@@ -65,6 +68,7 @@ class ScriptedLLM:
         self.json_calls: list[bool] = []  # the ``json`` flag of each call
         self.unscripted_calls = 0
         self._turns: ModelQueue | None = None
+        self._reply_fn: Callable[[list[ChatTurn]], Reply] | None = None
 
     @property
     def name(self) -> str:
@@ -85,6 +89,11 @@ class ScriptedLLM:
         self._replies.extend(replies)
         return self
 
+    def reply_with(self, fn: Callable[[list[ChatTurn]], Reply] | None) -> ScriptedLLM:
+        """Answer every call that finds nothing enqueued with ``fn(messages)`` (None: stop doing so)."""
+        self._reply_fn = fn
+        return self
+
     @property
     def pending(self) -> int:
         return len(self._replies)
@@ -94,6 +103,7 @@ class ScriptedLLM:
         self.calls.clear()
         self.json_calls.clear()
         self.unscripted_calls = 0
+        self._reply_fn = None
         self._release.clear()
 
     def release(self) -> None:
@@ -111,14 +121,21 @@ class ScriptedLLM:
     ) -> Iterator[str]:
         self.calls.append(list(messages))
         self.json_calls.append(json)
-        if not self._replies:
-            self.unscripted_calls += 1
-            raise AssertionError("ScriptedLLM was called but no reply was enqueued")
-        reply = self._replies.popleft()
+        reply = self._next_reply(messages)
         if isinstance(reply, BaseException):
             raise reply
         steps: Sequence[ReplyStep] = [reply] if isinstance(reply, str | Hang) else reply
         return self._play(steps) if self._turns is None else self._in_turn(self._turns, steps)
+
+    def _next_reply(self, messages: list[ChatTurn]) -> Reply:
+        try:
+            return self._replies.popleft()  # atomic: concurrent calls never take the same reply
+        except IndexError:
+            pass
+        if self._reply_fn is not None:
+            return self._reply_fn(list(messages))
+        self.unscripted_calls += 1
+        raise AssertionError("ScriptedLLM was called but no reply was enqueued")
 
     def _in_turn(self, turns: ModelQueue, steps: Sequence[ReplyStep]) -> Iterator[str]:
         if not turns.acquire(60.0):

@@ -69,6 +69,7 @@ _LEGAL = re.compile(
 )
 _SENTENCE = re.compile(r"[^.;。；!?！？\n]+[.;。；!?！？]?")
 
+_ENTRY_CHARS = 300  # longer lines are never a table-of-contents entry
 _MIN_ENTRIES = 3  # fewer entry lines than this never make a table of contents or an index
 _LICENCE_SHARE = 0.5  # the part of a page's characters in legal sentences that makes it licence text
 
@@ -105,7 +106,9 @@ def _last_heading(heading: str | None) -> str:
 
 
 def _is_toc(lines: list[str], titled: bool) -> bool:
-    entries = [m for m in map(_ENDS_WITH_PAGE.match, lines) if m]
+    # Only short lines are tried: an entry is a title and a page number, and the pattern backtracks
+    # quadratically on a long line (a 49 MB one-line text file never finished).
+    entries = [m for m in (_ENDS_WITH_PAGE.match(line) for line in lines if len(line) <= _ENTRY_CHARS) if m]
     if len(entries) < _MIN_ENTRIES:
         return False
     led = sum(1 for m in entries if _LEADER.search(m.group(0)[: m.start("page")]))
@@ -120,7 +123,7 @@ def _is_toc(lines: list[str], titled: bool) -> bool:
 
 
 def _is_index(lines: list[str], titled: bool) -> bool:
-    entries = [m for m in map(_INDEX_ENTRY.match, lines) if m]
+    entries = [m for m in (_INDEX_ENTRY.match(line) for line in lines if len(line) <= _ENTRY_CHARS) if m]
     see = sum(1 for line in lines if _SEE_ALSO.match(line))
     letters = sum(1 for line in lines if len(line) == 1 and not line.isdigit())  # "A", "B" group headers
     if len(entries) < _MIN_ENTRIES or (len(entries) + see + letters) / len(lines) < 0.6:

@@ -43,8 +43,16 @@ from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
 from ragapp.qa.condense import condense
 from ragapp.qa.grounding import SupportRules
+from ragapp.qa.injection import foreign_urls, quarantine, without_urls
 from ragapp.qa.memory import fold, turns_to_fold
-from ragapp.qa.prompts import answer_messages, clarify_text, not_found_message, system_messages
+from ragapp.qa.prompts import (
+    answer_messages,
+    clarify_text,
+    foreign_url_notice,
+    not_found_message,
+    planted_notice,
+    system_messages,
+)
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
 from ragapp.qa.translate import QuestionTranslator, needs_translation
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -338,6 +346,9 @@ class AnswerPipeline:
             yield TokenEvent(text)
             yield AnswerEvent(text, (), grounded=False, abstained=True)
             return
+        kept, planted = quarantine(kept)  # every step below (quote, prompt, checks, citations) sees the clean text
+        for found in planted:
+            yield NoticeEvent(planted_notice(question, found), level="warning")
         scorer = reranker_scorer(self._retrieval.reranker)
         evidence = evidence_for(question, kept, scorer) if self._settings.workflow.show_evidence else None
         if evidence is not None:
@@ -354,6 +365,10 @@ class AnswerPipeline:
             citations = tuple(Citation(n, c.chunk, c.rerank_score) for n, c in enumerate(kept, start=1))
             yield AnswerEvent(text, citations, grounded=True)
             return
+        foreign = foreign_urls(reply, kept)
+        if foreign:  # an address the documents never gave: planted or invented, never passed on
+            yield NoticeEvent(foreign_url_notice(question, foreign), level="warning")
+            reply = without_urls(reply, foreign)
         if not self._settings.workflow.check_support:
             yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
             return

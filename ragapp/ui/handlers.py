@@ -22,7 +22,7 @@ from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine.engine import Engine
 from ragapp.ingest.pipeline import kb_name
 from ragapp.qa.pipeline import Clarified
-from ragapp.ui.render import TurnView, no_remote_content
+from ragapp.ui.render import TurnView, escape_text, no_remote_content
 from ragapp.ui.state import Session, owner_of
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ _STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "fail
 
 def _to_gr_error(exc: Exception) -> gr.Error:
     if isinstance(exc, RagAppError):
-        return gr.Error(str(exc))
+        return gr.Error(html.escape(str(exc)))  # the modal renders HTML; messages hold file names
     log.exception("unexpected error in a UI handler")
     return gr.Error(f"Something went wrong ({type(exc).__name__}). The details are in the server log.")
 
@@ -255,9 +255,9 @@ class Handlers:
         if not doc_id:
             raise gr.Error("Pick a document to delete.")
         name = self.engine.library.delete(doc_id)
-        gr.Info(f"Deleted {name}.")
+        gr.Info(html.escape(f"Deleted {name}."))  # toasts render HTML
         table, choices, status, kbs, scope_update = self.refresh(scope)
-        report = f"🗑️ {name}: deleted from the catalog, the vector index and the keyword index."
+        report = f"🗑️ {escape_text(name)}: deleted from the catalog, the vector index and the keyword index."
         return report, table, choices, status, kbs, scope_update
 
     def status_line(self) -> str:
@@ -281,4 +281,4 @@ def mode_of(picked: str | None) -> Mode | None:
 
 
 def ingest_summary(results: list[IngestResult]) -> str:
-    return "\n".join(f"{_STATUS_ICON[r.status]} {r.message}" for r in results)
+    return "\n".join(f"{_STATUS_ICON[r.status]} {escape_text(r.message)}" for r in results)  # names are in them

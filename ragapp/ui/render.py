@@ -78,7 +78,7 @@ class TurnView:
             self._apply_stage(event)
         elif isinstance(event, NoticeEvent):
             icon = "⚠️" if event.level == "warning" else "ℹ️"
-            self.steps.append(gr.ChatMessage(role="assistant", content=f"{icon} {event.message}"))
+            self.steps.append(gr.ChatMessage(role="assistant", content=f"{icon} {escape_text(event.message)}"))
         elif isinstance(event, ModeEvent):
             self.steps.append(gr.ChatMessage(role="assistant", content=mode_line(event)))
         elif isinstance(event, AgentStepEvent):
@@ -205,26 +205,26 @@ def mode_line(event: ModeEvent) -> str:
     reason = (
         event.reason if event.reason.lower().startswith("auto chose") else f"Auto chose {event.mode}: {event.reason}"
     )
-    return f"{_MODE_ICONS.get(event.mode, 'ℹ️')} {html.escape(reason)}"
+    return f"{_MODE_ICONS.get(event.mode, 'ℹ️')} {plain_markdown(reason)}"
 
 
 def agent_step_body(event: AgentStepEvent) -> str:
     """The step bubble: why the model took the step, the call it made, and what came back (or the error)."""
     lines = []
     if event.thought:
-        lines.append(f"**Why:** {html.escape(event.thought)}")
+        lines.append(f"**Why:** {plain_markdown(event.thought)}")
     if event.tool not in ("", "?"):
         arguments = json.dumps(event.arguments, ensure_ascii=False, default=str)
         if len(arguments) > _ARGUMENT_CHARS:
             arguments = arguments[:_ARGUMENT_CHARS] + "…"
         lines.append(f"**Tool:** {code_span(event.tool)} {code_span(arguments)}")
     if event.status == "failed":
-        lines.append(f"**Error:** {html.escape(event.error or 'the step failed')}")
+        lines.append(f"**Error:** {plain_markdown(event.error or 'the step failed')}")
     elif event.status == "finished":
         preview = event.preview.strip() or "(no output)"
         if len(preview) > _PREVIEW_CHARS:
             preview = preview[:_PREVIEW_CHARS] + "…"
-        lines.append(f"**Result:** {html.escape(preview)}")
+        lines.append(f"**Result:** {plain_markdown(preview)}")
     return "\n\n".join(lines)
 
 
@@ -240,7 +240,7 @@ def rewrite_note(event: RewriteEvent) -> str:
     """The small line under the answer that says what was searched."""
     parts = event.sub_questions if len(event.sub_questions) > 1 else (event.standalone,)
     searched = " · ".join(f"“{p}”" for p in parts)
-    return f"<sub>🔎 Searched as · 检索问题: {html.escape(searched)}</sub>"
+    return f"<sub>🔎 Searched as · 检索问题: {plain_markdown(searched)}</sub>"
 
 
 def stage_summary(event: StageEvent) -> str:
@@ -319,6 +319,18 @@ _LOADING_TAG = re.compile(
 )
 
 
+# The chat's Markdown turns bare addresses into links (GFM autolinks). Their slashes (and the dot after "www")
+# shown as character references still read as the address but match no autolink, so nothing becomes clickable.
+# The app's own links are relative ("/gradio_api/file=..."), so every absolute address is another host's.
+_SCHEME = re.compile(r"\b(https?|ftps?)://", re.IGNORECASE)
+_WWW = re.compile(r"\b(www)\.(?=[\w-])", re.IGNORECASE)
+
+
+def unlinked(text: str) -> str:
+    """``text`` (already escaped or Markdown) with no address in it that the renderer would make a link."""
+    return _WWW.sub(r"\1&#46;", _SCHEME.sub(r"\1:&#47;&#47;", text))
+
+
 def no_remote_content(text: str) -> str:
     """Model or user text with nothing in it that would load from another host when shown: Markdown images
     become their alt text and address, links to other hosts plain text, and tags that load resources
@@ -326,12 +338,17 @@ def no_remote_content(text: str) -> str:
     would otherwise have the browser send the request the moment the answer appears."""
     text = _MD_IMAGE.sub(lambda m: f"🖼 {m.group(1) or 'image'} ({escape_text(m.group(2))})", text)
     text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({escape_text(m.group(2))})", text)
-    return _LOADING_TAG.sub("&lt;", text)
+    return unlinked(_LOADING_TAG.sub("&lt;", text))
+
+
+def plain_markdown(text: str) -> str:
+    """Model text shown in a step or note: HTML escaped, Markdown kept, nothing that loads from another host."""
+    return no_remote_content(html.escape(text, quote=False))
 
 
 def escape_text(text: str) -> str:
     """Document text shown as itself: HTML escaped, and the Markdown characters that would format it."""
-    return html.escape(_MARKDOWN_CHARS.sub(r"\\\g<0>", text), quote=False)
+    return unlinked(html.escape(_MARKDOWN_CHARS.sub(r"\\\g<0>", text), quote=False))
 
 
 def highlighted(text: str, sentences: tuple[str, ...]) -> str:

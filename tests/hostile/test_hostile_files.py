@@ -94,3 +94,19 @@ def test_a_document_of_too_many_chunks_is_refused_before_embedding(
     assert result.status == "failed" and "over the 50 a document may have" in result.message
     assert rig.engine.library.documents() == []
     assert store_snapshot(rig).agree()
+
+
+def test_a_49_mb_text_file_is_refused_at_once_with_the_reason(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot
+) -> None:
+    # Under the 50 MB upload limit, but sure to make over 20,000 chunks: refused from its length, before the
+    # splitter runs (splitting it took 81 s; the old refusal came from a regex time limit after 13 s).
+    rig = _with_kept_document(make_engine, tmp_path)
+    big = tmp_path / "big.txt"
+    sentence = "The kettle filter is rinsed every fourteen days and the lamp charges over USB. "
+    big.write_text(sentence * (49_000_000 // len(sentence)), "utf-8")
+    (result,) = finishes(lambda: rig.engine.library.ingest([(big, big.name)]))
+    assert result.status == "failed"
+    assert "at least 122," in result.message and "over the 20,000 a document may have" in result.message
+    assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
+    assert store_snapshot(rig).agree()

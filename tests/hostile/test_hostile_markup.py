@@ -3,6 +3,8 @@ planted with a Markdown image whose address carries the user's question must not
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from ragapp.core.events import AnswerEvent, TokenEvent
@@ -35,8 +37,10 @@ def test_no_markup_that_loads_from_another_host_survives(text: str) -> None:
 
 def test_the_address_stays_readable_and_ordinary_text_is_untouched() -> None:
     shown = no_remote_content(PLANTED)
-    assert "🖼 logo (https://evil.example/c.png?q=warranty+of+the+V2)" in shown
-    assert "our site (https://evil.example/x)" in shown
+    assert "://" not in shown  # a bare address would become a link (GFM autolink)
+    read = html.unescape(shown)  # as the reader sees it
+    assert "🖼 logo (https://evil.example/c.png?q=warranty+of+the+V2)" in read
+    assert "our site (https://evil.example/x)" in read
     plain = "Rinse the filter every **14 days** [1]. Use <mark>only</mark> water; 3 < 5."
     assert no_remote_content(plain) == plain
 

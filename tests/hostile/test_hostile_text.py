@@ -85,3 +85,14 @@ def test_text_with_a_few_control_characters_is_still_text(tmp_path: Path) -> Non
     text = "Page 1\fPage 2 has a form feed and a bell\x07 but is text.\n" * 20
     doc = finishes(lambda: parse_file(_write(tmp_path, "log.txt", text.encode())))
     assert "Page 2" in doc.sections[0].text
+
+
+def test_boilerplate_detection_reads_a_huge_single_line_at_once() -> None:
+    # The table-of-contents pattern backtracked quadratically on long lines: a 49 MB one-line file never finished.
+    from ragapp.core.types import ParsedDocument, Section
+    from ragapp.ingest.boilerplate import split_boilerplate
+
+    line = "The kettle filter is rinsed every fourteen days. " * 200_000 + " 12"
+    doc = ParsedDocument("one-line.txt", "txt", (Section(line),))
+    split = finishes(lambda: split_boilerplate(doc, "d1"))
+    assert split.doc.sections[0].text == line

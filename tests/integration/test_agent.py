@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ragapp.agent.tools.base import DATA_NOTE
 from ragapp.core.errors import LLMError
 from ragapp.core.events import (
     AgentStepEvent,
@@ -85,7 +86,7 @@ def test_two_searches_then_a_cited_answer(rig: Any) -> None:
     assert final.grounded and {c.chunk.source for c in final.citations} == {"alpha_manual.md", "beta_manual.md"}
     # The second decision saw the first result, numbered, with its chunk id.
     second = rig.llm.calls[1]
-    assert second[-1].content.startswith("Result of search_knowledge:\n[1] (chunk_id=")
+    assert second[-1].content.startswith(f"Result of search_knowledge:\n{DATA_NOTE}\n\n[1] (chunk_id=")
     assert rig.llm.json_calls[:3] == [True, True, True] and rig.llm.json_calls[3] is False
 
 

