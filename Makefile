@@ -15,7 +15,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-injection
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +88,12 @@ bench-answer: setup
 # Four people asking the app at once through its web API (the app is started on loopback), about 5 minutes.
 bench-load: setup
 	$(PY) -m ragbench.bench load --users 4 --questions 8 --output results/bench/load.json
+
+# Instructions planted in documents: obeyed in workflow and agent modes with the defence and without, and the
+# sentences of real documents the detector would take out by mistake (README "Security and limits"), ~12 min.
+bench-injection: setup
+	$(PY) -m ragbench.injection --output results/injection/defended.json
+	$(PY) -m ragbench.injection --no-defence --output results/injection/undefended.json
 
 # Workflow against Agent answering on HotpotQA (see README "Measured"): both supporting paragraphs retrieved,
 # EM / F1, model calls, tokens, seconds and agent steps per question, over the first $(LIMIT) questions. The
