@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,65 @@ def page(browser: object, app_url: str) -> Iterator[object]:
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture()
+def scripted_app(make_engine: Callable[..., Any]) -> Iterator[Callable[..., tuple[Any, str]]]:
+    """``start(documents, **overrides)``: a real engine with the scripted LLM (``make_engine``) holding
+    ``documents`` (name: text), served on a free port; returns (rig, url). The app is closed at teardown."""
+    from ragapp.ui.layout import build_ui
+
+    apps: list[Any] = []
+
+    def start(documents: dict[str, str] | None = None, **overrides: Any) -> tuple[Any, str]:
+        port = _free_port()
+        rig = make_engine(ui={"port": port}, **overrides)
+        for name, text in (documents or {}).items():
+            path = rig.settings.paths.state_dir.parent / name
+            path.write_text(text, "utf-8")
+            (result,) = rig.engine.library.ingest([(path, name)])
+            assert result.status == "added", result.message
+        app = build_ui(rig.engine).queue()
+        app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        apps.append(app)
+        return rig, f"http://127.0.0.1:{port}"
+
+    yield start
+    for app in apps:
+        app.close()
+
+
+def _ask_and_wait(page: Any, question: str) -> None:
+    box = page.locator("#question textarea")
+    box.fill(question)
+    box.press("Enter")
+    page.locator("#chatbot").get_by_text("Writing the answer").last.wait_for()
+    page.wait_for_function(
+        "() => !document.querySelector('#chatbot .pending, #chatbot [data-status=\"pending\"]')"
+        " && !document.querySelector('.generating')",
+        timeout=60_000,
+    )
+
+
+@pytest.fixture()
+def ask_and_wait() -> Callable[[Any, str], None]:
+    """``ask(page, question)``: type the question, send it, and wait until the answer is written."""
+    return _ask_and_wait
+
+
+@pytest.fixture()
+def open_page(browser: Any) -> Iterator[Callable[[str], Any]]:
+    """``open_page(url)``: a fresh browser page at ``url`` (English, 1280×900); closed at teardown."""
+    contexts: list[Any] = []
+
+    def open_at(url: str) -> Any:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(url)
+        return page
+
+    yield open_at
+    for context in contexts:
+        context.close()

@@ -5,7 +5,6 @@ scripted (a real model cannot be made to repeat the image on cue); everything el
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,25 +24,14 @@ Details at [the care page](https://{HOST}/care) and <iframe src="https://{HOST}/
 QUESTION = f"How often should the Orbit X2 HEPA filter be replaced? ![q](https://{HOST}/question.png)"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_a_cited_planted_document_loads_nothing_from_another_host(
-    make_engine: Callable[..., Any], browser: Any, tmp_path: Path, artifacts: Path
+    scripted_app: Callable[..., Any],
+    open_page: Callable[[str], Any],
+    ask_and_wait: Callable[[Any, str], None],
+    artifacts: Path,
 ) -> None:
-    from ragapp.ui.layout import build_ui
-
-    port = _free_port()
-    rig = make_engine(ui={"port": port})
-    doc = tmp_path / "orbit_x2_care.md"
-    doc.write_text(PLANTED, "utf-8")
-    rig.engine.library.ingest([(doc, doc.name)])
-    app = build_ui(rig.engine).queue()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    rig, app_url = scripted_app({"orbit_x2_care.md": PLANTED})
+    page = open_page(app_url)
     remote: list[str] = []
 
     def watch(route: Any) -> None:
@@ -54,36 +42,20 @@ def test_a_cited_planted_document_loads_nothing_from_another_host(
         remote.append(url)
         route.abort()
 
-    context.route("**/*", watch)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        page.goto(f"http://127.0.0.1:{port}")
-        chat = page.locator("#chatbot")
-        # The model repeats the document's image (its address is in the passage, so it is not removed as foreign)
-        # and adds a tag of its own.
-        rig.llm.enqueue(
-            f'Every 90 days [1]. ![status](https://{HOST}/md.png?q=QUESTION) <img src="https://{HOST}/tag.png">'
-        )
-        box = page.locator("#question textarea")
-        box.fill(QUESTION)
-        box.press("Enter")
-        page.locator("#chatbot").get_by_text("Writing the answer").last.wait_for()
-        page.wait_for_function(
-            "() => !document.querySelector('#chatbot .pending, #chatbot [data-status=\"pending\"]')"
-            " && !document.querySelector('.generating')",
-            timeout=60_000,
-        )
-        chat.get_by_text("Every 90 days").first.wait_for()
-        chat.get_by_text("[1] orbit_x2_care.md").last.click()  # open the citation: the planted passage itself
-        chat.get_by_text("vacuumed once a week").last.wait_for(state="visible")
-        page.wait_for_timeout(1000)  # give anything that would load the time to ask
-        page.screenshot(path=str(artifacts / "no-remote-content.png"), full_page=True)
+    page.context.route("**/*", watch)  # from here on (the page itself came from the app)
+    chat = page.locator("#chatbot")
+    # The model repeats the document's image (its address is in the passage, so it is not removed as foreign)
+    # and adds a tag of its own.
+    rig.llm.enqueue(
+        f'Every 90 days [1]. ![status](https://{HOST}/md.png?q=QUESTION) <img src="https://{HOST}/tag.png">'
+    )
+    ask_and_wait(page, QUESTION)
+    chat.get_by_text("Every 90 days").first.wait_for()
+    chat.get_by_text("[1] orbit_x2_care.md").last.click()  # open the citation: the planted passage itself
+    chat.get_by_text("vacuumed once a week").last.wait_for(state="visible")
+    page.wait_for_timeout(1000)  # give anything that would load the time to ask
+    page.screenshot(path=str(artifacts / "no-remote-content.png"), full_page=True)
 
-        assert [u for u in remote if HOST in u] == []
-        assert chat.locator(f"img[src*='{HOST}'], iframe[src*='{HOST}'], a[href*='{HOST}']").count() == 0
-        assert HOST in chat.inner_text()  # shown as text, so the reader sees where it pointed
-    finally:
-        context.close()
-        app.close()
     assert remote == [], f"requests to other hosts: {remote}"
+    assert chat.locator(f"img[src*='{HOST}'], iframe[src*='{HOST}'], a[href*='{HOST}']").count() == 0
+    assert HOST in chat.inner_text()  # shown as text, so the reader sees where it pointed

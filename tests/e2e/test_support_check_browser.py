@@ -4,7 +4,6 @@ real model cannot be made to invent a fact on cue); everything else is the real 
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,62 +20,32 @@ Its limescale filter, part number OK-FLT-77, should be rinsed every 14 days.
 QUESTION = "How often should the limescale filter of the Orion Kettle K9 be rinsed?"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _ask(page: Any, question: str) -> None:
-    box = page.locator("#question textarea")
-    box.fill(question)
-    box.press("Enter")
-    page.locator("#chatbot").get_by_text("Writing the answer").last.wait_for()
-    page.wait_for_function(
-        "() => !document.querySelector('#chatbot .pending, #chatbot [data-status=\"pending\"]')"
-        " && !document.querySelector('.generating')",
-        timeout=60_000,
-    )
-
-
 def test_unsupported_answer_is_refused_and_a_supported_one_highlights_its_sentence(
-    make_engine: Callable[..., Any], browser: Any, tmp_path: Path, artifacts: Path
+    scripted_app: Callable[..., Any],
+    open_page: Callable[[str], Any],
+    ask_and_wait: Callable[[Any, str], None],
+    artifacts: Path,
 ) -> None:
-    from ragapp.ui.layout import build_ui
+    rig, url = scripted_app({"orion_kettle_k9.md": KETTLE})
+    page = open_page(url)
+    chat = page.locator("#chatbot")
 
-    port = _free_port()
-    rig = make_engine(ui={"port": port})
-    doc = tmp_path / "orion_kettle_k9.md"
-    doc.write_text(KETTLE, "utf-8")
-    rig.engine.library.ingest([(doc, doc.name)])
-    app = build_ui(rig.engine).queue()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-    try:
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        page.goto(f"http://127.0.0.1:{port}")
-        chat = page.locator("#chatbot")
+    rig.llm.enqueue("Rinse it every 30 days [1].")  # 30 is in no passage
+    ask_and_wait(page, QUESTION)
+    chat.get_by_text("The documents do not say this").first.wait_for()
+    assert "30 days" not in chat.inner_text()  # the streamed draft was replaced
+    chat.get_by_text("[1] orion_kettle_k9.md").first.wait_for()  # the closest passage is offered
 
-        rig.llm.enqueue("Rinse it every 30 days [1].")  # 30 is in no passage
-        _ask(page, QUESTION)
-        chat.get_by_text("The documents do not say this").first.wait_for()
-        assert "30 days" not in chat.inner_text()  # the streamed draft was replaced
-        chat.get_by_text("[1] orion_kettle_k9.md").first.wait_for()  # the closest passage is offered
-
-        rig.llm.enqueue("Rinse the limescale filter every 14 days [2]. It also removes 99% of the chalk.")
-        _ask(page, QUESTION)
-        answer = chat.get_by_text("Rinse the limescale filter every 14 days [1].")  # the wrong [2] fixed
-        answer.first.wait_for()
-        evidence = chat.get_by_text("From the documents · 文档原文").last  # the quote shown before the answer
-        evidence.wait_for()
-        assert chat.locator("mark").filter(has_text="should be rinsed every 14 days").count() >= 1
-        chat.get_by_text("not found in the documents").first.wait_for()  # the sentence with 99% is marked
-        chat.get_by_text("[1] orion_kettle_k9.md").last.click()  # open the citation: the passage...
-        mark = chat.locator("mark").filter(has_text="should be rinsed every 14 days").last
-        mark.wait_for(state="visible")  # ...with the sentence that supports the answer highlighted
-        page.wait_for_timeout(500)
-        page.screenshot(path=str(artifacts / "grounding.png"), full_page=True)
-    finally:
-        context.close()
-        app.close()
+    rig.llm.enqueue("Rinse the limescale filter every 14 days [2]. It also removes 99% of the chalk.")
+    ask_and_wait(page, QUESTION)
+    answer = chat.get_by_text("Rinse the limescale filter every 14 days [1].")  # the wrong [2] fixed
+    answer.first.wait_for()
+    evidence = chat.get_by_text("From the documents · 文档原文").last  # the quote shown before the answer
+    evidence.wait_for()
+    assert chat.locator("mark").filter(has_text="should be rinsed every 14 days").count() >= 1
+    chat.get_by_text("not found in the documents").first.wait_for()  # the sentence with 99% is marked
+    chat.get_by_text("[1] orion_kettle_k9.md").last.click()  # open the citation: the passage...
+    mark = chat.locator("mark").filter(has_text="should be rinsed every 14 days").last
+    mark.wait_for(state="visible")  # ...with the sentence that supports the answer highlighted
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / "grounding.png"), full_page=True)
