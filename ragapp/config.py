@@ -355,6 +355,25 @@ class UISettings(BaseModel):
     port: int = Field(7860, description="Port the web app listens on.")
 
 
+class AuthSettings(BaseModel):
+    enabled: bool = Field(
+        False,
+        description="Ask people to sign in (users from `users_file`, managed with `python -m ragapp.users`). Off: "
+        "one local user who may do everything.",
+    )
+    users_file: Path | None = Field(
+        None, description="The accounts file (bcrypt hashes, never passwords); default: users.json in the state dir."
+    )
+    max_failed_logins: int = Field(
+        5, ge=1, description="Failed sign-ins, per name and per address, before further tries wait."
+    )
+    lockout_s: float = Field(300.0, gt=0, description="The window those failures are counted in, and the wait.")
+    bcrypt_rounds: int = Field(12, ge=4, le=16, description="bcrypt cost of new password hashes (2^N rounds).")
+
+    def users_path(self, state_dir: Path) -> Path:
+        return self.users_file if self.users_file is not None else state_dir / "users.json"
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build once at start and pass it down."""
 
@@ -370,6 +389,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
 
 
 def describe_settings() -> list[tuple[str, str, str]]:

@@ -37,3 +37,11 @@ class ModelError(RagAppError):
 
 class LLMError(ModelError):
     """The language model backend failed or returned nothing usable."""
+
+
+class AccessDenied(RagAppError):
+    """The acting user's role does not allow the action."""
+
+
+class LoginRefused(RagAppError):
+    """A sign-in failed. The message never says whether the name exists."""

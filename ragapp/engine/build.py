@@ -14,8 +14,9 @@ from pathlib import Path
 
 from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
-from ragapp.core.errors import RagAppError
+from ragapp.core.errors import ConfigError, RagAppError
 from ragapp.core.types import DEFAULT_KB, IngestResult
+from ragapp.engine.accounts import Accounts
 from ragapp.engine.chat import Chat
 from ragapp.engine.engine import Engine
 from ragapp.engine.intents import Intents
@@ -33,6 +34,7 @@ from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
+from ragapp.store.users import UserStore
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.llamaindex import install as install_llamaindex_spans
 from ragapp.tracing.recorder import TraceRecorder
@@ -120,6 +122,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         retrieval=retrieval,
         llm=llm,
         closers=(agent, retrieval, intent_store, catalog),
+        accounts=_accounts(settings),
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)
@@ -152,3 +155,17 @@ def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
         if result.status == "failed":
             log.warning("demo file not indexed: %s", result.message)
     return results
+
+
+def _accounts(settings: Settings) -> Accounts | None:
+    """The sign-in check when accounts are on. Starting with no user to sign in as would lock everyone out,
+    so that is refused with the command that fixes it."""
+    if not settings.auth.enabled:
+        return None
+    store = UserStore(settings.auth.users_path(settings.paths.state_dir), settings.auth.bcrypt_rounds)
+    if not store.users():
+        raise ConfigError(
+            f"RAGAPP_AUTH__ENABLED is on but {store.path} has no users: add one first with "
+            "`python -m ragapp.users add NAME --role admin`."
+        )
+    return Accounts(store, settings.auth)

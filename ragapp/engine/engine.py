@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ragapp.config import Settings
+from ragapp.core.access import LOCAL_ACTOR, Actor
+from ragapp.core.errors import AccessDenied, LoginRefused
+from ragapp.engine.accounts import Accounts
 from ragapp.engine.chat import Chat
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
@@ -52,8 +55,10 @@ class Engine:
         retrieval: RetrievalPipeline,
         llm: LLM,
         closers: Sequence[Closeable] = (),
+        accounts: Accounts | None = None,
     ) -> None:
         self.settings = settings
+        self.accounts = accounts  # None: accounts off, one local user
         self.chat = chat
         self.library = library
         self.intents = intents
@@ -62,6 +67,26 @@ class Engine:
         self._retrieval = retrieval
         self._llm = llm
         self._closers = tuple(closers)  # closed in this order, after the facets' stores
+
+    def actor(self, username: str | None) -> Actor:
+        """Who a request acts for: with accounts off the local user; else the signed-in user as the users file
+        has them now (a changed role or a removed user counts from their next action)."""
+        if self.accounts is None:
+            return LOCAL_ACTOR
+        record = self.accounts.store.get(username) if username else None
+        if record is None:
+            raise AccessDenied("Sign in first.")
+        return record.actor
+
+    def login(self, name: str, password: str, client: str = "") -> bool:
+        """For Gradio's login page: True when ``name`` signs in (refusals are throttled and logged)."""
+        if self.accounts is None:
+            return False
+        try:
+            self.accounts.login(name, password, client)
+        except LoginRefused:
+            return False
+        return True
 
     def status(self) -> EngineStatus:
         reranker = self._retrieval.reranker

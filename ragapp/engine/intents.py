@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
 from ragapp.core.types import Scope
 from ragapp.engine.intent_edits import DeletedIntent, IntentDraft, SavedIntent, import_format, only_child_hint
@@ -35,9 +36,12 @@ class Intents:
         """The knowledge bases a KB leaf may name (those that hold documents, then "default"), then ``extra``."""
         return list(dict.fromkeys([*self._store.known_kbs(), *extra]))
 
-    def save(self, edit: IntentNode | IntentDraft, replacing: str | None = None) -> SavedIntent:
+    def save(
+        self, edit: IntentNode | IntentDraft, replacing: str | None = None, *, actor: Actor = LOCAL_ACTOR
+    ) -> SavedIntent:
         """Add an intent (``replacing`` None: its code must be new) or update the intent ``replacing`` (a new
         code renames it, a new parent moves it). A leaf that receives it as a child becomes a group."""
+        require(actor, Action.EDIT_INTENTS)
         node = edit.to_node() if isinstance(edit, IntentDraft) else edit
         with self._lock:
             host = self._store.tree().leaf_made_group(node, replacing)
@@ -50,9 +54,10 @@ class Intents:
             made_group=host.code if host is not None else None,
         )
 
-    def delete(self, code: str) -> DeletedIntent:
+    def delete(self, code: str, *, actor: Actor = LOCAL_ACTOR) -> DeletedIntent:
         """Delete an intent and everything under it. The only child of a group cannot go (the group would be
         left without a kind): the refusal says what to do instead."""
+        require(actor, Action.EDIT_INTENTS)
         with self._lock:
             tree = self._store.tree()
             path = tree.full_path(code)
@@ -62,24 +67,27 @@ class Intents:
                 raise IntentTreeError([*exc.problems, *only_child_hint(tree, code)]) from None
         return DeletedIntent(code, path, count)
 
-    def move(self, code: str, parent: str | None) -> IntentTree:
+    def move(self, code: str, parent: str | None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:
+        require(actor, Action.EDIT_INTENTS)
         with self._lock:
             return self._store.move(code, parent)
 
-    def import_tree(self, text: str, fmt: Format | None = None) -> IntentTree:
+    def import_tree(self, text: str, fmt: Format | None = None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:
         """Replace the whole tree with one read from YAML or JSON; a bad file changes nothing."""
+        require(actor, Action.EDIT_INTENTS)
         with self._lock:
             return self._store.replace(parse_tree(text, fmt))
 
-    def import_file(self, path: Path, name: str | None = None) -> IntentTree:
+    def import_file(self, path: Path, name: str | None = None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:
         """``import_tree`` from a .yaml, .yml or .json file (``name``: the name it was uploaded under)."""
+        require(actor, Action.EDIT_INTENTS)
         name = name or path.name
         fmt = import_format(name)
         try:
             text = path.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise IntentTreeError([f"the file could not be read as UTF-8 text ({exc})"]) from None
-        return self.import_tree(text, fmt)
+        return self.import_tree(text, fmt, actor=actor)
 
     def export(self, fmt: Format = "yaml") -> str:
         return dump_tree(self._store.tree(), fmt)

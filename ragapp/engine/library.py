@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.types import (
     DEFAULT_KB,
     LOCAL_OWNER,
@@ -31,9 +32,13 @@ class Library:
         progress: Progress | None = None,
         kb: str = DEFAULT_KB,
         owner: str = LOCAL_OWNER,
+        *,
+        actor: Actor = LOCAL_ACTOR,
     ) -> list[IngestResult]:
         """Add files given as (path on disk, name to show) to knowledge base ``kb``. Never raises for a bad
-        file; raises ``IngestError`` for an invalid ``kb`` name, before anything is stored."""
+        file; raises ``IngestError`` for an invalid ``kb`` name and ``AccessDenied`` for an ``actor`` who may
+        not upload, before anything is stored."""
+        require(actor, Action.UPLOAD)
         shown = progress or (lambda _update: None)
 
         def run(traced: Progress) -> list[IngestResult]:
@@ -45,12 +50,14 @@ class Library:
 
         return self._recorder.ingest(run, owner=owner, files=[name for _path, name in files])
 
-    def delete(self, doc_id: str) -> str:
+    def delete(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Remove a document from the catalog, the vectors and the keyword index; returns its name."""
+        require(actor, Action.DELETE)
         return self._ingestor.delete(doc_id)
 
-    def move(self, doc_id: str, kb: str) -> str:
+    def move(self, doc_id: str, kb: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Put a document in knowledge base ``kb`` (nothing is re-embedded); returns its name."""
+        require(actor, Action.MOVE)
         return self._ingestor.move(doc_id, kb)
 
     def documents(self) -> list[DocumentRecord]:

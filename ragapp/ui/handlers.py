@@ -23,7 +23,7 @@ from ragapp.engine.engine import Engine
 from ragapp.ingest.pipeline import kb_name
 from ragapp.qa.pipeline import Clarified
 from ragapp.ui.render import TurnView, escape_text, no_remote_content
-from ragapp.ui.state import Session, owner_of
+from ragapp.ui.state import Session, actor_of, owner_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -230,6 +230,7 @@ class Handlers:
                 lambda update: progress(update.fraction, desc=update.text),
                 target,
                 owner=owner_of(owner, request),
+                actor=actor_of(self.engine, request),
             )
         finally:
             # The text is in the stores now; Gradio's copy of the upload would stay on disk (and be served at
@@ -250,11 +251,11 @@ class Handlers:
 
     @user_errors
     def delete(
-        self, doc_id: str | None, scope: list[str] | None = None
+        self, doc_id: str | None, scope: list[str] | None = None, request: gr.Request | None = None
     ) -> tuple[str, list[list[Any]], Any, str, Any, Any]:
         if not doc_id:
             raise gr.Error("Pick a document to delete.")
-        name = self.engine.library.delete(doc_id)
+        name = self.engine.library.delete(doc_id, actor=actor_of(self.engine, request))
         gr.Info(html.escape(f"Deleted {name}."))  # toasts render HTML
         table, choices, status, kbs, scope_update = self.refresh(scope)
         report = f"🗑️ {escape_text(name)}: deleted from the catalog, the vector index and the keyword index."

@@ -23,6 +23,7 @@ from ragapp.router.classifier import LeafScore
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
 from ragapp.ui.handlers import user_errors
+from ragapp.ui.state import actor_of
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +177,7 @@ class IntentHandlers:
         kbs: Sequence[str] | str | None,
         top_k: float | str | None,
         prompt: str | None,
+        request: gr.Request | None = None,
     ) -> tuple[str, Any, Any, Any, Any]:
         """Add the node in the form (``picked`` is NEW) or update the picked one (a new code renames it, a new
         parent moves it). Returns message, summary, tree, picker and parent picker; on a refused edit only the
@@ -185,7 +187,7 @@ class IntentHandlers:
             code, None if parent == TOP else parent, name, description, examples, kind, kbs, top_k, prompt
         )
         try:
-            saved = self.engine.intents.save(draft, replacing)
+            saved = self.engine.intents.save(draft, replacing, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
             return self._refused("Not saved · 未保存", exc.problems, 5)  # type: ignore[return-value]
         tree = saved.tree
@@ -209,14 +211,14 @@ class IntentHandlers:
         )
 
     @user_errors
-    def delete(self, picked: str | None) -> tuple[Any, ...]:
+    def delete(self, picked: str | None, request: gr.Request | None = None) -> tuple[Any, ...]:
         """Delete the picked intent and everything under it. Returns message, summary, tree, picker and the
         form (emptied after a deletion)."""
         refused = "Nothing deleted · 未删除"
         if not picked or picked == NEW:
             return self._refused(refused, ["pick an intent to delete first"], _EDIT_OUTPUTS)
         try:
-            deleted = self.engine.intents.delete(picked)
+            deleted = self.engine.intents.delete(picked, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
             return self._refused(refused, exc.problems, _EDIT_OUTPUTS)
         message = f"🗑️ Deleted · 已删除: **{deleted.path} (`{picked}`)**"
@@ -228,7 +230,7 @@ class IntentHandlers:
     # -- import and export ---------------------------------------------------------------------
 
     @user_errors
-    def import_file(self, path: str | None) -> tuple[Any, ...]:
+    def import_file(self, path: str | None, request: gr.Request | None = None) -> tuple[Any, ...]:
         """Replace the whole tree with a YAML/JSON file. A bad file changes nothing and lists every problem.
         Returns message, summary, tree, picker and the form (emptied after an import)."""
         refused = "Not imported · 未导入"
@@ -236,7 +238,7 @@ class IntentHandlers:
             return self._refused(refused, ["choose a .yaml, .yml or .json file first"], _EDIT_OUTPUTS)
         file = Path(path)
         try:
-            tree = self.engine.intents.import_file(file)
+            tree = self.engine.intents.import_file(file, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
             return self._refused(f"{refused}: {file.name}", exc.problems, _EDIT_OUTPUTS)
         leaves = len(tree.leaves())

@@ -132,7 +132,10 @@ def build_ui(engine: Engine) -> gr.Blocks:
             outputs=[report, docs, to_delete, upload, status, kb_choice, scope],
         ).then(handlers.left_out_report, outputs=[left_out])
         delete.click(
-            handlers.delete, inputs=[to_delete, scope], outputs=[report, docs, to_delete, status, kb_choice, scope]
+            handlers.delete,
+            inputs=[to_delete, scope],
+            outputs=[report, docs, to_delete, status, kb_choice, scope],
+            api_name="delete_document",
         ).then(handlers.left_out_report, outputs=[left_out])
         demo.load(ensure_owner, inputs=[owner], outputs=[owner])
         demo.load(handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope])

@@ -7,6 +7,7 @@ from typing import Any
 
 import gradio as gr
 
+from ragapp.core.access import Actor
 from ragapp.core.events import ClarifyEvent, MemoryEvent
 from ragapp.core.types import ChatTurn
 
@@ -48,3 +49,10 @@ def owner_of(stored: str | None, request: Any = None) -> str:
         return stored
     session = getattr(request, "session_hash", None) if request is not None else None
     return f"browser:{session}" if session else "anonymous"
+
+
+def actor_of(engine: Any, request: Any = None) -> Actor:
+    """Whom a UI event (or a script calling the same endpoint through Gradio's API) acts for: the user Gradio
+    signed in, as the engine knows them; with accounts off, the local user."""
+    username = getattr(request, "username", None) if request is not None else None
+    return engine.actor(username)  # type: ignore[no-any-return]

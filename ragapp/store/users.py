@@ -1,0 +1,186 @@
+"""Accounts in one JSON file: name, role, groups and a bcrypt hash of the password (never the password).
+
+The file is small and rarely written (by ``python -m ragapp.users`` or an admin), so a JSON file an operator can
+read, back up and keep under configuration management fits better than a table. Each write goes to a temporary
+file in the same folder that then replaces the old one, so a crash mid-write leaves the old file whole; the
+file is readable by its owner only.
+
+Passwords: bcrypt (the ``bcrypt`` package) over the SHA-256 of the password, base64-encoded. bcrypt reads
+only the first 72 bytes of its input; the digest keeps every character of a long passphrase significant.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import bcrypt
+
+from ragapp.core.access import ROLES, Actor, Role
+from ragapp.core.errors import ConfigError, RagAppError
+
+MIN_PASSWORD_CHARS = 8
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+
+
+class UserError(RagAppError):
+    """A user could not be added or changed (a bad name, role or password, or an unknown user)."""
+
+
+@dataclass(frozen=True)
+class UserRecord:
+    name: str
+    role: Role
+    groups: tuple[str, ...]
+    created: str
+
+    @property
+    def actor(self) -> Actor:
+        return Actor(self.name, self.role, frozenset(self.groups))
+
+
+def hash_password(password: str, rounds: int = 12) -> str:
+    return bcrypt.hashpw(_digest(password), bcrypt.gensalt(rounds)).decode("ascii")
+
+
+def check_password(password: str, hashed: str) -> bool:
+    try:
+        return bcrypt.checkpw(_digest(password), hashed.encode("ascii"))
+    except ValueError:  # a damaged hash in the file: no match, never a crash
+        return False
+
+
+def _digest(password: str) -> bytes:
+    return base64.b64encode(hashlib.sha256(password.encode("utf-8")).digest())
+
+
+class UserStore:
+    def __init__(self, path: Path, rounds: int = 12) -> None:
+        self._path = path
+        self._rounds = rounds
+        self._lock = threading.Lock()
+        # Checked against when the name is unknown, so a wrong name costs as long as a wrong password.
+        self._decoy = hash_password("not a password of anyone", rounds)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def users(self) -> list[UserRecord]:
+        return [self._record(name, data) for name, data in sorted(self._read().items())]
+
+    def get(self, name: str) -> UserRecord | None:
+        data = self._read().get(name)
+        return None if data is None else self._record(name, data)
+
+    def add(self, name: str, password: str, role: str, groups: tuple[str, ...] = ()) -> UserRecord:
+        if not _NAME.match(name):
+            raise UserError(
+                f"{name!r} is not a valid user name: 1-64 letters, digits and . _ @ -, starting with a letter or digit."
+            )
+        checked_role = _role(role)
+        _check_password(password)
+        with self._lock:
+            users = self._read()
+            if name in users:
+                raise UserError(f"There is already a user {name!r}; use passwd or remove first.")
+            users[name] = {
+                "role": checked_role,
+                "groups": sorted(set(groups)),
+                "hash": hash_password(password, self._rounds),
+                "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            self._write(users)
+            return self._record(name, users[name])
+
+    def set_password(self, name: str, password: str) -> None:
+        _check_password(password)
+        with self._lock:
+            users = self._read()
+            self._known(users, name)["hash"] = hash_password(password, self._rounds)
+            self._write(users)
+
+    def set_role(self, name: str, role: str) -> None:
+        with self._lock:
+            users = self._read()
+            self._known(users, name)["role"] = _role(role)
+            self._write(users)
+
+    def remove(self, name: str) -> None:
+        with self._lock:
+            users = self._read()
+            self._known(users, name)
+            del users[name]
+            self._write(users)
+
+    def verify(self, name: str, password: str) -> UserRecord | None:
+        """The user when ``password`` is theirs; None for a wrong password or an unknown name alike."""
+        data = self._read().get(name)
+        if data is None:
+            check_password(password, self._decoy)
+            return None
+        return self._record(name, data) if check_password(password, str(data.get("hash", ""))) else None
+
+    # -- the file ----------------------------------------------------------------------------
+
+    def _read(self) -> dict[str, dict[str, object]]:
+        if not self._path.exists():
+            return {}
+        try:
+            data = json.loads(self._path.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"The users file {self._path} cannot be read ({exc}); fix or restore it.") from None
+        users = data.get("users") if isinstance(data, dict) else None
+        if not isinstance(users, dict):
+            raise ConfigError(f'The users file {self._path} has no "users" object; fix or restore it.')
+        return {str(k): v for k, v in users.items() if isinstance(v, dict)}
+
+    def _write(self, users: dict[str, dict[str, object]]) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".users-", suffix=".json", dir=self._path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump({"users": users}, out, indent=2, sort_keys=True)
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self._path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @staticmethod
+    def _known(users: dict[str, dict[str, object]], name: str) -> dict[str, object]:
+        if name not in users:
+            raise UserError(f"There is no user {name!r}.")
+        return users[name]
+
+    @staticmethod
+    def _record(name: str, data: dict[str, object]) -> UserRecord:
+        role = data.get("role")
+        groups = data.get("groups")
+        return UserRecord(
+            name,
+            role if role in ROLES else "reader",  # type: ignore[arg-type]  # an unknown role gets the least
+            tuple(str(g) for g in groups) if isinstance(groups, list) else (),
+            str(data.get("created", "")),
+        )
+
+
+def _role(role: str) -> Role:
+    if role not in ROLES:
+        raise UserError(f"Unknown role {role!r}: choose one of {', '.join(ROLES)}.")
+    return role  # type: ignore[return-value]
+
+
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise UserError(f"A password needs at least {MIN_PASSWORD_CHARS} characters.")

@@ -1,0 +1,85 @@
+"""``python -m ragapp.users``: manage the accounts people sign in with (when ``RAGAPP_AUTH__ENABLED=true``).
+
+    python -m ragapp.users add alice --role editor [--group hr]   # asks for the password twice
+    python -m ragapp.users passwd alice
+    python -m ragapp.users role alice admin
+    python -m ragapp.users remove alice
+    python -m ragapp.users list
+
+``--password-stdin`` reads the password from standard input instead (for scripts: ``echo "$PW" | ...``).
+The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir); it holds bcrypt hashes only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from ragapp.config import Settings
+from ragapp.core.access import ROLES
+from ragapp.core.errors import RagAppError
+from ragapp.store.users import UserStore
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m ragapp.users", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    add = commands.add_parser("add", help="add a user")
+    add.add_argument("name")
+    add.add_argument("--role", choices=ROLES, default="reader")
+    add.add_argument("--group", action="append", default=[], help="a group the user belongs to (repeatable)")
+    add.add_argument("--password-stdin", action="store_true")
+    passwd = commands.add_parser("passwd", help="set a user's password")
+    passwd.add_argument("name")
+    passwd.add_argument("--password-stdin", action="store_true")
+    role = commands.add_parser("role", help="change a user's role")
+    role.add_argument("name")
+    role.add_argument("role", choices=ROLES)
+    remove = commands.add_parser("remove", help="remove a user")
+    remove.add_argument("name")
+    commands.add_parser("list", help="list the users")
+    return parser
+
+
+def _password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Again: ") != first:
+        raise RagAppError("The two passwords differ; nothing was changed.")
+    return first
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    settings = Settings()
+    store = UserStore(settings.auth.users_path(settings.paths.state_dir), settings.auth.bcrypt_rounds)
+    try:
+        if args.command == "add":
+            record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
+            print(f"added {record.name} ({record.role}) to {store.path}")
+        elif args.command == "passwd":
+            store.set_password(args.name, _password(args.password_stdin))
+            print(f"changed the password of {args.name}")
+        elif args.command == "role":
+            store.set_role(args.name, args.role)
+            print(f"{args.name} is now {args.role}")
+        elif args.command == "remove":
+            store.remove(args.name)
+            print(f"removed {args.name}")
+        else:
+            users = store.users()
+            for user in users:
+                groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""
+                print(f"{user.name:<24} {user.role:<7} since {user.created}{groups}")
+            if not users:
+                print(f"no users in {store.path}")
+    except RagAppError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
