@@ -16,7 +16,8 @@ from typing import Any, TypeVar, cast
 import gradio as gr
 from gradio.utils import get_upload_folder
 
-from ragapp.core.errors import RagAppError
+from ragapp.core.access import LOCAL_ACTOR, Action, Actor, may
+from ragapp.core.errors import AccessDenied, RagAppError
 from ragapp.core.events import ClarifyEvent, MemoryEvent
 from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine.engine import Engine
@@ -260,6 +261,26 @@ class Handlers:
         table, choices, status, kbs, scope_update = self.refresh(scope)
         report = f"🗑️ {escape_text(name)}: deleted from the catalog, the vector index and the keyword index."
         return report, table, choices, status, kbs, scope_update
+
+    def account(self, request: gr.Request | None = None) -> tuple[str, Any, Any, Any]:
+        """On page load: who is signed in (or that accounts are off), and the controls their role may use
+        shown (upload, delete, editing the intent tree); the engine refuses the rest whatever the page shows."""
+        username = getattr(request, "username", None) if request is not None else None
+        if self.engine.accounts is None:
+            line = "👤 Accounts are off: one local user may do everything (`RAGAPP_AUTH__ENABLED=true` turns them on)"
+            actor = LOCAL_ACTOR
+        else:
+            try:
+                actor = actor_of(self.engine, request)
+            except AccessDenied:
+                actor = Actor(username or "?", "reader", frozenset())  # removed since signing in: read only
+            line = f"👤 Signed in as **{escape_text(actor.name)}** ({actor.role}) · [Log out · 退出](/logout)"
+        return (
+            line,
+            gr.update(visible=may(actor, Action.UPLOAD)),
+            gr.update(visible=may(actor, Action.DELETE)),
+            gr.update(visible=may(actor, Action.EDIT_INTENTS)),
+        )
 
     def status_line(self) -> str:
         s = self.engine.status()

@@ -25,8 +25,9 @@ INTRO = """Questions are routed by this tree: **groups** organise it, **KB** lea
 选择意图进行编辑，或新建意图。"""
 
 
-def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) -> IntentHandlers:
-    """Lay out the Intents tab inside the current ``gr.Tab`` and wire its events; returns the handlers."""
+def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) -> gr.Row:
+    """Lay out the Intents tab inside the current ``gr.Tab`` and wire its events; returns the row of editing
+    controls (edit, import, export), which roles that may not edit the tree do not see."""
     h = handlers or IntentHandlers(engine)
     gr.Markdown(INTRO, elem_id="intent-intro")
     summary = gr.Markdown(h.summary(), elem_id="intent-summary")
@@ -40,7 +41,7 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
         column_widths=["32%", "21%", "9%", "16%", "10%", "12%"],
         max_height=1000,  # tall enough to show a tree of a few dozen nodes without scrolling inside the table
     )
-    with gr.Row(equal_height=False):
+    with gr.Row(equal_height=False, elem_id="intent-editing") as editing:
         with gr.Column(scale=3):
             gr.Markdown("### ✏️ Edit · 编辑")
             pick = gr.Dropdown(
@@ -164,4 +165,4 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
         trigger(h.test, inputs=[question], outputs=[scores, decision])
     # On every page load: the tree is shared, so show what other sessions changed since the app started.
     gr.on(None, h.refresh, outputs=[summary, tree, pick, parent, kbs])
-    return h
+    return editing

@@ -35,6 +35,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
         owner = gr.BrowserState("", storage_key="ragapp-owner")
         gr.Markdown("# ragapp\nAsk questions about your documents · 就你的文档提问", elem_id="header")
         status = gr.Markdown(handlers.status_line(), elem_id="status-line")
+        account = gr.Markdown(elem_id="account")
         with gr.Tabs():
             with gr.Tab("Chat · 对话", id="chat"):
                 chatbot = gr.Chatbot(
@@ -81,21 +82,23 @@ def build_ui(engine: Engine) -> gr.Blocks:
                 if examples:
                     gr.Examples(examples=[[q] for q in examples], inputs=question, label="Examples · 示例问题")
             with gr.Tab("Knowledge · 知识库", id="knowledge"):
-                kb_choice = gr.Dropdown(
-                    choices=handlers.upload_kb_choices(),
-                    value=DEFAULT_KB,
-                    allow_custom_value=True,
-                    label="Knowledge base · 知识库",
-                    info="Where the files go; type a new name to create one · 文件存入的知识库，输入新名称即可新建",
-                    elem_id="kb-choice",
-                )
-                upload = gr.File(
-                    label=f"Drop files here · 拖入文件 ({', '.join(extensions)})",
-                    file_count="multiple",
-                    file_types=extensions,
-                    elem_id="upload",
-                )
-                add = gr.Button("Add to knowledge base · 加入知识库", variant="primary", elem_id="add-files")
+                # Shown to the roles that may change the knowledge bases (the engine checks again on each call).
+                with gr.Column(elem_id="uploading") as uploading:
+                    kb_choice = gr.Dropdown(
+                        choices=handlers.upload_kb_choices(),
+                        value=DEFAULT_KB,
+                        allow_custom_value=True,
+                        label="Knowledge base · 知识库",
+                        info="Where the files go; type a new name to create one · 文件存入的知识库，输入新名称即可新建",
+                        elem_id="kb-choice",
+                    )
+                    upload = gr.File(
+                        label=f"Drop files here · 拖入文件 ({', '.join(extensions)})",
+                        file_count="multiple",
+                        file_types=extensions,
+                        elem_id="upload",
+                    )
+                    add = gr.Button("Add to knowledge base · 加入知识库", variant="primary", elem_id="add-files")
                 report = gr.Markdown(elem_id="ingest-report")
                 docs = gr.Dataframe(
                     value=handlers.documents_table,
@@ -106,7 +109,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
                 )
                 with gr.Accordion("Left out of the index · 未编入索引的页面", open=False):
                     left_out = gr.Markdown(handlers.left_out_report, elem_id="left-out")
-                with gr.Row():
+                with gr.Row() as deleting:
                     to_delete = gr.Dropdown(
                         choices=handlers.document_choices(),
                         label="Document to delete · 要删除的文档",
@@ -115,7 +118,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     )
                     delete = gr.Button("Delete · 删除", variant="stop", elem_id="delete", scale=1)
             with gr.Tab("Intents · 意图", id="intents"):
-                build_intents_tab(engine)
+                intent_editing = build_intents_tab(engine)
             build_traces_tab(engine, owner)
 
         chat_io = {"inputs": [question, chatbot, session, scope, mode, owner], "outputs": [question, chatbot, session]}
@@ -138,6 +141,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
             api_name="delete_document",
         ).then(handlers.left_out_report, outputs=[left_out])
         demo.load(ensure_owner, inputs=[owner], outputs=[owner])
+        demo.load(handlers.account, outputs=[account, uploading, deleting, intent_editing])
         demo.load(handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope])
         demo.load(handlers.left_out_report, outputs=[left_out])
     return demo

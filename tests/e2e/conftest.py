@@ -97,7 +97,8 @@ def scripted_app(make_engine: Callable[..., Any]) -> Iterator[Callable[..., tupl
             (result,) = rig.engine.library.ingest([(path, name)])
             assert result.status == "added", result.message
         app = build_ui(rig.engine).queue()
-        app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        auth = {"auth": rig.engine.login} if rig.engine.accounts is not None else {}  # as app.py does
+        app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **auth)
         apps.append(app)
         return rig, f"http://127.0.0.1:{port}"
 

@@ -1,0 +1,67 @@
+"""Roles as people meet them in a real browser: Gradio's login page, then a reader sees no upload, delete or
+editing of the intent tree (and the header says who is signed in), an editor sees them; with accounts off the
+header says so. The engine's own refusal of a reader's call is tested over HTTP in
+tests/integration/test_roles_api.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragapp.store.users import UserStore
+
+pytestmark = [pytest.mark.e2e]
+
+
+def _sign_in(page: Any, name: str, password: str) -> None:
+    page.get_by_label("username").fill(name)
+    page.get_by_label("password").fill(password)
+    page.get_by_role("button", name="Login").click()
+    page.locator("#account").get_by_text("Signed in as").wait_for()
+
+
+def test_a_reader_sees_no_editing_and_an_editor_does(
+    scripted_app: Callable[..., Any], open_page: Callable[[str], Any], tmp_path: Path, artifacts: Path
+) -> None:
+    users = tmp_path / "users.json"
+    store = UserStore(users, 4)
+    store.add("rita", "reader password", "reader")
+    store.add("eddie", "editor password", "editor")
+    _rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+
+    page = open_page(url)
+    page.get_by_label("username").fill("rita")
+    page.get_by_label("password").fill("wrong password")
+    page.get_by_role("button", name="Login").click()
+    page.get_by_text("Incorrect").first.wait_for()  # the same words for a wrong name (see test_login_throttle)
+    _sign_in(page, "rita", "reader password")
+    assert "rita" in page.locator("#account").inner_text() and "reader" in page.locator("#account").inner_text()
+    page.get_by_role("tab", name="Knowledge · 知识库").click()
+    page.locator("#documents").wait_for()
+    assert page.locator("#upload").count() == 0 or not page.locator("#upload").is_visible()
+    assert page.locator("#delete").count() == 0 or not page.locator("#delete").is_visible()
+    page.get_by_role("tab", name="Intents · 意图").click()
+    page.locator("#intent-tree").wait_for()  # a reader may look at the tree...
+    assert not page.locator("#intent-save").is_visible() and not page.locator("#intent-import").is_visible()
+    page.screenshot(path=str(artifacts / "reader.png"), full_page=True)
+
+    editor = open_page(url)
+    _sign_in(editor, "eddie", "editor password")
+    editor.get_by_role("tab", name="Knowledge · 知识库").click()
+    editor.locator("#upload").wait_for(state="visible")
+    editor.locator("#delete").wait_for(state="visible")
+    editor.get_by_role("tab", name="Intents · 意图").click()
+    editor.locator("#intent-save").wait_for(state="visible")
+
+
+def test_with_accounts_off_the_header_says_so(
+    scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
+) -> None:
+    _rig, url = scripted_app()
+    page = open_page(url)
+    page.locator("#account").get_by_text("Accounts are off").wait_for()
+    page.get_by_role("tab", name="Knowledge · 知识库").click()
+    page.locator("#upload").wait_for(state="visible")
