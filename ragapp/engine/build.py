@@ -34,6 +34,7 @@ from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
+from ragapp.store.signing import Signer
 from ragapp.store.users import UserStore
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.llamaindex import install as install_llamaindex_spans
@@ -123,6 +124,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         llm=llm,
         closers=(agent, retrieval, intent_store, catalog),
         accounts=_accounts(settings),
+        signer=Signer.in_folder(settings.paths.state_dir),
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)

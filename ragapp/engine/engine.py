@@ -11,6 +11,7 @@ The UI (and tests, and the evaluation commands) talk to these facets only. Build
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -26,6 +27,7 @@ from ragapp.engine.observability import Observability
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.llm import LLM
 from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.store.signing import Signer
 
 
 class Closeable(Protocol):
@@ -56,9 +58,12 @@ class Engine:
         llm: LLM,
         closers: Sequence[Closeable] = (),
         accounts: Accounts | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.settings = settings
         self.accounts = accounts  # None: accounts off, one local user
+        # Signs the ids browsers keep (owner of traces and test cases); in-memory when none is given (tests).
+        self.signer = signer or Signer(secrets.token_bytes(32))
         self.chat = chat
         self.library = library
         self.intents = intents

@@ -86,7 +86,9 @@ class Handlers:
             return
         session.pending = None  # a new question abandons an unanswered "which one did you mean?"
         chat = [*chat, gr.ChatMessage(role="user", content=no_remote_content(question))]
-        yield from self._turn(question, question, chat, session, scope, None, mode, owner_of(owner, request))
+        yield from self._turn(
+            question, question, chat, session, scope, None, mode, owner_of(self.engine, owner, request)
+        )
 
     def choose(
         self,
@@ -110,7 +112,14 @@ class Handlers:
         chat = [*chat, gr.ChatMessage(role="user", content=label)]
         clarified = Clarified(pending.sub_questions, pending.ambiguous, value)
         yield from self._turn(
-            pending.question, session.pending_question, chat, session, scope, clarified, mode, owner_of(owner, request)
+            pending.question,
+            session.pending_question,
+            chat,
+            session,
+            scope,
+            clarified,
+            mode,
+            owner_of(self.engine, owner, request),
         )
 
     def _turn(
@@ -230,7 +239,7 @@ class Handlers:
                 pairs,
                 lambda update: progress(update.fraction, desc=update.text),
                 target,
-                owner=owner_of(owner, request),
+                owner=owner_of(self.engine, owner, request),
                 actor=actor_of(self.engine, request),
             )
         finally:

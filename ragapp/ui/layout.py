@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import gradio as gr
@@ -140,7 +141,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
             outputs=[report, docs, to_delete, status, kb_choice, scope],
             api_name="delete_document",
         ).then(handlers.left_out_report, outputs=[left_out])
-        demo.load(ensure_owner, inputs=[owner], outputs=[owner])
+        demo.load(partial(ensure_owner, engine), inputs=[owner], outputs=[owner])
         demo.load(handlers.account, outputs=[account, uploading, deleting, intent_editing])
         demo.load(handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope])
         demo.load(handlers.left_out_report, outputs=[left_out])

@@ -33,20 +33,25 @@ class Session:
         return list(self.history)
 
 
-def ensure_owner(stored: str | None, request: gr.Request | None = None) -> str:
-    """On page load: keep the owner id this browser stores (its traces and test cases), or make one."""
-    return stored or owner_of(None, request)
+def ensure_owner(engine: Any, stored: str | None, request: gr.Request | None = None) -> str:
+    """On page load: the owner id this browser keeps (its traces and test cases), when the server signed it;
+    else a new one, signed. The browser keeps it; what it sends back is only believed with its signature."""
+    if engine.signer.unsign(stored) is not None:
+        return stored  # type: ignore[return-value]
+    return engine.signer.sign(owner_of(engine, None, request))  # type: ignore[no-any-return]
 
 
-def owner_of(stored: str | None, request: Any = None) -> str:
-    """Whose traces: a signed-in user's name, else the id this browser keeps. Before the page's load event has
-    stored one, the id comes from the session, the same one the load event stores: a question asked in the
-    first instant is not lost to another owner."""
+def owner_of(engine: Any, stored: str | None, request: Any = None) -> str:
+    """Whose traces: a signed-in user's name, else the id this browser keeps if the server signed it (a client
+    naming another browser's id gets nothing of theirs). Before the page's load event has stored one, the id
+    comes from the session, the same one the load event signs: a question asked in the first instant is not
+    lost to another owner."""
     username = getattr(request, "username", None) if request is not None else None
     if username:
         return f"user:{username}"
-    if stored:
-        return stored
+    kept = engine.signer.unsign(stored)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
     session = getattr(request, "session_hash", None) if request is not None else None
     return f"browser:{session}" if session else "anonymous"
 

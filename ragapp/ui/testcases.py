@@ -26,7 +26,7 @@ class CaseHandlers:
         self.engine = engine
 
     def rows(self, stored: str | None, request: gr.Request | None = None) -> pd.DataFrame:
-        cases = self.engine.observability.test_cases(owner_of(stored, request))
+        cases = self.engine.observability.test_cases(owner_of(self.engine, stored, request))
         rows = [
             [c.id, c.question, ", ".join(c.expected), ", ".join(c.kbs) if c.kbs else "all", c.created_at[:19]]
             for c in cases
@@ -34,7 +34,7 @@ class CaseHandlers:
         return pd.DataFrame(rows, columns=CASE_HEADERS)
 
     def case_choices(self, stored: str | None, request: gr.Request | None = None) -> Any:
-        cases = self.engine.observability.test_cases(owner_of(stored, request))
+        cases = self.engine.observability.test_cases(owner_of(self.engine, stored, request))
         return gr.update(choices=[(f"#{c.id} {c.question[:60]}", c.id) for c in cases], value=None)
 
     @user_errors
@@ -45,7 +45,7 @@ class CaseHandlers:
         expected: list[str] | None,
         request: gr.Request | None = None,
     ) -> tuple[str, Any, Any]:
-        owner = owner_of(stored, request)
+        owner = owner_of(self.engine, stored, request)
         if not trace:
             raise gr.Error("Open a request first.")
         if trace.kind != "chat":
@@ -68,7 +68,7 @@ class CaseHandlers:
     def delete(self, stored: str | None, case_id: int | None, request: gr.Request | None = None) -> tuple[Any, Any]:
         if case_id is None:
             raise gr.Error("Pick a test case to delete.")
-        self.engine.observability.delete_test_case(owner_of(stored, request), int(case_id))
+        self.engine.observability.delete_test_case(owner_of(self.engine, stored, request), int(case_id))
         return self.rows(stored, request), self.case_choices(stored, request)
 
     @user_errors
@@ -83,7 +83,7 @@ class CaseHandlers:
         request: gr.Request | None = None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
     ) -> tuple[str, Any, pd.DataFrame]:
-        owner = owner_of(stored, request)
+        owner = owner_of(self.engine, stored, request)
         if not self.engine.observability.test_cases(owner):
             raise gr.Error("No test cases yet: open a request and use “Save as test case” first.")
         progress(0.1, desc="Scoring the test cases")

@@ -46,7 +46,7 @@ class TraceHandlers:
         request: gr.Request | None = None,
     ) -> tuple[list[list[Any]], list[str]]:
         """The list of recent requests (newest first) and their ids, in the same order."""
-        owner = owner_of(stored, request)
+        owner = owner_of(self.engine, stored, request)
         kind = "ingest" if mode == "ingest" else None
         items = self.engine.observability.traces(
             owner,
@@ -64,7 +64,7 @@ class TraceHandlers:
         row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         if not ids or row is None or row >= len(ids):
             raise gr.Error("Pick a request in the list first.")
-        trace = self.engine.observability.trace(ids[row], owner_of(stored, request))
+        trace = self.engine.observability.trace(ids[row], owner_of(self.engine, stored, request))
         if trace is None:
             raise gr.Error("That trace is gone (traces are kept for a limited time). Refresh the list.")
         return self.show(trace)
