@@ -5,6 +5,7 @@
     python -m ragapp.users role alice admin
     python -m ragapp.users remove alice
     python -m ragapp.users list
+    python -m ragapp.users kb finance --readers group:finance carol --editors dave   # --open removes the rule
 
 ``--password-stdin`` reads the password from standard input instead (for scripts: ``echo "$PW" | ...``).
 The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir); it holds bcrypt hashes only.
@@ -19,7 +20,7 @@ import sys
 from ragapp.config import Settings
 from ragapp.core.access import ROLES
 from ragapp.core.errors import RagAppError
-from ragapp.store.users import UserStore
+from ragapp.store.users import KbRule, UserStore
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,7 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     role.add_argument("role", choices=ROLES)
     remove = commands.add_parser("remove", help="remove a user")
     remove.add_argument("name")
-    commands.add_parser("list", help="list the users")
+    commands.add_parser("list", help="list the users and the knowledge bases' rules")
+    kb = commands.add_parser("kb", help="who may read and edit a knowledge base (users, or group:NAME)")
+    kb.add_argument("name")
+    kb.add_argument("--readers", nargs="*", default=[], metavar="WHO")
+    kb.add_argument("--editors", nargs="*", default=[], metavar="WHO")
+    kb.add_argument("--open", action="store_true", help="remove the rule: every signed-in user may read it")
     return parser
 
 
@@ -68,7 +74,17 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "remove":
             store.remove(args.name)
             print(f"removed {args.name}")
+        elif args.command == "kb":
+            if args.open:
+                store.set_kb_rule(args.name, None)
+                print(f"{args.name} is open to every signed-in user")
+            else:
+                store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
+                print(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
         else:
+            for kb, rule in sorted(store.kb_rules().items()):
+                readers, editors = ", ".join(rule.readers) or "-", ", ".join(rule.editors) or "-"
+                print(f"knowledge base {kb}: readers {readers}; editors {editors}")
             users = store.users()
             for user in users:
                 groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""

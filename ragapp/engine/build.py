@@ -20,6 +20,7 @@ from ragapp.engine.accounts import Accounts
 from ragapp.engine.chat import Chat
 from ragapp.engine.engine import Engine
 from ragapp.engine.intents import Intents
+from ragapp.engine.kb_access import KbAccess
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
@@ -113,17 +114,19 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast if w.fast_route else None)
     answers = AnswerPipeline(retrieval, llm, router, settings)
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
+    accounts = _accounts(settings)
+    access = KbAccess(accounts.store, catalog) if accounts is not None else None
     engine = Engine(
         settings,
-        chat=Chat(settings, answers, agent, retrieval, recorder),
-        library=Library(store, Ingestor(store, settings.ingest), recorder),
+        chat=Chat(settings, answers, agent, retrieval, recorder, access),
+        library=Library(store, Ingestor(store, settings.ingest), recorder, access),
         intents=Intents(intent_store, router),
         observability=Observability(settings, retrieval, traces, cases),
         store=store,
         retrieval=retrieval,
         llm=llm,
         closers=(agent, retrieval, intent_store, catalog),
-        accounts=_accounts(settings),
+        accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:

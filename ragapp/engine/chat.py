@@ -7,9 +7,11 @@ from collections.abc import Iterator, Sequence
 from ragapp.agent.auto import choose_mode
 from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
+from ragapp.core.access import LOCAL_ACTOR, Actor
 from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Mode, RetrievalResult, Scope
+from ragapp.engine.kb_access import KbAccess
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
@@ -23,12 +25,14 @@ class Chat:
         agent: AgentRunner,
         retrieval: RetrievalPipeline,
         recorder: TraceRecorder,
+        access: KbAccess | None = None,
     ) -> None:
         self._settings = settings
         self._answers = answers
         self._agent = agent
         self._retrieval = retrieval
         self._recorder = recorder
+        self._access = access  # None: accounts off, every knowledge base readable
 
     def warm_up(self) -> None:
         """Have the local model read the answers' instructions now (see ``AnswerPipeline.warm_up``)."""
@@ -44,6 +48,7 @@ class Chat:
         clarified: Clarified | None = None,
         mode: Mode | None = None,
         owner: str = LOCAL_OWNER,
+        actor: Actor = LOCAL_ACTOR,
     ) -> Iterator[EngineEvent]:
         """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
         stages, the rewritten question, routing, notices, retrieved chunks, tokens, answer. An unknown
@@ -55,7 +60,10 @@ class Chat:
         ``mode``: workflow, agent (tool calls, step by step) or auto (agent for comparisons and multi-hop
         questions); None: the configured default. A resumed clarification always continues the workflow.
 
-        Each call leaves a trace owned by ``owner`` (see ``Observability.traces``)."""
+        Each call leaves a trace owned by ``owner`` (see ``Observability.traces``). ``actor`` only ever
+        searches the knowledge bases it may read, whatever ``kbs``, the mode or the agent's tool arguments say."""
+        if self._access is not None:
+            kbs = self._access.scope_for(actor, kbs)
         events = self._ask(question, history, kbs, summary, clarified, mode)
         shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
         return self._recorder.chat(events, owner=owner, question=question, mode=shown)

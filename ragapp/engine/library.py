@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
+from ragapp.core.errors import AccessDenied
 from ragapp.core.types import (
     DEFAULT_KB,
     LOCAL_OWNER,
@@ -15,16 +16,28 @@ from ragapp.core.types import (
     KnowledgeBase,
     SkippedSection,
 )
+from ragapp.engine.kb_access import KbAccess
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.tracing.recorder import TraceRecorder
 
 
 class Library:
-    def __init__(self, store: KnowledgeStore, ingestor: Ingestor, recorder: TraceRecorder) -> None:
+    def __init__(
+        self, store: KnowledgeStore, ingestor: Ingestor, recorder: TraceRecorder, access: KbAccess | None = None
+    ) -> None:
         self._store = store
         self._ingestor = ingestor
         self._recorder = recorder
+        self._access = access  # None: accounts off
+
+    def _may_edit(self, actor: Actor, kb: str) -> None:
+        if self._access is not None and not self._access.may_edit(actor, kb):
+            raise AccessDenied(f"You may not change the knowledge base {kb!r}; ask an administrator.")
+
+    def _kb_of(self, doc_id: str) -> str | None:
+        record = self._store.catalog.document(doc_id)
+        return record.kb if record is not None else None
 
     def ingest(
         self,
@@ -39,6 +52,7 @@ class Library:
         file; raises ``IngestError`` for an invalid ``kb`` name and ``AccessDenied`` for an ``actor`` who may
         not upload, before anything is stored."""
         require(actor, Action.UPLOAD)
+        self._may_edit(actor, kb)
         shown = progress or (lambda _update: None)
 
         def run(traced: Progress) -> list[IngestResult]:
@@ -53,11 +67,16 @@ class Library:
     def delete(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Remove a document from the catalog, the vectors and the keyword index; returns its name."""
         require(actor, Action.DELETE)
+        if (kb := self._kb_of(doc_id)) is not None:
+            self._may_edit(actor, kb)
         return self._ingestor.delete(doc_id)
 
     def move(self, doc_id: str, kb: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Put a document in knowledge base ``kb`` (nothing is re-embedded); returns its name."""
         require(actor, Action.MOVE)
+        self._may_edit(actor, kb)
+        if (current := self._kb_of(doc_id)) is not None:
+            self._may_edit(actor, current)
         return self._ingestor.move(doc_id, kb)
 
     def documents(self) -> list[DocumentRecord]:

@@ -62,6 +62,15 @@ def _digest(password: str) -> bytes:
     return base64.b64encode(hashlib.sha256(password.encode("utf-8")).digest())
 
 
+@dataclass(frozen=True)
+class KbRule:
+    """Who may read and who may edit one knowledge base: user names, or ``group:NAME``. A knowledge base with
+    no rule is open to every signed-in user (editing still needs the editor role)."""
+
+    readers: tuple[str, ...] = ()
+    editors: tuple[str, ...] = ()
+
+
 class UserStore:
     def __init__(self, path: Path, rounds: int = 12) -> None:
         self._path = path
@@ -129,26 +138,58 @@ class UserStore:
             return None
         return self._record(name, data) if check_password(password, str(data.get("hash", ""))) else None
 
+    # -- knowledge-base access ------------------------------------------------------------------
+
+    def kb_rules(self) -> dict[str, KbRule]:
+        rules = self._file().get("knowledge_bases", {})
+        out = {}
+        for kb, rule in rules.items() if isinstance(rules, dict) else ():
+            if isinstance(rule, dict):
+                out[str(kb)] = KbRule(_names(rule.get("readers")), _names(rule.get("editors")))
+        return out
+
+    def set_kb_rule(self, kb: str, rule: KbRule | None) -> None:
+        """Set who may read and edit ``kb`` (None: remove its rule, so it is open again)."""
+        with self._lock:
+            kept = self._file().get("knowledge_bases")
+            rules = dict(kept) if isinstance(kept, dict) else {}
+            if rule is None:
+                rules.pop(kb, None)
+            else:
+                rules[kb] = {"readers": sorted(set(rule.readers)), "editors": sorted(set(rule.editors))}
+            self._write(self._read(), rules)
+
     # -- the file ----------------------------------------------------------------------------
 
-    def _read(self) -> dict[str, dict[str, object]]:
+    def _file(self) -> dict[str, object]:
         if not self._path.exists():
             return {}
         try:
             data = json.loads(self._path.read_text("utf-8"))
         except (OSError, ValueError) as exc:
             raise ConfigError(f"The users file {self._path} cannot be read ({exc}); fix or restore it.") from None
-        users = data.get("users") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            raise ConfigError(f"The users file {self._path} is not a JSON object; fix or restore it.")
+        return data
+
+    def _read(self) -> dict[str, dict[str, object]]:
+        data = self._file()
+        if not data:
+            return {}
+        users = data.get("users")
         if not isinstance(users, dict):
             raise ConfigError(f'The users file {self._path} has no "users" object; fix or restore it.')
         return {str(k): v for k, v in users.items() if isinstance(v, dict)}
 
-    def _write(self, users: dict[str, dict[str, object]]) -> None:
+    def _write(self, users: dict[str, dict[str, object]], rules: dict[str, object] | None = None) -> None:
+        if rules is None:  # a change to the users keeps the knowledge-base rules as they are
+            kept = self._file().get("knowledge_bases")
+            rules = kept if isinstance(kept, dict) else {}
         self._path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".users-", suffix=".json", dir=self._path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"users": users}, out, indent=2, sort_keys=True)
+                json.dump({"users": users, "knowledge_bases": rules}, out, indent=2, sort_keys=True)
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(tmp, 0o600)
@@ -173,6 +214,10 @@ class UserStore:
             tuple(str(g) for g in groups) if isinstance(groups, list) else (),
             str(data.get("created", "")),
         )
+
+
+def _names(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
 def _role(role: str) -> Role:

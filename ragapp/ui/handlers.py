@@ -87,8 +87,9 @@ class Handlers:
         session.pending = None  # a new question abandons an unanswered "which one did you mean?"
         chat = [*chat, gr.ChatMessage(role="user", content=no_remote_content(question))]
         yield from self._turn(
-            question, question, chat, session, scope, None, mode, owner_of(self.engine, owner, request)
-        )
+            question, question, chat, session, scope, None, mode, owner_of(self.engine, owner, request),
+            actor_of(self.engine, request),
+        )  # fmt: skip
 
     def choose(
         self,
@@ -120,6 +121,7 @@ class Handlers:
             clarified,
             mode,
             owner_of(self.engine, owner, request),
+            actor_of(self.engine, request),
         )
 
     def _turn(
@@ -132,6 +134,7 @@ class Handlers:
         clarified: Clarified | None,
         mode: str | None = None,
         owner: str = "anonymous",
+        actor: Actor = LOCAL_ACTOR,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one answer to ``question`` (``asked`` is what the user typed, for the history)."""
         view = TurnView()
@@ -144,6 +147,7 @@ class Handlers:
             clarified=clarified,
             mode=mode_of(mode),
             owner=owner,
+            actor=actor,
         )
         try:
             for event in events:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragapp.core.errors import ConfigError
-from ragapp.store.users import UserError, UserStore, check_password, hash_password
+from ragapp.store.users import KbRule, UserError, UserStore, check_password, hash_password
 
 ROUNDS = 4  # the cheapest bcrypt cost: the tests check behaviour, not strength
 REPO = Path(__file__).resolve().parents[2]
@@ -112,5 +112,16 @@ def test_the_command_line_manages_users(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "already a user 'alice'" in refused.stderr
     assert run("passwd", "alice", "--password-stdin", stdin="a newer secret\n").returncode == 0
     assert UserStore(users, ROUNDS).verify("alice", "a newer secret") is not None
+    assert run("kb", "finance", "--readers", "group:finance", "--editors", "alice").returncode == 0
+    assert UserStore(users, ROUNDS).kb_rules()["finance"] == KbRule(("group:finance",), ("alice",))
+    assert "knowledge base finance: readers group:finance; editors alice" in run("list").stdout
+    assert run("kb", "finance", "--open").returncode == 0 and UserStore(users, ROUNDS).kb_rules() == {}
     assert run("remove", "alice").returncode == 0
     assert "no users" in run("list").stdout
+
+
+def test_changing_users_keeps_the_knowledge_base_rules(store: UserStore) -> None:
+    store.set_kb_rule("hr", KbRule(("group:hr",), ("eddie",)))
+    store.add("alice", "a long secret", "reader")
+    store.remove("alice")
+    assert store.kb_rules() == {"hr": KbRule(("group:hr",), ("eddie",))}
