@@ -79,8 +79,10 @@ class Library:
             self._may_edit(actor, current)
         return self._ingestor.move(doc_id, kb)
 
-    def documents(self) -> list[DocumentRecord]:
-        return self._store.catalog.documents()
+    def documents(self, *, actor: Actor = LOCAL_ACTOR) -> list[DocumentRecord]:
+        """Every document, or with accounts on those in the knowledge bases ``actor`` may read."""
+        documents = self._store.catalog.documents()
+        return documents if self._access is None else [d for d in documents if self._access.may_read(actor, d.kb)]
 
     def skipped(self, doc_id: str) -> list[SkippedSection]:
         """The pages of a document left out of retrieval as boilerplate, with the reason for each."""
@@ -90,9 +92,10 @@ class Library:
         """How many pages each document had left out, by doc id (documents with none are absent)."""
         return self._store.catalog.skipped_counts()
 
-    def knowledge_bases(self) -> list[KnowledgeBase]:
-        """The knowledge bases that hold documents, by name, with their document and chunk counts."""
-        return self._store.catalog.knowledge_bases()
+    def knowledge_bases(self, *, actor: Actor = LOCAL_ACTOR) -> list[KnowledgeBase]:
+        """The knowledge bases that hold documents (those ``actor`` may read), with document and chunk counts."""
+        bases = self._store.catalog.knowledge_bases()
+        return bases if self._access is None else [kb for kb in bases if self._access.may_read(actor, kb.name)]
 
     def supported_extensions(self) -> list[str]:
         return supported_extensions()

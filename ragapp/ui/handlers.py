@@ -169,7 +169,7 @@ class Handlers:
 
     # -- knowledge -----------------------------------------------------------------------------
 
-    def documents_table(self) -> list[list[Any]]:
+    def documents_table(self, actor: Actor = LOCAL_ACTOR) -> list[list[Any]]:
         left_out = self.engine.library.skipped_counts()
         return [
             [
@@ -181,15 +181,15 @@ class Handlers:
                 left_out.get(d.doc_id, 0),
                 d.added_at,
             ]
-            for d in self.engine.library.documents()
+            for d in self.engine.library.documents(actor=actor)
         ]
 
-    def left_out_report(self) -> str:
+    def left_out_report(self, request: gr.Request | None = None) -> str:
         """Per document, the pages kept out of retrieval as boilerplate: where, why, and how each begins."""
         library = self.engine.library
         counts = library.skipped_counts()
         parts = []
-        for doc in library.documents():
+        for doc in library.documents(actor=self._viewer(request)):
             if doc.doc_id in counts:
                 rows = [
                     f"- {html.escape(s.location)} · {html.escape(s.reason)} · <small>{html.escape(s.preview)}</small>"
@@ -198,30 +198,41 @@ class Handlers:
                 parts.append(f"**{html.escape(doc.name)}** ({html.escape(doc.kb)})\n" + "\n".join(rows))
         return "\n\n".join(parts) or NOTHING_LEFT_OUT
 
-    def document_choices(self) -> list[tuple[str, str]]:
-        return [(f"{d.name} · {d.kb} ({d.chunk_count} chunks)", d.doc_id) for d in self.engine.library.documents()]
+    def document_choices(self, actor: Actor = LOCAL_ACTOR) -> list[tuple[str, str]]:
+        documents = self.engine.library.documents(actor=actor)
+        return [(f"{d.name} · {d.kb} ({d.chunk_count} chunks)", d.doc_id) for d in documents]
 
-    def kb_names(self) -> list[str]:
-        """The knowledge bases that hold documents: the choices of "Search in"."""
-        return [kb.name for kb in self.engine.library.knowledge_bases()]
+    def kb_names(self, actor: Actor = LOCAL_ACTOR) -> list[str]:
+        """The knowledge bases that hold documents (that ``actor`` may read): the choices of "Search in"."""
+        return [kb.name for kb in self.engine.library.knowledge_bases(actor=actor)]
 
-    def upload_kb_choices(self) -> list[str]:
+    def upload_kb_choices(self, actor: Actor = LOCAL_ACTOR) -> list[str]:
         """Where an upload may go: the existing knowledge bases, and always the default one."""
-        names = self.kb_names()
+        names = self.kb_names(actor)
         return names if DEFAULT_KB in names else [DEFAULT_KB, *names]
 
-    def refresh(self, scope: list[str] | None = None) -> tuple[list[list[Any]], Any, str, Any, Any]:
+    def refresh(
+        self, scope: list[str] | None = None, request: gr.Request | None = None
+    ) -> tuple[list[list[Any]], Any, str, Any, Any]:
         """Documents table, delete choices, status line, upload-KB choices, and the chat scope (keeping the
-        picked knowledge bases that still exist)."""
-        names = self.kb_names()
+        picked knowledge bases that still exist), as the signed-in user may see them."""
+        actor = self._viewer(request)
+        names = self.kb_names(actor)
         kept = [kb for kb in scope or [] if kb in names]
         return (
-            self.documents_table(),
-            gr.update(choices=self.document_choices(), value=None),
+            self.documents_table(actor),
+            gr.update(choices=self.document_choices(actor), value=None),
             self.status_line(),
-            gr.update(choices=self.upload_kb_choices()),
+            gr.update(choices=self.upload_kb_choices(actor)),
             gr.update(choices=names, value=kept),
         )
+
+    def _viewer(self, request: gr.Request | None) -> Actor:
+        """Who the page is shown to; one the engine does not know (removed since signing in) sees nothing."""
+        try:
+            return actor_of(self.engine, request)
+        except AccessDenied:
+            return Actor("?", "reader", frozenset({"(nobody)"}))
 
     @user_errors
     def upload(
@@ -259,8 +270,8 @@ class Handlers:
             gr.Warning(f"{len(failed)} of {len(results)} file(s) could not be added; see the list.")
         else:
             gr.Info("Knowledge base updated.")
-        table, choices, status, _kbs, scope_update = self.refresh(scope)
-        kbs = gr.update(choices=self.upload_kb_choices(), value=target)
+        table, choices, status, _kbs, scope_update = self.refresh(scope, request)
+        kbs = gr.update(choices=self.upload_kb_choices(self._viewer(request)), value=target)
         return summary, table, choices, None, status, kbs, scope_update
 
     @user_errors
@@ -271,7 +282,7 @@ class Handlers:
             raise gr.Error("Pick a document to delete.")
         name = self.engine.library.delete(doc_id, actor=actor_of(self.engine, request))
         gr.Info(html.escape(f"Deleted {name}."))  # toasts render HTML
-        table, choices, status, kbs, scope_update = self.refresh(scope)
+        table, choices, status, kbs, scope_update = self.refresh(scope, request)
         report = f"🗑️ {escape_text(name)}: deleted from the catalog, the vector index and the keyword index."
         return report, table, choices, status, kbs, scope_update
 

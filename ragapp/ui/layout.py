@@ -29,6 +29,9 @@ def example_questions(path: Path = ASSETS / "examples.json") -> list[str]:
 def build_ui(engine: Engine) -> gr.Blocks:
     handlers = Handlers(engine)
     extensions = engine.library.supported_extensions()
+    # With accounts on, what the page starts with names no document or knowledge base: the load event fills in
+    # what the signed-in user may see.
+    public = engine.accounts is None
     # Uploads Gradio keeps in its cache are removed hourly once an hour old (the handler removes its own at once).
     with gr.Blocks(title="ragapp", delete_cache=(3600, 3600)) as demo:
         session = gr.State(None)  # a Session, created on the first question
@@ -58,7 +61,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     clear = gr.Button("New chat · 新对话", elem_id="clear", scale=1)
                 with gr.Row():
                     scope = gr.Dropdown(
-                        choices=handlers.kb_names(),
+                        choices=handlers.kb_names() if public else [],
                         value=[],
                         multiselect=True,
                         label="Search in · 检索范围",
@@ -86,7 +89,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
                 # Shown to the roles that may change the knowledge bases (the engine checks again on each call).
                 with gr.Column(elem_id="uploading") as uploading:
                     kb_choice = gr.Dropdown(
-                        choices=handlers.upload_kb_choices(),
+                        choices=handlers.upload_kb_choices() if public else [DEFAULT_KB],
                         value=DEFAULT_KB,
                         allow_custom_value=True,
                         label="Knowledge base · 知识库",
@@ -102,17 +105,17 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     add = gr.Button("Add to knowledge base · 加入知识库", variant="primary", elem_id="add-files")
                 report = gr.Markdown(elem_id="ingest-report")
                 docs = gr.Dataframe(
-                    value=handlers.documents_table,
+                    value=handlers.documents_table if public else [],
                     headers=DOC_HEADERS,
                     interactive=False,
                     elem_id="documents",
                     label="Documents · 文档",
                 )
                 with gr.Accordion("Left out of the index · 未编入索引的页面", open=False):
-                    left_out = gr.Markdown(handlers.left_out_report, elem_id="left-out")
+                    left_out = gr.Markdown(handlers.left_out_report if public else "", elem_id="left-out")
                 with gr.Row() as deleting:
                     to_delete = gr.Dropdown(
-                        choices=handlers.document_choices(),
+                        choices=handlers.document_choices() if public else [],
                         label="Document to delete · 要删除的文档",
                         elem_id="delete-choice",
                         scale=4,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ragapp.store.users import UserStore
+from ragapp.store.users import KbRule, UserStore
 
 pytestmark = [pytest.mark.e2e]
 
@@ -30,7 +30,11 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     store = UserStore(users, 4)
     store.add("rita", "reader password", "reader")
     store.add("eddie", "editor password", "editor")
-    _rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    store.set_kb_rule("finance", KbRule(readers=("eddie",)))  # rita may not read it
+    rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    budget = tmp_path / "budget_2027.md"
+    budget.write_text("# Budget\n\nThe travel budget for 2027 is 48,000 euros.\n", "utf-8")
+    rig.engine.library.ingest([(budget, budget.name)], kb="finance")
 
     page = open_page(url)
     page.get_by_label("username").fill("rita")
@@ -47,11 +51,13 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     page.locator("#intent-tree").wait_for()  # a reader may look at the tree...
     assert not page.locator("#intent-save").is_visible() and not page.locator("#intent-import").is_visible()
     page.screenshot(path=str(artifacts / "reader.png"), full_page=True)
+    assert "budget_2027.md" not in page.content()  # not in the table, the lists or the page's data
 
     editor = open_page(url)
     _sign_in(editor, "eddie", "editor password")
     editor.get_by_role("tab", name="Knowledge · 知识库").click()
     editor.locator("#upload").wait_for(state="visible")
+    editor.locator("#documents").get_by_text("budget_2027.md").first.wait_for(state="attached")  # eddie may read it
     editor.locator("#delete").wait_for(state="visible")
     editor.get_by_role("tab", name="Intents · 意图").click()
     editor.locator("#intent-save").wait_for(state="visible")
