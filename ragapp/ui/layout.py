@@ -116,6 +116,9 @@ def build_ui(engine: Engine) -> gr.Blocks:
                 with gr.Row() as deleting:
                     to_delete = gr.Dropdown(
                         choices=handlers.document_choices() if public else [],
+                        # Gradio checks an API call's value against the choices the page was built with (empty
+                        # with accounts on): the engine checks the id, the role and the knowledge base instead.
+                        allow_custom_value=True,
                         label="Document to delete · 要删除的文档",
                         elem_id="delete-choice",
                         scale=4,
