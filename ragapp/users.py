@@ -57,6 +57,10 @@ def _password(from_stdin: bool) -> str:
     return first
 
 
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")  # the command's own output, like ``python -m ragapp.config``
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     settings = Settings()
@@ -64,35 +68,35 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "add":
             record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
-            print(f"added {record.name} ({record.role}) to {store.path}")
+            _say(f"added {record.name} ({record.role}) to {store.path}")
         elif args.command == "passwd":
             store.set_password(args.name, _password(args.password_stdin))
-            print(f"changed the password of {args.name}")
+            _say(f"changed the password of {args.name}")
         elif args.command == "role":
             store.set_role(args.name, args.role)
-            print(f"{args.name} is now {args.role}")
+            _say(f"{args.name} is now {args.role}")
         elif args.command == "remove":
             store.remove(args.name)
-            print(f"removed {args.name}")
+            _say(f"removed {args.name}")
         elif args.command == "kb":
             if args.open:
                 store.set_kb_rule(args.name, None)
-                print(f"{args.name} is open to every signed-in user")
+                _say(f"{args.name} is open to every signed-in user")
             else:
                 store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
-                print(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
+                _say(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
         else:
             for kb, rule in sorted(store.kb_rules().items()):
                 readers, editors = ", ".join(rule.readers) or "-", ", ".join(rule.editors) or "-"
-                print(f"knowledge base {kb}: readers {readers}; editors {editors}")
+                _say(f"knowledge base {kb}: readers {readers}; editors {editors}")
             users = store.users()
             for user in users:
                 groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""
-                print(f"{user.name:<24} {user.role:<7} since {user.created}{groups}")
+                _say(f"{user.name:<24} {user.role:<7} since {user.created}{groups}")
             if not users:
-                print(f"no users in {store.path}")
+                _say(f"no users in {store.path}")
     except RagAppError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        sys.stderr.write(f"error: {exc}\n")
         return 2
     return 0
 

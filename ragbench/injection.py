@@ -150,14 +150,14 @@ def _defence(on: bool) -> Iterator[None]:
     import ragapp.agent.tools.base as tools
     import ragapp.qa.pipeline as pipeline
 
-    saved = (pipeline.quarantine, pipeline.foreign_urls, tools.for_model)
-    pipeline.quarantine = lambda passages: (list(passages), [])  # type: ignore[assignment]
-    pipeline.foreign_urls = lambda answer, passages: []  # type: ignore[assignment]
+    saved = (pipeline.screen_passages, pipeline.screen_reply, tools.for_model)
+    pipeline.screen_passages = lambda question, passages: (list(passages), [])  # type: ignore[assignment]
+    pipeline.screen_reply = lambda question, reply, passages: (reply, [])  # type: ignore[assignment]
     tools.for_model = lambda text: text  # type: ignore[assignment]
     try:
         yield
     finally:
-        pipeline.quarantine, pipeline.foreign_urls, tools.for_model = saved
+        pipeline.screen_passages, pipeline.screen_reply, tools.for_model = saved
 
 
 def ask_planted(settings: Settings, modes: list[str]) -> list[Row]:

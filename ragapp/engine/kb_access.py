@@ -8,6 +8,8 @@ Admins read and edit everything; a base without a rule is open to everyone signe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ragapp.core.access import Actor
 from ragapp.core.types import Scope
 from ragapp.store.catalog import Catalog
@@ -26,6 +28,11 @@ class KbAccess:
     def may_read(self, actor: Actor, kb: str, rules: dict[str, KbRule] | None = None) -> bool:
         rule = (rules if rules is not None else self._store.kb_rules()).get(kb)
         return actor.role == "admin" or rule is None or _listed(actor, rule.readers + rule.editors)
+
+    def readable(self, actor: Actor, kbs: Iterable[str]) -> set[str]:
+        """Those of ``kbs`` that ``actor`` may read (the rules read once for all of them)."""
+        rules = self._store.kb_rules()
+        return {kb for kb in kbs if self.may_read(actor, kb, rules)}
 
     def may_edit(self, actor: Actor, kb: str) -> bool:
         rule = self._store.kb_rules().get(kb)

@@ -82,7 +82,10 @@ class Library:
     def documents(self, *, actor: Actor = LOCAL_ACTOR) -> list[DocumentRecord]:
         """Every document, or with accounts on those in the knowledge bases ``actor`` may read."""
         documents = self._store.catalog.documents()
-        return documents if self._access is None else [d for d in documents if self._access.may_read(actor, d.kb)]
+        if self._access is None:
+            return documents
+        readable = self._access.readable(actor, {d.kb for d in documents})
+        return [d for d in documents if d.kb in readable]
 
     def skipped(self, doc_id: str) -> list[SkippedSection]:
         """The pages of a document left out of retrieval as boilerplate, with the reason for each."""
@@ -95,7 +98,10 @@ class Library:
     def knowledge_bases(self, *, actor: Actor = LOCAL_ACTOR) -> list[KnowledgeBase]:
         """The knowledge bases that hold documents (those ``actor`` may read), with document and chunk counts."""
         bases = self._store.catalog.knowledge_bases()
-        return bases if self._access is None else [kb for kb in bases if self._access.may_read(actor, kb.name)]
+        if self._access is None:
+            return bases
+        readable = self._access.readable(actor, [kb.name for kb in bases])
+        return [kb for kb in bases if kb.name in readable]
 
     def supported_extensions(self) -> list[str]:
         return supported_extensions()

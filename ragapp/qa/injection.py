@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from ragapp.core.events import NoticeEvent
+from ragapp.core.lang import is_chinese
 from ragapp.core.types import RetrievedChunk
 
 CUT = "[…]"
@@ -123,6 +125,46 @@ def quarantine(passages: Sequence[RetrievedChunk]) -> tuple[list[RetrievedChunk]
         if found:
             planted.append(Planted(number, item.chunk.source, tuple(found)))
     return clean, planted
+
+
+def screen_passages(
+    question: str, passages: Sequence[RetrievedChunk]
+) -> tuple[list[RetrievedChunk], list[NoticeEvent]]:
+    """The passages every later step uses (quote, prompt, checks, citations), and a warning per passage that
+    held instructions."""
+    clean, planted = quarantine(passages)
+    return clean, [NoticeEvent(planted_notice(question, p), level="warning") for p in planted]
+
+
+def screen_reply(question: str, reply: str, passages: Sequence[RetrievedChunk]) -> tuple[str, list[NoticeEvent]]:
+    """``reply`` without the addresses no passage gave (planted or invented: never passed on), and the warning."""
+    foreign = foreign_urls(reply, passages)
+    if not foreign:
+        return reply, []
+    return without_urls(reply, foreign), [NoticeEvent(foreign_url_notice(question, foreign), level="warning")]
+
+
+def planted_notice(question: str, planted: Planted) -> str:
+    """What the user is told when a passage spoke to the assistant (``qa.injection``)."""
+    first = planted.sentences[0]
+    first = first if len(first) <= 160 else first[:160] + "…"
+    if is_chinese(question):
+        return (
+            f"资料 [{planted.number}]（{planted.source}）中有 {len(planted.sentences)} 句话是写给 AI 助手的指令"
+            f"（如“{first}”），可能是被植入的提示注入；这些话没有交给模型，也没有被执行。"
+        )
+    return (
+        f"Passage [{planted.number}] ({planted.source}) contains {len(planted.sentences)} sentence(s) addressed to "
+        f"the assistant (“{first}”), possibly a planted prompt injection; they were not given to the model and "
+        "were not followed."
+    )
+
+
+def foreign_url_notice(question: str, urls: Sequence[str]) -> str:
+    shown = ", ".join(urls[:3])
+    if is_chinese(question):
+        return f"回答中的链接（{shown}）不在任何引用的资料里，已删除：请不要信任它。"
+    return f"The answer contained a link that is in none of the passages ({shown}); it was removed. Do not trust it."
 
 
 def foreign_urls(answer: str, passages: Iterable[RetrievedChunk]) -> list[str]:

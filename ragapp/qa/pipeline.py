@@ -43,14 +43,14 @@ from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
 from ragapp.qa.condense import condense
 from ragapp.qa.grounding import SupportRules
-from ragapp.qa.injection import foreign_urls, quarantine, without_urls
+from ragapp.qa.injection import screen_passages, screen_reply
 from ragapp.qa.memory import fold, turns_to_fold
 from ragapp.qa.prompts import (
     answer_messages,
+    answer_slot,
     clarify_text,
-    foreign_url_notice,
     not_found_message,
-    planted_notice,
+    passages_only_message,
     system_messages,
 )
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
@@ -346,9 +346,8 @@ class AnswerPipeline:
             yield TokenEvent(text)
             yield AnswerEvent(text, (), grounded=False, abstained=True)
             return
-        kept, planted = quarantine(kept)  # every step below (quote, prompt, checks, citations) sees the clean text
-        for found in planted:
-            yield NoticeEvent(planted_notice(question, found), level="warning")
+        kept, warnings = screen_passages(question, kept)  # every step below sees the passages without them
+        yield from warnings
         scorer = reranker_scorer(self._retrieval.reranker)
         evidence = evidence_for(question, kept, scorer) if self._settings.workflow.show_evidence else None
         if evidence is not None:
@@ -360,15 +359,13 @@ class AnswerPipeline:
         detail = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
         reply = yield from self._generate(messages, detail=detail, slot=answer_slot(question))
         if reply is None:
-            text = _passages_only(question, len(kept))
+            text = passages_only_message(question, len(kept))
             yield TokenEvent(text)
             citations = tuple(Citation(n, c.chunk, c.rerank_score) for n, c in enumerate(kept, start=1))
             yield AnswerEvent(text, citations, grounded=True)
             return
-        foreign = foreign_urls(reply, kept)
-        if foreign:  # an address the documents never gave: planted or invented, never passed on
-            yield NoticeEvent(foreign_url_notice(question, foreign), level="warning")
-            reply = without_urls(reply, foreign)
+        reply, warnings = screen_reply(question, reply, kept)
+        yield from warnings
         if not self._settings.workflow.check_support:
             yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
             return
@@ -433,12 +430,6 @@ class AnswerPipeline:
         return text
 
 
-def answer_slot(question: str) -> str:
-    """The model context answers in this question's language use: their instructions stay read there between
-    answers, where other model calls (rewrite, translation) and the other language's answers would evict them."""
-    return "answer-zh" if is_chinese(question) else "answer-en"
-
-
 def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:
     """The chunks of every part, best first within each part and taken in turns across parts, each once."""
     merged: dict[str, RetrievedChunk] = {}
@@ -452,10 +443,3 @@ def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:
 
 def _scope_words(kbs: Scope) -> str:
     return "all knowledge bases" if kbs is None else "the chosen knowledge bases (" + ", ".join(sorted(kbs)) + ")"
-
-
-def _passages_only(question: str, count: int) -> str:
-    markers = " ".join(f"[{n}]" for n in range(1, count + 1))
-    if is_chinese(question):
-        return f"模型暂时无法生成回答。以下是知识库中最相关的段落：{markers}"
-    return f"The model could not produce an answer right now. These are the most relevant passages: {markers}"

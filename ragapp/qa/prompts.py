@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import ChatTurn, LeafScore, RetrievedChunk
-from ragapp.qa.injection import Planted
 
 SYSTEM_EN = (
     "You are a careful assistant that answers questions about the user's documents. Use only the numbered "
@@ -44,31 +43,22 @@ def unsupported_message(question: str) -> str:
     return UNSUPPORTED_ZH if is_chinese(question) else UNSUPPORTED_EN
 
 
+def passages_only_message(question: str, count: int) -> str:
+    """Instead of an answer when the model failed: the passages themselves follow."""
+    markers = " ".join(f"[{n}]" for n in range(1, count + 1))
+    if is_chinese(question):
+        return f"模型暂时无法生成回答。以下是知识库中最相关的段落：{markers}"
+    return f"The model could not produce an answer right now. These are the most relevant passages: {markers}"
+
+
+def answer_slot(question: str) -> str:
+    """The model context answers in this question's language use: their instructions stay read there between
+    answers, where other model calls (rewrite, translation) and the other language's answers would evict them."""
+    return "answer-zh" if is_chinese(question) else "answer-en"
+
+
 def quoted_message(question: str, sentence: str, number: int) -> str:
     return f"{QUOTED_ZH if is_chinese(question) else QUOTED_EN}“{sentence}” [{number}]"
-
-
-def planted_notice(question: str, planted: Planted) -> str:
-    """What the user is told when a passage spoke to the assistant (``qa.injection``)."""
-    first = planted.sentences[0]
-    first = first if len(first) <= 160 else first[:160] + "…"
-    if is_chinese(question):
-        return (
-            f"资料 [{planted.number}]（{planted.source}）中有 {len(planted.sentences)} 句话是写给 AI 助手的指令"
-            f"（如“{first}”），可能是被植入的提示注入；这些话没有交给模型，也没有被执行。"
-        )
-    return (
-        f"Passage [{planted.number}] ({planted.source}) contains {len(planted.sentences)} sentence(s) addressed to "
-        f"the assistant (“{first}”), possibly a planted prompt injection; they were not given to the model and "
-        "were not followed."
-    )
-
-
-def foreign_url_notice(question: str, urls: Sequence[str]) -> str:
-    shown = ", ".join(urls[:3])
-    if is_chinese(question):
-        return f"回答中的链接（{shown}）不在任何引用的资料里，已删除：请不要信任它。"
-    return f"The answer contained a link that is in none of the passages ({shown}); it was removed. Do not trust it."
 
 
 def system_prompt(chinese: bool, passages: int) -> str:
