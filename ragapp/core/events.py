@@ -140,6 +140,14 @@ class AgentStepEvent:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class TraceEvent:
+    """The id of the trace this request leaves (first, when tracing is on): what feedback on the answer and a
+    restored conversation point at."""
+
+    trace_id: str
+
+
 EngineEvent = (
     StageEvent
     | NoticeEvent
@@ -154,4 +162,5 @@ EngineEvent = (
     | MemoryEvent
     | ModeEvent
     | AgentStepEvent
+    | TraceEvent
 )

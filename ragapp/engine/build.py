@@ -17,7 +17,9 @@ from ragapp.config import Settings
 from ragapp.core.errors import ConfigError, RagAppError
 from ragapp.core.types import DEFAULT_KB, IngestResult
 from ragapp.engine.accounts import Accounts
+from ragapp.engine.admin import Admin
 from ragapp.engine.chat import Chat
+from ragapp.engine.conversations import Conversations
 from ragapp.engine.engine import Engine
 from ragapp.engine.intents import Intents
 from ragapp.engine.kb_access import KbAccess
@@ -35,6 +37,7 @@ from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
+from ragapp.store.conversations import ConversationStore
 from ragapp.store.signing import Signer
 from ragapp.store.users import UserStore
 from ragapp.testcases.store import TestCaseStore
@@ -101,6 +104,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     )
     traces = TraceStore(state / "traces.sqlite3", settings.traces.max_traces, settings.traces.max_age_days)
     cases = TestCaseStore(state / "traces.sqlite3")
+    conversations = Conversations(ConversationStore(state / "conversations.sqlite3"), catalog)
     recorder = TraceRecorder(traces, enabled=settings.traces.enabled)
 
     def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
@@ -121,13 +125,15 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         chat=Chat(settings, answers, agent, retrieval, recorder, access),
         library=Library(store, Ingestor(store, settings.ingest), recorder, access),
         intents=Intents(intent_store, router),
-        observability=Observability(settings, retrieval, traces, cases),
+        observability=Observability(settings, retrieval, traces, cases, access),
+        conversations=conversations,
         store=store,
         retrieval=retrieval,
         llm=llm,
         closers=(agent, retrieval, intent_store, catalog),
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
+        admin=Admin(settings, accounts.store if accounts is not None else None, catalog),
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)

@@ -3,7 +3,8 @@
 - ``chat``: questions in, events out (``Chat``);
 - ``library``: documents and knowledge bases (``Library``);
 - ``intents``: the intent tree and routing tests (``Intents``);
-- ``observability``: traces and test cases (``Observability``).
+- ``observability``: traces and test cases (``Observability``);
+- ``admin``: users, knowledge-base access and the settings view (``Admin``).
 
 The UI (and tests, and the evaluation commands) talk to these facets only. Build one with
 ``ragapp.engine.build.build_engine``.
@@ -20,7 +21,9 @@ from ragapp.config import Settings
 from ragapp.core.access import LOCAL_ACTOR, Actor
 from ragapp.core.errors import AccessDenied, LoginRefused
 from ragapp.engine.accounts import Accounts
+from ragapp.engine.admin import Admin
 from ragapp.engine.chat import Chat
+from ragapp.engine.conversations import Conversations
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
@@ -53,12 +56,14 @@ class Engine:
         library: Library,
         intents: Intents,
         observability: Observability,
+        conversations: Conversations,
         store: KnowledgeStore,
         retrieval: RetrievalPipeline,
         llm: LLM,
         closers: Sequence[Closeable] = (),
         accounts: Accounts | None = None,
         signer: Signer | None = None,
+        admin: Admin | None = None,
     ) -> None:
         self.settings = settings
         self.accounts = accounts  # None: accounts off, one local user
@@ -68,6 +73,8 @@ class Engine:
         self.library = library
         self.intents = intents
         self.observability = observability
+        self.conversations = conversations
+        self.admin = admin or Admin(settings, accounts.store if accounts is not None else None, store.catalog)
         self._store = store
         self._retrieval = retrieval
         self._llm = llm
@@ -116,5 +123,6 @@ class Engine:
 
     def close(self) -> None:
         self.observability.close()
+        self.conversations.close()
         for part in self._closers:
             part.close()

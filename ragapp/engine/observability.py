@@ -1,6 +1,9 @@
-"""The observability facet: traces of past requests and saved test cases scored against the retrieval settings.
+"""The observability facet: traces of past requests, feedback on answers, and saved test cases scored against
+the retrieval settings.
 
-Every call names its owner (a browser session or a login): nobody sees another user's traces or cases.
+Every call names its owner (a browser session or a login): nobody sees another user's traces or cases, except
+an admin who asks for everyone's (``everyone=True``, checked against the actor's role). Test-case runs search
+only the knowledge bases the actor may read, like a question does.
 """
 
 from __future__ import annotations
@@ -9,7 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragapp.config import RetrievalSettings, Settings
+from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
+from ragapp.core.types import RetrievalResult, Scope
+from ragapp.engine.kb_access import KbAccess
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.testcases.scoring import CaseReport, evaluate_cases
@@ -25,24 +31,50 @@ class Observability:
         retrieval: RetrievalPipeline,
         traces: TraceStore | None,
         cases: TestCaseStore | None,
+        access: KbAccess | None = None,
     ) -> None:
         self._settings = settings
         self._retrieval = retrieval
         self._traces = traces
         self._cases = cases
+        self._access = access  # None: accounts off, every knowledge base readable
 
-    def traces(self, owner: str, **filters: str | int | None) -> list[TraceSummary]:
-        """Recent traces of ``owner``, newest first; filters: text, status, mode, kind, limit."""
+    def traces(
+        self, owner: str, *, actor: Actor = LOCAL_ACTOR, everyone: bool = False, **filters: str | int | None
+    ) -> list[TraceSummary]:
+        """Recent traces of ``owner`` (``everyone``: of all users, for an admin), newest first; filters: text,
+        status, mode, kind, rating ("up", "down", "any", "none"), limit."""
+        require(actor, Action.ALL_TRACES if everyone else Action.OWN_TRACES)
         if self._traces is None:
             return []
         self._traces.flush(timeout=2.0)  # the request that just ended may still be queued
-        return self._traces.list(owner, **filters)  # type: ignore[arg-type]
+        return self._traces.list(None if everyone else owner, **filters)  # type: ignore[arg-type]
 
-    def trace(self, trace_id: str, owner: str) -> Trace | None:
+    def trace(self, trace_id: str, owner: str, *, actor: Actor = LOCAL_ACTOR, everyone: bool = False) -> Trace | None:
+        require(actor, Action.ALL_TRACES if everyone else Action.OWN_TRACES)
         if self._traces is None:
             return None
         self._traces.flush(timeout=2.0)  # a trace of the request that just ended may still be queued
-        return self._traces.get(trace_id, owner)
+        return self._traces.get(trace_id, None if everyone else owner)
+
+    def give_feedback(
+        self, trace_id: str, owner: str, rating: str, comment: str = "", *, actor: Actor = LOCAL_ACTOR
+    ) -> None:
+        """Keep a thumbs up or down ("up"/"down") and an optional comment with the trace of an answer the owner
+        was given (a later one replaces it). Raises ``RagAppError`` when there is no such trace of theirs."""
+        require(actor, Action.FEEDBACK)
+        if self._traces is None:
+            raise RagAppError("Feedback is not kept: tracing is off (RAGAPP_TRACING__ENABLED).")
+        try:
+            kept = self._traces.set_feedback(trace_id, owner, rating, comment)
+        except ValueError as exc:
+            raise RagAppError(str(exc)) from None
+        if not kept:
+            raise RagAppError("That answer's trace is gone (traces are kept for a limited time).")
+
+    def feedback(self, trace_id: str) -> tuple[str, str]:
+        """(rating, comment) given on the answer of trace ``trace_id``; ("", "") when none."""
+        return self._traces.feedback(trace_id) if self._traces is not None else ("", "")
 
     def save_test_case(
         self,
@@ -64,15 +96,21 @@ class Observability:
     def delete_test_case(self, owner: str, case_id: int) -> bool:
         return self._cases.delete(owner, case_id) if self._cases is not None else False
 
-    def run_test_cases(self, owner: str, changes: dict[str, Any] | None = None, k: int = 10) -> list[CaseReport]:
+    def run_test_cases(
+        self, owner: str, changes: dict[str, Any] | None = None, k: int = 10, *, actor: Actor = LOCAL_ACTOR
+    ) -> list[CaseReport]:
         """Score ``owner``'s test cases with the current retrieval settings and, given ``changes`` (retrieval
         setting -> value; ``rerank`` False turns the reranker off, True tries the shipped one when none is on), with
-        those changes too, side by side."""
+        those changes too, side by side. Each case searches only the bases ``actor`` may read."""
+        require(actor, Action.OWN_TEST_CASES)
         cases = self.test_cases(owner)
         current = self._retrieval.settings
         reports = [
-            evaluate_cases(cases, self._retrieval.retrieve, "current settings", k, _knobs(current, self._retrieval))
-        ]
+            evaluate_cases(
+                cases, self._scoped(self._retrieval.retrieve, actor), "current settings", k,
+                _knobs(current, self._retrieval),
+            )
+        ]  # fmt: skip
         changes = dict(changes or {})
         rerank = changes.pop("rerank", None)
         if changes or rerank is not None:
@@ -84,10 +122,22 @@ class Observability:
                 reranker = RERANKERS.get("builtin")(self._settings)
             variant = self._retrieval.variant(RetrievalSettings.model_validate(settings.model_dump()), reranker)
             try:
-                reports.append(evaluate_cases(cases, variant.retrieve, "with changes", k, _knobs(settings, variant)))
+                scoped = self._scoped(variant.retrieve, actor)
+                reports.append(evaluate_cases(cases, scoped, "with changes", k, _knobs(settings, variant)))
             finally:
                 variant.close()
         return reports
+
+    def _scoped(self, retrieve: Any, actor: Actor) -> Any:
+        """``retrieve`` with its scope narrowed to what ``actor`` may read (unchanged with accounts off)."""
+        access = self._access
+        if access is None:
+            return retrieve
+
+        def scoped(question: str, kbs: Scope) -> RetrievalResult:
+            return retrieve(question, access.scope_for(actor, kbs))  # type: ignore[no-any-return]
+
+        return scoped
 
     def close(self) -> None:
         if self._traces is not None:

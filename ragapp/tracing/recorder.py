@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from ragapp.core.events import EngineEvent
+from ragapp.core.events import EngineEvent, TraceEvent
 from ragapp.core.types import IngestProgress, IngestResult
 from ragapp.tracing.builder import TraceBuilder
 from ragapp.tracing.context import CURRENT
@@ -46,6 +46,7 @@ class TraceRecorder:
         ctx.run(CURRENT.set, builder)
         outcome: tuple[str | None, str | None] = ("cancelled", None)
         try:
+            yield TraceEvent(builder.trace.id)  # for feedback on this answer, before anything else is shown
             while True:
                 try:
                     event = ctx.run(next, events)

@@ -40,9 +40,17 @@ CREATE TABLE IF NOT EXISTS traces (
     degradations TEXT NOT NULL DEFAULT '[]', payload TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS traces_owner_started ON traces (owner, started_at);
+CREATE TABLE IF NOT EXISTS feedback (
+    trace_id TEXT PRIMARY KEY, rating TEXT NOT NULL, comment TEXT NOT NULL DEFAULT '', given_at TEXT NOT NULL
+);
 """
 _TRACE_COLUMNS = "id, owner, kind, started_at, question, mode, total_s, status, degradations, payload"
-_SUMMARY_COLUMNS = "id, started_at, question, mode, kind, total_s, status, degradations"
+_SUMMARY_COLUMNS = (
+    "id, started_at, question, mode, kind, total_s, status, degradations, coalesce(rating, ''), coalesce(comment, '')"
+)
+_WITH_FEEDBACK = "traces LEFT JOIN feedback ON feedback.trace_id = traces.id"
+RATINGS = ("up", "down")
+MAX_COMMENT_CHARS = 2000
 
 _IN_USE = {"SQLITE_BUSY", "SQLITE_LOCKED"}  # a healthy file another process holds: never move it aside
 
@@ -61,6 +69,8 @@ class TraceSummary:
     total_s: float | None
     status: str
     degradations: tuple[str, ...]
+    rating: str = ""  # the user's feedback on the answer: "up", "down" or "" (none)
+    comment: str = ""
 
 
 class _TraceTable(Generic[T]):
@@ -155,22 +165,35 @@ class _TraceTable(Generic[T]):
                 "(SELECT id FROM traces ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
                 (max(0, self.max_traces),),
             )
+            self._conn.execute("DELETE FROM feedback WHERE trace_id NOT IN (SELECT id FROM traces)")
 
     # -- reading -------------------------------------------------------------------------------
 
     def list(
         self,
-        owner: str,
+        owner: str | None,
         *,
         text: str = "",
         status: str | None = None,
         mode: str | None = None,
         kind: str | None = None,
+        rating: str | None = None,
         limit: int = 100,
     ) -> builtins.list[TraceSummary]:
-        """The owner's traces, newest first. ``text`` matches part of the question, ignoring case."""
-        sql = f"SELECT {_SUMMARY_COLUMNS} FROM traces WHERE owner = ?"
-        args: builtins.list[object] = [owner]
+        """The owner's traces (None: everyone's), newest first. ``text`` matches part of the question, ignoring
+        case; ``rating``: "up", "down", "any" (some feedback) or "none"."""
+        sql = f"SELECT {_SUMMARY_COLUMNS} FROM {_WITH_FEEDBACK} WHERE 1"
+        args: builtins.list[object] = []
+        if owner is not None:
+            sql += " AND owner = ?"
+            args.append(owner)
+        if rating in RATINGS:
+            sql += " AND rating = ?"
+            args.append(rating)
+        elif rating == "any":
+            sql += " AND rating IS NOT NULL"
+        elif rating == "none":
+            sql += " AND rating IS NULL"
         needle = text.strip().casefold()
         if needle:
             sql += " AND instr(casefold(question), ?) > 0"
@@ -179,17 +202,17 @@ class _TraceTable(Generic[T]):
             if value is not None:
                 sql += f" AND {column} = ?"
                 args.append(value)
-        sql += " ORDER BY started_at DESC, rowid DESC LIMIT ?"
+        sql += " ORDER BY started_at DESC, traces.rowid DESC LIMIT ?"
         args.append(max(0, limit))
         with self._lock:
             rows = self._conn.execute(sql, args).fetchall()
         return [_summary(row) for row in rows]
 
-    def get(self, trace_id: str, owner: str) -> T | None:
-        """The whole trace, or None when there is none with this id for this owner."""
+    def get(self, trace_id: str, owner: str | None) -> T | None:
+        """The whole trace, or None when there is none with this id for this owner (None: anyone's)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT payload FROM traces WHERE id = ? AND owner = ?", (trace_id, owner)
+                "SELECT payload FROM traces WHERE id = ? AND (? IS NULL OR owner = ?)", (trace_id, owner, owner)
             ).fetchone()
         if row is None:
             return None
@@ -203,11 +226,35 @@ class _TraceTable(Generic[T]):
             return None
         return self._decode(payload)
 
+    def set_feedback(self, trace_id: str, owner: str, rating: str, comment: str = "") -> bool:
+        """Keep the owner's feedback on the answer of trace ``trace_id`` (a later one replaces it); False when
+        the owner has no such trace. ``rating`` is "up" or "down"; the comment is cut to ``MAX_COMMENT_CHARS``."""
+        if rating not in RATINGS:
+            raise ValueError(f"rating must be one of {RATINGS}, not {rating!r}")
+        self.flush()  # the trace of the answer just given may still be queued
+        given = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._lock, self._conn:
+            if self._conn.execute("SELECT 1 FROM traces WHERE id = ? AND owner = ?", (trace_id, owner)).fetchone():
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO feedback (trace_id, rating, comment, given_at) VALUES (?,?,?,?)",
+                    (trace_id, rating, comment.strip()[:MAX_COMMENT_CHARS], given),
+                )
+                return True
+        return False
+
+    def feedback(self, trace_id: str) -> tuple[str, str]:
+        """(rating, comment) given on trace ``trace_id``; ("", "") when none."""
+        with self._lock:
+            row = self._conn.execute("SELECT rating, comment FROM feedback WHERE trace_id = ?", (trace_id,)).fetchone()
+        return (str(row[0]), str(row[1])) if row else ("", "")
+
     def delete_all(self, owner: str) -> int:
         """Delete every trace of ``owner`` (including those still queued); returns how many went."""
         self.flush()
         with self._lock, self._conn:
-            return self._conn.execute("DELETE FROM traces WHERE owner = ?", (owner,)).rowcount
+            gone = self._conn.execute("DELETE FROM traces WHERE owner = ?", (owner,)).rowcount
+            self._conn.execute("DELETE FROM feedback WHERE trace_id NOT IN (SELECT id FROM traces)")
+            return gone
 
 
 class TraceStore(_TraceTable[Trace]):
@@ -325,9 +372,9 @@ def _trim(value: Any) -> Any:
 
 
 def _summary(row: tuple[Any, ...]) -> TraceSummary:
-    trace_id, started_at, question, mode, kind, total_s, status, degradations = row
+    trace_id, started_at, question, mode, kind, total_s, status, degradations, rating, comment = row
     found = tuple(json.loads(degradations or "[]"))
-    return TraceSummary(trace_id, started_at, question, mode, kind, total_s, status, found)
+    return TraceSummary(trace_id, started_at, question, mode, kind, total_s, status, found, rating, comment)
 
 
 def _casefold(value: str | None) -> str | None:

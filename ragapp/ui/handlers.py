@@ -23,6 +23,7 @@ from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine.engine import Engine
 from ragapp.ingest.pipeline import kb_name
 from ragapp.qa.pipeline import Clarified
+from ragapp.ui.conversation_view import record_of, turn_records
 from ragapp.ui.render import TurnView, escape_text, no_remote_content
 from ragapp.ui.state import Session, actor_of, owner_of
 
@@ -161,6 +162,8 @@ class Handlers:
             raise _to_gr_error(exc) from None
         if session.pending is None:  # asking back is not an answer: the pick will complete this turn
             session.remember(asked, view.answer)
+        # What the chat shows now, to keep: the records so far, this turn's question, then its answer.
+        session.records = [*session.records, *(record_of(m) for m in chat[len(session.records) :]), *turn_records(view)]
         yield "", chat + view.messages(), session
 
     @staticmethod

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
 from ragapp.config import REPO_ROOT
 from ragapp.core.types import DEFAULT_KB
 from ragapp.engine.engine import Engine
+from ragapp.ui.admin import build_admin_tab
+from ragapp.ui.chats import ChatHistory, Feedback
 from ragapp.ui.handlers import DOC_HEADERS, MODE_CHOICES, Handlers
 from ragapp.ui.intents_layout import build_intents_tab
 from ragapp.ui.state import ensure_owner
@@ -37,6 +40,16 @@ def build_ui(engine: Engine) -> gr.Blocks:
         session = gr.State(None)  # a Session, created on the first question
         # Whose traces and test cases: an id this browser keeps between visits (a login name wins over it).
         owner = gr.BrowserState("", storage_key="ragapp-owner")
+        # The chat open in this browser, reopened on reload (only ever one of the owner's own).
+        open_chat = gr.BrowserState("", storage_key="ragapp-open-chat")
+        history, feedback = ChatHistory(engine), Feedback(engine)
+        with gr.Sidebar(label="Chats · 对话", open=False, elem_id="chats-sidebar"):
+            new_chat = gr.Button("➕ New chat · 新对话", elem_id="new-chat")
+            chat_list = gr.Radio(choices=[], label="Past chats · 历史对话", elem_id="chat-list")
+            chat_title = gr.Textbox(show_label=False, placeholder="New title · 新标题", elem_id="chat-title")
+            with gr.Row():
+                rename_chat = gr.Button("Rename · 重命名", size="sm", elem_id="rename-chat")
+                delete_chat = gr.Button("Delete · 删除", size="sm", variant="stop", elem_id="delete-chat")
         gr.Markdown("# ragapp\nAsk questions about your documents · 就你的文档提问", elem_id="header")
         status = gr.Markdown(handlers.status_line(), elem_id="status-line")
         account = gr.Markdown(elem_id="account")
@@ -49,6 +62,16 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     buttons=["copy"],
                     placeholder="Ask about the documents in the knowledge base. · 请输入关于知识库文档的问题。",
                 )
+                # Opened by a thumbs-down: say what was wrong, or keep the question as a test case.
+                with gr.Row(visible=False, elem_id="feedback-row") as feedback_row:
+                    comment = gr.Textbox(
+                        show_label=False,
+                        placeholder="What was wrong with this answer? (optional) · 这个回答哪里不对？（可选）",
+                        elem_id="feedback-comment",
+                        scale=6,
+                    )
+                    send_comment = gr.Button("Send feedback · 提交反馈", elem_id="feedback-send", scale=1)
+                    save_case = gr.Button("Save as test case · 存为测试用例", elem_id="feedback-save-case", scale=1)
                 with gr.Row():
                     question = gr.Textbox(
                         elem_id="question",
@@ -127,15 +150,39 @@ def build_ui(engine: Engine) -> gr.Blocks:
             with gr.Tab("Intents · 意图", id="intents"):
                 intent_editing = build_intents_tab(engine)
             build_traces_tab(engine, owner)
+            admin = build_admin_tab(engine)  # admins only: shown and filled by the load event
 
         chat_io = {"inputs": [question, chatbot, session, scope, mode, owner], "outputs": [question, chatbot, session]}
-        question.submit(handlers.respond, **chat_io)  # type: ignore[arg-type]
-        send.click(handlers.respond, **chat_io)  # type: ignore[arg-type]
-        clear.click(handlers.clear, outputs=[chatbot, session])
+        # Each answer, once written, is kept in the user's chats.
+        keep: dict[str, Any] = {
+            "fn": history.persist,
+            "inputs": [session, owner],
+            "outputs": [session, open_chat, chat_list],
+        }
+        question.submit(handlers.respond, **chat_io).then(**keep)  # type: ignore[arg-type]
+        send.click(handlers.respond, **chat_io).then(**keep)  # type: ignore[arg-type]
         # A click on a choice the app offered when it asked back ("which product do you mean?").
         chatbot.option_select(
             handlers.choose, inputs=[chatbot, session, scope, mode, owner], outputs=[question, chatbot, session]
+        ).then(**keep)
+        fresh: dict[str, Any] = {
+            "fn": history.new_chat,
+            "inputs": [owner],
+            "outputs": [chatbot, session, open_chat, chat_list],
+        }
+        clear.click(**fresh)
+        new_chat.click(**fresh)
+        chat_list.input(history.open, inputs=[chat_list, owner], outputs=[chatbot, session, open_chat])
+        rename_chat.click(history.rename, inputs=[chat_list, chat_title, owner], outputs=[chat_list, chat_title])
+        delete_chat.click(
+            history.delete,
+            inputs=[chat_list, session, chatbot, owner],
+            outputs=[chat_list, chatbot, session, open_chat],
         )
+        chatbot.like(feedback.rate, inputs=[session, owner], outputs=[feedback_row, session])
+        send_comment.click(feedback.comment, inputs=[comment, session, owner], outputs=[feedback_row, comment])
+        comment.submit(feedback.comment, inputs=[comment, session, owner], outputs=[feedback_row, comment])
+        save_case.click(feedback.save_case, inputs=[session, owner], outputs=[feedback_row])
         add.click(
             handlers.upload,
             inputs=[upload, kb_choice, scope, owner],
@@ -147,8 +194,11 @@ def build_ui(engine: Engine) -> gr.Blocks:
             outputs=[report, docs, to_delete, status, kb_choice, scope],
             api_name="delete_document",
         ).then(handlers.left_out_report, outputs=[left_out])
-        demo.load(partial(ensure_owner, engine), inputs=[owner], outputs=[owner])
+        demo.load(partial(ensure_owner, engine), inputs=[owner], outputs=[owner]).then(
+            history.restore, inputs=[owner, open_chat], outputs=[chatbot, session, open_chat, chat_list]
+        )
         demo.load(handlers.account, outputs=[account, uploading, deleting, intent_editing])
         demo.load(handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope])
         demo.load(handlers.left_out_report, outputs=[left_out])
+        demo.load(admin.load, outputs=admin.outputs)
     return demo

@@ -23,6 +23,7 @@ from ragapp.core.events import (
     RoutingEvent,
     StageEvent,
     TokenEvent,
+    TraceEvent,
     WaitEvent,
 )
 from ragapp.core.types import Citation, RetrievedChunk
@@ -64,6 +65,8 @@ class TurnView:
     answer: str = ""  # the answer as text (streamed, then the checked one): what the conversation remembers
     shown: str = ""  # the checked answer as displayed, unsupported sentences marked
     sources: list[gr.ChatMessage] = field(default_factory=list)
+    source_docs: list[str] = field(default_factory=list)  # the document each of ``sources`` cites, in order
+    trace_id: str = ""  # the trace this answer leaves (feedback points at it)
     retrieved: tuple[RetrievedChunk, ...] = ()
     evidence: EvidenceEvent | None = None  # the documents' sentence shown before the model's answer
     rewrite: RewriteEvent | None = None
@@ -79,6 +82,8 @@ class TurnView:
         elif isinstance(event, NoticeEvent):
             icon = "⚠️" if event.level == "warning" else "ℹ️"
             self.steps.append(gr.ChatMessage(role="assistant", content=f"{icon} {escape_text(event.message)}"))
+        elif isinstance(event, TraceEvent):
+            self.trace_id = event.trace_id
         elif isinstance(event, ModeEvent):
             self.steps.append(gr.ChatMessage(role="assistant", content=mode_line(event)))
         elif isinstance(event, AgentStepEvent):
@@ -101,6 +106,7 @@ class TurnView:
             self.answer = event.text  # the checked answer replaces the streamed draft
             self.shown = answer_markup(event)
             self.sources = [citation_message(c) for c in event.citations]
+            self.source_docs = [c.chunk.doc_id for c in event.citations]
             if event.grounded and not event.citations and self.retrieved:
                 self.sources = [consulted_message(self.retrieved)]
             self.done = True

@@ -21,6 +21,12 @@ class Session:
     # The question the app asked back about, and what it asked; cleared by the user's pick or a new question.
     pending_question: str = ""
     pending: ClarifyEvent | None = None
+    # The conversation as shown, one stored record per chat message (see ``ui.conversation_view``), and its id
+    # in the conversation store once saved.
+    records: list[dict[str, Any]] = field(default_factory=list)
+    conversation_id: str | None = None
+    # The answer a thumbs-down was given on, while its comment box is open.
+    feedback_trace: str = ""
 
     def remember(self, question: str, answer: str) -> None:
         self.history += [ChatTurn("user", question), ChatTurn("assistant", answer)]

@@ -12,6 +12,7 @@ from ragapp.core.chunks import doc_of_chunk_id as doc_of
 from ragapp.tracing.model import Span, SupportRecord, Trace
 from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
+from ragapp.ui.render import escape_text, plain_markdown
 
 STATUS_ICON = {
     "ok": "✅",
@@ -21,7 +22,8 @@ STATUS_ICON = {
     "not found": "🔍",
     "cancelled": "⏹️",
 }
-SUMMARY_HEADERS = ["Time (UTC)", "Question", "Mode", "Total (s)", "Status", "Degradations"]
+SUMMARY_HEADERS = ["Time (UTC)", "Question", "Mode", "Total (s)", "Status", "Feedback", "Degradations"]
+_RATING_ICON = {"up": "👍", "down": "👎"}
 FUSED_HEADERS_START = ["Final", "Moved", "Fused", "Source", "Chunk"]
 FUSED_HEADERS_END = ["Fused score", "Rerank score", "In prompt"]
 
@@ -34,15 +36,25 @@ def summary_rows(items: Sequence[TraceSummary]) -> list[list[Any]]:
             t.mode,
             "" if t.total_s is None else f"{t.total_s:.2f}",
             f"{STATUS_ICON.get(t.status, '')} {t.status}",
+            _RATING_ICON.get(t.rating, "") + (f" {_short(t.comment, 60)}" if t.comment else ""),
             "; ".join(t.degradations),
         ]
         for t in items
     ]
 
 
+def feedback_line(rating: str, comment: str) -> str:
+    """The feedback the user gave on the answer, under the trace's header ("" when none)."""
+    if rating not in _RATING_ICON:
+        return ""
+    said = f": “{escape_text(comment)}”" if comment else ""
+    return f"\n\n**Feedback** {_RATING_ICON[rating]}{said}"
+
+
 def header(trace: Trace) -> str:
     """Question as typed and as searched, mode, status, time; errors and degradations set apart."""
-    lines = [f"### {STATUS_ICON.get(trace.status, '')} {trace.question}"]
+    # Traces hold what users typed and documents said (an admin reads everyone's): shown as text, never markup.
+    lines = [f"### {STATUS_ICON.get(trace.status, '')} {escape_text(trace.question)}"]
     facts = [
         f"**{trace.kind or 'chat'}**",
         f"mode **{trace.mode or '?'}**",
@@ -53,21 +65,21 @@ def header(trace: Trace) -> str:
     ]
     lines.append(" · ".join(facts))
     if trace.mode_reason:
-        lines.append(f"_{trace.mode_reason}_")
+        lines.append(f"_{escape_text(trace.mode_reason)}_")
     rewrite = trace.rewrite
     if rewrite:
-        lines.append(f"- **Typed:** {rewrite.original}")
-        lines.append(f"- **Searched as:** {rewrite.standalone}")
+        lines.append(f"- **Typed:** {escape_text(rewrite.original)}")
+        lines.append(f"- **Searched as:** {escape_text(rewrite.standalone)}")
         subs = rewrite.sub_questions
         if len(subs) > 1:
-            lines += [f"  - part {i}: {q}" for i, q in enumerate(subs, start=1)]
+            lines += [f"  - part {i}: {escape_text(q)}" for i, q in enumerate(subs, start=1)]
     for error in trace.errors:
-        lines.append(f"> ❌ **Error:** {error}")
+        lines.append(f"> ❌ **Error:** {escape_text(error)}")
     for message in trace.degradations:
-        lines.append(f"> ⚠️ **Degraded:** {message}")
+        lines.append(f"> ⚠️ **Degraded:** {escape_text(message)}")
     for notice in trace.notices:
         if notice.level != "warning":
-            lines.append(f"> ℹ️ {notice.message}")
+            lines.append(f"> ℹ️ {escape_text(notice.message)}")
     if trace.recorder_error:
         lines.append(f"> 🧰 This trace may be incomplete: {trace.recorder_error}.")
     answer = trace.answer
@@ -76,7 +88,7 @@ def header(trace: Trace) -> str:
         lines.append(f"**Answer** ({state}):")
         text = answer.text
         shown = text if len(text) <= 600 else text[:599] + "…"
-        lines.append("> " + shown.replace("\n", "\n> "))
+        lines.append("> " + plain_markdown(shown).replace("\n", "\n> "))
         if answer.support:
             lines.append("**Support check** (the model's answer, sentence by sentence):")
             lines.append("\n".join(support_line(s) for s in answer.support))
@@ -88,7 +100,7 @@ _SUPPORT_ICONS = {"supported": "✅", "unsupported": "⚠️", "neutral": "·"}
 
 def support_line(s: SupportRecord) -> str:
     """'- ✅ “90 minutes [1].” cites [1] (facts: 90; words 100%)': one sentence of the support check."""
-    said = _short(" ".join(s.text.split()), 120)
+    said = escape_text(_short(" ".join(s.text.split()), 120))
     if s.status == "supported":
         why = f"cites {', '.join(f'[{n}]' for n in s.passages) or 'nothing'}"
     elif s.status == "unsupported":
@@ -234,11 +246,11 @@ def why_not(trace: Trace, doc_id: str, name: str) -> str:
     """Where the best chunk of document ``doc_id`` ranked in each channel, after fusion and after rerank, in
     every search of the request; or that no channel returned it."""
     if not trace.retrievals:
-        return f"This request ran no search, so **{name}** could not be retrieved."
-    out = [f"### Why not **{name}**?"]
+        return f"This request ran no search, so **{escape_text(name)}** could not be retrieved."
+    out = [f"### Why not **{escape_text(name)}**?"]
     for i, search in enumerate(trace.retrievals, start=1):
         s = search.settings
-        lines = [f"**Search {i}:** {search.query}"]
+        lines = [f"**Search {i}:** {escape_text(search.query)}"]
         if search.kbs is not None:
             lines.append(f"- searched only: {', '.join(search.kbs)}")
         found_any = False

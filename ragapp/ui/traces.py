@@ -15,16 +15,20 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ragapp.core.access import Action, may
+from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
 from ragapp.tracing.model import Trace
 from ragapp.ui import trace_views as views
 from ragapp.ui.handlers import user_errors
-from ragapp.ui.state import owner_of
+from ragapp.ui.state import actor_of, owner_of
 from ragapp.ui.testcases import build_eval_panel, build_save_case
 from ragapp.ui.trace_charts import waterfall
 
 STATUS_FILTER = ["all", "ok", "degraded", "failed", "clarified", "not found", "cancelled"]
 MODE_FILTER = ["all", "workflow", "agent", "auto", "ingest"]
+FEEDBACK_FILTER = [("all", "all"), ("👎 thumbs down", "down"), ("👍 thumbs up", "up"), ("any feedback", "any"),
+                   ("no feedback", "none")]  # fmt: skip
 CHANNEL_HEADERS = ["Channel", "Rank", "Score", "Document", "Chunk id"]
 INTENT_HEADERS = ["Question", "Intent (✓ chosen)", "Score", "Action", "Why"]
 AGENT_HEADERS = ["Step", "Tool", "Arguments", "Status", "Seconds", "Result or error"]
@@ -34,51 +38,77 @@ class TraceHandlers:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def doc_names(self) -> dict[str, str]:
-        return {d.doc_id: d.name for d in self.engine.library.documents()}
+    def doc_names(self, request: gr.Request | None = None) -> dict[str, str]:
+        """Document id -> name, of the documents the user may read (the why-not picker names no other)."""
+        try:
+            actor = actor_of(self.engine, request)
+        except AccessDenied:
+            return {}
+        return {d.doc_id: d.name for d in self.engine.library.documents(actor=actor)}
 
+    @user_errors
     def recent(
         self,
         stored: str | None,
         text: str = "",
         status: str = "all",
         mode: str = "all",
+        rating: str = "all",
+        everyone: bool = False,
         request: gr.Request | None = None,
     ) -> tuple[list[list[Any]], list[str]]:
-        """The list of recent requests (newest first) and their ids, in the same order."""
+        """The list of recent requests (newest first) and their ids, in the same order; ``everyone``: all
+        users' (admins only, the engine checks)."""
         owner = owner_of(self.engine, stored, request)
         kind = "ingest" if mode == "ingest" else None
         items = self.engine.observability.traces(
             owner,
+            actor=actor_of(self.engine, request),
+            everyone=bool(everyone),
             text=(text or "").strip(),
             status=None if status in {"all", None} else status,
             mode=None if mode in {"all", "ingest", None} else mode,
             kind=kind,
+            rating=None if rating in {"all", None} else rating,
         )
         return views.summary_rows(items), [t.id for t in items]
 
     @user_errors
     def open(
-        self, evt: gr.SelectData, ids: list[str], stored: str | None, request: gr.Request | None = None
+        self,
+        evt: gr.SelectData,
+        ids: list[str],
+        stored: str | None,
+        everyone: bool = False,
+        request: gr.Request | None = None,
     ) -> tuple[Any, ...]:
         row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         if not ids or row is None or row >= len(ids):
             raise gr.Error("Pick a request in the list first.")
-        trace = self.engine.observability.trace(ids[row], owner_of(self.engine, stored, request))
+        owner, actor = owner_of(self.engine, stored, request), actor_of(self.engine, request)
+        trace = self.engine.observability.trace(ids[row], owner, actor=actor, everyone=bool(everyone))
         if trace is None:
             raise gr.Error("That trace is gone (traces are kept for a limited time). Refresh the list.")
-        return self.show(trace)
+        return self.show(trace, request)
 
-    def show(self, trace: Trace) -> tuple[Any, ...]:
-        """Every view of one trace: header, waterfall, intents, searches, model calls, agent steps, the
-        why-not picker, the test-case form and the export file."""
-        names = self.doc_names()
+    def everyone_box(self, request: gr.Request | None = None) -> Any:
+        """On load: the "everyone's traces" box, for the roles that may read them."""
+        try:
+            shown = may(actor_of(self.engine, request), Action.ALL_TRACES)
+        except AccessDenied:
+            shown = False
+        return gr.update(visible=shown)
+
+    def show(self, trace: Trace, request: gr.Request | None = None) -> tuple[Any, ...]:
+        """Every view of one trace: header (with the feedback given on it), waterfall, intents, searches, model
+        calls, agent steps, the why-not picker, the test-case form and the export file."""
+        names = self.doc_names(request)
         searches = views.search_labels(trace)
         first = self.search_views(trace, 0, names)
         cited = [n for n in views.cited_documents(trace) if n in names.values()]
         return (
             trace,
-            views.header(trace),
+            views.header(trace) + views.feedback_line(*self.engine.observability.feedback(trace.id)),
             waterfall(trace),
             _frame(views.intent_rows(trace), INTENT_HEADERS),
             gr.update(choices=searches, value=0 if searches else None, visible=len(searches) > 1),
@@ -106,12 +136,15 @@ class TraceHandlers:
         note = views.search_note(search) + (f"\n\n**Relevance gate, per chunk**\n{relevance}" if relevance else "")
         return channels, fused, note
 
-    def why_not(self, trace: Trace | None, doc_id: str | None) -> str:
+    def why_not(self, trace: Trace | None, doc_id: str | None, request: gr.Request | None = None) -> str:
         if not trace:
             return "Open a request first."
         if not doc_id:
             return "Pick a document."
-        return views.why_not(trace, doc_id, self.doc_names().get(doc_id, doc_id))
+        names = self.doc_names(request)
+        if doc_id not in names:  # only a document the user may read is explained
+            return "Pick a document in the list."
+        return views.why_not(trace, doc_id, names[doc_id])
 
     @staticmethod
     def export(trace: Trace) -> str:
@@ -139,6 +172,12 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
             )
             status = gr.Dropdown(STATUS_FILTER, value="all", label="Status · 状态", elem_id="trace-status", scale=1)
             mode = gr.Dropdown(MODE_FILTER, value="all", label="Mode · 模式", elem_id="trace-mode", scale=1)
+            rating = gr.Dropdown(
+                FEEDBACK_FILTER, value="all", label="Feedback · 反馈", elem_id="trace-feedback", scale=1
+            )
+            everyone = gr.Checkbox(
+                label="Everyone's · 所有用户", value=False, visible=False, elem_id="trace-everyone", scale=1
+            )
             refresh = gr.Button("Refresh · 刷新", elem_id="trace-refresh", scale=1)
         ids = gr.State([])
         listing = gr.Dataframe(
@@ -174,14 +213,15 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
         cases_h, cases, to_delete = build_eval_panel(engine, owner, current, save_form)
         expected = save_form[0]
 
-        filters = [owner, text, status, mode]
-        for trigger in (refresh.click, text.submit, status.change, mode.change, tab.select):
+        filters = [owner, text, status, mode, rating, everyone]
+        for trigger in (refresh.click, text.submit, status.change, mode.change, rating.change, everyone.change,
+                        tab.select):  # fmt: skip
             trigger(h.recent, inputs=filters, outputs=[listing, ids])
         tab.select(cases_h.rows, inputs=[owner], outputs=[cases])
         tab.select(cases_h.case_choices, inputs=[owner], outputs=[to_delete])
         listing.select(
             h.open,
-            inputs=[ids, owner],
+            inputs=[ids, owner, everyone],
             outputs=[
                 current,
                 head,
@@ -201,4 +241,5 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
         )
         search.change(h.search_views, inputs=[current, search], outputs=[channels, fused, note])
         why.click(h.why_not, inputs=[current, doc], outputs=[why_text])
+        tab.select(h.everyone_box, outputs=[everyone])
     return tab

@@ -98,3 +98,28 @@ def test_editors_change_only_the_bases_they_may_edit(rig: Any, tmp_path: Path) -
         rig.engine.library.move(finance_doc, "hr", actor=eddie)
     (added,) = rig.engine.library.ingest([(new, new.name)], kb="hr", actor=eddie)
     assert added.status == "added" and len(rig.engine.library.documents()) == 3
+
+
+def test_the_traces_tab_and_test_case_runs_keep_to_the_readers_bases(rig: Any) -> None:
+    import gradio as gr
+
+    from ragapp.ui.traces import TraceHandlers
+
+    request = gr.Request(username="hanna")
+    traces = TraceHandlers(rig.engine)
+    assert set(traces.doc_names(request).values()) == {"hr.md"}  # the why-not picker names no finance document
+    finance = next(d.doc_id for d in rig.engine.library.documents() if d.name == "finance.md")
+    rig.llm.enqueue(*["Not in the documents."] * 3)
+    list(rig.engine.chat.ask(QUESTION, actor=HANNA, owner="user:hanna", mode="workflow"))
+    (summary,) = rig.engine.observability.traces("user:hanna", actor=HANNA)
+    trace = rig.engine.observability.trace(summary.id, "user:hanna", actor=HANNA)
+    assert "finance.md" not in traces.why_not(trace, finance, request)
+    assert traces.why_not(trace, finance, request) == "Pick a document in the list."
+
+    # A test case naming finance, run by the reader, searches hr only; the admin's run finds finance.
+    observability = rig.engine.observability
+    observability.save_test_case("user:hanna", QUESTION, ["finance.md"], ["finance"])
+    (report,) = observability.run_test_cases("user:hanna", actor=HANNA)
+    assert all("finance.md" not in r.ranked for r in report.results)
+    (report,) = observability.run_test_cases("user:hanna", actor=Actor("admin", "admin"))
+    assert report.results[0].ranked[0] == "finance.md"

@@ -26,6 +26,7 @@ from ragapp.core.events import (
     RetrievalEvent,
     StageEvent,
     TokenEvent,
+    TraceEvent,
     WaitEvent,
 )
 from ragapp.core.types import (
@@ -74,8 +75,9 @@ class BrokenStore:
 def _record(events: Iterable[EngineEvent], store: Any = None) -> tuple[list[EngineEvent], dict[str, Any]]:
     """Run ``events`` through a recorder; the events that came out and the one trace saved."""
     store = store or FakeStore()
-    out = list(TraceRecorder(store).chat(iter(events), owner=OWNER, question="how long?", mode="workflow"))
+    first, *out = TraceRecorder(store).chat(iter(events), owner=OWNER, question="how long?", mode="workflow")
     assert len(store.saved) == 1
+    assert first == TraceEvent(store.saved[0]["id"])  # first, the id of the trace the request leaves
     return out, store.saved[0]
 
 
@@ -354,8 +356,9 @@ def test_an_exception_from_the_engine_reaches_the_consumer_and_the_trace_is_fail
     with pytest.raises(RuntimeError, match="boom"):
         for event in TraceRecorder(store).chat(events(), owner=OWNER, question="q", mode="workflow"):
             seen.append(event)
-    assert seen == [StageEvent("generate", "started")]
+    assert seen[1:] == [StageEvent("generate", "started")]
     (trace,) = store.saved
+    assert seen[0] == TraceEvent(trace["id"])
     assert trace["status"] == "failed"
     assert "RuntimeError: boom" in trace["errors"]
     assert trace["spans"][0]["status"] == "failed"
@@ -382,6 +385,7 @@ def test_a_consumer_that_stops_early_leaves_a_cancelled_trace() -> None:
 
     store = FakeStore()
     stream = TraceRecorder(store).chat(events(), owner=OWNER, question="q", mode="workflow")
+    assert isinstance(next(stream), TraceEvent)
     assert next(stream) == StageEvent("retrieve", "started")
     assert store.saved == []  # still running
     stream.close()
@@ -404,6 +408,7 @@ def test_a_consumer_that_stops_early_closes_the_engine_generator_inside_the_trac
 
     engine = events()  # the caller may well keep a reference to it
     stream = TraceRecorder(FakeStore()).chat(engine, owner=OWNER, question="q", mode="workflow")
+    next(stream)  # the trace id
     next(stream)
     stream.close()
     assert closed == [True]
@@ -434,8 +439,8 @@ def test_a_failing_handler_costs_the_trace_never_the_events(monkeypatch: pytest.
 
 def test_a_store_that_cannot_save_does_not_break_the_request() -> None:
     events: list[EngineEvent] = [StageEvent("generate", "started"), AnswerEvent("x", (), True)]
-    out = list(TraceRecorder(BrokenStore()).chat(iter(events), owner=OWNER, question="q", mode="m"))
-    assert out == events
+    trace_id, *out = TraceRecorder(BrokenStore()).chat(iter(events), owner=OWNER, question="q", mode="m")
+    assert out == events and isinstance(trace_id, TraceEvent)
 
 
 @pytest.mark.parametrize("recorder", [TraceRecorder(None), TraceRecorder(FakeStore(), enabled=False)])
@@ -596,6 +601,7 @@ def test_two_requests_report_to_their_own_traces() -> None:
 
     first = recorder.chat(events("one"), owner=OWNER, question="one", mode="m")
     second = recorder.chat(events("two"), owner=OWNER, question="two", mode="m")
+    assert next(first) != next(second)  # each its own trace id
     for a, b in zip(first, second, strict=True):  # interleaved, as two users' requests would be
         assert a == b
     assert [t["question"] for t in store.saved] == ["one", "two"]

@@ -258,8 +258,22 @@ def test_summary_rows() -> None:
     first, second = views.summary_rows(items)
     assert first[0] == "2024-05-01 10:20:30"
     assert len(first[1]) == 90 and first[1].endswith("…")
-    assert first[2:] == ["agent", "1.23", "⚠️ degraded", "a; b"]
-    assert second == ["not a date", "q", "ingest", "", "⏹️ cancelled", ""]
+    assert first[2:] == ["agent", "1.23", "⚠️ degraded", "", "a; b"]
+    assert second == ["not a date", "q", "ingest", "", "⏹️ cancelled", "", ""]
+
+
+def test_summary_rows_show_the_feedback_and_the_start_of_its_comment() -> None:
+    down = TraceSummary("t1", "2024-05-01T10:20:30+00:00", "q", "workflow", "chat", 1.0, "ok", (), "down", "x" * 100)
+    up = TraceSummary("t2", "2024-05-01T10:20:30+00:00", "q", "workflow", "chat", 1.0, "ok", (), "up", "")
+    (row_down, row_up) = views.summary_rows([down, up])
+    assert row_down[5].startswith("👎 xxx") and len(row_down[5]) < 70
+    assert row_up[5] == "👍"
+
+
+def test_feedback_line_escapes_the_comment() -> None:
+    line = views.feedback_line("down", "wrong <img src=x> [link](http://a.b)")
+    assert "👎" in line and "<img" not in line and "&lt;img" in line
+    assert views.feedback_line("", "") == ""
 
 
 def test_header_sets_errors_and_degradations_apart() -> None:
@@ -497,7 +511,7 @@ def test_header_shows_the_support_check_per_sentence() -> None:
     trace = _trace(answer={"text": "No.", "grounded": False, "abstained": True, "citations": [], "support": support})
     text = views.header(trace)
     assert "**Answer** (abstained):" in text
-    assert "- ✅ “90 minutes [1].” cites [1] (facts: 90; words 100%; the model cited [2])" in text
+    assert "- ✅ “90 minutes \\[1\\].” cites [1] (facts: 90; words 100%; the model cited [2])" in text
     assert "- ⚠️ “300 in eco mode.” not in the passages (missing: 300) (facts: 300; words 50%)" in text
     assert "- · “Sure.” no key facts to check (words 0%)" in text
 

@@ -1,0 +1,150 @@
+"""Past conversations, per owner (a signed-in user, or a browser when accounts are off), in SQLite.
+
+A conversation is kept as it was shown: every chat message (role, content, its step/citation metadata, the
+document a citation points at, the trace of the answer) as JSON, and the memory the next question needs (recent
+turns and the summary of older ones). Opening one gives back exactly what was on screen. Writes are synchronous:
+one per finished answer, small next to the answer itself.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragapp.tracing.store import open_database
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL, created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL, messages TEXT NOT NULL, memory TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS conversations_owner_updated ON conversations (owner, updated_at);
+"""
+TITLE_CHARS = 80
+MAX_CONVERSATIONS = 200  # per owner; the oldest go first
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """One line of the sidebar."""
+
+    id: str
+    title: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    owner: str
+    title: str
+    updated_at: str
+    messages: tuple[dict[str, Any], ...]
+    memory: dict[str, Any] = field(default_factory=dict)
+
+
+def title_from(question: str) -> str:
+    """A conversation's title: its first question, on one line, cut to ``TITLE_CHARS``."""
+    text = " ".join(question.split())
+    return (text[: TITLE_CHARS - 1] + "…" if len(text) > TITLE_CHARS else text) or "New chat"
+
+
+class ConversationStore:
+    def __init__(self, path: Path, max_per_owner: int = MAX_CONVERSATIONS) -> None:
+        self.path = path
+        self.max_per_owner = max_per_owner
+        self._conn = open_database(path, _SCHEMA)
+        self._lock = threading.Lock()
+
+    def save(
+        self,
+        owner: str,
+        conversation_id: str | None,
+        title: str,
+        messages: builtins.list[dict[str, Any]],
+        memory: dict[str, Any],
+    ) -> str:
+        """Store the conversation (a new one when ``conversation_id`` is None or not the owner's); returns its id.
+        The title of an existing conversation is kept (it may have been renamed)."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        body, mem = json.dumps(messages, ensure_ascii=False, default=str), json.dumps(memory, ensure_ascii=False)
+        with self._lock, self._conn:
+            if conversation_id is not None:
+                changed = self._conn.execute(
+                    "UPDATE conversations SET messages = ?, memory = ?, updated_at = ? WHERE id = ? AND owner = ?",
+                    (body, mem, now, conversation_id, owner),
+                ).rowcount
+                if changed:
+                    return conversation_id
+            new_id = uuid.uuid4().hex[:16]
+            self._conn.execute(
+                "INSERT INTO conversations (id, owner, title, created_at, updated_at, messages, memory) "
+                "VALUES (?,?,?,?,?,?,?)",
+                (new_id, owner, title_from(title), now, now, body, mem),
+            )
+            self._conn.execute(
+                "DELETE FROM conversations WHERE owner = ? AND id IN (SELECT id FROM conversations WHERE owner = ? "
+                "ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+                (owner, owner, max(1, self.max_per_owner)),
+            )
+            return new_id
+
+    def list(self, owner: str, limit: int = 100) -> builtins.list[ConversationSummary]:
+        """The owner's conversations, the latest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, title, updated_at FROM conversations WHERE owner = ? "
+                "ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+                (owner, max(0, limit)),
+            ).fetchall()
+        return [ConversationSummary(*row) for row in rows]
+
+    def get(self, owner: str, conversation_id: str) -> Conversation | None:
+        """The owner's conversation, or None (none with that id, another owner's, or unreadable)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, owner, title, updated_at, messages, memory FROM conversations WHERE id = ? AND owner = ?",
+                (conversation_id, owner),
+            ).fetchone()
+        if row is None:
+            return None
+        try:
+            messages, memory = json.loads(row[4]), json.loads(row[5] or "{}")
+        except ValueError as exc:
+            log.warning("conversation %r is unreadable (%s)", conversation_id, exc)
+            return None
+        if not isinstance(messages, builtins.list) or not isinstance(memory, dict):
+            log.warning("conversation %r is unreadable (not the stored shape)", conversation_id)
+            return None
+        kept = tuple(m for m in messages if isinstance(m, dict))
+        return Conversation(row[0], row[1], row[2], row[3], kept, memory)
+
+    def rename(self, owner: str, conversation_id: str, title: str) -> bool:
+        with self._lock, self._conn:
+            return bool(
+                self._conn.execute(
+                    "UPDATE conversations SET title = ? WHERE id = ? AND owner = ?",
+                    (title_from(title), conversation_id, owner),
+                ).rowcount
+            )
+
+    def delete(self, owner: str, conversation_id: str) -> bool:
+        with self._lock, self._conn:
+            return bool(
+                self._conn.execute(
+                    "DELETE FROM conversations WHERE id = ? AND owner = ?", (conversation_id, owner)
+                ).rowcount
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,258 @@
+"""The Admin tab: users (add, change role, reset password, remove), who may read and edit each knowledge base,
+and the settings the app runs with (secrets masked).
+
+Shown to admins only. With accounts on, the page starts with the tab hidden and empty (nothing about users or
+settings is in the page a reader gets); the load event shows and fills it for an admin. With accounts off the
+one local user is an admin: the tab shows the settings and says how to turn accounts on. Every handler acts as
+``actor_of(request)`` and the engine checks the role, so a reader calling these endpoints through Gradio's API
+is refused like on the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from ragapp.core.access import Action, Actor, may
+from ragapp.core.errors import AccessDenied
+from ragapp.engine.engine import Engine
+from ragapp.ui.handlers import user_errors
+from ragapp.ui.render import escape_text
+from ragapp.ui.state import actor_of
+
+USER_HEADERS = ["Name · 用户名", "Role · 角色", "Groups · 分组", "Added (UTC) · 创建时间"]
+KB_HEADERS = ["Knowledge base · 知识库", "Readers · 可读", "Editors · 可编辑"]
+ROLE_CHOICES = [("Reader · 读者", "reader"), ("Editor · 编辑", "editor"), ("Admin · 管理员", "admin")]
+OPEN = "(open to everyone signed in · 所有登录用户可读)"
+
+INTRO = (
+    "Users sign in with the accounts listed here (the same file `python -m ragapp.users` edits); a change counts "
+    "from the user's next action. · 此处管理登录账户（与命令行 `python -m ragapp.users` 编辑同一文件），"
+    "修改在用户下次操作时生效。"
+)
+ACCOUNTS_OFF_NOTE = (
+    "👤 **Accounts are off**: one local user may do everything, so there are no users to manage. To ask people "
+    "to sign in, add an admin with `python -m ragapp.users add NAME --role admin` and start the app with "
+    "`RAGAPP_AUTH__ENABLED=true`. · 账户功能未开启：添加管理员后设置 `RAGAPP_AUTH__ENABLED=true` 即可要求登录。"
+)
+
+
+def _frame(rows: list[list[Any]], headers: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=headers)
+
+
+def _ok(text: str) -> str:
+    return f"✅ {escape_text(text)}"
+
+
+class AdminHandlers:
+    """What each Admin-tab event does: engine calls as the signed-in user, results as component values."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def _actor(self, request: gr.Request | None) -> Actor:
+        return actor_of(self.engine, request)
+
+    # -- values ---------------------------------------------------------------------------------
+
+    def users_table(self, actor: Actor) -> pd.DataFrame:
+        rows = [[u.name, u.role, ", ".join(u.groups), u.created] for u in self.engine.admin.users(actor=actor)]
+        return _frame(rows, USER_HEADERS)
+
+    def user_choices(self, actor: Actor, value: str | None = None) -> Any:
+        choices = [u.name for u in self.engine.admin.users(actor=actor)]
+        return gr.update(choices=choices, value=value if value in choices else None)
+
+    def kb_table(self, actor: Actor) -> pd.DataFrame:
+        rows = [
+            [v.kb, ", ".join(v.readers) or (OPEN if not v.has_rule else "-"), ", ".join(v.editors) or "-"]
+            for v in self.engine.admin.kb_access(actor=actor)
+        ]
+        return _frame(rows, KB_HEADERS)
+
+    def kb_choices(self, actor: Actor, value: str | None = None) -> Any:
+        choices = [v.kb for v in self.engine.admin.kb_access(actor=actor)]
+        return gr.update(choices=choices, value=value if value in choices else None)
+
+    # -- events ---------------------------------------------------------------------------------
+
+    @user_errors
+    def load(self, request: gr.Request | None = None) -> tuple[Any, ...]:
+        """On page load (and when the tab is opened): the tab shown and filled for an admin, hidden and empty
+        for everyone else."""
+        try:
+            actor = self._actor(request)
+        except AccessDenied:  # removed since signing in
+            actor = None
+        shown = actor is not None and (may(actor, Action.MANAGE_USERS) or may(actor, Action.VIEW_SETTINGS))
+        if actor is None or not shown:
+            empty_users, empty_kbs = _frame([], USER_HEADERS), _frame([], KB_HEADERS)
+            hidden = gr.update(choices=[], value=None)
+            return gr.update(visible=False), "", empty_users, hidden, empty_kbs, hidden, None
+        settings = self.engine.admin.settings_view(actor=actor) if may(actor, Action.VIEW_SETTINGS) else None
+        if not self.engine.admin.accounts_on or not may(actor, Action.MANAGE_USERS):
+            note = ACCOUNTS_OFF_NOTE if not self.engine.admin.accounts_on else ""
+            nothing = gr.update(choices=[], value=None)
+            return (gr.update(visible=True), note, _frame([], USER_HEADERS), nothing, _frame([], KB_HEADERS),
+                    nothing, settings)  # fmt: skip
+        return (
+            gr.update(visible=True),
+            INTRO,
+            self.users_table(actor),
+            self.user_choices(actor),
+            self.kb_table(actor),
+            self.kb_choices(actor),
+            settings,
+        )
+
+    @user_errors
+    def add_user(
+        self, name: str, password: str, role: str, groups: str, request: gr.Request | None = None
+    ) -> tuple[Any, ...]:
+        actor = self._actor(request)
+        user = self.engine.admin.add_user(name or "", password or "", role or "reader", groups or "", actor=actor)
+        note = _ok(f"Added {user.name} ({user.role}) · 已添加用户")
+        return note, self.users_table(actor), self.user_choices(actor, user.name), "", "", ""
+
+    @user_errors
+    def set_role(self, name: str, role: str, request: gr.Request | None = None) -> tuple[Any, ...]:
+        actor = self._actor(request)
+        self.engine.admin.set_role(name or "", role or "", actor=actor)
+        return _ok(f"{name} is now {role} · 角色已修改"), self.users_table(actor)
+
+    @user_errors
+    def role_of(self, name: str | None, request: gr.Request | None = None) -> Any:
+        """The picked user's role, to change."""
+        for user in self.engine.admin.users(actor=self._actor(request)) if name else []:
+            if user.name == name:
+                return gr.update(value=user.role)
+        return gr.update()
+
+    @user_errors
+    def reset_password(self, name: str, password: str, request: gr.Request | None = None) -> tuple[str, str]:
+        actor = self._actor(request)
+        self.engine.admin.set_password(name or "", password or "", actor=actor)
+        return _ok(f"Changed the password of {name} · 密码已重置"), ""
+
+    @user_errors
+    def remove_user(self, name: str, request: gr.Request | None = None) -> tuple[Any, ...]:
+        actor = self._actor(request)
+        self.engine.admin.remove_user(name or "", actor=actor)
+        return _ok(f"Removed {name} · 已删除用户"), self.users_table(actor), self.user_choices(actor)
+
+    @user_errors
+    def kb_rule(self, kb: str | None, request: gr.Request | None = None) -> tuple[str, str]:
+        """The picked base's readers and editors, to edit."""
+        if not kb:
+            return "", ""
+        for view in self.engine.admin.kb_access(actor=self._actor(request)):
+            if view.kb == kb:
+                return ", ".join(view.readers), ", ".join(view.editors)
+        return "", ""
+
+    @user_errors
+    def set_kb_access(self, kb: str, readers: str, editors: str, request: gr.Request | None = None) -> tuple[Any, ...]:
+        actor = self._actor(request)
+        view = self.engine.admin.set_kb_access(kb or "", readers or "", editors or "", actor=actor)
+        note = (
+            f"{view.kb}: readers {', '.join(view.readers) or '-'}, editors {', '.join(view.editors) or '-'} "
+            "(and admins) · 已更新访问规则"
+            if view.has_rule
+            else f"{view.kb} is open to every signed-in user · 已对所有登录用户开放"
+        )
+        return _ok(note), self.kb_table(actor), self.kb_choices(actor, view.kb)
+
+
+@dataclass(frozen=True)
+class AdminTab:
+    """The built tab, and what layout.py wires to the page's load event (``demo.load(t.load, outputs=t.outputs)``)."""
+
+    tab: gr.Tab
+    load: Callable[..., tuple[Any, ...]]
+    outputs: list[Any]
+
+
+def build_admin_tab(engine: Engine, handlers: AdminHandlers | None = None) -> AdminTab:
+    """Lay out the Admin tab inside the current ``gr.Tabs`` and wire its events."""
+    h = handlers or AdminHandlers(engine)
+    accounts_on = engine.accounts is not None
+    with gr.Tab("Admin · 管理", id="admin", visible=not accounts_on, elem_id="admin-tab") as tab:
+        note = gr.Markdown(elem_id="admin-note")
+        report = gr.Markdown(elem_id="admin-report")
+        with gr.Column(visible=accounts_on, elem_id="admin-users"):
+            gr.Markdown("### 👥 Users · 用户")
+            users = gr.Dataframe(
+                value=_frame([], USER_HEADERS), interactive=False, elem_id="users-table", label="Users · 用户"
+            )
+            with gr.Accordion("Add user · 添加用户", open=True):
+                with gr.Row():
+                    new_name = gr.Textbox(label="Name · 用户名", elem_id="new-user-name", scale=2)
+                    new_password = gr.Textbox(
+                        label="Password · 密码",
+                        type="password",
+                        info="At least 8 characters · 至少 8 个字符",
+                        elem_id="new-user-password",
+                        scale=2,
+                    )
+                    new_role = gr.Dropdown(
+                        choices=ROLE_CHOICES, value="reader", label="Role · 角色", elem_id="new-user-role", scale=1
+                    )
+                    new_groups = gr.Textbox(
+                        label="Groups · 分组", placeholder="hr, finance", elem_id="new-user-groups", scale=2
+                    )
+                add = gr.Button("Add user · 添加用户", variant="primary", elem_id="add-user")
+            with gr.Accordion("Change a user · 修改用户", open=True):
+                picked = gr.Dropdown(
+                    choices=[],
+                    allow_custom_value=True,  # the page starts with no names; the engine checks the name instead
+                    label="User · 用户",
+                    elem_id="pick-user",
+                )
+                with gr.Row():
+                    role = gr.Dropdown(choices=ROLE_CHOICES, value="reader", label="Role · 角色", elem_id="user-role")
+                    set_role = gr.Button("Change role · 修改角色", elem_id="set-role")
+                with gr.Row():
+                    password = gr.Textbox(
+                        label="New password · 新密码", type="password", elem_id="reset-password-value"
+                    )
+                    reset = gr.Button("Reset password · 重置密码", elem_id="reset-password")
+                remove = gr.Button("Remove user · 删除用户", variant="stop", elem_id="remove-user")
+            gr.Markdown("### 🔐 Knowledge-base access · 知识库权限")
+            kbs = gr.Dataframe(
+                value=_frame([], KB_HEADERS), interactive=False, elem_id="kb-access", label="Who may read and edit"
+            )
+            with gr.Row():
+                kb = gr.Dropdown(
+                    choices=[], allow_custom_value=True, label="Knowledge base · 知识库", elem_id="kb-access-pick"
+                )
+                readers = gr.Textbox(
+                    label="Readers · 可读",
+                    placeholder="alice, group:hr",
+                    info="Names or group:NAME, comma-separated; none and no editors: open to all · 逗号分隔",
+                    elem_id="kb-readers",
+                )
+                editors = gr.Textbox(label="Editors · 可编辑", placeholder="carol", elem_id="kb-editors")
+            save_kb = gr.Button("Save access · 保存权限", elem_id="save-kb-access")
+        gr.Markdown("### ⚙️ Settings · 设置 (read-only · 只读; secrets masked · 密钥已隐藏)")
+        settings = gr.JSON(elem_id="settings-view", label="Effective settings · 当前设置", open=True)
+
+    outputs = [tab, note, users, picked, kbs, kb, settings]
+    tab.select(h.load, outputs=outputs, api_visibility="private")
+    add.click(
+        h.add_user,
+        inputs=[new_name, new_password, new_role, new_groups],
+        outputs=[report, users, picked, new_name, new_password, new_groups],
+        api_name="add_user",
+    )
+    picked.change(h.role_of, inputs=[picked], outputs=[role], api_visibility="private")
+    set_role.click(h.set_role, inputs=[picked, role], outputs=[report, users], api_name="set_user_role")
+    reset.click(h.reset_password, inputs=[picked, password], outputs=[report, password], api_name="reset_password")
+    remove.click(h.remove_user, inputs=[picked], outputs=[report, users, picked], api_name="remove_user")
+    kb.change(h.kb_rule, inputs=[kb], outputs=[readers, editors], api_visibility="private")
+    save_kb.click(h.set_kb_access, inputs=[kb, readers, editors], outputs=[report, kbs, kb], api_name="set_kb_access")
+    return AdminTab(tab, h.load, outputs)

@@ -1,0 +1,68 @@
+"""Chat messages <-> the plain records a conversation is stored as (``Conversations`` in the engine).
+
+A record is what Gradio's chat shows (role, content, metadata, options) plus two keys of ours: ``doc_id`` (the
+document a citation message points at) and ``trace_id`` (the trace of the answer the message belongs to, for
+feedback). Pure functions: tested without a browser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from ragapp.core.types import ChatTurn
+from ragapp.ui.render import TurnView
+
+DELETED_MARK = " · 🗑️ document deleted · 文档已删除"
+_SHOWN_KEYS = ("role", "content", "metadata", "options")
+
+
+def record_of(message: gr.ChatMessage | dict[str, Any], **ours: str | None) -> dict[str, Any]:
+    """The stored form of one chat message (a ``gr.ChatMessage`` or the dict Gradio sends back)."""
+    if isinstance(message, gr.ChatMessage):
+        shown: dict[str, Any] = {"role": message.role, "content": message.content, "metadata": message.metadata,
+                 "options": message.options}  # fmt: skip
+    else:
+        shown = {key: message.get(key) for key in _SHOWN_KEYS}
+    record = {key: value for key, value in shown.items() if value not in (None, [], {})}
+    if not isinstance(record.get("content"), str):  # files and components are not kept: their text only
+        record["content"] = str(record.get("content") or "")
+    return record | {key: value for key, value in ours.items() if value}
+
+
+def message_of(record: dict[str, Any]) -> gr.ChatMessage:
+    """A stored record shown again, exactly as it was; a citation of a since-deleted document says so."""
+    metadata = dict(record.get("metadata") or {})
+    if record.get("doc_deleted"):
+        metadata["title"] = f"{metadata.get('title', '📄')}{DELETED_MARK}"
+    message = gr.ChatMessage(
+        role="user" if record.get("role") == "user" else "assistant", content=str(record.get("content") or "")
+    )
+    if metadata:
+        message.metadata = metadata  # type: ignore[assignment]  # MetadataDict is a TypedDict of these keys
+    if record.get("options"):
+        message.options = list(record["options"])
+    return message
+
+
+def memory_of(history: list[ChatTurn], summary: str) -> dict[str, Any]:
+    return {"history": [[turn.role, turn.content] for turn in history], "summary": summary}
+
+
+def turns_of(memory: dict[str, Any]) -> tuple[list[ChatTurn], str]:
+    """The recent turns and the summary of older ones, as stored by ``memory_of`` (bad entries skipped)."""
+    turns = [
+        ChatTurn(role, text)  # type: ignore[arg-type]
+        for item in memory.get("history") or []
+        if isinstance(item, list) and len(item) == 2 and (role := item[0]) in ("user", "assistant")
+        and isinstance(text := item[1], str)
+    ]  # fmt: skip
+    summary = memory.get("summary")
+    return turns, summary if isinstance(summary, str) else ""
+
+
+def turn_records(view: TurnView) -> list[dict[str, Any]]:
+    """The records of one answered turn (the assistant side, as ``view.messages()`` shows it)."""
+    cites = {id(message): doc for message, doc in zip(view.sources, view.source_docs, strict=False)}
+    return [record_of(m, doc_id=cites.get(id(m)), trace_id=view.trace_id) for m in view.messages()]

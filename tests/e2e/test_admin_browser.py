@@ -1,0 +1,72 @@
+"""The Admin tab in a real browser: an admin signs in, adds a reader with a password; that reader then signs in
+on a fresh page and sees no Admin tab (and the page holds no other user's name). With accounts off the local
+user sees the tab with the settings and a line saying accounts are off. The engine's refusal of a reader's
+call to the same endpoints is tested over HTTP in tests/integration/test_admin.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragapp.store.users import UserStore
+
+pytestmark = [pytest.mark.e2e]
+
+ADMIN_TAB = "Admin · 管理"
+
+
+def _sign_in(page: Any, name: str, password: str) -> None:
+    page.get_by_label("username").fill(name)
+    page.get_by_label("password").fill(password)
+    page.get_by_role("button", name="Login").click()
+    page.locator("#account").get_by_text("Signed in as").wait_for()
+
+
+def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
+    scripted_app: Callable[..., Any], open_page: Callable[[str], Any], tmp_path: Path, artifacts: Path
+) -> None:
+    users = tmp_path / "users.json"
+    UserStore(users, 4).add("boss", "admin password", "admin")
+    rig, url = scripted_app(
+        auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4}, llm={"api_key": "sk-fake-e2e-secret"}
+    )
+
+    page = open_page(url)
+    _sign_in(page, "boss", "admin password")
+    page.get_by_role("tab", name=ADMIN_TAB).click()
+    page.locator("#users-table").get_by_text("boss").first.wait_for(state="attached")
+    page.locator("#new-user-name textarea").fill("newbie")
+    page.locator("#new-user-password input").fill("newbie password")
+    page.locator("#new-user-role input").click()
+    page.get_by_role("option", name="Reader · 读者").click()
+    page.locator("#add-user").click()
+    page.locator("#admin-report").get_by_text("Added newbie").wait_for()
+    page.locator("#users-table").get_by_text("newbie").first.wait_for(state="attached")
+    assert page.locator("#new-user-password input").input_value() == ""  # the form forgets the password
+    page.locator("#settings-view").get_by_text("scripted").first.wait_for(state="attached")
+    assert "sk-fake-e2e-secret" not in page.content()
+    page.screenshot(path=str(artifacts / "admin-tab.png"), full_page=True)
+    assert rig.engine.actor("newbie").role == "reader"
+
+    fresh = open_page(url)
+    _sign_in(fresh, "newbie", "newbie password")
+    assert "newbie" in fresh.locator("#account").inner_text() and "reader" in fresh.locator("#account").inner_text()
+    fresh.get_by_role("tab", name="Knowledge · 知识库").wait_for()
+    fresh.wait_for_timeout(1500)  # the load events have run: the tab stays hidden
+    assert fresh.get_by_role("tab", name=ADMIN_TAB).count() == 0
+    assert not fresh.locator("#users-table").is_visible()
+    assert "boss" not in fresh.content()  # no other user's name anywhere in the reader's page
+
+
+def test_with_accounts_off_the_admin_tab_shows_the_settings(
+    scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
+) -> None:
+    _rig, url = scripted_app()
+    page = open_page(url)
+    page.get_by_role("tab", name=ADMIN_TAB).click()
+    page.locator("#admin-note").get_by_text("Accounts are off").wait_for()
+    page.locator("#settings-view").get_by_text("scripted").first.wait_for(state="attached")
+    assert not page.locator("#users-table").is_visible()

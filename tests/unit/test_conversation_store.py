@@ -1,0 +1,70 @@
+"""The conversation store (real SQLite): kept per owner as shown, listed latest first, renamed, deleted, bounded;
+an unreadable row is skipped, never raised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragapp.store.conversations import TITLE_CHARS, ConversationStore, title_from
+
+MESSAGES = [
+    {"role": "user", "content": "How long does the battery last?"},
+    {"role": "assistant", "content": "90 minutes [1].", "trace_id": "t1"},
+    {"role": "assistant", "content": "The battery…", "metadata": {"title": "📄 [1] a.md"}, "doc_id": "d1"},
+]
+
+
+def test_a_conversation_comes_back_exactly_and_only_to_its_owner(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    cid = store.save("ann", None, "How long does the battery last?", MESSAGES, {"summary": "s", "history": []})
+    found = store.get("ann", cid)
+    assert found is not None and list(found.messages) == MESSAGES and found.memory["summary"] == "s"
+    assert found.title == "How long does the battery last?"
+    assert store.get("bob", cid) is None and store.list("bob") == []
+    assert store.rename("bob", cid, "mine now") is False and store.delete("bob", cid) is False
+    # Bob "saving" onto Ann's id makes a conversation of his own; Ann's is untouched.
+    other = store.save("bob", cid, "hi", [{"role": "user", "content": "hi"}], {})
+    assert other != cid and list(store.get("ann", cid).messages) == MESSAGES  # type: ignore[union-attr]
+    store.close()
+
+
+def test_saving_again_updates_the_same_conversation_and_keeps_a_rename(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    cid = store.save("ann", None, "first question", MESSAGES[:1], {})
+    assert store.rename("ann", cid, "  Battery   questions ")
+    assert store.save("ann", cid, "first question", MESSAGES, {}) == cid
+    (summary,) = store.list("ann")
+    assert summary.title == "Battery questions" and summary.id == cid
+    assert len(store.get("ann", cid).messages) == 3  # type: ignore[union-attr]
+    assert store.delete("ann", cid) and store.list("ann") == [] and store.get("ann", cid) is None
+    store.close()
+
+
+def test_the_list_is_latest_first_and_bounded_per_owner(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path / "c.sqlite3", max_per_owner=3)
+    ids = [store.save("ann", None, f"question {i}", MESSAGES[:1], {}) for i in range(5)]
+    store.save("bob", None, "bob's", MESSAGES[:1], {})
+    listed = [c.id for c in store.list("ann")]
+    assert listed == ids[:1:-1]  # the three latest, newest first; the two oldest gone
+    assert len(store.list("bob")) == 1
+    store.close()
+
+
+def test_it_survives_a_restart_and_skips_an_unreadable_row(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    store = ConversationStore(path)
+    good = store.save("ann", None, "kept", MESSAGES, {})
+    bad = store.save("ann", None, "broken", MESSAGES, {})
+    with store._conn:
+        store._conn.execute("UPDATE conversations SET messages = '{not json' WHERE id = ?", (bad,))
+    store.close()
+    again = ConversationStore(path)
+    assert again.get("ann", bad) is None  # logged, not raised
+    assert list(again.get("ann", good).messages) == MESSAGES  # type: ignore[union-attr]
+    again.close()
+
+
+def test_titles_are_one_line_and_bounded() -> None:
+    assert title_from("  a\nb \t c ") == "a b c"
+    assert len(title_from("x" * 500)) == TITLE_CHARS and title_from("x" * 500).endswith("…")
+    assert title_from("   ") == "New chat"
