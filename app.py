@@ -18,9 +18,7 @@ for _key, _value in {
 
 from ragapp.config import Settings  # noqa: E402
 from ragapp.engine.build import build_engine  # noqa: E402
-from ragapp.ui.layout import build_ui  # noqa: E402
-
-SIGN_IN_MESSAGE = "Sign in with the account your administrator gave you · 请用管理员分配的账号登录"
+from ragapp.serve.server import serve  # noqa: E402
 
 
 def main() -> None:
@@ -28,17 +26,9 @@ def main() -> None:
     settings = Settings()
     engine = build_engine(settings)
     threading.Thread(target=engine.warm_up, name="warm-up", daemon=True).start()
-    # Accounts on: Gradio's login page asks, the engine checks (bcrypt, throttled) and every handler acts as
-    # the signed-in user's role.
-    auth = {"auth": engine.login, "auth_message": SIGN_IN_MESSAGE} if engine.accounts is not None else {}
-    build_ui(engine).queue(default_concurrency_limit=4).launch(
-        server_name=settings.ui.host,
-        server_port=settings.ui.port,
-        show_error=False,
-        # Gradio's upload route itself refuses files over the ingest limit, before they are written to disk.
-        max_file_size=f"{settings.ingest.max_file_mb:g}mb",
-        **auth,  # type: ignore[arg-type]
-    )
+    # The page (ragapp.ui) mounted on a FastAPI app with the security headers, expiring sign-ins and per-user
+    # uploads (ragapp.serve), served by uvicorn.
+    serve(engine)
 
 
 if __name__ == "__main__":

@@ -342,6 +342,29 @@ class IngestSettings(BaseModel):
         description="Index table-of-contents, index and licence pages like any other text (by default they "
         "are left out of retrieval and listed per document in the Knowledge tab).",
     )
+    ocr: bool = Field(
+        True,
+        description="Read scanned PDF pages (no text layer, or one of garbage) and uploaded images with the "
+        "packaged OCR model (PP-OCRv4, Chinese and English). Off: such pages are listed as having no text.",
+    )
+    ocr_dpi: int = Field(
+        150,
+        ge=72,
+        le=400,
+        description="Resolution scanned PDF pages are rendered at for OCR (higher reads small "
+        "print better, and slower).",
+    )
+    ocr_max_pages: int = Field(
+        300,
+        ge=0,
+        description="At most this many pages of one document are OCR'd (each takes seconds on 2 cores); the rest "
+        "are listed as having no text.",
+    )
+    pdf_tables: bool = Field(
+        True,
+        description="Find tables in PDF pages (pdfplumber) and index them as Markdown tables, row by row; costs "
+        "about 0.1 s a page.",
+    )
 
 
 class TraceSettings(BaseModel):
@@ -353,6 +376,31 @@ class TraceSettings(BaseModel):
 class UISettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address the web app listens on.")
     port: int = Field(7860, description="Port the web app listens on.")
+    https: bool = Field(
+        False,
+        description="The app is reached over HTTPS (a TLS proxy in front): every response tells browsers to use "
+        "HTTPS only (Strict-Transport-Security). Behind a trusted proxy that says https it is sent anyway.",
+    )
+    trust_proxy: bool = Field(
+        False,
+        description="Believe the X-Forwarded-For/-Proto headers of the reverse proxy at `proxy_ips` (client "
+        "addresses in the sign-in log and throttle, https for Strict-Transport-Security). Off: they are ignored.",
+    )
+    proxy_ips: str = Field(
+        "127.0.0.1",
+        description="With trust_proxy: the proxy addresses whose forwarded headers are believed (comma-separated "
+        "IPs or networks; * trusts every client, safe only when the app's port is reachable from the proxy alone).",
+    )
+    frame_ancestors: str = Field(
+        "'self'",
+        description="Pages that may show the app in a frame (the Content-Security-Policy's frame-ancestors); on a "
+        "Hugging Face Space, whose page frames the app: 'self' https://huggingface.co.",
+    )
+    root_path: str = Field(
+        "",
+        description="The public sub-path when a proxy serves the app under one (e.g. /ragapp, the proxy strips "
+        "it); empty when served at the root.",
+    )
 
 
 class AuthSettings(BaseModel):
@@ -369,6 +417,12 @@ class AuthSettings(BaseModel):
     )
     lockout_s: float = Field(300.0, gt=0, description="The window those failures are counted in, and the wait.")
     bcrypt_rounds: int = Field(12, ge=4, le=16, description="bcrypt cost of new password hashes (2^N rounds).")
+    session_hours: float = Field(
+        12.0,
+        gt=0,
+        description="A sign-in lasts this long (hours, fractions allowed); the next request after it shows the "
+        "sign-in page again. Sign-ins are also lost when the app restarts.",
+    )
 
     def users_path(self, state_dir: Path) -> Path:
         return self.users_file if self.users_file is not None else state_dir / "users.json"

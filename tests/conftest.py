@@ -428,3 +428,80 @@ def make_tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> TinyCro
         return path
 
     return make
+
+
+# -- real documents made in the test -------------------------------------------------------------------------
+
+CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # fonts-wqy-microhei (.ci/run installs it)
+
+
+class DocumentMaker:
+    """Real files of the kinds people upload, written by the test: a PDF with a ruled table (hand-written PDF
+    operators, Helvetica), a scan (text drawn into an image with a real font), and that scan as an image-only
+    PDF (no text layer at all)."""
+
+    def table_pdf(self, path: Path, title: str, rows: list[list[str]], note: str = "") -> Path:
+        """One A4 page: a title, a table with a rule around every cell, and a line of text under it."""
+        width, left, top, row_h = 595, 60, 720, 24
+        col_w = (width - 2 * left) / max(len(r) for r in rows)
+        ops = [f"BT /F1 16 Tf {left} 770 Td ({_pdf_text(title)}) Tj ET", "0.8 w"]
+        for i, row in enumerate(rows):
+            y = top - i * row_h
+            for j, cell in enumerate(row):
+                x = left + j * col_w
+                ops.append(f"{x:.1f} {y - row_h} {col_w:.1f} {row_h} re S")
+                ops.append(f"BT /F1 11 Tf {x + 5:.1f} {y - row_h + 8} Td ({_pdf_text(cell)}) Tj ET")
+        if note:
+            ops.append(f"BT /F1 11 Tf {left} {top - len(rows) * row_h - 30} Td ({_pdf_text(note)}) Tj ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objects = [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> "
+            b"/Contents 5 0 R >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        ]
+        out = bytearray(b"%PDF-1.4\n")
+        offsets = []
+        for number, body in enumerate(objects, start=1):
+            offsets.append(len(out))
+            out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+        xref = len(out)
+        out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+        out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+        out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+        path.write_bytes(bytes(out))
+        return path
+
+    def scan(self, lines: list[str], size: int = 34) -> Any:
+        """``lines`` drawn in black on white with a real font, as a PIL image (a page photographed or scanned)."""
+        from PIL import Image, ImageDraw, ImageFont
+
+        if not CJK_FONT.exists():
+            pytest.fail(f"{CJK_FONT} is missing: install fonts-wqy-microhei (see .ci/run).")
+        font = ImageFont.truetype(str(CJK_FONT), size)
+        image = Image.new("RGB", (1400, 120 + len(lines) * int(size * 1.8)), "white")
+        draw = ImageDraw.Draw(image)
+        for i, line in enumerate(lines):
+            draw.text((60, 60 + i * int(size * 1.8)), line, fill="black", font=font)
+        return image
+
+    def scan_image(self, path: Path, lines: list[str]) -> Path:
+        self.scan(lines).save(path)
+        return path
+
+    def scanned_pdf(self, path: Path, pages: list[list[str]]) -> Path:
+        """An image-only PDF, one scanned page per item of ``pages``: no text layer at all."""
+        images = [self.scan(lines) for lines in pages]
+        images[0].save(path, "PDF", resolution=150, save_all=True, append_images=images[1:])
+        return path
+
+
+def _pdf_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+@pytest.fixture(scope="session")
+def make_documents() -> DocumentMaker:
+    return DocumentMaker()

@@ -33,6 +33,43 @@ class Section:
     text: str
     page: int | None = None
     heading: str | None = None
+    ocr_confidence: float | None = None  # read by OCR (from a scan or an image), with its mean confidence 0..1
+    has_table: bool = False  # holds a table, as Markdown (``ragapp.ingest.tables``)
+
+
+@dataclass(frozen=True)
+class ParseReport:
+    """How well a file read: for the Knowledge tab's parse-quality line and the document view."""
+
+    pages_with_text: int | None = None  # pages (slides, sheets) that gave text, from their text layer or OCR
+    ocr_pages: tuple[int, ...] = ()  # pages read by OCR
+    empty_pages: tuple[int, ...] = ()  # pages that gave no text at all (blank, or a scan left unread)
+    tables: int = 0  # tables found and kept as tables
+    ocr_confidence: float | None = None  # mean over the OCR'd pages
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "pages_with_text": self.pages_with_text,
+            "ocr_pages": list(self.ocr_pages),
+            "empty_pages": list(self.empty_pages),
+            "tables": self.tables,
+            "ocr_confidence": self.ocr_confidence,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ParseReport:
+        def pages(key: str) -> tuple[int, ...]:
+            value = data.get(key)
+            return tuple(int(v) for v in value if isinstance(v, int)) if isinstance(value, list) else ()
+
+        with_text, tables, confidence = data.get("pages_with_text"), data.get("tables"), data.get("ocr_confidence")
+        return cls(
+            pages_with_text=with_text if isinstance(with_text, int) else None,
+            ocr_pages=pages("ocr_pages"),
+            empty_pages=pages("empty_pages"),
+            tables=tables if isinstance(tables, int) else 0,
+            ocr_confidence=float(confidence) if isinstance(confidence, int | float) else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -41,6 +78,7 @@ class ParsedDocument:
     file_type: str
     sections: tuple[Section, ...]
     pages: int | None = None
+    report: ParseReport = ParseReport()
 
 
 @dataclass(frozen=True)
@@ -52,6 +90,8 @@ class Chunk:
     source: str
     page: int | None = None
     heading: str | None = None
+    ocr_confidence: float | None = None  # the section was read by OCR, with this mean confidence (0..1)
+    has_table: bool = False  # the text holds (part of) a Markdown table
 
     @property
     def location(self) -> str:
@@ -206,7 +246,7 @@ class IngestResult:
 
 
 # The phases of ingesting one file, in order; "index" (the keyword index update) runs once for the whole batch.
-IngestPhase = Literal["parse", "chunk", "embed", "store", "index"]
+IngestPhase = Literal["parse", "ocr", "chunk", "embed", "store", "index"]
 
 
 @dataclass(frozen=True)

@@ -191,7 +191,8 @@ def split_boilerplate(doc: ParsedDocument, doc_id: str) -> BoilerplateSplit:
     kept: list[Section] = []
     skipped: list[SkippedSection] = []
     for ordinal, section in enumerate(doc.sections):
-        reason = boilerplate_reason(section.text, section.heading)
+        # A table's rows (a price list, a spec sheet) can look like an index's "term, number" lines: kept.
+        reason = None if section.has_table else boilerplate_reason(section.text, section.heading)
         if reason is None:
             kept.append(section)
             continue

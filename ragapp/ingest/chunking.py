@@ -1,16 +1,21 @@
 """Structure-aware chunking: sections never share a chunk, so every chunk has one page and one heading;
 inside a section LlamaIndex's ``SentenceSplitter`` cuts at sentence boundaries (Chinese and English)
-with overlap. Lengths are counted in characters, which is fair to both scripts.
+with overlap. Lengths are counted in characters, which is fair to both scripts. A section longer than a chunk
+that holds a Markdown table is cut around the table, and the table only between rows, its header repeated
+(``ragapp.ingest.tables``): a row is never split.
 
 Chunk ids are ``<doc_id>-<ordinal>`` (``ragapp.core.chunks``): the same file always yields the same ids.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any
 
 from ragapp.core.chunks import chunk_id_of
-from ragapp.core.types import Chunk, ParsedDocument
+from ragapp.core.types import Chunk, ParsedDocument, Section
+from ragapp.ingest.tables import blocks, is_table_line, split_table
 
 
 @lru_cache(maxsize=8)
@@ -29,7 +34,7 @@ def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_over
     splitter = _splitter(chunk_size, chunk_overlap)
     chunks: list[Chunk] = []
     for section in doc.sections:
-        for piece in splitter.split_text(section.text):
+        for piece, has_table in _pieces(section, splitter, chunk_size):
             piece = piece.strip()
             if not piece:
                 continue
@@ -42,6 +47,25 @@ def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_over
                     source=doc.name,
                     page=section.page,
                     heading=section.heading,
+                    ocr_confidence=section.ocr_confidence,
+                    has_table=has_table,
                 )
             )
     return chunks
+
+
+def _pieces(section: Section, splitter: Any, chunk_size: int) -> Iterator[tuple[str, bool]]:
+    """The section's chunk texts, each with whether it holds table rows."""
+    text = section.text
+    has_table = section.has_table or any(is_table_line(line) for line in text.splitlines())
+    if not has_table:
+        yield from ((piece, False) for piece in splitter.split_text(text))
+        return
+    if len(text) <= chunk_size:  # the table and the words around it stay together
+        yield text, True
+        return
+    for is_table, block in blocks(text):
+        if is_table:
+            yield from ((piece, True) for piece in split_table(block, chunk_size))
+        else:
+            yield from ((piece, False) for piece in splitter.split_text(block))

@@ -27,6 +27,7 @@ from ragapp.core.lang import language_of
 from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestPhase, IngestProgress, IngestResult
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
+from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsing import parse_file
 from ragapp.models.embedders import Embedder
 from ragapp.store.bm25 import Bm25Index
@@ -169,6 +170,10 @@ class Ingestor:
     def __init__(self, store: KnowledgeStore, settings: IngestSettings) -> None:
         self._store = store
         self._settings = settings
+        self._parse_options = ParseOptions(
+            ocr=settings.ocr, ocr_dpi=settings.ocr_dpi, ocr_max_pages=settings.ocr_max_pages,
+            pdf_tables=settings.pdf_tables,
+        )  # fmt: skip
 
     def ingest_files(
         self, files: Sequence[tuple[Path, str]], progress: Progress = _no_progress, kb: str = DEFAULT_KB
@@ -213,8 +218,16 @@ class Ingestor:
                 doc_id=existing.doc_id,
                 chunks=existing.chunk_count,
             )
-        progress("parse", 0.05, "parsing")
-        parsed = parse_file(path, name)
+        progress("parse", 0.02, "reading")
+        scanned = False  # OCR takes most of a scanned document's time: embedding's share starts later then
+
+        def parse_progress(phase: str, fraction: float, message: str) -> None:
+            nonlocal scanned
+            scanned = scanned or phase == "ocr"
+            progress("ocr" if phase == "ocr" else "parse", 0.02 + (0.6 if phase == "ocr" else 0.08) * fraction,
+                     message)  # fmt: skip
+
+        parsed = parse_file(path, name, self._parse_options, parse_progress)
         doc_id = content_hash[:16]
         # Tables of contents, indexes and licences match many questions and answer none: left out unless kept.
         split = BoilerplateSplit(parsed) if self._settings.keep_boilerplate else split_boilerplate(parsed, doc_id)
@@ -240,9 +253,12 @@ class Ingestor:
             kb=kb,
         )
         n = len(chunks)
-        progress("embed", 0.1, f"{n} chunks", 0, n)  # chunked: embedding starts
+        start = 0.62 if scanned else 0.1
+        progress("embed", start, f"{n} chunks", 0, n)  # chunked: embedding starts
         vectors = embed_chunks(
-            self._store.embedder, chunks, lambda f, m: progress("embed", 0.1 + 0.85 * f, m, round(f * n), n)
+            self._store.embedder,
+            chunks,
+            lambda f, m: progress("embed", start + (0.97 - start) * f, m, round(f * n), n),
         )
         with self._store.write_lock:
             winner = catalog.document_by_hash(content_hash)
@@ -259,7 +275,7 @@ class Ingestor:
             try:
                 with catalog.transaction() as conn:
                     old_chunk_ids = [cid for old in replaced for cid in catalog.delete_document(conn, old.doc_id)]
-                    catalog.add_document(conn, record, chunks, split.skipped)
+                    catalog.add_document(conn, record, chunks, split.skipped, parsed.report)
             except Exception:
                 self._store.vectors.delete([c.chunk_id for c in chunks])
                 raise

@@ -12,6 +12,7 @@ the derived indexes never see them); older catalogs gain the empty table on open
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase, SkippedSection
+from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase, ParseReport, SkippedSection
 
 _SCHEMA = """
 PRAGMA foreign_keys = ON;
@@ -40,7 +41,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     ordinal INTEGER NOT NULL,
     text TEXT NOT NULL,
     page INTEGER,
-    heading TEXT
+    heading TEXT,
+    ocr_confidence REAL,
+    has_table INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
 CREATE TABLE IF NOT EXISTS skipped_sections (
@@ -52,6 +55,10 @@ CREATE TABLE IF NOT EXISTS skipped_sections (
     preview TEXT NOT NULL,
     PRIMARY KEY (doc_id, ordinal)
 );
+CREATE TABLE IF NOT EXISTS parse_reports (
+    doc_id TEXT PRIMARY KEY REFERENCES documents(doc_id) ON DELETE CASCADE,
+    report TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 # Run after the migrations, since older catalogs lack the columns they index.
@@ -61,7 +68,15 @@ CREATE INDEX IF NOT EXISTS documents_by_kb ON documents(kb, name);
 
 _DOC_COLUMNS = "doc_id, name, file_type, content_hash, size_bytes, pages, chunk_count, added_at, kb"
 
-_CHUNK_COLUMNS = "c.chunk_id, c.doc_id, c.ordinal, c.text, d.name, c.page, c.heading"
+_CHUNK_COLUMNS = "c.chunk_id, c.doc_id, c.ordinal, c.text, d.name, c.page, c.heading, c.ocr_confidence, c.has_table"
+
+
+def _chunk(row: tuple[object, ...]) -> Chunk:
+    chunk_id, doc_id, ordinal, text, source, page, heading, ocr_confidence, has_table = row
+    return Chunk(
+        str(chunk_id), str(doc_id), int(ordinal), str(text), str(source),  # type: ignore[call-overload]
+        page, heading, ocr_confidence, bool(has_table),  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
 class Catalog:
@@ -80,6 +95,10 @@ class Catalog:
         columns = {row[1] for row in self._conn.execute("PRAGMA table_info(documents)")}
         if "kb" not in columns:  # a catalog from before knowledge bases: its documents go to the default one
             self._conn.execute(f"ALTER TABLE documents ADD COLUMN kb TEXT NOT NULL DEFAULT '{DEFAULT_KB}'")
+        chunk_columns = {row[1] for row in self._conn.execute("PRAGMA table_info(chunks)")}
+        if "ocr_confidence" not in chunk_columns:  # from before OCR and tables: no chunk was either
+            self._conn.execute("ALTER TABLE chunks ADD COLUMN ocr_confidence REAL")
+            self._conn.execute("ALTER TABLE chunks ADD COLUMN has_table INTEGER NOT NULL DEFAULT 0")
 
     def close(self) -> None:
         with self._lock:
@@ -172,7 +191,7 @@ class Catalog:
                     f"WHERE c.chunk_id IN ({marks})",
                     batch,
                 ).fetchall()
-                found.update((row[0], Chunk(*row)) for row in rows)
+                found.update((row[0], _chunk(row)) for row in rows)
         return found
 
     def chunk_window(self, chunk_id: str, window: int) -> list[Chunk]:
@@ -188,7 +207,7 @@ class Catalog:
                 "WHERE c.doc_id = ? AND c.ordinal BETWEEN ? AND ? ORDER BY c.ordinal",
                 (doc_id, ordinal - window, ordinal + window),
             ).fetchall()
-        return [Chunk(*r) for r in rows]
+        return [_chunk(r) for r in rows]
 
     def all_chunks(self) -> list[Chunk]:
         with self._lock:
@@ -196,7 +215,19 @@ class Catalog:
                 f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) "
                 "ORDER BY d.added_at, c.doc_id, c.ordinal"
             ).fetchall()
-        return [Chunk(*row) for row in rows]
+        return [_chunk(row) for row in rows]
+
+    def parse_report(self, doc_id: str) -> ParseReport | None:
+        """How the document read (pages with text, OCR'd pages, tables); None for documents from before."""
+        with self._lock:
+            row = self._conn.execute("SELECT report FROM parse_reports WHERE doc_id = ?", (doc_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+        except ValueError:
+            return None
+        return ParseReport.from_dict(data) if isinstance(data, dict) else None
 
     def skipped_sections(self, doc_id: str) -> list[SkippedSection]:
         """The sections of ``doc_id`` left out as boilerplate, in document order."""
@@ -226,6 +257,7 @@ class Catalog:
         record: DocumentRecord,
         chunks: list[Chunk],
         skipped: Iterable[SkippedSection] = (),
+        report: ParseReport | None = None,
     ) -> None:
         """Insert inside a ``transaction()`` so the caller can roll back with the other stores."""
         conn.execute(
@@ -243,13 +275,22 @@ class Catalog:
             ),
         )
         conn.executemany(
-            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
-            [(c.chunk_id, c.doc_id, c.ordinal, c.text, c.page, c.heading) for c in chunks],
+            "INSERT INTO chunks (chunk_id, doc_id, ordinal, text, page, heading, ocr_confidence, has_table) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (c.chunk_id, c.doc_id, c.ordinal, c.text, c.page, c.heading, c.ocr_confidence, int(c.has_table))
+                for c in chunks
+            ],
         )
         conn.executemany(
             "INSERT INTO skipped_sections VALUES (?, ?, ?, ?, ?, ?)",
             [(s.doc_id, s.ordinal, s.page, s.heading, s.reason, s.preview) for s in skipped],
         )
+        if report is not None:
+            conn.execute(
+                "INSERT INTO parse_reports (doc_id, report) VALUES (?, ?)",
+                (record.doc_id, json.dumps(report.to_dict())),
+            )
 
     def delete_document(self, conn: sqlite3.Connection, doc_id: str) -> list[str]:
         """Delete inside a ``transaction()`` (its chunks and skipped sections go by cascade); returns the ids

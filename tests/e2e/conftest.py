@@ -1,4 +1,5 @@
-"""Browser fixtures: the whole app served in-process on a free port, driven by Debian's Chromium."""
+"""Browser fixtures: the whole app served in-process on a free port (ragapp.serve, as app.py serves it), driven by
+Debian's Chromium."""
 
 from __future__ import annotations
 
@@ -35,18 +36,16 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The real app: demo knowledge base, real embedder, the packaged local LLM."""
     from ragapp.config import Settings
     from ragapp.engine.build import build_engine
-    from ragapp.ui.layout import build_ui
+    from ragapp.serve.server import start_server
 
-    port = _free_port()
-    settings = Settings(paths={"state_dir": tmp_path_factory.mktemp("e2e-state")}, ui={"port": port})
+    settings = Settings(paths={"state_dir": tmp_path_factory.mktemp("e2e-state")})
     engine = build_engine(settings)
     engine.warm_up()
-    demo = build_ui(engine).queue()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    server = start_server(engine, "127.0.0.1", _free_port())  # as app.py serves it: headers, sessions, uploads
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield server.url
     finally:
-        demo.close()
+        server.close()
         engine.close()
 
 
@@ -84,27 +83,24 @@ def artifacts() -> Path:
 def scripted_app(make_engine: Callable[..., Any]) -> Iterator[Callable[..., tuple[Any, str]]]:
     """``start(documents, **overrides)``: a real engine with the scripted LLM (``make_engine``) holding
     ``documents`` (name: text), served on a free port; returns (rig, url). The app is closed at teardown."""
-    from ragapp.ui.layout import build_ui
+    from ragapp.serve.server import start_server
 
-    apps: list[Any] = []
+    servers: list[Any] = []
 
     def start(documents: dict[str, str] | None = None, **overrides: Any) -> tuple[Any, str]:
-        port = _free_port()
-        rig = make_engine(ui={"port": port}, **overrides)
+        rig = make_engine(**overrides)
         for name, text in (documents or {}).items():
             path = rig.settings.paths.state_dir.parent / name
             path.write_text(text, "utf-8")
             (result,) = rig.engine.library.ingest([(path, name)])
             assert result.status == "added", result.message
-        app = build_ui(rig.engine).queue()
-        auth = {"auth": rig.engine.login} if rig.engine.accounts is not None else {}  # as app.py does
-        app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **auth)
-        apps.append(app)
-        return rig, f"http://127.0.0.1:{port}"
+        server = start_server(rig.engine, "127.0.0.1", _free_port())  # as app.py serves it
+        servers.append(server)
+        return rig, server.url
 
     yield start
-    for app in apps:
-        app.close()
+    for server in servers:
+        server.close()
 
 
 def _ask_and_wait(page: Any, question: str) -> None:

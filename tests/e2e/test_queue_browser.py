@@ -46,18 +46,16 @@ def _send(page: Any, question: str) -> None:
 def test_a_second_asker_sees_the_evidence_and_its_place_in_line_while_the_first_answer_runs(
     make_engine: Callable[..., Any], browser: Any, tmp_path: Path, artifacts: Path
 ) -> None:
-    from ragapp.ui.layout import build_ui
+    from ragapp.serve.server import start_server
 
-    port = _free_port()
-    rig = make_engine(ui={"port": port})
+    rig = make_engine()
     rig.llm.take_turns()
     doc = tmp_path / "orion_kettle_k9.md"
     doc.write_text(KETTLE, "utf-8")
     rig.engine.library.ingest([(doc, doc.name)])
-    app = build_ui(rig.engine).queue(default_concurrency_limit=4)
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    first_context, first = _open(browser, f"http://127.0.0.1:{port}")
-    second_context, second = _open(browser, f"http://127.0.0.1:{port}")
+    app = start_server(rig.engine, "127.0.0.1", _free_port())  # four answers at a time, as app.py serves it
+    first_context, first = _open(browser, app.url)
+    second_context, second = _open(browser, app.url)
     try:
         # The first answer starts, then stalls holding the model until released.
         rig.llm.enqueue(["It takes 3 minutes", rig.llm.hang(120), " and 40 seconds [1]."], "Every 14 days [1].")

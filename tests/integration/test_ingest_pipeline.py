@@ -99,7 +99,7 @@ def test_ingest_reports_typed_progress_per_file_and_phase(make_engine: Callable[
     ]
     last_embed = [u for u in updates if u.file == "sample.md" and u.phase == "embed"][-1]
     assert (last_embed.done, last_embed.total, last_embed.message) == (2, 2, "embedded 2/2 chunks")
-    assert updates[0].text == "sample.md: parsing"
+    assert updates[0].text == "sample.md: reading"
 
 
 def test_ingested_text_is_retrievable_with_its_location(kb: Rig) -> None:
@@ -222,7 +222,7 @@ def test_bad_files_fail_alone_and_leave_the_store_unchanged(
     assert corrupt.message.startswith("corrupt.pdf: could not read this .pdf file; it may be corrupt")
     assert empty.message == "empty.txt: the file is empty."
     assert blank.message.startswith("blank.pdf: no text found.")
-    assert png.message.startswith("photo.png: files of type '.png' are not supported. Use ")
+    assert png.message == "photo.png: this is not an image that can be read (UnidentifiedImageError)."
     assert all(r.doc_id is None and r.chunks == 0 for r in (corrupt, empty, blank, png))
 
     after = store_snapshot(kb)

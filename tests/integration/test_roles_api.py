@@ -24,23 +24,21 @@ def _free_port() -> int:
 
 @pytest.fixture
 def served(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[tuple[Any, str, str]]:
-    from ragapp.ui.layout import build_ui
+    from ragapp.serve.server import start_server
 
     users = tmp_path / "users.json"
     store = UserStore(users, 4)
     store.add("rita", "reader password", "reader")
     store.add("eddie", "editor password", "editor")
-    port = _free_port()
-    rig = make_engine(ui={"port": port}, auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    rig = make_engine(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
     doc = tmp_path / "kettle.md"
     doc.write_text("# Kettle\n\nThe Orion Kettle K9 boils 1.7 litres in 3 minutes.\n", "utf-8")
     (result,) = rig.engine.library.ingest([(doc, doc.name)])
-    app = build_ui(rig.engine).queue()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, auth=rig.engine.login)
+    server = start_server(rig.engine, "127.0.0.1", _free_port())  # as app.py serves it
     try:
-        yield rig, f"http://127.0.0.1:{port}/", str(result.doc_id)
+        yield rig, f"{server.url}/", str(result.doc_id)
     finally:
-        app.close()
+        server.close()
 
 
 def test_a_reader_calling_delete_is_refused_and_an_editor_is_not(served: tuple[Any, str, str]) -> None:

@@ -31,9 +31,11 @@ def test_docx_groups_paragraphs_under_headings_and_keeps_the_table() -> None:
     requirements = parsed.sections[1].text.splitlines()
     assert requirements == [
         "The application needs a 64-bit operating system and 8 GB of memory.",
-        "Component | Version",
-        "Python | 3.11",
+        "| Component | Version |",
+        "| --- | --- |",
+        "| Python | 3.11 |",
     ]
+    assert parsed.sections[1].has_table and parsed.report.tables == 1
 
 
 def test_markdown_headings_are_not_taken_from_code_fences() -> None:
@@ -140,7 +142,7 @@ def test_whitespace_only_txt_is_empty(tmp_path: Path) -> None:
         parse_file(path)
 
 
-@pytest.mark.parametrize("name", ["image.png", "Makefile"])
+@pytest.mark.parametrize("name", ["image.gif", "Makefile"])
 def test_unsupported_extension_lists_supported_types(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_bytes(b"not text")

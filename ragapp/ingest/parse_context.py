@@ -1,0 +1,57 @@
+"""What a parser is told beyond the file: the options (OCR, PDF tables) and where to report how far it has got
+(an OCR'd document takes seconds a page). Set for the duration of one ``parse_file`` call, so parsers keep
+their plain ``(path, name)`` signature."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+# (phase, fraction of the parse done, what is happening): phase "parse", or "ocr" while pages are OCR'd.
+ParseProgress = Callable[[str, float, str], None]
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    ocr: bool = True
+    ocr_dpi: int = 150
+    ocr_max_pages: int = 300
+    pdf_tables: bool = True
+
+
+@dataclass(frozen=True)
+class _Context:
+    options: ParseOptions
+    progress: ParseProgress | None
+
+
+_DEFAULT = _Context(ParseOptions(), None)  # frozen: safe to share
+_CURRENT: contextvars.ContextVar[_Context | None] = contextvars.ContextVar("ragapp_parse", default=None)
+
+
+@contextmanager
+def parsing(options: ParseOptions, progress: ParseProgress | None) -> Iterator[None]:
+    token = _CURRENT.set(_Context(options, progress))
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def _current() -> _Context:
+    return _CURRENT.get() or _DEFAULT
+
+
+def options() -> ParseOptions:
+    return _current().options
+
+
+def report(phase: str, fraction: float, message: str) -> None:
+    """Tell whoever parses how far it has got; never raises into the parser."""
+    progress = _current().progress
+    if progress is not None:
+        with contextlib.suppress(Exception):  # a progress display must never fail a parse
+            progress(phase, min(1.0, max(0.0, fraction)), message)

@@ -1,0 +1,70 @@
+"""The parser registry and what parsers share: decoding text of unknown encoding, and the zip check for Office
+files. One parser per file type, keyed by extension: supporting a new type is one function plus one
+``@PARSERS.register(".ext")`` line in a module of this package (imported by ``ragapp.ingest.parsing``). Parsers
+raise ``IngestError`` kin, never library errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ragapp.core.errors import IngestError
+from ragapp.core.types import ParsedDocument
+from ragapp.registry import Registry
+
+Parser = Callable[[Path, str], ParsedDocument]
+PARSERS: Registry[Parser] = Registry("file type")
+
+_BINARY_SHARE = 0.05  # text with more control (or undecodable) characters than this is taken for binary
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
+
+
+def decode_text(data: bytes, name: str = "the file") -> str:
+    """Decode bytes of unknown encoding: a UTF-16/UTF-8 byte-order mark decides, UTF-16 without one is known by
+    its NUL bytes, else UTF-8, then GB18030 for Chinese, then Latin-1. Raises ``IngestError`` for a binary file
+    named as text (it would be indexed as garbage that matches nothing)."""
+    text = _decode(data)
+    sample = text[:65536]
+    if sample and len(_CONTROL.findall(sample)) > _BINARY_SHARE * len(sample):
+        raise IngestError(f"{name}: this looks like a binary file, not text; nothing was added.")
+    return text
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    head = data[:4096]
+    if len(head) >= 2 and head.count(0) > len(head) // 4:  # ASCII-range UTF-16: every other byte is NUL
+        even_nuls = head[0::2].count(0)
+        return data.decode("utf-16-be" if even_nuls > head[1::2].count(0) else "utf-16-le", errors="replace")
+    for encoding in ("utf-8-sig", "gb18030"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+ZIP_MAX_MEMBERS = 10_000
+ZIP_MAX_UNPACKED_MB = 512
+
+
+def check_zip(path: Path, name: str) -> None:
+    """Refuse an Office file (a zip) that would unpack into too many parts or too many bytes: a 1 MB DOCX
+    whose image inflates to 1 GiB passed the upload limit, which counts only the packed size. Reads the zip's
+    directory, nothing is unpacked."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except zipfile.BadZipFile:
+        raise IngestError(f"{name}: this is not a valid {Path(name).suffix or 'Office'} file (not a zip).") from None
+    unpacked = sum(m.file_size for m in members)
+    if len(members) > ZIP_MAX_MEMBERS or unpacked > ZIP_MAX_UNPACKED_MB * 1024 * 1024:
+        raise IngestError(
+            f"{name}: it unpacks into {len(members):,} parts and {unpacked / 1e6:,.0f} MB, over the limits "
+            f"({ZIP_MAX_MEMBERS:,} parts, {ZIP_MAX_UNPACKED_MB} MB); nothing was added."
+        )

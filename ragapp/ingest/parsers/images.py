@@ -1,0 +1,56 @@
+"""Images (a photo or scan of a page): read by OCR, as one page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ragapp.core.errors import IngestError
+from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.ingest.parse_context import options, report
+from ragapp.ingest.parsers.base import PARSERS
+
+MAX_PIXELS = 60_000_000  # a larger image (a decompression bomb, or a poster) is refused before it is decoded
+MAX_SIDE = 4000  # OCR reads a larger image scaled down to this: small print is still legible, time is not wasted
+
+
+@PARSERS.register(".png")
+def parse_image(path: Path, name: str) -> ParsedDocument:
+    from PIL import Image, UnidentifiedImageError
+
+    if not options().ocr:
+        raise IngestError(f"{name}: images are read by OCR, which is off (RAGAPP_INGEST__OCR=true turns it on).")
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+            if width * height > MAX_PIXELS:
+                raise IngestError(
+                    f"{name}: {width}×{height} pixels is over the {MAX_PIXELS // 1_000_000} megapixel limit; "
+                    "scale it down and upload it again."
+                )
+            image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # JPEG decodes straight to a smaller size
+            picture = image.convert("RGB")
+    except (UnidentifiedImageError, OSError) as exc:
+        raise IngestError(f"{name}: this is not an image that can be read ({type(exc).__name__}).") from None
+    if max(picture.size) > MAX_SIDE:
+        picture.thumbnail((MAX_SIDE, MAX_SIDE))
+    from ragapp.models.ocr import read_image
+
+    report("ocr", 0.0, "OCR page 1/1")
+    result = read_image(np.asarray(picture))
+    report("ocr", 1.0, "OCR done")
+    text = result.text.strip()
+    sections = (Section(text=text, page=1, ocr_confidence=result.confidence),) if text else ()
+    quality = ParseReport(
+        pages_with_text=1 if text else 0,
+        ocr_pages=(1,) if text else (),
+        empty_pages=() if text else (1,),
+        ocr_confidence=result.confidence if text else None,
+    )
+    return ParsedDocument(name=name, file_type=Path(name).suffix.lower().lstrip("."), sections=sections, pages=1,
+                          report=quality)  # fmt: skip
+
+
+for _extension in (".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff"):
+    PARSERS.register(_extension)(parse_image)

@@ -1,0 +1,171 @@
+"""Word, PowerPoint, Excel and CSV. Tables come out as Markdown tables (``ragapp.ingest.tables``), which the
+chunker cuts only between rows, repeating the header."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+from ragapp.core.errors import IngestError
+from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.ingest.parsers.base import PARSERS, check_zip, decode_text
+from ragapp.ingest.tables import markdown_table
+
+MAX_SHEET_ROWS = 100_000  # a sheet longer than this is read up to here, and says so
+MAX_SHEET_COLUMNS = 200
+
+
+@PARSERS.register(".docx")
+def parse_docx(path: Path, name: str) -> ParsedDocument:
+    """Paragraphs grouped under their Word headings; tables become Markdown tables in place."""
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    check_zip(path, name)
+    document = docx.Document(str(path))
+    sections: list[Section] = []
+    heading: str | None = None
+    buf: list[str] = []
+    tables = 0
+    in_table = False
+
+    def flush() -> None:
+        nonlocal in_table
+        if buf:
+            sections.append(Section(text="\n".join(buf), heading=heading, has_table=in_table))
+            buf.clear()
+        in_table = False
+
+    for block in document.iter_inner_content():
+        if isinstance(block, Paragraph):
+            style = (block.style.name if block.style is not None else "") or ""
+            text = block.text.strip()
+            if style.lower().startswith(("heading", "title")) and text:
+                flush()
+                heading = text
+            elif text:
+                buf.append(text)
+        elif isinstance(block, Table):
+            markdown = markdown_table(_docx_rows(block))
+            if markdown:
+                buf.append(markdown)
+                tables += 1
+                in_table = True
+    flush()
+    return ParsedDocument(name=name, file_type="docx", sections=tuple(sections), report=ParseReport(tables=tables))
+
+
+def _docx_rows(table: Any) -> list[list[str]]:
+    """A Word table's rows; a merged cell is read once per row, not once per grid column it spans."""
+    rows = []
+    for row in table.rows:
+        seen: set[int] = set()
+        cells = []
+        for cell in row.cells:
+            if id(cell._tc) in seen:
+                continue
+            seen.add(id(cell._tc))
+            cells.append(cell.text.strip())
+        rows.append(cells)
+    return rows
+
+
+@PARSERS.register(".pptx")
+def parse_pptx(path: Path, name: str) -> ParsedDocument:
+    """One section per slide (its page is the slide number, its heading the slide's title): the text of every
+    shape, tables as Markdown, then the speaker notes."""
+    from pptx import Presentation
+
+    check_zip(path, name)
+    deck = Presentation(str(path))
+    sections: list[Section] = []
+    tables = 0
+    empty: list[int] = []
+    for number, slide in enumerate(deck.slides, start=1):
+        title_shape = slide.shapes.title
+        title = title_shape.text_frame.text.strip() if title_shape is not None and title_shape.has_text_frame else ""
+        parts: list[str] = []
+        has_table = False
+        for shape in slide.shapes:
+            if title_shape is not None and shape.shape_id == title_shape.shape_id:  # proxies: compare ids
+                continue
+            if getattr(shape, "has_table", False) and shape.has_table:
+                markdown = markdown_table([[c.text for c in row.cells] for row in shape.table.rows])
+                if markdown:
+                    parts.append(markdown)
+                    tables += 1
+                    has_table = True
+            elif shape.has_text_frame and shape.text_frame.text.strip():
+                parts.append(shape.text_frame.text.strip())
+        if slide.has_notes_slide:
+            notes = slide.notes_slide.notes_text_frame.text.strip() if slide.notes_slide.notes_text_frame else ""
+            if notes:
+                parts.append(f"Speaker notes: {notes}")
+        text = "\n".join(parts) or title
+        if not text:
+            empty.append(number)
+            continue
+        sections.append(Section(text=text, page=number, heading=title or f"Slide {number}", has_table=has_table))
+    report = ParseReport(pages_with_text=len(sections), empty_pages=tuple(empty), tables=tables)
+    return ParsedDocument(name=name, file_type="pptx", sections=tuple(sections), pages=len(deck.slides), report=report)
+
+
+@PARSERS.register(".xlsx")
+def parse_xlsx(path: Path, name: str) -> ParsedDocument:
+    """One section per sheet (headed by the sheet's name): its rows as a Markdown table whose first row is the
+    header, repeated in every chunk. Values as last computed by Excel (formulas are not evaluated)."""
+    from openpyxl import load_workbook
+
+    check_zip(path, name)
+    book = load_workbook(str(path), read_only=True, data_only=True)
+    sections: list[Section] = []
+    empty: list[int] = []
+    try:
+        for number, sheet in enumerate(book.worksheets, start=1):
+            rows = []
+            for row in sheet.iter_rows(values_only=True, max_col=MAX_SHEET_COLUMNS):
+                rows.append([_cell(v) for v in row])
+                if len(rows) >= MAX_SHEET_ROWS:
+                    break
+            markdown = markdown_table(rows)
+            if markdown:
+                sections.append(Section(text=markdown, page=number, heading=sheet.title, has_table=True))
+            else:
+                empty.append(number)
+        sheets = len(book.worksheets)
+    finally:
+        book.close()
+    report = ParseReport(pages_with_text=len(sections), empty_pages=tuple(empty), tables=len(sections))
+    return ParsedDocument(name=name, file_type="xlsx", sections=tuple(sections), pages=sheets, report=report)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@PARSERS.register(".csv")
+def parse_csv(path: Path, name: str) -> ParsedDocument:
+    """The file as one Markdown table (first row: the header), the delimiter sniffed (comma, semicolon, tab)."""
+    text = decode_text(path.read_bytes(), name)
+    sample = text[:65536]
+    try:
+        dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    try:
+        rows = [
+            row[:MAX_SHEET_COLUMNS]
+            for _, row in zip(range(MAX_SHEET_ROWS), csv.reader(io.StringIO(text), dialect), strict=False)
+        ]
+    except csv.Error as exc:
+        raise IngestError(f"{name}: this CSV file could not be read ({exc}).") from None
+    markdown = markdown_table(rows)
+    sections = (Section(text=markdown, heading=Path(name).stem, has_table=True),) if markdown else ()
+    return ParsedDocument(name=name, file_type="csv", sections=sections, report=ParseReport(tables=len(sections)))

@@ -1,0 +1,153 @@
+"""PDF: the text layer page by page (pypdf); ruled tables found by pdfplumber become Markdown tables in their
+place on the page; pages with no text layer (or one of garbage) are rendered (pypdfium2) and read by OCR.
+
+PDFium is not thread-safe, so every use of pypdfium2 holds ``PDFIUM_LOCK`` (two users uploading at once, or an
+upload while a citation's page is drawn).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragapp.core.errors import IngestError
+from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.ingest.parse_context import options, report
+from ragapp.ingest.parsers.base import PARSERS
+from ragapp.ingest.tables import markdown_table
+
+log = logging.getLogger(__name__)
+
+PDFIUM_LOCK = threading.Lock()
+MIN_TEXT_CHARS = 20  # a page with fewer characters of text than this is taken for a scan
+_GARBAGE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ufffd\ue000-\uf8ff]")
+MAX_RENDER_SIDE = 4000  # pixels
+_GARBAGE_SHARE = 0.3  # a text layer with more unreadable characters than this is read by OCR instead
+
+
+def needs_ocr(text: str) -> bool:
+    """True for a page whose text layer is (nearly) empty or mostly characters no font maps to text."""
+    visible = "".join(text.split())
+    if len(visible) < MIN_TEXT_CHARS:
+        return True
+    return len(_GARBAGE.findall(visible)) > _GARBAGE_SHARE * len(visible)
+
+
+@PARSERS.register(".pdf")
+def parse_pdf(path: Path, name: str) -> ParsedDocument:
+    from pypdf import PdfReader
+
+    settings = options()
+    reader = PdfReader(path)
+    if reader.is_encrypted:
+        raise IngestError(f"{name}: the PDF is password-protected; remove the password and upload it again.")
+    count = len(reader.pages)
+    texts: dict[int, str] = {}
+    for number, page in enumerate(reader.pages, start=1):
+        texts[number] = page.extract_text() or ""
+        if number % 20 == 0:
+            report("parse", 0.3 * number / count, f"reading page {number}/{count}")
+    tables = _pages_with_tables(path, count) if settings.pdf_tables else {}
+    scans = [n for n in range(1, count + 1) if needs_ocr(texts[n])]
+    read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings.ocr_dpi, count) if settings.ocr else {}
+    sections: list[Section] = []
+    empty: list[int] = []
+    for number in range(1, count + 1):
+        if number in read:
+            text, confidence = read[number]
+            section = Section(text=text, page=number, ocr_confidence=confidence)
+        elif number in tables:
+            section = Section(text=tables[number][0], page=number, has_table=True)
+        else:
+            section = Section(text=texts[number], page=number)
+        if section.text.strip():
+            sections.append(section)
+        else:
+            empty.append(number)
+    scores = [confidence for text, confidence in read.values() if text.strip()]
+    quality = ParseReport(
+        pages_with_text=count - len(empty),
+        ocr_pages=tuple(sorted(n for n, (text, _c) in read.items() if text.strip())),
+        empty_pages=tuple(empty),
+        tables=sum(found for _text, found in tables.values()),
+        ocr_confidence=round(sum(scores) / len(scores), 4) if scores else None,
+    )
+    return ParsedDocument(name=name, file_type="pdf", sections=tuple(sections), pages=count, report=quality)
+
+
+def _pages_with_tables(path: Path, count: int) -> dict[int, tuple[str, int]]:
+    """Page number -> (the page's text with its tables as Markdown in their place, how many), for the pages
+    where pdfplumber finds a ruled table of two columns or more. A page it cannot read keeps its text layer."""
+    import pdfplumber
+
+    found: dict[int, tuple[str, int]] = {}
+    try:
+        with pdfplumber.open(path) as pdf:
+            for number, page in enumerate(pdf.pages, start=1):
+                try:
+                    text, tables = _page_with_tables(page)
+                except Exception as exc:  # one odd page must not cost the document its other tables
+                    log.info("table detection failed on page %d of %s: %r", number, path.name, exc)
+                    text, tables = "", 0
+                finally:
+                    page.close()  # pdfplumber caches every page's objects otherwise
+                if tables:
+                    found[number] = (text, tables)
+                if number % 10 == 0:
+                    report("parse", 0.3 + 0.2 * number / count, f"looking for tables: page {number}/{count}")
+    except Exception as exc:
+        log.info("table detection skipped for %s: %r", path.name, exc)
+    return found
+
+
+def _page_with_tables(page: Any) -> tuple[str, int]:
+    tables = []
+    for table in page.find_tables():
+        rows = table.extract()
+        if max((sum(1 for cell in row if cell) for row in rows), default=0) >= 2:  # a framed box is no table
+            markdown = markdown_table(rows)
+            if markdown:
+                tables.append((table.bbox, markdown))
+    if not tables:
+        return "", 0
+    tables.sort(key=lambda t: t[0][1])
+    parts: list[str] = []
+    top = 0.0
+    for (_x0, table_top, _x1, table_bottom), markdown in tables:
+        if table_top > top:
+            parts.append(page.crop((0, top, page.width, table_top)).extract_text() or "")
+        parts.append(markdown)
+        top = max(top, table_bottom)
+    if top < page.height:
+        parts.append(page.crop((0, top, page.width, page.height)).extract_text() or "")
+    return "\n\n".join(part.strip() for part in parts if part.strip()), len(tables)
+
+
+def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int) -> dict[int, tuple[str, float]]:
+    """Page number -> (text read by OCR, its confidence) for ``pages``."""
+    if not pages:
+        return {}
+    import pypdfium2 as pdfium
+
+    from ragapp.models.ocr import read_image
+
+    read: dict[int, tuple[str, float]] = {}
+    for done, number in enumerate(pages):
+        report("ocr", done / len(pages), f"OCR page {number}/{count} ({done + 1} of {len(pages)} scanned pages)")
+        with PDFIUM_LOCK:
+            document = pdfium.PdfDocument(str(path))
+            try:
+                page = document[number - 1]
+                scale = min(dpi / 72, MAX_RENDER_SIDE / max(page.get_size()))  # a poster-sized page stays bounded
+                image = np.asarray(page.render(scale=scale).to_pil().convert("RGB"))
+            finally:
+                document.close()
+        result = read_image(image)
+        read[number] = (result.text, result.confidence)
+    report("ocr", 1.0, f"OCR done: {len(pages)} scanned pages read")
+    return read

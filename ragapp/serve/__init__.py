@@ -1,0 +1,1 @@
+"""Serving: the engine and its Gradio page turned into the web app people reach (headers, sessions, uploads)."""

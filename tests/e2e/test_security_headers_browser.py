@@ -1,0 +1,87 @@
+"""The app under its Content-Security-Policy, in a real browser: sign in, upload a file, ask about it, open the
+request's trace (a Plotly chart) and sign out, with every policy violation the page reports collected; there is
+none. The reply is scripted; everything else is the real served app (ragapp.serve)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragapp.serve.headers import CONTENT_SECURITY_POLICY
+from ragapp.store.users import UserStore
+
+pytestmark = [pytest.mark.e2e]
+
+KETTLE = """# Orion Kettle K9 quick facts
+
+The Orion Kettle K9 boils 1.7 litres of water in 3 minutes and 40 seconds.
+Its limescale filter, part number OK-FLT-77, should be rinsed every 14 days.
+"""
+QUESTION = "How often should the limescale filter of the Orion Kettle K9 be rinsed?"
+WATCH = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) =>
+    window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+"""
+
+
+def test_the_app_works_under_its_content_security_policy(
+    scripted_app: Callable[..., Any],
+    browser: Any,
+    ask_and_wait: Callable[[Any, str], None],
+    tmp_path: Path,
+    artifacts: Path,
+) -> None:
+    users = tmp_path / "users.json"
+    UserStore(users, 4).add("eddie", "editor password", "editor")
+    rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    context.add_init_script(WATCH)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    console: list[str] = []
+    page.on("console", lambda msg: console.append(msg.text) if "Content Security Policy" in msg.text else None)
+    try:
+        reply = page.goto(url)
+        assert reply.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        page.get_by_label("username").fill("eddie")
+        page.get_by_label("password").fill("editor password")
+        page.get_by_role("button", name="Login").click()
+        page.locator("#account").get_by_text("Signed in as").wait_for()
+
+        page.get_by_role("tab", name="Knowledge").click()
+        doc = tmp_path / "orion_kettle_k9.md"
+        doc.write_text(KETTLE, "utf-8")
+        box = page.locator("#upload")
+        box.locator("input[type=file]").set_input_files(str(doc))
+        box.get_by_text(doc.name).first.wait_for()
+        page.locator("#add-files").click()
+        page.locator("#ingest-report").get_by_text("orion_kettle_k9.md: added").wait_for(timeout=120_000)
+
+        page.get_by_role("tab", name="Chat").click()
+        rig.llm.enqueue("Every 14 days [1].")
+        ask_and_wait(page, QUESTION)
+        page.locator("#chatbot").get_by_text("Every 14 days").first.wait_for()
+
+        page.get_by_role("tab", name="Traces").click()
+        # Gradio's dataframe: body cells of the second column
+        row = page.locator("#trace-list").locator('[role=gridcell][data-col="1"]', has_text=QUESTION).first
+        for _ in range(20):  # the trace is written when the request ends
+            if row.count():
+                break
+            page.locator("#trace-refresh").click()
+            page.wait_for_timeout(500)
+        row.click()
+        page.locator("#trace-waterfall .js-plotly-plot").wait_for()
+        page.screenshot(path=str(artifacts / "csp.png"), full_page=True)
+        violations = page.evaluate("window.__violations")
+
+        page.goto(f"{url}/logout")  # Gradio's sign-out, mounted: back to the sign-in form
+        page.get_by_role("button", name="Login").wait_for()
+        violations += page.evaluate("window.__violations")
+    finally:
+        context.close()
+    assert violations == [] and console == [], (violations, console)
