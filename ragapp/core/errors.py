@@ -23,6 +23,10 @@ class UnsupportedFileError(IngestError):
     """The file type has no parser."""
 
 
+class IngestCancelled(IngestError):
+    """The user stopped the upload; the file in flight left nothing behind."""
+
+
 class EmptyDocumentError(IngestError):
     """The file parsed but holds no text."""
 

@@ -73,12 +73,25 @@ class ParseReport:
 
 
 @dataclass(frozen=True)
+class OcrBox:
+    """Where OCR read a line of a page, as fractions of the page's width and height (to highlight it later)."""
+
+    page: int
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True)
 class ParsedDocument:
     name: str
     file_type: str
     sections: tuple[Section, ...]
     pages: int | None = None
     report: ParseReport = ParseReport()
+    ocr_boxes: tuple[OcrBox, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -239,7 +252,7 @@ class IngestResult:
     """What happened to one uploaded file."""
 
     name: str
-    status: Literal["added", "replaced", "duplicate", "failed"]
+    status: Literal["added", "replaced", "duplicate", "failed", "cancelled"]
     message: str
     doc_id: str | None = None
     chunks: int = 0

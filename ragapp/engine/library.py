@@ -1,25 +1,61 @@
-"""The library facet: what the knowledge bases hold, and adding, removing and moving documents."""
+"""The library facet: what the knowledge bases hold; adding, re-indexing, removing and moving documents; and
+looking inside one (its chunks, how it read, a cited page as it looks). Reading a document checks that the
+actor may read its knowledge base, like a question does."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
-from ragapp.core.errors import AccessDenied
+from ragapp.core.errors import AccessDenied, IngestError
 from ragapp.core.types import (
     DEFAULT_KB,
     LOCAL_OWNER,
+    Chunk,
     DocumentRecord,
     IngestProgress,
     IngestResult,
     KnowledgeBase,
+    ParseReport,
     SkippedSection,
 )
 from ragapp.engine.kb_access import KbAccess
+from ragapp.ingest.page_images import render_image, render_pdf_page
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.tracing.recorder import TraceRecorder
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """What one document became: how it read, its chunks in order, and the pages left out."""
+
+    record: DocumentRecord
+    report: ParseReport | None  # None for documents added before reports were kept
+    chunks: tuple[Chunk, ...]
+    skipped: tuple[SkippedSection, ...]
+    file_kept: bool  # its file is kept: it can be indexed again, and its pages shown
+
+
+@dataclass(frozen=True)
+class PageView:
+    """A cited passage where it stands: the page as an image with the passage highlighted (PDFs and images whose
+    file is kept), else the section's chunks around it."""
+
+    chunk: Chunk
+    title: str
+    png: bytes | None = None
+    highlighted: int = 0  # places marked on the image
+    section: tuple[Chunk, ...] = ()
+
+
+SECTION_WINDOW = 3  # chunks either side of the cited one, when the page cannot be drawn
 
 
 class Library:
@@ -47,10 +83,12 @@ class Library:
         owner: str = LOCAL_OWNER,
         *,
         actor: Actor = LOCAL_ACTOR,
+        cancel: threading.Event | None = None,
     ) -> list[IngestResult]:
         """Add files given as (path on disk, name to show) to knowledge base ``kb``. Never raises for a bad
         file; raises ``IngestError`` for an invalid ``kb`` name and ``AccessDenied`` for an ``actor`` who may
-        not upload, before anything is stored."""
+        not upload, before anything is stored. Setting ``cancel`` stops the batch cleanly (see
+        ``Ingestor.ingest_files``)."""
         require(actor, Action.UPLOAD)
         self._may_edit(actor, kb)
         shown = progress or (lambda _update: None)
@@ -60,9 +98,77 @@ class Library:
                 traced(update)
                 shown(update)
 
-            return self._ingestor.ingest_files(files, both, kb)
+            return self._ingestor.ingest_files(files, both, kb, cancel)
 
         return self._recorder.ingest(run, owner=owner, files=[name for _path, name in files])
+
+    def reindex(
+        self, doc_id: str, progress: Progress | None = None, owner: str = LOCAL_OWNER, *, actor: Actor = LOCAL_ACTOR
+    ) -> IngestResult:
+        """Parse, chunk and embed a document again from its kept file, in place (after a parser or embedder
+        change). Raises ``IngestError`` when it is gone or its file was not kept."""
+        require(actor, Action.UPLOAD)
+        if (kb := self._kb_of(doc_id)) is not None:
+            self._may_edit(actor, kb)
+        shown = progress or (lambda _update: None)
+        name = record.name if (record := self._store.catalog.document(doc_id)) else doc_id
+
+        def run(traced: Progress) -> list[IngestResult]:
+            def both(update: IngestProgress) -> None:
+                traced(update)
+                shown(update)
+
+            return [self._ingestor.reindex(doc_id, both)]
+
+        (result,) = self._recorder.ingest(run, owner=owner, files=[name])
+        return result
+
+    def _readable(self, doc_id: str, actor: Actor) -> DocumentRecord:
+        record = self._store.catalog.document(doc_id)
+        if record is None:
+            raise IngestError("That document is no longer in the knowledge base.")
+        if self._access is not None and not self._access.may_read(actor, record.kb):
+            raise AccessDenied("You may not read that knowledge base.")
+        return record
+
+    def document_view(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> DocumentView:
+        """Everything about how one document was indexed."""
+        require(actor, Action.CHAT)
+        record = self._readable(doc_id, actor)
+        catalog = self._store.catalog
+        chunks = tuple(c for c in catalog.all_chunks() if c.doc_id == doc_id)
+        files = self._store.files
+        return DocumentView(
+            record, catalog.parse_report(doc_id), chunks, tuple(catalog.skipped_sections(doc_id)),
+            files is not None and files.find(doc_id) is not None,
+        )  # fmt: skip
+
+    def page_view(self, chunk_id: str, highlights: Sequence[str] = (), *, actor: Actor = LOCAL_ACTOR) -> PageView:
+        """The cited chunk on its page: the page drawn, ``highlights`` (the supporting sentences; the whole chunk
+        when none) marked. A document whose file or page cannot be drawn gets the chunks around it instead."""
+        require(actor, Action.CHAT)
+        catalog = self._store.catalog
+        chunk = catalog.chunks([chunk_id]).get(chunk_id)
+        if chunk is None:
+            raise IngestError("That passage is no longer in the knowledge base (its document was deleted).")
+        self._readable(chunk.doc_id, actor)
+        title = chunk.source + (f" · {chunk.location}" if chunk.location else "")
+        passages = [h for h in highlights if h.strip()] or [chunk.text]
+        kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
+        if kept is not None and chunk.page is not None:
+            boxes = catalog.ocr_boxes(chunk.doc_id, chunk.page)
+            try:
+                if kept.suffix.lower() == ".pdf":
+                    png, marked = render_pdf_page(kept, chunk.page, passages, boxes)
+                    return PageView(chunk, title, png, marked)
+                if boxes:  # an image read by OCR
+                    png, marked = render_image(kept, passages, boxes)
+                    return PageView(chunk, title, png, marked)
+            except Exception as exc:  # a page that will not draw still has its text to show
+                log.warning("could not draw page %s of %s: %r", chunk.page, chunk.source, exc)
+        window = catalog.chunk_window(chunk_id, SECTION_WINDOW)
+        same = tuple(c for c in window if (c.page, c.heading) == (chunk.page, chunk.heading)) or (chunk,)
+        return PageView(chunk, title, section=same)
 
     def delete(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Remove a document from the catalog, the vectors and the keyword index; returns its name."""

@@ -4,11 +4,15 @@ their plain ``(path, name)`` signature."""
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from ragapp.core.errors import IngestCancelled
+
+log = logging.getLogger(__name__)
 
 # (phase, fraction of the parse done, what is happening): phase "parse", or "ocr" while pages are OCR'd.
 ParseProgress = Callable[[str, float, str], None]
@@ -52,6 +56,11 @@ def options() -> ParseOptions:
 def report(phase: str, fraction: float, message: str) -> None:
     """Tell whoever parses how far it has got; never raises into the parser."""
     progress = _current().progress
-    if progress is not None:
-        with contextlib.suppress(Exception):  # a progress display must never fail a parse
-            progress(phase, min(1.0, max(0.0, fraction)), message)
+    if progress is None:
+        return
+    try:
+        progress(phase, min(1.0, max(0.0, fraction)), message)
+    except IngestCancelled:  # the user stopped the upload: the parse stops here
+        raise
+    except Exception:  # a progress display must never fail a parse
+        log.debug("parse progress report failed", exc_info=True)

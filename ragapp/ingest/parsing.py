@@ -69,4 +69,4 @@ def parse_file(
             else "Scanned pages and images are read by OCR, which is off (RAGAPP_INGEST__OCR=true turns it on)."
         )
         raise EmptyDocumentError(f"{name}: no text found. {hint}")
-    return ParsedDocument(doc.name, doc.file_type, sections, doc.pages, doc.report)
+    return ParsedDocument(doc.name, doc.file_type, sections, doc.pages, doc.report, doc.ocr_boxes)

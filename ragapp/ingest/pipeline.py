@@ -22,7 +22,7 @@ import numpy as np
 
 from ragapp.config import IngestSettings
 from ragapp.core.chunks import index_text
-from ragapp.core.errors import IngestError, RagAppError
+from ragapp.core.errors import IngestCancelled, IngestError, RagAppError
 from ragapp.core.lang import language_of
 from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestPhase, IngestProgress, IngestResult
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
@@ -32,6 +32,7 @@ from ragapp.ingest.parsing import parse_file
 from ragapp.models.embedders import Embedder
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.catalog import Catalog, utc_now
+from ragapp.store.files import FileStore
 from ragapp.store.vectors import ChromaVectorIndex
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ class KnowledgeStore:
     keywords: Bm25Index
     embedder: Embedder
     write_lock: threading.Lock
+    files: FileStore | None = None  # the uploaded files (None: not kept; citations then show text only)
 
     @classmethod
     def open(cls, folder: Path, embedder: Embedder) -> KnowledgeStore:
@@ -85,6 +87,7 @@ class KnowledgeStore:
             keywords=Bm25Index(folder / "bm25"),
             embedder=embedder,
             write_lock=threading.Lock(),
+            files=FileStore(folder / "files"),
         )
 
     def refresh_keywords(self) -> None:
@@ -122,6 +125,10 @@ class KnowledgeStore:
                     [language_of(c.text) for c in missing],
                     [kb_of.get(c.chunk_id, DEFAULT_KB) for c in missing],
                 )
+            if self.files is not None:
+                for orphan in self.files.orphans(d.doc_id for d in self.catalog.documents()):
+                    log.info("removing %s: no document of the catalog is kept in it", orphan.name)
+                    orphan.unlink(missing_ok=True)
             retag = {cid: kb for cid, kb in kb_of.items() if cid in present and tags[cid] != kb}
             if retag:
                 log.info("re-tagging %d vectors with their knowledge base", len(retag))
@@ -159,6 +166,20 @@ class _FileProgress:
         self.progress(IngestProgress(self.name, phase, overall, message, done, total))
 
 
+def _cancellable(progress: Progress, cancel: threading.Event | None) -> Progress:
+    """``progress``, raising ``IngestCancelled`` once ``cancel`` is set: every stage reports often (a page, a batch
+    of chunks), so that is where a cancelled upload stops."""
+    if cancel is None:
+        return progress
+
+    def checked(update: IngestProgress) -> None:
+        if cancel.is_set():
+            raise IngestCancelled("The upload was cancelled.")
+        progress(update)
+
+    return checked
+
+
 def _too_many_chunks(name: str, count: str, limit: int) -> IngestError:
     return IngestError(
         f"{name}: it makes {count} chunks, over the {limit:,} a document may have (RAGAPP_INGEST__MAX_CHUNKS); "
@@ -176,9 +197,15 @@ class Ingestor:
         )  # fmt: skip
 
     def ingest_files(
-        self, files: Sequence[tuple[Path, str]], progress: Progress = _no_progress, kb: str = DEFAULT_KB
+        self,
+        files: Sequence[tuple[Path, str]],
+        progress: Progress = _no_progress,
+        kb: str = DEFAULT_KB,
+        cancel: threading.Event | None = None,
     ) -> list[IngestResult]:
         """Ingest (path, display name) pairs into knowledge base ``kb``; one bad file never stops the others.
+        Setting ``cancel`` stops the batch at the next page, batch or file: the files done stay, the one in
+        flight leaves nothing behind (nothing is written before a file is embedded), the rest are not read.
 
         Raises:
             IngestError: ``kb`` is not a valid name (checked before anything is read or stored).
@@ -187,8 +214,15 @@ class Ingestor:
         results: list[IngestResult] = []
         for index, (path, given) in enumerate(files):
             name = document_name(given, path)
+            if cancel is not None and cancel.is_set():
+                results.append(IngestResult(name, "cancelled", f"{name}: not added, the upload was cancelled."))
+                continue
+            file_progress = _FileProgress(_cancellable(progress, cancel), name, index, len(files))
             try:
-                results.append(self._ingest_one(path, name, kb, _FileProgress(progress, name, index, len(files))))
+                results.append(self._ingest_one(path, name, kb, file_progress))
+            except IngestCancelled:
+                log.info("ingest of %s cancelled", name)
+                results.append(IngestResult(name, "cancelled", f"{name}: stopped; nothing of it was added."))
             except RagAppError as exc:
                 log.info("ingest of %s refused: %s", name, exc)
                 results.append(IngestResult(name=name, status="failed", message=str(exc)))
@@ -199,7 +233,24 @@ class Ingestor:
         self._store.refresh_keywords()
         return results
 
-    def _ingest_one(self, path: Path, name: str, kb: str, progress: _FileProgress) -> IngestResult:
+    def reindex(self, doc_id: str, progress: Progress = _no_progress) -> IngestResult:
+        """Parse, chunk and embed a document again from its kept file (after a parser or embedder change), in
+        place: same id, name and knowledge base. Until the new chunks are stored, the old ones answer."""
+        catalog = self._store.catalog
+        doc = catalog.document(doc_id)
+        if doc is None:
+            raise IngestError("That document is no longer in the knowledge base.")
+        kept = self._store.files.find(doc_id) if self._store.files is not None else None
+        if kept is None:
+            raise IngestError(f"{doc.name}: its file was not kept (it was added before files were), upload it again.")
+        result = self._ingest_one(kept, doc.name, doc.kb, _FileProgress(progress, doc.name, 0, 1), again=doc)
+        progress(IngestProgress(None, "index", 1.0, "updating keyword index"))
+        self._store.refresh_keywords()
+        return result
+
+    def _ingest_one(
+        self, path: Path, name: str, kb: str, progress: _FileProgress, again: DocumentRecord | None = None
+    ) -> IngestResult:
         size = path.stat().st_size
         limit = self._settings.max_file_mb * 1024 * 1024
         if size > limit:
@@ -210,7 +261,7 @@ class Ingestor:
         content_hash = hashlib.sha256(path.read_bytes()).hexdigest()
         catalog = self._store.catalog
         existing = catalog.document_by_hash(content_hash)
-        if existing is not None:
+        if existing is not None and again is None:
             return IngestResult(
                 name=name,
                 status="duplicate",
@@ -262,9 +313,14 @@ class Ingestor:
         )
         with self._store.write_lock:
             winner = catalog.document_by_hash(content_hash)
-            if winner is not None:  # a concurrent upload of the same file won
+            if winner is not None and again is None:  # a concurrent upload of the same file won
                 return IngestResult(name, "duplicate", _already_there(name, winner), doc_id, len(chunks))
-            replaced = catalog.documents_named(name, kb)
+            replaced = [again] if again is not None else catalog.documents_named(name, kb)
+            files = self._store.files
+            if again is not None:  # same ids: the old vectors go first (a chunk may change language)
+                self._store.vectors.delete([c.chunk_id for c in catalog.all_chunks() if c.doc_id == again.doc_id])
+            elif files is not None:
+                files.keep(doc_id, path, Path(name).suffix)
             self._store.vectors.add(
                 [c.chunk_id for c in chunks],
                 vectors,
@@ -275,16 +331,38 @@ class Ingestor:
             try:
                 with catalog.transaction() as conn:
                     old_chunk_ids = [cid for old in replaced for cid in catalog.delete_document(conn, old.doc_id)]
-                    catalog.add_document(conn, record, chunks, split.skipped, parsed.report)
+                    catalog.add_document(conn, record, chunks, split.skipped, parsed.report, parsed.ocr_boxes)
             except Exception:
                 self._store.vectors.delete([c.chunk_id for c in chunks])
+                if again is not None:  # the old chunks are still the catalog's: give them their vectors back
+                    self._reembed_missing()
+                elif files is not None:
+                    files.remove(doc_id)
                 raise
-            self._store.vectors.delete(old_chunk_ids)
+            if again is None:
+                self._store.vectors.delete(old_chunk_ids)
+                if files is not None:
+                    for old in replaced:
+                        files.remove(old.doc_id)
+        if again is not None:
+            return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
         counts = f"{len(chunks)} chunks" + (f"; {split.note}" if split.note else "")
         if replaced:
             message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
             return IngestResult(name, "replaced", message, doc_id, len(chunks))
         return IngestResult(name, "added", f"{name}: added to '{kb}' ({counts}).", doc_id, len(chunks))
+
+    def _reembed_missing(self) -> None:
+        """Vectors for the catalog's chunks that have none (called holding the write lock)."""
+        present = self._store.vectors.ids()
+        missing = [c for c in self._store.catalog.all_chunks() if c.chunk_id not in present]
+        if missing:
+            kb_of = self._store.catalog.chunk_kbs()
+            vectors = embed_chunks(self._store.embedder, missing, lambda _f, _m: None)
+            self._store.vectors.add(
+                [c.chunk_id for c in missing], vectors, [c.doc_id for c in missing],
+                [language_of(c.text) for c in missing], [kb_of.get(c.chunk_id, DEFAULT_KB) for c in missing],
+            )  # fmt: skip
 
     def delete(self, doc_id: str) -> str:
         """Remove a document everywhere; returns its name."""
@@ -296,6 +374,8 @@ class Ingestor:
             with catalog.transaction() as conn:
                 chunk_ids = catalog.delete_document(conn, doc_id)
             self._store.vectors.delete(chunk_ids)
+            if self._store.files is not None:
+                self._store.files.remove(doc_id)
         self._store.refresh_keywords()
         return doc.name
 

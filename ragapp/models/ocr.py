@@ -24,10 +24,16 @@ _lock = threading.Lock()
 
 
 @dataclass(frozen=True)
+class OcrLine:
+    text: str
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels of the image read
+
+
+@dataclass(frozen=True)
 class OcrText:
     text: str
     confidence: float  # 0..1, mean over the characters read; 0 when nothing was read
-    lines: int
+    lines: tuple[OcrLine, ...] = ()
 
 
 @cache
@@ -54,9 +60,9 @@ def assemble(result: list[Any]) -> OcrText:
             continue
         ys = [float(p[1]) for p in points]
         xs = [float(p[0]) for p in points]
-        boxes.append((min(ys), max(ys), min(xs), text, float(score)))
+        boxes.append((min(ys), max(ys), min(xs), max(xs), text, float(score)))
     boxes.sort(key=lambda b: (b[0], b[2]))
-    lines: list[list[tuple[float, float, float, str, float]]] = []
+    lines: list[list[tuple[float, float, float, float, str, float]]] = []
     for box in boxes:
         top, bottom = box[0], box[1]
         middle = (top + bottom) / 2
@@ -68,10 +74,16 @@ def assemble(result: list[Any]) -> OcrText:
                 line.append(box)
                 continue
         lines.append([box])
-    texts = [_join([b[3] for b in sorted(line, key=lambda b: b[2])]) for line in lines]
-    chars = sum(len(b[3]) for b in boxes)
-    confidence = sum(b[4] * len(b[3]) for b in boxes) / chars if chars else 0.0
-    return OcrText("\n".join(texts), round(confidence, 4), len(texts))
+    read = tuple(
+        OcrLine(
+            _join([b[4] for b in sorted(line, key=lambda b: b[2])]),
+            (min(b[2] for b in line), min(b[0] for b in line), max(b[3] for b in line), max(b[1] for b in line)),
+        )
+        for line in lines
+    )
+    chars = sum(len(b[4]) for b in boxes)
+    confidence = sum(b[5] * len(b[4]) for b in boxes) / chars if chars else 0.0
+    return OcrText("\n".join(line.text for line in read), round(confidence, 4), read)
 
 
 def _join(parts: list[str]) -> str:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase, ParseReport, SkippedSection
+from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, KnowledgeBase, OcrBox, ParseReport, SkippedSection
 
 _SCHEMA = """
 PRAGMA foreign_keys = ON;
@@ -59,6 +59,13 @@ CREATE TABLE IF NOT EXISTS parse_reports (
     doc_id TEXT PRIMARY KEY REFERENCES documents(doc_id) ON DELETE CASCADE,
     report TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ocr_boxes (
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    page INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    x0 REAL NOT NULL, y0 REAL NOT NULL, x1 REAL NOT NULL, y1 REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ocr_boxes_by_page ON ocr_boxes(doc_id, page);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 # Run after the migrations, since older catalogs lack the columns they index.
@@ -229,6 +236,15 @@ class Catalog:
             return None
         return ParseReport.from_dict(data) if isinstance(data, dict) else None
 
+    def ocr_boxes(self, doc_id: str, page: int) -> list[OcrBox]:
+        """Where OCR read each line of the page (none for a page with a text layer)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT page, text, x0, y0, x1, y1 FROM ocr_boxes WHERE doc_id = ? AND page = ? ORDER BY rowid",
+                (doc_id, page),
+            ).fetchall()
+        return [OcrBox(*row) for row in rows]
+
     def skipped_sections(self, doc_id: str) -> list[SkippedSection]:
         """The sections of ``doc_id`` left out as boilerplate, in document order."""
         with self._lock:
@@ -258,6 +274,7 @@ class Catalog:
         chunks: list[Chunk],
         skipped: Iterable[SkippedSection] = (),
         report: ParseReport | None = None,
+        boxes: Iterable[OcrBox] = (),
     ) -> None:
         """Insert inside a ``transaction()`` so the caller can roll back with the other stores."""
         conn.execute(
@@ -285,6 +302,10 @@ class Catalog:
         conn.executemany(
             "INSERT INTO skipped_sections VALUES (?, ?, ?, ?, ?, ?)",
             [(s.doc_id, s.ordinal, s.page, s.heading, s.reason, s.preview) for s in skipped],
+        )
+        conn.executemany(
+            "INSERT INTO ocr_boxes (doc_id, page, text, x0, y0, x1, y1) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(record.doc_id, b.page, b.text, b.x0, b.y0, b.x1, b.y1) for b in boxes],
         )
         if report is not None:
             conn.execute(

@@ -10,6 +10,7 @@ from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Section
 from ragapp.ingest.parse_context import options, report
 from ragapp.ingest.parsers.base import PARSERS
+from ragapp.ingest.parsers.pdf import page_boxes
 
 MAX_PIXELS = 60_000_000  # a larger image (a decompression bomb, or a poster) is refused before it is decoded
 MAX_SIDE = 4000  # OCR reads a larger image scaled down to this: small print is still legible, time is not wasted
@@ -48,8 +49,9 @@ def parse_image(path: Path, name: str) -> ParsedDocument:
         empty_pages=() if text else (1,),
         ocr_confidence=result.confidence if text else None,
     )
-    return ParsedDocument(name=name, file_type=Path(name).suffix.lower().lstrip("."), sections=sections, pages=1,
-                          report=quality)  # fmt: skip
+    boxes = page_boxes(1, result.lines, picture.size[0], picture.size[1])
+    file_type = Path(name).suffix.lower().lstrip(".")
+    return ParsedDocument(name, file_type, sections, 1, quality, tuple(boxes))
 
 
 for _extension in (".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff"):

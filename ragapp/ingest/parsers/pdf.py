@@ -10,16 +10,20 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragapp.core.errors import IngestError
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Section
 from ragapp.ingest.parse_context import options, report
 from ragapp.ingest.parsers.base import PARSERS
 from ragapp.ingest.tables import markdown_table
+
+if TYPE_CHECKING:
+    from ragapp.models.ocr import OcrLine
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +58,8 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
             report("parse", 0.3 * number / count, f"reading page {number}/{count}")
     tables = _pages_with_tables(path, count) if settings.pdf_tables else {}
     scans = [n for n in range(1, count + 1) if needs_ocr(texts[n])]
-    read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings.ocr_dpi, count) if settings.ocr else {}
+    boxes: list[OcrBox] = []
+    read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings.ocr_dpi, count, boxes) if settings.ocr else {}
     sections: list[Section] = []
     empty: list[int] = []
     for number in range(1, count + 1):
@@ -77,7 +82,7 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
         tables=sum(found for _text, found in tables.values()),
         ocr_confidence=round(sum(scores) / len(scores), 4) if scores else None,
     )
-    return ParsedDocument(name=name, file_type="pdf", sections=tuple(sections), pages=count, report=quality)
+    return ParsedDocument(name, "pdf", tuple(sections), count, quality, tuple(boxes))
 
 
 def _pages_with_tables(path: Path, count: int) -> dict[int, tuple[str, int]]:
@@ -128,8 +133,16 @@ def _page_with_tables(page: Any) -> tuple[str, int]:
     return "\n\n".join(part.strip() for part in parts if part.strip()), len(tables)
 
 
-def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int) -> dict[int, tuple[str, float]]:
-    """Page number -> (text read by OCR, its confidence) for ``pages``."""
+def page_boxes(page: int, lines: Sequence[OcrLine], width: int, height: int) -> list[OcrBox]:
+    """OCR lines in pixels of a ``width`` × ``height`` image -> boxes in fractions of the page."""
+    return [
+        OcrBox(page, line.text, line.box[0] / width, line.box[1] / height, line.box[2] / width, line.box[3] / height)
+        for line in lines
+    ]
+
+
+def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int, boxes: list[OcrBox]) -> dict[int, tuple[str, float]]:
+    """Page number -> (text read by OCR, its confidence) for ``pages``; where each line was, into ``boxes``."""
     if not pages:
         return {}
     import pypdfium2 as pdfium
@@ -149,5 +162,6 @@ def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int) -> dict[int, 
                 document.close()
         result = read_image(image)
         read[number] = (result.text, result.confidence)
+        boxes.extend(page_boxes(number, result.lines, image.shape[1], image.shape[0]))
     report("ocr", 1.0, f"OCR done: {len(pages)} scanned pages read")
     return read
