@@ -15,7 +15,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-injection
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-injection bench-parsers
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,10 @@ bench-load: setup
 
 # Instructions planted in documents: obeyed in workflow and agent modes with the defence and without, and the
 # sentences of real documents the detector would take out by mistake (README "Security and limits"), ~12 min.
+# Parser speed on real and generated files, OCR speed and character error rate on rendered manual pages.
+bench-parsers: setup
+	$(PY) -m ragbench.parsers --output results/parsers.json
+
 bench-injection: setup
 	$(PY) -m ragbench.injection --output results/injection/defended.json
 	$(PY) -m ragbench.injection --no-defence --output results/injection/undefended.json

@@ -348,7 +348,7 @@ class IngestSettings(BaseModel):
         "packaged OCR model (PP-OCRv4, Chinese and English). Off: such pages are listed as having no text.",
     )
     ocr_dpi: int = Field(
-        150,
+        200,
         ge=72,
         le=400,
         description="Resolution scanned PDF pages are rendered at for OCR (higher reads small "

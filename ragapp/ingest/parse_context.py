@@ -21,7 +21,7 @@ ParseProgress = Callable[[str, float, str], None]
 @dataclass(frozen=True)
 class ParseOptions:
     ocr: bool = True
-    ocr_dpi: int = 150
+    ocr_dpi: int = 200
     ocr_max_pages: int = 300
     pdf_tables: bool = True
 
