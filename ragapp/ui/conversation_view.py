@@ -63,6 +63,16 @@ def turns_of(memory: dict[str, Any]) -> tuple[list[ChatTurn], str]:
 
 
 def turn_records(view: TurnView) -> list[dict[str, Any]]:
-    """The records of one answered turn (the assistant side, as ``view.messages()`` shows it)."""
-    cites = {id(message): doc for message, doc in zip(view.sources, view.source_docs, strict=False)}
-    return [record_of(m, doc_id=cites.get(id(m)), trace_id=view.trace_id) for m in view.messages()]
+    """The records of one answered turn (the assistant side, as ``view.messages()`` shows it); a citation's
+    record names its document, its chunk and the sentences it supports (to show it on its page later)."""
+    cites = {id(message): c for message, c in zip(view.sources, view.cited, strict=False)}
+    records = []
+    for message in view.messages():
+        citation = cites.get(id(message))
+        record = record_of(message, trace_id=view.trace_id)
+        if citation is not None:
+            record |= {"doc_id": citation.chunk.doc_id, "chunk_id": citation.chunk.chunk_id}
+            if citation.highlights:
+                record["highlights"] = list(citation.highlights)
+        records.append(record)
+    return records

@@ -65,7 +65,7 @@ class TurnView:
     answer: str = ""  # the answer as text (streamed, then the checked one): what the conversation remembers
     shown: str = ""  # the checked answer as displayed, unsupported sentences marked
     sources: list[gr.ChatMessage] = field(default_factory=list)
-    source_docs: list[str] = field(default_factory=list)  # the document each of ``sources`` cites, in order
+    cited: list[Citation] = field(default_factory=list)  # what each of ``sources`` shows, in order
     trace_id: str = ""  # the trace this answer leaves (feedback points at it)
     retrieved: tuple[RetrievedChunk, ...] = ()
     evidence: EvidenceEvent | None = None  # the documents' sentence shown before the model's answer
@@ -106,7 +106,7 @@ class TurnView:
             self.answer = event.text  # the checked answer replaces the streamed draft
             self.shown = answer_markup(event)
             self.sources = [citation_message(c) for c in event.citations]
-            self.source_docs = [c.chunk.doc_id for c in event.citations]
+            self.cited = list(event.citations)
             if event.grounded and not event.citations and self.retrieved:
                 self.sources = [consulted_message(self.retrieved)]
             self.done = True

@@ -1,0 +1,162 @@
+"""Inside the knowledge base: a document's view (how it read, its chunks, searchable), re-indexing, stopping an
+upload, and a citation shown on its page.
+
+``DocumentHandlers`` turns engine calls into component values (tested without a browser). Every call acts as
+the signed-in user: the engine refuses a document or page of a knowledge base they may not read.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import threading
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from ragapp.core.types import Chunk, ParseReport
+from ragapp.engine.engine import Engine
+from ragapp.engine.library import DocumentView
+from ragapp.ui.handlers import user_errors
+from ragapp.ui.render import escape_text, highlighted
+from ragapp.ui.state import Session, actor_of, owner_of
+
+CHUNK_HEADERS = ["#", "Page", "Heading", "Read as", "Text"]
+PREVIEW_CHARS = 300
+
+
+class UploadControl:
+    """Per browser session: the Stop button's signal to the upload in flight. Gradio copies a State's initial
+    value for each session; a copy is a fresh control (an Event cannot be copied, nor should it be shared)."""
+
+    def __init__(self) -> None:
+        self.cancel = threading.Event()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UploadControl:
+        return UploadControl()
+
+
+def quality_line(view: DocumentView) -> str:
+    """'40 pages · 38 with text · 3 read by OCR (confidence 0.97) · 2 tables · 1 page without text (p. 12) ·
+    2 pages left out as boilerplate'."""
+    record, report = view.record, view.report or ParseReport()
+    parts = [f"**{escape_text(record.name)}** ({escape_text(record.kb)}, {record.file_type})"]
+    if record.pages is not None:
+        parts.append(f"{record.pages} page{'s' if record.pages != 1 else ''}")
+    if report.pages_with_text is not None:
+        parts.append(f"{report.pages_with_text} with text")
+    if report.ocr_pages:
+        confidence = f" (confidence {report.ocr_confidence:.2f})" if report.ocr_confidence is not None else ""
+        parts.append(f"{len(report.ocr_pages)} read by OCR{confidence}")
+    if report.tables:
+        parts.append(f"{report.tables} table{'s' if report.tables != 1 else ''}")
+    if report.empty_pages:
+        shown = ", ".join(str(p) for p in report.empty_pages[:20]) + ("…" if len(report.empty_pages) > 20 else "")
+        parts.append(f"⚠️ {len(report.empty_pages)} without any text (p. {shown})")
+    if view.skipped:
+        parts.append(f"{len(view.skipped)} left out as boilerplate")
+    parts.append(f"{len(view.chunks)} chunks")
+    if view.report is None:
+        parts.append("read before parse reports were kept: index it again for one")
+    return " · ".join(parts)
+
+
+def chunk_rows(chunks: tuple[Chunk, ...], needle: str = "") -> pd.DataFrame:
+    """The chunks as a table (the ones holding ``needle``, ignoring case), each with how it was read."""
+    wanted = needle.strip().casefold()
+    rows = []
+    for chunk in chunks:
+        if wanted and wanted not in chunk.text.casefold() and wanted not in (chunk.heading or "").casefold():
+            continue
+        read = []
+        if chunk.ocr_confidence is not None:
+            read.append(f"OCR {chunk.ocr_confidence:.2f}")
+        if chunk.has_table:
+            read.append("table")
+        text = chunk.text if len(chunk.text) <= PREVIEW_CHARS else chunk.text[: PREVIEW_CHARS - 1] + "…"
+        rows.append([chunk.ordinal, chunk.page or "", chunk.heading or "", ", ".join(read) or "text", text])
+    return pd.DataFrame(rows, columns=CHUNK_HEADERS)
+
+
+class DocumentHandlers:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @user_errors
+    def open(self, evt: gr.SelectData, request: gr.Request | None = None) -> tuple[str, pd.DataFrame, str, Any]:
+        """A row of the documents table clicked: that document's view (a name is unique in its knowledge base,
+        and the table's first two columns are the name and the base)."""
+        row = evt.row_value if isinstance(evt.row_value, list) else []
+        actor = actor_of(self.engine, request)
+        found = [d for d in self.engine.library.documents(actor=actor) if row[:2] == [d.name, d.kb]]
+        if not found:
+            raise gr.Error("That document is no longer in the knowledge base; the table is refreshed on reload.")
+        return self.show(found[0].doc_id, request)
+
+    def show(self, doc_id: str, request: gr.Request | None = None) -> tuple[str, pd.DataFrame, str, Any]:
+        view = self.engine.library.document_view(doc_id, actor=actor_of(self.engine, request))
+        return quality_line(view), chunk_rows(view.chunks), doc_id, gr.update(visible=True)
+
+    @user_errors
+    def search(self, doc_id: str | None, needle: str, request: gr.Request | None = None) -> pd.DataFrame:
+        if not doc_id:
+            raise gr.Error("Pick a document in the table first.")
+        view = self.engine.library.document_view(doc_id, actor=actor_of(self.engine, request))
+        return chunk_rows(view.chunks, needle or "")
+
+    @user_errors
+    def reindex(
+        self,
+        doc_id: str | None,
+        stored: str | None = None,
+        request: gr.Request | None = None,
+        progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
+    ) -> str:
+        """Index the picked document again from its kept file."""
+        if not doc_id:
+            raise gr.Error("Pick a document first.")
+        result = self.engine.library.reindex(
+            doc_id,
+            lambda update: progress(update.fraction, desc=update.text),
+            owner=owner_of(self.engine, stored, request),
+            actor=actor_of(self.engine, request),
+        )
+        gr.Info(html.escape(result.message))
+        return f"🔄 {escape_text(result.message)}"
+
+    @staticmethod
+    def stop(control: UploadControl | None) -> None:
+        """The Stop button: the upload in flight stops at its next page or batch."""
+        if control is not None:
+            control.cancel.set()
+            gr.Info("Stopping the upload… · 正在停止上传…")
+
+    @user_errors
+    def cite(
+        self, evt: gr.SelectData, session: Session | None, request: gr.Request | None = None
+    ) -> tuple[Any, Any, Any, Any]:
+        """A citation clicked in the chat: its page drawn with the passage marked (PDFs and scans), else the
+        section around it, the passage highlighted. Other messages leave the viewer as it is."""
+        index = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+        records = session.records if session is not None else []
+        record = records[index] if isinstance(index, int) and 0 <= index < len(records) else {}
+        chunk_id = record.get("chunk_id")
+        if not chunk_id:  # not a citation: the viewer stays as it is
+            return gr.update(), gr.update(), gr.update(), gr.update()
+        view = self.engine.library.page_view(
+            str(chunk_id), [str(h) for h in record.get("highlights") or []], actor=actor_of(self.engine, request)
+        )
+        title = f"📄 {escape_text(view.title)}"
+        if view.png is not None:
+            from PIL import Image
+
+            image = Image.open(io.BytesIO(view.png))
+            note = "" if view.highlighted else " · the passage could not be found on the page image"
+            return gr.update(value=image, visible=True), title + note, gr.update(visible=True), ""
+        marks = [str(h) for h in record.get("highlights") or []] or [view.chunk.text]
+        section = "\n\n".join(
+            highlighted(c.text, tuple(marks)) if c.chunk_id == view.chunk.chunk_id else escape_text(c.text)
+            for c in view.section
+        )
+        return gr.update(value=None, visible=False), title, gr.update(visible=True), section
