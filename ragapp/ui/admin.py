@@ -21,24 +21,17 @@ from ragapp.core.access import Action, Actor, may
 from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import user_errors
+from ragapp.ui.i18n import t
 from ragapp.ui.render import escape_text
 from ragapp.ui.state import actor_of
 
 USER_HEADERS = ["Name · 用户名", "Role · 角色", "Groups · 分组", "Added (UTC) · 创建时间"]
 KB_HEADERS = ["Knowledge base · 知识库", "Readers · 可读", "Editors · 可编辑"]
-ROLE_CHOICES = [("Reader · 读者", "reader"), ("Editor · 编辑", "editor"), ("Admin · 管理员", "admin")]
+ROLE_CHOICES = [(t("role.reader"), "reader"), (t("role.editor"), "editor"), (t("role.admin"), "admin")]
 OPEN = "(open to everyone signed in · 所有登录用户可读)"
 
-INTRO = (
-    "Users sign in with the accounts listed here (the same file `python -m ragapp.users` edits); a change counts "
-    "from the user's next action. · 此处管理登录账户（与命令行 `python -m ragapp.users` 编辑同一文件），"
-    "修改在用户下次操作时生效。"
-)
-ACCOUNTS_OFF_NOTE = (
-    "👤 **Accounts are off**: one local user may do everything, so there are no users to manage. To ask people "
-    "to sign in, add an admin with `python -m ragapp.users add NAME --role admin` and start the app with "
-    "`RAGAPP_AUTH__ENABLED=true`. · 账户功能未开启：添加管理员后设置 `RAGAPP_AUTH__ENABLED=true` 即可要求登录。"
-)
+INTRO = t("admin.intro")
+ACCOUNTS_OFF_NOTE = t("admin.accounts_off")
 
 
 def _frame(rows: list[list[Any]], headers: list[str]) -> pd.DataFrame:
@@ -181,65 +174,63 @@ def build_admin_tab(engine: Engine, handlers: AdminHandlers | None = None) -> Ad
     """Lay out the Admin tab inside the current ``gr.Tabs`` and wire its events."""
     h = handlers or AdminHandlers(engine)
     accounts_on = engine.accounts is not None
-    with gr.Tab("Admin · 管理", id="admin", visible=not accounts_on, elem_id="admin-tab") as tab:
+    with gr.Tab(t("admin.tab"), id="admin", visible=not accounts_on, elem_id="admin-tab") as tab:
         note = gr.Markdown(elem_id="admin-note")
         report = gr.Markdown(elem_id="admin-report")
         with gr.Column(visible=accounts_on, elem_id="admin-users"):
-            gr.Markdown("### 👥 Users · 用户")
+            gr.Markdown(t("admin.users_heading"))
             users = gr.Dataframe(
-                value=_frame([], USER_HEADERS), interactive=False, elem_id="users-table", label="Users · 用户"
+                value=_frame([], USER_HEADERS), interactive=False, elem_id="users-table", label=t("admin.users")
             )
-            with gr.Accordion("Add user · 添加用户", open=True):
+            with gr.Accordion(t("admin.add_user"), open=True):
                 with gr.Row():
-                    new_name = gr.Textbox(label="Name · 用户名", elem_id="new-user-name", scale=2)
+                    new_name = gr.Textbox(label=t("admin.name"), elem_id="new-user-name", scale=2)
                     new_password = gr.Textbox(
-                        label="Password · 密码",
+                        label=t("admin.password"),
                         type="password",
-                        info="At least 8 characters · 至少 8 个字符",
+                        info=t("admin.password_info"),
                         elem_id="new-user-password",
                         scale=2,
                     )
                     new_role = gr.Dropdown(
-                        choices=ROLE_CHOICES, value="reader", label="Role · 角色", elem_id="new-user-role", scale=1
+                        choices=ROLE_CHOICES, value="reader", label=t("admin.role"), elem_id="new-user-role", scale=1
                     )
                     new_groups = gr.Textbox(
-                        label="Groups · 分组", placeholder="hr, finance", elem_id="new-user-groups", scale=2
+                        label=t("admin.groups"), placeholder="hr, finance", elem_id="new-user-groups", scale=2
                     )
-                add = gr.Button("Add user · 添加用户", variant="primary", elem_id="add-user")
-            with gr.Accordion("Change a user · 修改用户", open=True):
+                add = gr.Button(t("admin.add_user"), variant="primary", elem_id="add-user")
+            with gr.Accordion(t("admin.change_user"), open=True):
                 picked = gr.Dropdown(
                     choices=[],
                     allow_custom_value=True,  # the page starts with no names; the engine checks the name instead
-                    label="User · 用户",
+                    label=t("admin.user"),
                     elem_id="pick-user",
                 )
                 with gr.Row():
-                    role = gr.Dropdown(choices=ROLE_CHOICES, value="reader", label="Role · 角色", elem_id="user-role")
-                    set_role = gr.Button("Change role · 修改角色", elem_id="set-role")
+                    role = gr.Dropdown(choices=ROLE_CHOICES, value="reader", label=t("admin.role"), elem_id="user-role")
+                    set_role = gr.Button(t("admin.set_role"), elem_id="set-role")
                 with gr.Row():
                     password = gr.Textbox(
-                        label="New password · 新密码", type="password", elem_id="reset-password-value"
+                        label=t("admin.new_password"), type="password", elem_id="reset-password-value"
                     )
-                    reset = gr.Button("Reset password · 重置密码", elem_id="reset-password")
-                remove = gr.Button("Remove user · 删除用户", variant="stop", elem_id="remove-user")
-            gr.Markdown("### 🔐 Knowledge-base access · 知识库权限")
+                    reset = gr.Button(t("admin.reset"), elem_id="reset-password")
+                remove = gr.Button(t("admin.remove"), variant="stop", elem_id="remove-user")
+            gr.Markdown(t("admin.kb_heading"))
             kbs = gr.Dataframe(
-                value=_frame([], KB_HEADERS), interactive=False, elem_id="kb-access", label="Who may read and edit"
+                value=_frame([], KB_HEADERS), interactive=False, elem_id="kb-access", label=t("admin.kb_table")
             )
             with gr.Row():
-                kb = gr.Dropdown(
-                    choices=[], allow_custom_value=True, label="Knowledge base · 知识库", elem_id="kb-access-pick"
-                )
+                kb = gr.Dropdown(choices=[], allow_custom_value=True, label=t("admin.kb"), elem_id="kb-access-pick")
                 readers = gr.Textbox(
-                    label="Readers · 可读",
+                    label=t("admin.readers"),
                     placeholder="alice, group:hr",
-                    info="Names or group:NAME, comma-separated; none and no editors: open to all · 逗号分隔",
+                    info=t("admin.readers_info"),
                     elem_id="kb-readers",
                 )
-                editors = gr.Textbox(label="Editors · 可编辑", placeholder="carol", elem_id="kb-editors")
-            save_kb = gr.Button("Save access · 保存权限", elem_id="save-kb-access")
-        gr.Markdown("### ⚙️ Settings · 设置 (read-only · 只读; secrets masked · 密钥已隐藏)")
-        settings = gr.JSON(elem_id="settings-view", label="Effective settings · 当前设置", open=True)
+                editors = gr.Textbox(label=t("admin.editors"), placeholder="carol", elem_id="kb-editors")
+            save_kb = gr.Button(t("admin.save_kb"), elem_id="save-kb-access")
+        gr.Markdown(t("admin.settings_heading"))
+        settings = gr.JSON(elem_id="settings-view", label=t("admin.settings"), open=True)
 
     outputs = [tab, note, users, picked, kbs, kb, settings]
     tab.select(h.load, outputs=outputs, api_visibility="private")

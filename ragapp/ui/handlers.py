@@ -24,6 +24,7 @@ from ragapp.engine.engine import Engine
 from ragapp.ingest.pipeline import kb_name
 from ragapp.qa.pipeline import Clarified
 from ragapp.ui.conversation_view import record_of, turn_records
+from ragapp.ui.i18n import t
 from ragapp.ui.render import TurnView, escape_text, no_remote_content
 from ragapp.ui.state import Session, actor_of, owner_of
 
@@ -31,12 +32,12 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DOC_HEADERS = ["Name", "Knowledge base", "Type", "Pages", "Chunks", "Left out", "Added (UTC)"]
-MODE_CHOICES = [("Workflow · 工作流", "workflow"), ("Agent · 智能体", "agent"), ("Auto · 自动", "auto")]
+MODE_CHOICES = [(t("mode.workflow"), "workflow"), (t("mode.agent"), "agent"), (t("mode.auto"), "auto")]
 NOTHING_LEFT_OUT = (
     "Nothing left out. Tables of contents, indexes and licence pages are listed here when an upload has them "
     "(`RAGAPP_INGEST__KEEP_BOILERPLATE=true` indexes them instead) · 目录、索引和许可证页面不编入索引，在此列出"
 )
-_STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "failed": "❌"}
+_STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "failed": "❌", "cancelled": "⏹️"}
 
 
 def _to_gr_error(exc: Exception) -> gr.Error:

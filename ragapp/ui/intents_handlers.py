@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.i18n import I18nData
 
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IntentDraft
@@ -23,6 +24,7 @@ from ragapp.router.classifier import LeafScore
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
 from ragapp.ui.handlers import user_errors
+from ragapp.ui.i18n import t
 from ragapp.ui.state import actor_of
 
 log = logging.getLogger(__name__)
@@ -30,8 +32,8 @@ log = logging.getLogger(__name__)
 # Sentinel choice values. Neither can be an intent code (codes start with a lowercase letter or a digit).
 NEW = "(new)"
 TOP = "(top)"
-NEW_LABEL = "➕ New intent · 新建意图"
-TOP_LABEL = "(top level) · 顶层"
+NEW_LABEL = t("intents.new")
+TOP_LABEL = t("intents.top")
 _INDENT = "\u2003\u2003"  # em spaces: HTML does not collapse them, so the depth stays visible in the table
 _ICONS = {GROUP: "📂", "KB": "📄", "SYSTEM": "💬"}
 _ACTIONS = {
@@ -87,11 +89,11 @@ class IntentHandlers:
             f"{system} SYSTEM leaves · 系统意图{note}"
         )
 
-    def pick_choices(self) -> list[tuple[str, str]]:
+    def pick_choices(self) -> list[tuple[str | I18nData, str]]:
         tree = self.engine.intents.tree()
         return [(NEW_LABEL, NEW), *((_label(tree, node.code), node.code) for node in tree.nodes())]
 
-    def parent_choices(self, editing: str | None = None) -> list[tuple[str, str]]:
+    def parent_choices(self, editing: str | None = None) -> list[tuple[str | I18nData, str]]:
         """Where a node may go: the top level or any node, except ``editing`` itself and what is under it."""
         tree = self.engine.intents.tree()
         return [(TOP_LABEL, TOP), *((_label(tree, node.code), node.code) for node in tree.parents_for(editing))]
@@ -348,7 +350,7 @@ def _kb_shows(kind: str) -> dict[str, Any]:
 
 def _prompt_shows(kind: str) -> dict[str, Any]:
     """The prompt matters on leaves: extra answer instructions (KB) or the reply's instructions (SYSTEM)."""
-    label = "Reply instructions · 回复指令" if kind == "SYSTEM" else "Extra answer instructions · 额外回答指令"
+    label = t("intents.prompt_system") if kind == "SYSTEM" else t("intents.prompt")
     return {"visible": kind in ("KB", "SYSTEM"), "label": label}
 
 

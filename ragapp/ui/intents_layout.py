@@ -9,20 +9,14 @@ import gradio as gr
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IMPORT_SUFFIXES
 from ragapp.router.tree import GROUP
+from ragapp.ui.i18n import t
 from ragapp.ui.intents_handlers import NEW, TOP, IntentHandlers
 
-KIND_CHOICES = [
-    ("Group · 分组 (has child intents)", GROUP),
-    ("KB · 知识库 (search knowledge bases)", "KB"),
-    ("SYSTEM · 系统 (reply directly)", "SYSTEM"),
-]
+KIND_CHOICES = [(t("intents.kind_group"), GROUP), (t("intents.kind_kb"), "KB"), (t("intents.kind_system"), "SYSTEM")]
 TREE_HEADERS = ["Intent · 意图", "Code · 代码", "Kind · 类型", "Knowledge bases · 知识库", "Examples · 示例", "Top-k"]
 SCORE_HEADERS = ["Path · 路径", "Code · 代码", "Kind · 类型", "Score · 分数"]
 
-INTRO = """Questions are routed by this tree: **groups** organise it, **KB** leaves search their knowledge bases,
-**SYSTEM** leaves reply directly (greetings, who-are-you). Pick an intent to edit it, or *New intent* to add one.
-问题按此意图树路由：**分组**用于组织，**KB** 叶子检索其知识库，**SYSTEM** 叶子直接回复。
-选择意图进行编辑，或新建意图。"""
+INTRO = t("intents.intro")
 
 
 def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) -> gr.Row:
@@ -37,51 +31,51 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
         interactive=False,
         wrap=True,
         elem_id="intent-tree",
-        label="Intent tree · 意图树",
+        label=t("intents.tree"),
         column_widths=["32%", "21%", "9%", "16%", "10%", "12%"],
         max_height=1000,  # tall enough to show a tree of a few dozen nodes without scrolling inside the table
     )
     with gr.Row(equal_height=False, elem_id="intent-editing") as editing:
         with gr.Column(scale=3):
-            gr.Markdown("### ✏️ Edit · 编辑")
+            gr.Markdown(t("intents.edit"))
             pick = gr.Dropdown(
                 choices=h.pick_choices(),
                 value=NEW,
-                label="Intent · 意图",
-                info="Pick an intent to edit, or ➕ New intent to add one · 选择要编辑的意图，或新建意图",
+                label=t("intents.pick"),
+                info=t("intents.pick_info"),
                 elem_id="intent-pick",
             )
             with gr.Row():
                 code = gr.Textbox(
-                    label="Code · 代码",
-                    info="Unique id: lowercase letters, digits, '_', '.', '-' · 唯一编号",
+                    label=t("intents.code"),
+                    info=t("intents.code_info"),
                     placeholder="glide-w3.accessories",
                     elem_id="intent-code",
                 )
                 parent = gr.Dropdown(
                     choices=h.parent_choices(),
                     value=TOP,
-                    label="Parent · 上级",
-                    info="Changing it moves the intent (and what is under it) · 修改即移动",
+                    label=t("intents.parent"),
+                    info=t("intents.parent_info"),
                     elem_id="intent-parent",
                 )
-            name = gr.Textbox(label="Name · 名称", placeholder="Accessories · 配件", elem_id="intent-name")
+            name = gr.Textbox(label=t("intents.name"), placeholder=t("intents.name_placeholder"), elem_id="intent-name")
             description = gr.Textbox(
-                label="Description · 描述",
-                info="What questions belong here: the classifier reads it · 分类模型会阅读此描述",
+                label=t("intents.description"),
+                info=t("intents.description_info"),
                 lines=2,
                 elem_id="intent-description",
             )
             examples = gr.Textbox(
-                label="Example questions, one per line · 示例问题（每行一个）",
+                label=t("intents.examples"),
                 lines=3,
                 elem_id="intent-examples",
             )
             kind = gr.Radio(
                 choices=KIND_CHOICES,
                 value="KB",
-                label="Kind · 类型",
-                info="A node with child intents is a group · 有子意图的节点是分组",
+                label=t("intents.kind"),
+                info=t("intents.kind_info"),
                 elem_id="intent-kind",
             )
             with gr.Row():
@@ -90,8 +84,8 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
                     value=[],
                     multiselect=True,
                     allow_custom_value=True,
-                    label="Knowledge bases · 知识库",
-                    info="Searched for this intent · 该意图检索的知识库",
+                    label=t("intents.kbs"),
+                    info=t("intents.kbs_info"),
                     elem_id="intent-kbs",
                     scale=3,
                 )
@@ -99,47 +93,47 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
                     value=None,
                     precision=0,
                     label="Top-k",
-                    info="Chunks in the prompt; 0 or empty = the default · 0 或留空为默认",
+                    info=t("intents.top_k_info"),
                     elem_id="intent-top-k",
                     scale=1,
                 )
             prompt = gr.Textbox(
-                label="Extra answer instructions · 额外回答指令",
-                info="Optional; for SYSTEM leaves, how to reply · 可选；SYSTEM 意图为回复指令",
+                label=t("intents.prompt"),
+                info=t("intents.prompt_info"),
                 lines=2,
                 elem_id="intent-prompt",
             )
             with gr.Row():
-                save = gr.Button("Save · 保存", variant="primary", elem_id="intent-save")
-                delete = gr.Button("Delete · 删除", variant="stop", elem_id="intent-delete")
+                save = gr.Button(t("intents.save"), variant="primary", elem_id="intent-save")
+                delete = gr.Button(t("common.delete"), variant="stop", elem_id="intent-delete")
             gr.Markdown(
-                "Deleting a group deletes everything under it · 删除分组会同时删除其下所有意图",
+                t("intents.delete_note"),
                 elem_id="intent-delete-note",
             )
             message = gr.Markdown(elem_id="intent-message")
         with gr.Column(scale=2):
-            gr.Markdown("### 📦 Import / export · 导入 / 导出")
+            gr.Markdown(t("intents.io"))
             upload = gr.File(
-                label="Intent tree file (.yaml, .yml, .json) · 意图树文件",
+                label=t("intents.file"),
                 file_types=list(IMPORT_SUFFIXES),
                 type="filepath",
                 elem_id="intent-import-file",
             )
-            load = gr.Button("Import (replaces the tree) · 导入（替换整棵树）", elem_id="intent-import")
+            load = gr.Button(t("intents.import"), elem_id="intent-import")
             with gr.Row():
-                export_yaml = gr.Button("Export YAML · 导出 YAML", elem_id="intent-export-yaml")
-                export_json = gr.Button("Export JSON · 导出 JSON", elem_id="intent-export-json")
-            exported = gr.File(label="Download · 下载", interactive=False, elem_id="intent-export-file")
+                export_yaml = gr.Button(t("intents.export_yaml"), elem_id="intent-export-yaml")
+                export_json = gr.Button(t("intents.export_json"), elem_id="intent-export-json")
+            exported = gr.File(label=t("intents.download"), interactive=False, elem_id="intent-export-file")
             io_message = gr.Markdown(elem_id="intent-io-message")
-    gr.Markdown("### 🧪 Test a question · 测试问题")
+    gr.Markdown(t("intents.test_heading"))
     with gr.Row():
         question = gr.Textbox(
             show_label=False,
-            placeholder="Type a question to see how it would be routed · 输入问题，查看路由结果",
+            placeholder=t("intents.test_placeholder"),
             elem_id="intent-test-question",
             scale=8,
         )
-        test = gr.Button("Test · 测试", variant="primary", elem_id="intent-test", scale=1)
+        test = gr.Button(t("intents.test"), variant="primary", elem_id="intent-test", scale=1)
     decision = gr.Markdown(elem_id="intent-test-decision")
     scores = gr.Dataframe(
         value=[],
@@ -147,7 +141,7 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
         interactive=False,
         wrap=True,
         elem_id="intent-test-scores",
-        label="Every leaf's score · 各叶子意图得分",
+        label=t("intents.scores"),
         column_widths=["55%", "25%", "10%", "10%"],
         max_height=1000,
     )

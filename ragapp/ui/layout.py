@@ -15,6 +15,7 @@ from ragapp.engine.engine import Engine
 from ragapp.ui.admin import build_admin_tab
 from ragapp.ui.chats import ChatHistory, Feedback
 from ragapp.ui.handlers import DOC_HEADERS, MODE_CHOICES, Handlers
+from ragapp.ui.i18n import SWITCH, t, t_str
 from ragapp.ui.intents_layout import build_intents_tab
 from ragapp.ui.state import ensure_owner
 from ragapp.ui.traces import build_traces_tab
@@ -22,10 +23,12 @@ from ragapp.ui.traces import build_traces_tab
 ASSETS = REPO_ROOT / "assets"
 
 
-def example_questions(path: Path = ASSETS / "examples.json") -> list[str]:
+def example_questions(path: Path = ASSETS / "examples.json", lang: str | None = None) -> list[str]:
+    """The demo questions; ``lang`` ("en", "zh"): only those in that language (and those that name none)."""
     try:
-        return [item["question"] for item in json.loads(path.read_text("utf-8"))]
-    except (OSError, ValueError, KeyError, TypeError):
+        items = json.loads(path.read_text("utf-8"))
+        return [item["question"] for item in items if lang is None or item.get("lang") in (lang, None)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
 
 
@@ -43,98 +46,96 @@ def build_ui(engine: Engine) -> gr.Blocks:
         # The chat open in this browser, reopened on reload (only ever one of the owner's own).
         open_chat = gr.BrowserState("", storage_key="ragapp-open-chat")
         history, feedback = ChatHistory(engine), Feedback(engine)
-        with gr.Sidebar(label="Chats · 对话", open=False, elem_id="chats-sidebar"):
-            new_chat = gr.Button("➕ New chat · 新对话", elem_id="new-chat")
-            chat_list = gr.Radio(choices=[], label="Past chats · 历史对话", elem_id="chat-list")
-            chat_title = gr.Textbox(show_label=False, placeholder="New title · 新标题", elem_id="chat-title")
+        with gr.Sidebar(label=t("chats.sidebar"), open=False, elem_id="chats-sidebar"):
+            new_chat = gr.Button(t("chats.new"), elem_id="new-chat")
+            chat_list = gr.Radio(choices=[], label=t("chats.past"), elem_id="chat-list")
+            chat_title = gr.Textbox(show_label=False, placeholder=t("chats.title"), elem_id="chat-title")
             with gr.Row():
-                rename_chat = gr.Button("Rename · 重命名", size="sm", elem_id="rename-chat")
-                delete_chat = gr.Button("Delete · 删除", size="sm", variant="stop", elem_id="delete-chat")
-        gr.Markdown("# ragapp\nAsk questions about your documents · 就你的文档提问", elem_id="header")
+                rename_chat = gr.Button(t("chats.rename"), size="sm", elem_id="rename-chat")
+                delete_chat = gr.Button(t("common.delete"), size="sm", variant="stop", elem_id="delete-chat")
+        gr.Markdown(SWITCH, elem_id="language-switch")  # English · 中文: see ragapp/ui/i18n.py
+        gr.Markdown("# ragapp\n" + t("header.tagline"), elem_id="header")
         status = gr.Markdown(handlers.status_line(), elem_id="status-line")
         account = gr.Markdown(elem_id="account")
         with gr.Tabs():
-            with gr.Tab("Chat · 对话", id="chat"):
+            with gr.Tab(t("chat.tab"), id="chat"):
                 chatbot = gr.Chatbot(
                     elem_id="chatbot",
                     height=560,
-                    label="Chat",
+                    label=t("chat.chatbot"),
                     buttons=["copy"],
-                    placeholder="Ask about the documents in the knowledge base. · 请输入关于知识库文档的问题。",
+                    placeholder=t_str("chat.placeholder"),
                 )
                 # Opened by a thumbs-down: say what was wrong, or keep the question as a test case.
                 with gr.Row(visible=False, elem_id="feedback-row") as feedback_row:
                     comment = gr.Textbox(
                         show_label=False,
-                        placeholder="What was wrong with this answer? (optional) · 这个回答哪里不对？（可选）",
+                        placeholder=t("chat.feedback_placeholder"),
                         elem_id="feedback-comment",
                         scale=6,
                     )
-                    send_comment = gr.Button("Send feedback · 提交反馈", elem_id="feedback-send", scale=1)
-                    save_case = gr.Button("Save as test case · 存为测试用例", elem_id="feedback-save-case", scale=1)
+                    send_comment = gr.Button(t("chat.feedback_send"), elem_id="feedback-send", scale=1)
+                    save_case = gr.Button(t("chat.save_case"), elem_id="feedback-save-case", scale=1)
                 with gr.Row():
                     question = gr.Textbox(
                         elem_id="question",
                         show_label=False,
-                        placeholder="Type a question and press Enter · 输入问题后按回车",
+                        placeholder=t("chat.question"),
                         scale=8,
                         autofocus=True,
                     )
-                    send = gr.Button("Send · 发送", variant="primary", elem_id="send", scale=1)
-                    clear = gr.Button("New chat · 新对话", elem_id="clear", scale=1)
+                    send = gr.Button(t("chat.send"), variant="primary", elem_id="send", scale=1)
+                    clear = gr.Button(t("chat.clear"), elem_id="clear", scale=1)
                 with gr.Row():
                     scope = gr.Dropdown(
                         choices=handlers.kb_names() if public else [],
                         value=[],
                         multiselect=True,
-                        label="Search in · 检索范围",
-                        info="Knowledge bases to search; none picked searches them all · 不选则检索全部知识库",
+                        label=t("chat.scope"),
+                        info=t("chat.scope_info"),
                         elem_id="chat-scope",
                         scale=1,
                     )
                     mode = gr.Radio(
                         choices=MODE_CHOICES,
                         value=engine.settings.agent.mode,
-                        label="Mode · 模式",
-                        info=(
-                            "Workflow: one search, then the answer (fast). Agent: the model searches step by step "
-                            "(slower; for comparisons and multi-part questions). Auto: picks one per question · "
-                            "工作流：检索一次后作答（快）；智能体：模型逐步调用工具检索（较慢，适合比较和多步问题）；"
-                            "自动：按问题选择"
-                        ),
+                        label=t("chat.mode"),
+                        info=t("chat.mode_info"),
                         elem_id="chat-mode",
                         scale=1,
                     )
-                examples = example_questions()
-                if examples:
-                    gr.Examples(examples=[[q] for q in examples], inputs=question, label="Examples · 示例问题")
-            with gr.Tab("Knowledge · 知识库", id="knowledge"):
+                # The demo questions in the page's language (a style in ragapp.ui.i18n.HEAD hides the others).
+                for lang in ("en", "zh"):
+                    if examples := example_questions(lang=lang):
+                        with gr.Column(elem_id=f"examples-{lang}"):
+                            gr.Examples(examples=[[q] for q in examples], inputs=question, label=t("chat.examples"))
+            with gr.Tab(t("kb.tab"), id="knowledge"):
                 # Shown to the roles that may change the knowledge bases (the engine checks again on each call).
                 with gr.Column(elem_id="uploading") as uploading:
                     kb_choice = gr.Dropdown(
                         choices=handlers.upload_kb_choices() if public else [DEFAULT_KB],
                         value=DEFAULT_KB,
                         allow_custom_value=True,
-                        label="Knowledge base · 知识库",
-                        info="Where the files go; type a new name to create one · 文件存入的知识库，输入新名称即可新建",
+                        label=t("kb.choice"),
+                        info=t("kb.choice_info"),
                         elem_id="kb-choice",
                     )
                     upload = gr.File(
-                        label=f"Drop files here · 拖入文件 ({', '.join(extensions)})",
+                        label=t("kb.upload") + f" ({', '.join(extensions)})",
                         file_count="multiple",
                         file_types=extensions,
                         elem_id="upload",
                     )
-                    add = gr.Button("Add to knowledge base · 加入知识库", variant="primary", elem_id="add-files")
+                    add = gr.Button(t("kb.add"), variant="primary", elem_id="add-files")
                 report = gr.Markdown(elem_id="ingest-report")
                 docs = gr.Dataframe(
                     value=handlers.documents_table if public else [],
                     headers=DOC_HEADERS,
                     interactive=False,
                     elem_id="documents",
-                    label="Documents · 文档",
+                    label=t("kb.documents"),
                 )
-                with gr.Accordion("Left out of the index · 未编入索引的页面", open=False):
+                with gr.Accordion(t("kb.left_out"), open=False):
                     left_out = gr.Markdown(handlers.left_out_report if public else "", elem_id="left-out")
                 with gr.Row() as deleting:
                     to_delete = gr.Dropdown(
@@ -142,12 +143,12 @@ def build_ui(engine: Engine) -> gr.Blocks:
                         # Gradio checks an API call's value against the choices the page was built with (empty
                         # with accounts on): the engine checks the id, the role and the knowledge base instead.
                         allow_custom_value=True,
-                        label="Document to delete · 要删除的文档",
+                        label=t("kb.to_delete"),
                         elem_id="delete-choice",
                         scale=4,
                     )
-                    delete = gr.Button("Delete · 删除", variant="stop", elem_id="delete", scale=1)
-            with gr.Tab("Intents · 意图", id="intents"):
+                    delete = gr.Button(t("common.delete"), variant="stop", elem_id="delete", scale=1)
+            with gr.Tab(t("intents.tab"), id="intents"):
                 intent_editing = build_intents_tab(engine)
             build_traces_tab(engine, owner)
             admin = build_admin_tab(engine)  # admins only: shown and filled by the load event

@@ -14,6 +14,7 @@ from ragapp.retrieval.fusion import FUSIONS
 from ragapp.testcases.scoring import CaseReport
 from ragapp.tracing.model import Trace
 from ragapp.ui.handlers import user_errors
+from ragapp.ui.i18n import t
 from ragapp.ui.state import owner_of
 from ragapp.ui.trace_charts import metrics_chart
 
@@ -142,10 +143,8 @@ def build_save_case() -> tuple[gr.Dropdown, gr.Button, gr.Markdown]:
     """Inside a trace's view: the documents that should answer it, and the save button (wired by
     ``build_eval_panel``, which owns the list the save adds to)."""
     with gr.Row():
-        expected = gr.Dropdown(
-            multiselect=True, label="Documents that should answer it · 应命中的文档", elem_id="case-docs", scale=3
-        )
-        save = gr.Button("Save as test case · 保存为测试用例", elem_id="case-save", scale=1)
+        expected = gr.Dropdown(multiselect=True, label=t("cases.docs"), elem_id="case-docs", scale=3)
+        save = gr.Button(t("cases.save"), elem_id="case-save", scale=1)
     saved = gr.Markdown(elem_id="case-saved")
     return expected, save, saved
 
@@ -160,21 +159,19 @@ def build_eval_panel(
     h = CaseHandlers(engine)
     expected, save, saved = save_form
     s = engine.settings.retrieval
-    with gr.Accordion("Test cases and evaluation · 测试用例与评估", open=True, elem_id="eval-panel"):
-        cases = gr.Dataframe(headers=CASE_HEADERS, interactive=False, elem_id="case-list", label="Saved test cases")
+    with gr.Accordion(t("cases.panel"), open=True, elem_id="eval-panel"):
+        cases = gr.Dataframe(headers=CASE_HEADERS, interactive=False, elem_id="case-list", label=t("cases.saved"))
         with gr.Row():
-            to_delete = gr.Dropdown(label="Test case to delete · 删除用例", elem_id="case-delete-choice", scale=3)
-            delete = gr.Button("Delete · 删除", variant="stop", elem_id="case-delete", scale=1)
-        gr.Markdown("Try a change before keeping it (the current settings always run too) · 先试后改：")
+            to_delete = gr.Dropdown(label=t("cases.to_delete"), elem_id="case-delete-choice", scale=3)
+            delete = gr.Button(t("common.delete"), variant="stop", elem_id="case-delete", scale=1)
+        gr.Markdown(t("cases.try"))
         with gr.Row():
-            fusion = gr.Dropdown(FUSIONS.names(), value=s.fusion, label="Fusion", elem_id="eval-fusion")
-            top_k = gr.Number(s.context_top_k, precision=0, minimum=1, label="Chunks in prompt", elem_id="eval-topk")
-            limit = gr.Number(s.candidate_limit, precision=0, minimum=1, label="Candidates to rerank")
+            fusion = gr.Dropdown(FUSIONS.names(), value=s.fusion, label=t("cases.fusion"), elem_id="eval-fusion")
+            top_k = gr.Number(s.context_top_k, precision=0, minimum=1, label=t("cases.top_k"), elem_id="eval-topk")
+            limit = gr.Number(s.candidate_limit, precision=0, minimum=1, label=t("cases.limit"))
             min_score = gr.Number(s.min_rerank_score, label="min_rerank_score")
-            rerank = gr.Checkbox(
-                engine.status().reranking_enabled, label="Rerank (the shipped model, if off)", elem_id="eval-rerank"
-            )
-        run = gr.Button("Run evaluation · 运行评估", variant="primary", elem_id="eval-run")
+            rerank = gr.Checkbox(engine.status().reranking_enabled, label=t("cases.rerank"), elem_id="eval-rerank")
+        run = gr.Button(t("cases.run"), variant="primary", elem_id="eval-run")
         metrics = gr.Markdown(elem_id="eval-metrics")
         chart = gr.Plot(label="Hit rate, MRR, nDCG", elem_id="eval-chart")
         results = gr.Dataframe(headers=RESULT_HEADERS, interactive=False, elem_id="eval-results", wrap=True)

@@ -21,14 +21,15 @@ from ragapp.engine.engine import Engine
 from ragapp.tracing.model import Trace
 from ragapp.ui import trace_views as views
 from ragapp.ui.handlers import user_errors
+from ragapp.ui.i18n import t
 from ragapp.ui.state import actor_of, owner_of
 from ragapp.ui.testcases import build_eval_panel, build_save_case
 from ragapp.ui.trace_charts import waterfall
 
 STATUS_FILTER = ["all", "ok", "degraded", "failed", "clarified", "not found", "cancelled"]
 MODE_FILTER = ["all", "workflow", "agent", "auto", "ingest"]
-FEEDBACK_FILTER = [("all", "all"), ("👎 thumbs down", "down"), ("👍 thumbs up", "up"), ("any feedback", "any"),
-                   ("no feedback", "none")]  # fmt: skip
+FEEDBACK_FILTER = [(t("traces.all"), "all"), (t("traces.down"), "down"), (t("traces.up"), "up"),
+                   (t("traces.any"), "any"), (t("traces.none"), "none")]  # fmt: skip
 CHANNEL_HEADERS = ["Channel", "Rank", "Score", "Document", "Chunk id"]
 INTENT_HEADERS = ["Question", "Intent (✓ chosen)", "Score", "Action", "Why"]
 AGENT_HEADERS = ["Step", "Tool", "Arguments", "Status", "Seconds", "Result or error"]
@@ -161,54 +162,49 @@ def _frame(rows: list[list[Any]], headers: list[str]) -> pd.DataFrame:
 
 def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
     h = TraceHandlers(engine)
-    with gr.Tab("Traces · 追踪", id="traces") as tab:
-        gr.Markdown(
-            "Every question and upload leaves a trace here (only you see yours). Pick one to see what happened "
-            "inside. · 每次提问和上传都会留下追踪记录（仅自己可见），点击一行查看内部过程。"
-        )
+    with gr.Tab(t("traces.tab"), id="traces") as tab:
+        gr.Markdown(t("traces.intro"))
         with gr.Row():
             text = gr.Textbox(
-                label="Filter · 筛选", placeholder="words in the question", elem_id="trace-filter", scale=3
+                label=t("traces.filter"), placeholder=t("traces.filter_placeholder"), elem_id="trace-filter", scale=3
             )
-            status = gr.Dropdown(STATUS_FILTER, value="all", label="Status · 状态", elem_id="trace-status", scale=1)
-            mode = gr.Dropdown(MODE_FILTER, value="all", label="Mode · 模式", elem_id="trace-mode", scale=1)
+            status = gr.Dropdown(STATUS_FILTER, value="all", label=t("traces.status"), elem_id="trace-status", scale=1)
+            mode = gr.Dropdown(MODE_FILTER, value="all", label=t("traces.mode"), elem_id="trace-mode", scale=1)
             rating = gr.Dropdown(
-                FEEDBACK_FILTER, value="all", label="Feedback · 反馈", elem_id="trace-feedback", scale=1
+                FEEDBACK_FILTER, value="all", label=t("traces.feedback"), elem_id="trace-feedback", scale=1
             )
             everyone = gr.Checkbox(
-                label="Everyone's · 所有用户", value=False, visible=False, elem_id="trace-everyone", scale=1
+                label=t("traces.everyone"), value=False, visible=False, elem_id="trace-everyone", scale=1
             )
-            refresh = gr.Button("Refresh · 刷新", elem_id="trace-refresh", scale=1)
+            refresh = gr.Button(t("traces.refresh"), elem_id="trace-refresh", scale=1)
         ids = gr.State([])
         listing = gr.Dataframe(
             headers=views.SUMMARY_HEADERS,
             interactive=False,
             elem_id="trace-list",
-            label="Recent requests · 最近的请求 (click one · 点击查看)",
+            label=t("traces.recent"),
             max_height=320,
         )
         current = gr.State(None)
         with gr.Column(visible=False, elem_id="trace-detail") as detail:
             head = gr.Markdown(elem_id="trace-header")
-            plot = gr.Plot(label="Waterfall · 时间线", elem_id="trace-waterfall")
-            with gr.Accordion("Intent scores · 意图得分", open=False):
+            plot = gr.Plot(label=t("traces.waterfall"), elem_id="trace-waterfall")
+            with gr.Accordion(t("traces.intents"), open=False):
                 intents = gr.Dataframe(headers=INTENT_HEADERS, interactive=False, elem_id="trace-intents")
-            search = gr.Dropdown(label="Search · 检索", choices=[], elem_id="trace-search", visible=False)
+            search = gr.Dropdown(label=t("traces.search"), choices=[], elem_id="trace-search", visible=False)
             note = gr.Markdown(elem_id="trace-search-note")
-            fused = gr.Dataframe(
-                interactive=False, elem_id="trace-fused", label="Fused candidates · 融合结果", wrap=True
-            )
-            with gr.Accordion("Each channel's hits · 各通道命中", open=False):
+            fused = gr.Dataframe(interactive=False, elem_id="trace-fused", label=t("traces.fused"), wrap=True)
+            with gr.Accordion(t("traces.channels"), open=False):
                 channels = gr.Dataframe(headers=CHANNEL_HEADERS, interactive=False, elem_id="trace-channels")
-            with gr.Accordion("Model calls: exact prompts and completions · 模型调用", open=False):
+            with gr.Accordion(t("traces.calls"), open=False):
                 calls = gr.Markdown(elem_id="trace-llm")
-            with gr.Accordion("Agent steps · 智能体步骤", open=False):
+            with gr.Accordion(t("traces.agent"), open=False):
                 steps = gr.Dataframe(headers=AGENT_HEADERS, interactive=False, elem_id="trace-agent")
             with gr.Row():
-                doc = gr.Dropdown(label="Why not this document? · 为什么没有检索到", elem_id="why-doc", scale=3)
-                why = gr.Button("Explain · 解释", elem_id="why-button", scale=1)
+                doc = gr.Dropdown(label=t("traces.why_doc"), elem_id="why-doc", scale=3)
+                why = gr.Button(t("traces.why"), elem_id="why-button", scale=1)
             why_text = gr.Markdown(elem_id="why-text")
-            exported = gr.File(label="Export JSON · 导出", elem_id="trace-export", interactive=False)
+            exported = gr.File(label=t("traces.export"), elem_id="trace-export", interactive=False)
             save_form = build_save_case()
         cases_h, cases, to_delete = build_eval_panel(engine, owner, current, save_form)
         expected = save_form[0]

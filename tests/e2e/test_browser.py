@@ -49,13 +49,13 @@ def test_upload_then_ask_cites_the_uploaded_file(page: object, tmp_path: Path, a
     upload = tmp_path / "orion_kettle_k9.md"
     upload.write_text(UPLOAD_TEXT, encoding="utf-8")
 
-    page.get_by_role("tab", name="Knowledge · 知识库").click()  # type: ignore[attr-defined]
+    page.get_by_role("tab", name="Knowledge").click()  # type: ignore[attr-defined]
     _choose_file(page, upload)
     page.locator("#add-files").click()  # type: ignore[attr-defined]
     page.locator("#ingest-report").get_by_text("orion_kettle_k9.md: added").wait_for(timeout=120_000)  # type: ignore[attr-defined]
     page.locator("#documents").get_by_text("orion_kettle_k9.md").first.wait_for()  # type: ignore[attr-defined]
 
-    page.get_by_role("tab", name="Chat · 对话").click()  # type: ignore[attr-defined]
+    page.get_by_role("tab", name="Chat").click()  # type: ignore[attr-defined]
     box = page.locator("#question textarea")  # type: ignore[attr-defined]
     box.fill("How often should the limescale filter of the Orion Kettle K9 be rinsed?")
     box.press("Enter")
@@ -85,7 +85,7 @@ def test_off_topic_question_says_not_in_knowledge_base(page: object) -> None:
 def test_upload_of_corrupt_file_reports_error_and_keeps_documents(page: object, tmp_path: Path) -> None:
     bad = tmp_path / "broken.pdf"
     bad.write_bytes(b"%PDF-1.4 this is not really a pdf")
-    page.get_by_role("tab", name="Knowledge · 知识库").click()  # type: ignore[attr-defined]
+    page.get_by_role("tab", name="Knowledge").click()  # type: ignore[attr-defined]
     rows_before = page.locator("#documents tbody tr").count()  # type: ignore[attr-defined]
     _choose_file(page, bad)
     page.locator("#add-files").click()  # type: ignore[attr-defined]
@@ -104,7 +104,7 @@ def test_upload_into_a_new_knowledge_base_and_ask_within_it(page: object, tmp_pa
     upload = tmp_path / "vega_vr3.md"
     upload.write_text(SCOPED_TEXT, encoding="utf-8")
 
-    page.get_by_role("tab", name="Knowledge · 知识库").click()  # type: ignore[attr-defined]
+    page.get_by_role("tab", name="Knowledge").click()  # type: ignore[attr-defined]
     kb_box = page.locator("#kb-choice input")  # type: ignore[attr-defined]
     kb_box.fill("e2e routers")  # a new name: the dropdown takes custom values
     kb_box.press("Enter")
@@ -114,7 +114,7 @@ def test_upload_into_a_new_knowledge_base_and_ask_within_it(page: object, tmp_pa
     # The KB column shows the new base (visible only: the table keeps a hidden row for sizing its columns).
     page.locator("#documents").get_by_text("e2e routers").filter(visible=True).first.wait_for()  # type: ignore[attr-defined]
 
-    page.get_by_role("tab", name="Chat · 对话").click()  # type: ignore[attr-defined]
+    page.get_by_role("tab", name="Chat").click()  # type: ignore[attr-defined]
     page.locator("#chat-scope input").click()  # type: ignore[attr-defined]
     page.get_by_role("option", name="e2e routers").click()  # type: ignore[attr-defined]  # listed after the upload
     page.locator("#chatbot").click()  # type: ignore[attr-defined]  # close the option list

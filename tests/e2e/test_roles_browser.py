@@ -43,11 +43,11 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     page.get_by_text("Incorrect").first.wait_for()  # the same words for a wrong name (see test_login_throttle)
     _sign_in(page, "rita", "reader password")
     assert "rita" in page.locator("#account").inner_text() and "reader" in page.locator("#account").inner_text()
-    page.get_by_role("tab", name="Knowledge · 知识库").click()
+    page.get_by_role("tab", name="Knowledge").click()
     page.locator("#documents").wait_for()
     assert page.locator("#upload").count() == 0 or not page.locator("#upload").is_visible()
     assert page.locator("#delete").count() == 0 or not page.locator("#delete").is_visible()
-    page.get_by_role("tab", name="Intents · 意图").click()
+    page.get_by_role("tab", name="Intents").click()
     page.locator("#intent-tree").wait_for()  # a reader may look at the tree...
     assert not page.locator("#intent-save").is_visible() and not page.locator("#intent-import").is_visible()
     page.screenshot(path=str(artifacts / "reader.png"), full_page=True)
@@ -55,11 +55,11 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
 
     editor = open_page(url)
     _sign_in(editor, "eddie", "editor password")
-    editor.get_by_role("tab", name="Knowledge · 知识库").click()
+    editor.get_by_role("tab", name="Knowledge").click()
     editor.locator("#upload").wait_for(state="visible")
     editor.locator("#documents").get_by_text("budget_2027.md").first.wait_for(state="attached")  # eddie may read it
     editor.locator("#delete").wait_for(state="visible")
-    editor.get_by_role("tab", name="Intents · 意图").click()
+    editor.get_by_role("tab", name="Intents").click()
     editor.locator("#intent-save").wait_for(state="visible")
 
 
@@ -69,5 +69,5 @@ def test_with_accounts_off_the_header_says_so(
     _rig, url = scripted_app()
     page = open_page(url)
     page.locator("#account").get_by_text("Accounts are off").wait_for()
-    page.get_by_role("tab", name="Knowledge · 知识库").click()
+    page.get_by_role("tab", name="Knowledge").click()
     page.locator("#upload").wait_for(state="visible")

@@ -31,7 +31,7 @@ def test_trace_of_a_question_then_a_test_case_and_its_evaluation(page: object, a
     page.wait_for_function(DONE, timeout=600_000)  # type: ignore[attr-defined]
     assert "E07" in chat.inner_text()
 
-    page.get_by_role("tab", name="Traces · 追踪").click()  # type: ignore[attr-defined]
+    page.get_by_role("tab", name="Traces").click()  # type: ignore[attr-defined]
     listing = page.locator("#trace-list")  # type: ignore[attr-defined]
     row = listing.locator(QUESTION_CELLS, has_text=QUESTION).first
     for _ in range(120):  # the trace is written when the request ends (the chat may still be streaming)

@@ -130,7 +130,8 @@ def test_picking_a_node_fills_the_form(h: IntentHandlers) -> None:
 
     *_, kind, kbs, top_k, prompt, _message = h.pick("hello")
     assert kind == "SYSTEM" and kbs["visible"] is False and top_k["visible"] is False
-    assert prompt["value"] == "Say hello." and prompt["visible"] is True and "Reply" in prompt["label"]
+    assert prompt["value"] == "Say hello." and prompt["visible"] is True
+    assert prompt["label"].key == "ragapp.intents.prompt_system"
 
     code, parent, name, *_rest = h.pick(NEW)
     assert (code, name, parent["value"]) == ("", "", TOP)

@@ -1,0 +1,316 @@
+"""The page's words in English and Chinese, translated in the browser by Gradio's ``gr.I18n``.
+
+Gradio's frontend picks the language from the browser (``navigator.language``: zh-CN and zh-TW read the ``zh``
+texts, every other language the ``en`` ones) and translates each label, placeholder, info, button, tab,
+accordion, choice and Markdown text that holds a key made by ``t(key)``. ``HEAD`` (mounted with the page) adds
+the header's switch: a click on English or 中文 changes the page's language at once and the browser remembers it;
+``?lang=en``, ``?lang=zh`` or ``?lang=auto`` (back to the browser's language) in the address do the same.
+
+What handlers compute at run time (toasts, the status line, reports, the chat's step bubbles) is plain text,
+which Gradio does not translate: those messages still say both languages.
+"""
+
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+from gradio.i18n import I18nData
+
+# Gradio translates any displayed string that equals a key: the prefix keeps the keys apart from what users type.
+PREFIX = "ragapp."
+
+# key: (English, Chinese). The English words are the ones the browser tests look for.
+TEXTS: dict[str, tuple[str, str]] = {
+    # The header and the sidebar of chats
+    "header.tagline": ("Ask questions about your documents", "就你的文档提问"),
+    "chats.sidebar": ("Chats", "会话"),
+    "chats.new": ("➕ New chat", "➕ 新对话"),
+    "chats.past": ("Past chats", "历史对话"),
+    "chats.title": ("New title", "新标题"),
+    "chats.rename": ("Rename", "重命名"),
+    "common.delete": ("Delete", "删除"),
+    # The Chat tab
+    "chat.tab": ("Chat", "对话"),
+    "chat.chatbot": ("Chat", "对话"),
+    "chat.placeholder": ("Ask about the documents in the knowledge base.", "请输入关于知识库文档的问题。"),
+    "chat.feedback_placeholder": ("What was wrong with this answer? (optional)", "这个回答哪里不对？（可选）"),
+    "chat.feedback_send": ("Send feedback", "提交反馈"),
+    "chat.save_case": ("Save as test case", "存为测试用例"),
+    "chat.question": ("Type a question and press Enter", "输入问题后按回车"),
+    "chat.send": ("Send", "发送"),
+    "chat.clear": ("New chat", "新对话"),
+    "chat.scope": ("Search in", "检索范围"),
+    "chat.scope_info": ("Knowledge bases to search; none picked searches them all", "不选则检索全部知识库"),
+    "chat.mode": ("Mode", "模式"),
+    "chat.mode_info": (
+        "Workflow: one search, then the answer (fast). Agent: the model searches step by step (slower; for "
+        "comparisons and multi-part questions). Auto: picks one per question",
+        "工作流：检索一次后作答（快）；智能体：模型逐步调用工具检索（较慢，适合比较和多步问题）；自动：按问题选择",
+    ),
+    "mode.workflow": ("Workflow", "工作流"),
+    "mode.agent": ("Agent", "智能体"),
+    "mode.auto": ("Auto", "自动"),
+    "chat.examples": ("Examples", "示例问题"),
+    # The Knowledge tab
+    "kb.tab": ("Knowledge", "知识库"),
+    "kb.choice": ("Knowledge base", "知识库"),
+    "kb.choice_info": ("Where the files go; type a new name to create one", "文件存入的知识库，输入新名称即可新建"),
+    "kb.upload": ("Drop files here", "拖入文件"),
+    "kb.add": ("Add to knowledge base", "加入知识库"),
+    "kb.documents": ("Documents", "文档"),
+    "kb.left_out": ("Left out of the index", "未编入索引的页面"),
+    "kb.to_delete": ("Document to delete", "要删除的文档"),
+    # The Intents tab
+    "intents.tab": ("Intents", "意图"),
+    "intents.intro": (
+        "Questions are routed by this tree: **groups** organise it, **KB** leaves search their knowledge bases, "
+        "**SYSTEM** leaves reply directly (greetings, who-are-you). Pick an intent to edit it, or *New intent* to "
+        "add one.",
+        "问题按此意图树路由：**分组**用于组织，**KB** 叶子检索其知识库，**SYSTEM** 叶子直接回复（问候、自我介绍）。"
+        "选择意图进行编辑，或*新建意图*。",
+    ),
+    "intents.tree": ("Intent tree", "意图树"),
+    "intents.edit": ("### ✏️ Edit", "### ✏️ 编辑"),
+    "intents.pick": ("Intent", "意图"),
+    "intents.pick_info": ("Pick an intent to edit, or ➕ New intent to add one", "选择要编辑的意图，或新建意图"),
+    "intents.new": ("➕ New intent", "➕ 新建意图"),
+    "intents.top": ("(top level)", "（顶层）"),
+    "intents.code": ("Code", "代码"),
+    "intents.code_info": (
+        "Unique id: lowercase letters, digits, '_', '.', '-'",
+        "唯一编号：小写字母、数字、'_'、'.'、'-'",
+    ),
+    "intents.parent": ("Parent", "上级"),
+    "intents.parent_info": ("Changing it moves the intent (and what is under it)", "修改即移动该意图（及其下级）"),
+    "intents.name": ("Name", "名称"),
+    "intents.name_placeholder": ("Accessories", "配件"),
+    "intents.description": ("Description", "描述"),
+    "intents.description_info": (
+        "What questions belong here: the classifier reads it",
+        "哪些问题属于这里：分类模型会阅读此描述",
+    ),
+    "intents.examples": ("Example questions, one per line", "示例问题（每行一个）"),
+    "intents.kind": ("Kind", "类型"),
+    "intents.kind_info": ("A node with child intents is a group", "有子意图的节点是分组"),
+    "intents.kind_group": ("Group (has child intents)", "分组（含子意图）"),
+    "intents.kind_kb": ("KB (search knowledge bases)", "KB（检索知识库）"),
+    "intents.kind_system": ("SYSTEM (reply directly)", "SYSTEM（直接回复）"),
+    "intents.kbs": ("Knowledge bases", "知识库"),
+    "intents.kbs_info": ("Searched for this intent", "该意图检索的知识库"),
+    "intents.top_k_info": ("Chunks in the prompt; 0 or empty = the default", "放入提示的片段数；0 或留空为默认"),
+    "intents.prompt": ("Extra answer instructions", "额外回答指令"),
+    "intents.prompt_system": ("Reply instructions", "回复指令"),
+    "intents.prompt_info": ("Optional; for SYSTEM leaves, how to reply", "可选；SYSTEM 意图为回复指令"),
+    "intents.save": ("Save", "保存"),
+    "intents.delete_note": ("Deleting a group deletes everything under it", "删除分组会同时删除其下所有意图"),
+    "intents.io": ("### 📦 Import / export", "### 📦 导入 / 导出"),
+    "intents.file": ("Intent tree file (.yaml, .yml, .json)", "意图树文件（.yaml、.yml、.json）"),
+    "intents.import": ("Import (replaces the tree)", "导入（替换整棵树）"),
+    "intents.export_yaml": ("Export YAML", "导出 YAML"),
+    "intents.export_json": ("Export JSON", "导出 JSON"),
+    "intents.download": ("Download", "下载"),
+    "intents.test_heading": ("### 🧪 Test a question", "### 🧪 测试问题"),
+    "intents.test_placeholder": ("Type a question to see how it would be routed", "输入问题，查看路由结果"),
+    "intents.test": ("Test", "测试"),
+    "intents.scores": ("Every leaf's score", "各叶子意图得分"),
+    # The Traces tab
+    "traces.tab": ("Traces", "追踪"),
+    "traces.intro": (
+        "Every question and upload leaves a trace here (only you see yours). Pick one to see what happened inside.",
+        "每次提问和上传都会留下追踪记录（仅自己可见），点击一行查看内部过程。",
+    ),
+    "traces.filter": ("Filter", "筛选"),
+    "traces.filter_placeholder": ("words in the question", "问题中的词"),
+    "traces.status": ("Status", "状态"),
+    "traces.mode": ("Mode", "模式"),
+    "traces.feedback": ("Feedback", "反馈"),
+    "traces.all": ("all", "全部"),
+    "traces.down": ("👎 thumbs down", "👎 差评"),
+    "traces.up": ("👍 thumbs up", "👍 好评"),
+    "traces.any": ("any feedback", "有反馈"),
+    "traces.none": ("no feedback", "无反馈"),
+    "traces.everyone": ("Everyone's", "所有用户"),
+    "traces.refresh": ("Refresh", "刷新"),
+    "traces.recent": ("Recent requests (click one)", "最近的请求（点击查看）"),
+    "traces.waterfall": ("Waterfall", "时间线"),
+    "traces.intents": ("Intent scores", "意图得分"),
+    "traces.search": ("Search", "检索"),
+    "traces.fused": ("Fused candidates", "融合结果"),
+    "traces.channels": ("Each channel's hits", "各通道命中"),
+    "traces.calls": ("Model calls: exact prompts and completions", "模型调用：完整提示与输出"),
+    "traces.agent": ("Agent steps", "智能体步骤"),
+    "traces.why_doc": ("Why not this document?", "为什么没有检索到这份文档？"),
+    "traces.why": ("Explain", "解释"),
+    "traces.export": ("Export JSON", "导出 JSON"),
+    # Test cases and evaluation (in the Traces tab)
+    "cases.docs": ("Documents that should answer it", "应命中的文档"),
+    "cases.save": ("Save as test case", "保存为测试用例"),
+    "cases.panel": ("Test cases and evaluation", "测试用例与评估"),
+    "cases.saved": ("Saved test cases", "已存的测试用例"),
+    "cases.to_delete": ("Test case to delete", "要删除的用例"),
+    "cases.try": (
+        "Try a change before keeping it (the current settings always run too)",
+        "先试后改（当前设置也总会一并运行）",
+    ),
+    "cases.fusion": ("Fusion", "融合方式"),
+    "cases.top_k": ("Chunks in prompt", "提示中的片段数"),
+    "cases.limit": ("Candidates to rerank", "重排候选数"),
+    "cases.rerank": ("Rerank (the shipped model, if off)", "重排（未开启时用内置模型）"),
+    "cases.run": ("Run evaluation", "运行评估"),
+    # The Admin tab
+    "admin.tab": ("Admin", "管理"),
+    "admin.intro": (
+        "Users sign in with the accounts listed here (the same file `python -m ragapp.users` edits); a change "
+        "counts from the user's next action.",
+        "此处管理登录账户（与命令行 `python -m ragapp.users` 编辑同一文件），修改在用户下次操作时生效。",
+    ),
+    "admin.accounts_off": (
+        "👤 **Accounts are off**: one local user may do everything, so there are no users to manage. To ask "
+        "people to sign in, add an admin with `python -m ragapp.users add NAME --role admin` and start the app "
+        "with `RAGAPP_AUTH__ENABLED=true`.",
+        "👤 **账户功能未开启**：一位本地用户可以做所有操作，没有要管理的用户。要让大家登录，请用 "
+        "`python -m ragapp.users add NAME --role admin` 添加管理员，并设置 `RAGAPP_AUTH__ENABLED=true` 启动应用。",
+    ),
+    "admin.users_heading": ("### 👥 Users", "### 👥 用户"),
+    "admin.users": ("Users", "用户"),
+    "admin.add_user": ("Add user", "添加用户"),
+    "admin.name": ("Name", "用户名"),
+    "admin.password": ("Password", "密码"),
+    "admin.password_info": ("At least 8 characters", "至少 8 个字符"),
+    "admin.role": ("Role", "角色"),
+    "admin.groups": ("Groups", "分组"),
+    "admin.change_user": ("Change a user", "修改用户"),
+    "admin.user": ("User", "用户"),
+    "admin.set_role": ("Change role", "修改角色"),
+    "admin.new_password": ("New password", "新密码"),
+    "admin.reset": ("Reset password", "重置密码"),
+    "admin.remove": ("Remove user", "删除用户"),
+    "admin.kb_heading": ("### 🔐 Knowledge-base access", "### 🔐 知识库权限"),
+    "admin.kb_table": ("Who may read and edit", "谁可以阅读和编辑"),
+    "admin.kb": ("Knowledge base", "知识库"),
+    "admin.readers": ("Readers", "可读"),
+    "admin.readers_info": (
+        "Names or group:NAME, comma-separated; none and no editors: open to all",
+        "用户名或 group:组名，逗号分隔；可读与可编辑都留空则对所有人开放",
+    ),
+    "admin.editors": ("Editors", "可编辑"),
+    "admin.save_kb": ("Save access", "保存权限"),
+    "admin.settings_heading": ("### ⚙️ Settings (read-only; secrets masked)", "### ⚙️ 设置（只读；密钥已隐藏）"),
+    "admin.settings": ("Effective settings", "当前设置"),
+    "role.reader": ("Reader", "读者"),
+    "role.editor": ("Editor", "编辑"),
+    "role.admin": ("Admin", "管理员"),
+}
+
+I18N = gr.I18n(
+    en={PREFIX + key: en for key, (en, _zh) in TEXTS.items()},
+    # Gradio looks a zh-CN or zh-TW browser's words up under zh-CN/zh-TW, then zh, then en.
+    zh={PREFIX + key: zh for key, (_en, zh) in TEXTS.items()},
+)
+
+
+def t(key: str) -> I18nData:
+    """The text ``key`` of ``TEXTS``, for a component property Gradio translates (label, info, placeholder, a
+    button's or a Markdown's value, a tab's or an accordion's label, a choice's label)."""
+    if key not in TEXTS:
+        raise KeyError(f"no text {key!r}: add it, in English and Chinese, to TEXTS in ragapp/ui/i18n.py")
+    return I18N(PREFIX + key)
+
+
+def t_str(key: str) -> str:
+    """``t(key)`` as the marked string Gradio's frontend translates, for properties typed ``str`` only (the
+    chatbot's placeholder)."""
+    return str(t(key))
+
+
+# Where the browser keeps the page's language ("en" or "zh"; none: the browser's language).
+STORAGE_KEY = "ragapp-lang"
+
+# Gradio's frontend has no setting for the language: it reads navigator.language once, before this script runs.
+# Its own Settings panel switches with changeLocale(), exported by its core module (loaded by then), which this
+# script imports. Everything on the page follows a change but the names of the tabs not open (Gradio 6.31: a
+# TabItem not shown keeps the label it was registered with), so the script renames those itself. On a page
+# being built it switches at once to a locale of ours alone ("zh", "en": no file of Gradio's to load, so set
+# before most of the page is built), then to the full one ("zh-CN", "en-US", with Gradio's own words). Gradio
+# knows zh-CN and zh-TW only: other Chinese browsers (zh, zh-HK, zh-SG) would get English, so they are switched
+# too. Any failure leaves the page in the browser's language.
+_TAB_KEYS = ("chat.tab", "kb.tab", "intents.tab", "traces.tab", "admin.tab")
+_SCRIPT = """<script>
+(() => {
+  const KEY = "__KEY__";
+  const TABS = __TABS__;
+  const FULL = { en: "en-US", zh: "zh-CN" };
+  const known = (lang) => lang === "en" || lang === "zh";
+  const stored = () => { try { return localStorage.getItem(KEY); } catch { return null; } };
+  const keep = (lang) => {
+    try { if (known(lang)) localStorage.setItem(KEY, lang); else localStorage.removeItem(KEY); } catch {}
+  };
+  const core = performance.getEntriesByType("resource").map((entry) => entry.name)
+    .find((name) => /\\/assets\\/core-[^/?]*\\.js$/.test(name));
+  const apply = (locale) => {
+    if (core) import(core).then((module) => module.changeLocale && module.changeLocale(locale)).catch(() => {});
+  };
+  const rename = (lang) => {
+    const other = lang === "zh" ? "en" : "zh";
+    document.querySelectorAll("[role=tablist] button, .overflow-menu button").forEach((button) => {
+      const text = button.firstChild;
+      const index = text && text.nodeType === Node.TEXT_NODE ? TABS[other].indexOf(text.nodeValue.trim()) : -1;
+      if (index >= 0) text.nodeValue = TABS[lang][index];  // the same node: Gradio's later updates still land
+    });
+  };
+  // Once the page is built and speaks ``locale``: the tabs renamed, and again a little later (late tabs).
+  const settled = (locale, tries = 300) => {
+    const ready = document.getElementById("language-switch") && document.documentElement.lang === locale;
+    if (ready) [0, 500, 2000].forEach((ms) => setTimeout(() => rename(locale.slice(0, 2)), ms));
+    else if (tries > 0) setTimeout(() => settled(locale, tries - 1), 100);
+  };
+  const switchTo = (locale) => { apply(locale); settled(locale); };
+  const asked = new URLSearchParams(window.location.search).get("lang");
+  if (asked) keep(asked);
+  const lang = stored();
+  const browser = navigator.language || "";
+  let full = null;
+  if (known(lang)) full = FULL[lang];
+  else if (/^zh/i.test(browser) && !/^zh-(CN|TW)$/i.test(browser)) {
+    full = /^zh-(HK|MO|Hant)/i.test(browser) ? "zh-TW" : "zh-CN";
+  }
+  if (full && full.slice(0, 2) !== (document.documentElement.lang || "").slice(0, 2)) apply(full.slice(0, 2));
+  if (full) {
+    const wait = (tries = 300) => {
+      if (document.getElementById("language-switch")) setTimeout(() => switchTo(full), 300);
+      else if (tries > 0) setTimeout(() => wait(tries - 1), 100);
+    };
+    wait();
+  }
+  // Capture: the links are a Markdown's, which would open them in a new tab.
+  document.addEventListener("click", (event) => {
+    const link = event.target instanceof Element ? event.target.closest("#language-switch a[href^='?lang=']") : null;
+    if (!link) return;
+    event.preventDefault();
+    event.stopPropagation();
+    const chosen = new URLSearchParams(link.getAttribute("href")).get("lang");
+    keep(chosen);
+    switchTo(FULL[chosen] || "en-US");
+  }, true);
+})();
+</script>""".replace("__KEY__", STORAGE_KEY).replace(
+    "__TABS__",
+    json.dumps({lang: [TEXTS[key][i] for key in _TAB_KEYS] for i, lang in enumerate(("en", "zh"))}, ensure_ascii=False),
+)
+
+# The page's language is on <html lang>: the examples of the other language are hidden, the current one is bold.
+_STYLE = """<style>
+html[lang^="zh"] #examples-en, html:not([lang^="zh"]) #examples-zh { display: none !important; }
+#language-switch { text-align: right; }
+#language-switch a { text-decoration: none; }
+html[lang^="zh"] #language-switch a[href="?lang=zh"],
+html:not([lang^="zh"]) #language-switch a[href="?lang=en"] { font-weight: bold; }
+</style>"""
+
+HEAD = _SCRIPT + _STYLE
+"""The page's ``head``: the language switch and the style that goes with it (mount it with ``I18N``)."""
+
+# The header's switch (a Markdown: gr.HTML runs scripts the page's Content-Security-Policy refuses). Each language
+# is named in itself, so that either reader finds theirs. The script reads a link's ?lang= on a page opened by it.
+SWITCH = "[English](?lang=en) · [中文](?lang=zh)"

@@ -1,0 +1,64 @@
+"""The page's texts: every key the UI uses has its English and its Chinese, and each says one language."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from ragapp.ui import i18n
+from ragapp.ui.i18n import I18N, PREFIX, TEXTS, t, t_str
+
+UI = Path(i18n.__file__).parent
+CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+def _keys_used() -> dict[str, list[str]]:
+    """Key -> the ui modules that pass it to ``t``/``t_str`` (as a literal: a computed key would escape this)."""
+    used: dict[str, list[str]] = {}
+    for path in sorted(p for p in UI.glob("*.py") if p.name != "i18n.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("t", "t_str"):
+                (arg,) = node.args
+                literal = isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                assert literal, f"{path.name}: t() of a non-literal"
+                used.setdefault(arg.value, []).append(path.name)
+    return used
+
+
+def test_every_key_used_has_both_languages() -> None:
+    used = _keys_used()
+    assert len(used) > 100  # the scan found the layout's calls
+    missing = {key: files for key, files in used.items() if key not in TEXTS}
+    assert not missing, f"add these to TEXTS in ragapp/ui/i18n.py: {missing}"
+    assert sorted(set(TEXTS) - set(used)) == [], "keys no module uses"
+
+
+@pytest.mark.parametrize("key", sorted(TEXTS))
+def test_each_text_is_one_language(key: str) -> None:
+    en, zh = TEXTS[key]
+    assert en.strip() and zh.strip()
+    assert not CJK.search(en), f"{key}: Chinese in the English text"
+    assert CJK.search(zh), f"{key}: no Chinese in the Chinese text"
+    assert " · " not in en + zh, f"{key}: a doubled 'English · 中文' text"
+
+
+def test_the_i18n_object_holds_every_key_in_both_languages() -> None:
+    translations = I18N.translations_dict
+    assert set(translations) == {"en", "zh"}  # zh-CN and zh-TW browsers fall back to zh in Gradio's frontend
+    assert set(translations["en"]) == set(translations["zh"]) == {PREFIX + key for key in TEXTS}
+    assert translations["en"][PREFIX + "kb.tab"] == "Knowledge" and translations["zh"][PREFIX + "kb.tab"] == "知识库"
+
+
+def test_t_marks_the_key_for_the_frontend() -> None:
+    assert t("chat.send").key == "ragapp.chat.send"
+    assert t_str("chat.placeholder").startswith("__i18n__") and '"ragapp.chat.placeholder"' in t_str("chat.placeholder")
+    with pytest.raises(KeyError, match="add it, in English and Chinese"):
+        t("chat.no_such_text")
+
+
+def test_the_switch_links_name_each_language_in_itself() -> None:
+    assert i18n.SWITCH == "[English](?lang=en) · [中文](?lang=zh)"
+    assert i18n.STORAGE_KEY in i18n.HEAD and "changeLocale" in i18n.HEAD and "__KEY__" not in i18n.HEAD
