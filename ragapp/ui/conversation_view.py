@@ -7,12 +7,13 @@ feedback). Pure functions: tested without a browser.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import gradio as gr
 
 from ragapp.core.types import ChatTurn
-from ragapp.ui.render import TurnView
+from ragapp.ui.render import EVIDENCE_LABEL, TurnView
 
 DELETED_MARK = " · 🗑️ document deleted · 文档已删除"
 _SHOWN_KEYS = ("role", "content", "metadata", "options")
@@ -69,6 +70,8 @@ def turn_records(view: TurnView) -> list[dict[str, Any]]:
     records = []
     for message in view.messages():
         citation = cites.get(id(message))
+        if citation is None and view.evidence is not None and str(message.content).startswith(EVIDENCE_LABEL):
+            citation = replace(view.evidence.citation, highlights=(view.evidence.quote,))  # the quote shown first
         record = record_of(message, trace_id=view.trace_id)
         if citation is not None:
             record |= {"doc_id": citation.chunk.doc_id, "chunk_id": citation.chunk.chunk_id}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import io
-import threading
 from typing import Any
 
 import gradio as gr
@@ -20,21 +19,10 @@ from ragapp.engine.engine import Engine
 from ragapp.engine.library import DocumentView
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.render import escape_text, highlighted
-from ragapp.ui.state import Session, actor_of, owner_of
+from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 CHUNK_HEADERS = ["#", "Page", "Heading", "Read as", "Text"]
 PREVIEW_CHARS = 300
-
-
-class UploadControl:
-    """Per browser session: the Stop button's signal to the upload in flight. Gradio copies a State's initial
-    value for each session; a copy is a fresh control (an Event cannot be copied, nor should it be shared)."""
-
-    def __init__(self) -> None:
-        self.cancel = threading.Event()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> UploadControl:
-        return UploadControl()
 
 
 def quality_line(view: DocumentView) -> str:

@@ -26,7 +26,7 @@ from ragapp.qa.pipeline import Clarified
 from ragapp.ui.conversation_view import record_of, turn_records
 from ragapp.ui.i18n import t
 from ragapp.ui.render import TurnView, escape_text, no_remote_content
-from ragapp.ui.state import Session, actor_of, owner_of
+from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -245,6 +245,7 @@ class Handlers:
         kb: str | None = DEFAULT_KB,
         scope: list[str] | None = None,
         owner: str | None = None,
+        control: UploadControl | None = None,
         request: gr.Request | None = None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
     ) -> tuple[str, list[list[Any]], Any, None, str, Any, Any]:
@@ -253,6 +254,9 @@ class Handlers:
         target = kb_name(kb or DEFAULT_KB)  # a bad name is refused before any file is read
         pairs = [(Path(f), Path(f).name) for f in files]
         progress(0.0, desc="Starting")
+        cancel = control.cancel if control is not None else None
+        if cancel is not None:
+            cancel.clear()  # a Stop pressed before this upload does not stop it
         try:
             results = self.engine.library.ingest(
                 pairs,
@@ -260,6 +264,7 @@ class Handlers:
                 target,
                 owner=owner_of(self.engine, owner, request),
                 actor=actor_of(self.engine, request),
+                cancel=cancel,
             )
         finally:
             # The text is in the stores now; Gradio's copy of the upload would stay on disk (and be served at

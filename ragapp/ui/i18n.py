@@ -61,6 +61,16 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.documents": ("Documents", "文档"),
     "kb.left_out": ("Left out of the index", "未编入索引的页面"),
     "kb.to_delete": ("Document to delete", "要删除的文档"),
+    "kb.stop": ("Stop upload", "停止上传"),
+    "kb.reindex": ("Index again", "重新索引"),
+    "kb.doc_hint": (
+        "Click a document in the table to see how it was read and what it was cut into.",
+        "点击表格中的文档，查看它的解析情况和切分出的片段。",
+    ),
+    "kb.doc_search": ("Find in this document's chunks", "在该文档的片段中查找"),
+    "kb.doc_chunks": ("Chunks", "片段"),
+    "cite.close": ("Close", "关闭"),
+    "cite.page": ("The cited page", "引用的页面"),
     # The Intents tab
     "intents.tab": ("Intents", "意图"),
     "intents.intro": (

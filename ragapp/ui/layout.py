@@ -1,4 +1,4 @@
-"""The Gradio app: Chat, Knowledge, Intents and Traces tabs."""
+"""The Gradio app: Chat, Knowledge, Intents, Traces and Admin tabs, and the sidebar of past chats."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from ragapp.core.types import DEFAULT_KB
 from ragapp.engine.engine import Engine
 from ragapp.ui.admin import build_admin_tab
 from ragapp.ui.chats import ChatHistory, Feedback
+from ragapp.ui.documents import CHUNK_HEADERS, DocumentHandlers
 from ragapp.ui.handlers import DOC_HEADERS, MODE_CHOICES, Handlers
 from ragapp.ui.i18n import SWITCH, t, t_str
 from ragapp.ui.intents_layout import build_intents_tab
-from ragapp.ui.state import ensure_owner
+from ragapp.ui.state import UploadControl, ensure_owner
 from ragapp.ui.traces import build_traces_tab
 
 ASSETS = REPO_ROOT / "assets"
@@ -45,7 +46,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
         owner = gr.BrowserState("", storage_key="ragapp-owner")
         # The chat open in this browser, reopened on reload (only ever one of the owner's own).
         open_chat = gr.BrowserState("", storage_key="ragapp-open-chat")
-        history, feedback = ChatHistory(engine), Feedback(engine)
+        history, feedback, documents = ChatHistory(engine), Feedback(engine), DocumentHandlers(engine)
+        upload_control = gr.State(UploadControl())  # the Stop button's signal, one per browser session
         with gr.Sidebar(label=t("chats.sidebar"), open=False, elem_id="chats-sidebar"):
             new_chat = gr.Button(t("chats.new"), elem_id="new-chat")
             chat_list = gr.Radio(choices=[], label=t("chats.past"), elem_id="chat-list")
@@ -66,6 +68,15 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     buttons=["copy"],
                     placeholder=t_str("chat.placeholder"),
                 )
+                # A citation clicked in the chat: its page, the passage marked (or its section, for other files).
+                with gr.Column(visible=False, elem_id="citation-view") as citation_view:
+                    with gr.Row():
+                        citation_title = gr.Markdown(elem_id="citation-title")
+                        close_citation = gr.Button(t("cite.close"), size="sm", elem_id="citation-close", scale=0)
+                    citation_page = gr.Image(
+                        label=t("cite.page"), type="pil", interactive=False, visible=False, elem_id="citation-page"
+                    )
+                    citation_section = gr.Markdown(elem_id="citation-section")
                 # Opened by a thumbs-down: say what was wrong, or keep the question as a test case.
                 with gr.Row(visible=False, elem_id="feedback-row") as feedback_row:
                     comment = gr.Textbox(
@@ -126,7 +137,9 @@ def build_ui(engine: Engine) -> gr.Blocks:
                         file_types=extensions,
                         elem_id="upload",
                     )
-                    add = gr.Button(t("kb.add"), variant="primary", elem_id="add-files")
+                    with gr.Row():
+                        add = gr.Button(t("kb.add"), variant="primary", elem_id="add-files", scale=4)
+                        stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1)
                 report = gr.Markdown(elem_id="ingest-report")
                 docs = gr.Dataframe(
                     value=handlers.documents_table if public else [],
@@ -135,6 +148,15 @@ def build_ui(engine: Engine) -> gr.Blocks:
                     elem_id="documents",
                     label=t("kb.documents"),
                 )
+                gr.Markdown(t("kb.doc_hint"), elem_id="doc-hint")
+                doc_id = gr.State("")
+                with gr.Column(visible=False, elem_id="doc-view") as doc_view:
+                    doc_quality = gr.Markdown(elem_id="doc-quality")
+                    doc_search = gr.Textbox(show_label=False, placeholder=t("kb.doc_search"), elem_id="doc-search")
+                    doc_chunks = gr.Dataframe(
+                        headers=CHUNK_HEADERS, interactive=False, wrap=True, max_height=420, label=t("kb.doc_chunks"),
+                        elem_id="doc-chunks",
+                    )  # fmt: skip
                 with gr.Accordion(t("kb.left_out"), open=False):
                     left_out = gr.Markdown(handlers.left_out_report if public else "", elem_id="left-out")
                 with gr.Row() as deleting:
@@ -147,6 +169,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
                         elem_id="delete-choice",
                         scale=4,
                     )
+                    reindex = gr.Button(t("kb.reindex"), elem_id="reindex", scale=1)
                     delete = gr.Button(t("common.delete"), variant="stop", elem_id="delete", scale=1)
             with gr.Tab(t("intents.tab"), id="intents"):
                 intent_editing = build_intents_tab(engine)
@@ -184,9 +207,19 @@ def build_ui(engine: Engine) -> gr.Blocks:
         send_comment.click(feedback.comment, inputs=[comment, session, owner], outputs=[feedback_row, comment])
         comment.submit(feedback.comment, inputs=[comment, session, owner], outputs=[feedback_row, comment])
         save_case.click(feedback.save_case, inputs=[session, owner], outputs=[feedback_row])
+        citation = [citation_page, citation_title, citation_view, citation_section]
+        chatbot.select(documents.cite, inputs=[session], outputs=citation)
+        close_citation.click(lambda: gr.update(visible=False), outputs=[citation_view])
+        docs.select(documents.open, outputs=[doc_quality, doc_chunks, doc_id, doc_view])
+        doc_search.submit(documents.search, inputs=[doc_id, doc_search], outputs=[doc_chunks])
+        # Not queued: it must reach the upload while that one still runs.
+        stop.click(documents.stop, inputs=[upload_control], queue=False)
+        reindex.click(documents.reindex, inputs=[to_delete, owner], outputs=[report]).then(
+            handlers.refresh, inputs=[scope], outputs=[docs, to_delete, status, kb_choice, scope]
+        )
         add.click(
             handlers.upload,
-            inputs=[upload, kb_choice, scope, owner],
+            inputs=[upload, kb_choice, scope, owner, upload_control],
             outputs=[report, docs, to_delete, upload, status, kb_choice, scope],
         ).then(handlers.left_out_report, outputs=[left_out])
         delete.click(

@@ -307,12 +307,16 @@ def evidence_message(event: EvidenceEvent) -> gr.ChatMessage:
     )
 
 
+# A click on the passage (a chat message) opens it where it stands: the page drawn, or its section.
+OPEN_PAGE_HINT = "<sub>🔍 Click the passage to see it on its page · 点击原文查看所在页面</sub>"
+
+
 def citation_message(citation: Citation) -> gr.ChatMessage:
     """A collapsed message per citation: click its title (document and page) to read the cited passage, the
     sentences that support the answer highlighted."""
     return gr.ChatMessage(
         role="assistant",
-        content=highlighted(citation.chunk.text, citation.highlights),
+        content=f"{highlighted(citation.chunk.text, citation.highlights)}\n\n{OPEN_PAGE_HINT}",
         metadata={"title": f"📄 [{citation.number}] {escape_text(_where(citation))}", "status": "done"},
     )
 

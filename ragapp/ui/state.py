@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,17 @@ class Session:
 
     def recent(self) -> list[ChatTurn]:
         return list(self.history)
+
+
+class UploadControl:
+    """Per browser session: the Stop button's signal to the upload in flight. Gradio copies a State's initial
+    value for each session; a copy is a fresh control (an Event cannot be copied, nor should it be shared)."""
+
+    def __init__(self) -> None:
+        self.cancel = threading.Event()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UploadControl:
+        return UploadControl()
 
 
 def ensure_owner(engine: Any, stored: str | None, request: gr.Request | None = None) -> str:

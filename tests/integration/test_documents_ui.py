@@ -11,8 +11,9 @@ from typing import Any
 import gradio as gr
 import pytest
 
-from ragapp.ui.documents import DocumentHandlers, UploadControl, chunk_rows
+from ragapp.ui.documents import DocumentHandlers, chunk_rows
 from ragapp.ui.handlers import Handlers
+from ragapp.ui.state import UploadControl
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
-from ragapp.ui.render import UNSUPPORTED_MARK, TurnView, citation_title, highlighted
+from ragapp.ui.render import OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title, highlighted
 from ragapp.ui.state import Session
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries are covered for 12 months.", "warranty.pdf", page=3, heading="Battery")
@@ -67,7 +67,7 @@ def test_tokens_stream_into_one_answer_then_citations_follow() -> None:
     answer, citation = view.messages()
     assert answer.content == "Batteries are covered for 12 months [1]."
     assert citation.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"
-    assert citation.content == "Batteries are covered for 12 months."
+    assert citation.content == f"Batteries are covered for 12 months.\n\n{OPEN_PAGE_HINT}"
 
 
 def test_the_evidence_sentence_shows_before_the_answer_and_stays_above_it() -> None:
@@ -307,7 +307,7 @@ def test_the_checked_answer_replaces_the_draft_and_marks_the_unsupported_sentenc
     )
     assert view.answer == "Batteries are covered for 12 months [1]. Screens for 36 months."  # what history keeps
     assert source.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"
-    assert source.content == "<mark>Batteries are covered for 12 months.</mark>"
+    assert source.content == f"<mark>Batteries are covered for 12 months.</mark>\n\n{OPEN_PAGE_HINT}"
 
 
 def test_a_refused_answer_is_shown_as_it_is_with_the_closest_passages() -> None:
