@@ -45,7 +45,9 @@ def test_an_image_only_pdf_is_read_by_ocr_page_by_page(
     assert found and found[0].chunk.page == 1 and found[0].chunk.source == "scan.pdf"
 
 
-def test_a_photographed_page_is_read_by_ocr(make_engine: Callable[..., Any], make_documents: Any, tmp_path: Path) -> None:
+def test_a_photographed_page_is_read_by_ocr(
+    make_engine: Callable[..., Any], make_documents: Any, tmp_path: Path
+) -> None:
     rig = make_engine()
     path = make_documents.scan_image(tmp_path / "notice.png", CHINESE)
     (result,) = rig.engine.library.ingest([(path, path.name)])
@@ -67,7 +69,9 @@ def test_a_question_about_a_cell_reaches_the_model_with_its_header(
     make_engine: Callable[..., Any], make_documents: Any, tmp_path: Path
 ) -> None:
     rig = make_engine()
-    rows = [["Model", "Battery (min)", "Price (EUR)"]] + [[f"Model {i}", str(60 + i), str(300 + 10 * i)] for i in range(25)]
+    rows = [["Model", "Battery (min)", "Price (EUR)"]] + [
+        [f"Model {i}", str(60 + i), str(300 + 10 * i)] for i in range(25)
+    ]
     rows.insert(8, ["Beta", "150", "699"])
     path = make_documents.table_pdf(tmp_path / "prices.pdf", "Price list 2027", rows)
     (result,) = rig.engine.library.ingest([(path, path.name)])
