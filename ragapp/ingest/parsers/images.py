@@ -32,6 +32,11 @@ def parse_image(path: Path, name: str) -> ParsedDocument:
                 )
             image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # JPEG decodes straight to a smaller size
             picture = image.convert("RGB")
+    except Image.DecompressionBombError:  # PIL's own guard, for sizes far past ours
+        raise IngestError(
+            f"{name}: the image has far more pixels than the {MAX_PIXELS // 1_000_000} megapixel limit; scale it down "
+            "and upload it again."
+        ) from None
     except (UnidentifiedImageError, OSError) as exc:
         raise IngestError(f"{name}: this is not an image that can be read ({type(exc).__name__}).") from None
     if max(picture.size) > MAX_SIDE:
