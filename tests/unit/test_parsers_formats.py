@@ -162,3 +162,32 @@ def test_html_tables_become_markdown_tables(tmp_path: Path) -> None:
     assert section.heading == "Prices" and section.has_table
     assert section.text == f"All prices in euros.\n{TABLE}"
     assert parsed.report.tables == 1
+
+
+def test_epub_chapters_in_spine_order(tmp_path: Path) -> None:
+    import zipfile
+
+    path = tmp_path / "manual.epub"
+    chapter = "<html><body><h1>{title}</h1><p>{text}</p>{extra}</body></html>"
+    with zipfile.ZipFile(path, "w") as book:
+        book.writestr("mimetype", "application/epub+zip")
+        book.writestr(
+            "META-INF/container.xml",
+            '<container><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>',
+        )
+        book.writestr(
+            "OEBPS/content.opf",
+            '<package><manifest><item id="b" href="two.xhtml" media-type="application/xhtml+xml"/>'
+            '<item id="a" href="one.xhtml" media-type="application/xhtml+xml"/></manifest>'
+            '<spine><itemref idref="a"/><itemref idref="b"/></spine></package>',
+        )
+        book.writestr("OEBPS/one.xhtml", chapter.format(title="Charging", text="Charge for two hours.", extra=""))
+        rows = "".join(f"<tr>{''.join(f'<td>{c}</td>' for c in row)}</tr>" for row in ROWS)
+        book.writestr(
+            "OEBPS/two.xhtml", chapter.format(title="Prices", text="In euros.", extra=f"<table>{rows}</table>")
+        )
+    parsed = parse_file(path)
+    first, second = parsed.sections
+    assert (first.page, first.heading, first.text) == (1, "Charging", "Charge for two hours.")
+    assert (second.page, second.heading, second.has_table) == (2, "Prices", True)
+    assert second.text == f"In euros.\n{TABLE}" and parsed.report.tables == 1 and parsed.pages == 2

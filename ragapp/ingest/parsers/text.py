@@ -73,9 +73,15 @@ _TABLE_TAG = "ragapp-table"  # where a table was: its Markdown, visited like any
 def parse_html(path: Path, name: str) -> ParsedDocument:
     """Visible text grouped under h1-h6, tables as Markdown tables; scripts, styles and other invisible parts are
     dropped."""
+    sections, tables = html_sections(decode_text(path.read_bytes()))
+    return ParsedDocument(name=name, file_type="html", sections=tuple(sections), report=ParseReport(tables=tables))
+
+
+def html_sections(markup: str) -> tuple[list[Section], int]:
+    """The sections of an HTML page (the text under each heading) and how many tables it had."""
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(decode_text(path.read_bytes()), "html.parser")
+    soup = BeautifulSoup(markup, "html.parser")
     for tag in soup(["script", "style", "noscript", "template", "head", "svg"]):
         tag.decompose()
     tables = 0
@@ -111,7 +117,7 @@ def parse_html(path: Path, name: str) -> ParsedDocument:
         sections.append(Section(text="\n".join(buf), heading=heading, has_table=in_table))
     if not sections:  # markup without block tags: fall back to all visible text
         sections.append(Section(text=soup.get_text("\n", strip=True)))
-    return ParsedDocument(name=name, file_type="html", sections=tuple(sections), report=ParseReport(tables=tables))
+    return sections, tables
 
 
 PARSERS.register(".htm")(parse_html)
