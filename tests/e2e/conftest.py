@@ -137,3 +137,16 @@ def open_page(browser: Any) -> Iterator[Callable[[str], Any]]:
     yield open_at
     for context in contexts:
         context.close()
+
+
+def _sign_in(page: Any, name: str, password: str) -> None:
+    page.get_by_label("username").fill(name)
+    page.get_by_label("password").fill(password)
+    page.get_by_role("button", name="Login").click()
+    page.locator("#account").get_by_text("Signed in as").wait_for()
+
+
+@pytest.fixture()
+def sign_in() -> Callable[[Any, str, str], None]:
+    """``sign_in(page, name, password)``: fill Gradio's login page and wait for the header to name the user."""
+    return _sign_in

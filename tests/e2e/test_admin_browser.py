@@ -18,15 +18,12 @@ pytestmark = [pytest.mark.e2e]
 ADMIN_TAB = "Admin"
 
 
-def _sign_in(page: Any, name: str, password: str) -> None:
-    page.get_by_label("username").fill(name)
-    page.get_by_label("password").fill(password)
-    page.get_by_role("button", name="Login").click()
-    page.locator("#account").get_by_text("Signed in as").wait_for()
-
-
 def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
-    scripted_app: Callable[..., Any], open_page: Callable[[str], Any], tmp_path: Path, artifacts: Path
+    scripted_app: Callable[..., Any],
+    open_page: Callable[[str], Any],
+    tmp_path: Path,
+    artifacts: Path,
+    sign_in: Callable[[Any, str, str], None],
 ) -> None:
     users = tmp_path / "users.json"
     UserStore(users, 4).add("boss", "admin password", "admin")
@@ -35,7 +32,7 @@ def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
     )
 
     page = open_page(url)
-    _sign_in(page, "boss", "admin password")
+    sign_in(page, "boss", "admin password")
     page.get_by_role("tab", name=ADMIN_TAB).click()
     page.locator("#users-table").get_by_text("boss").first.wait_for(state="attached")
     page.locator("#new-user-name textarea").fill("newbie")
@@ -52,7 +49,7 @@ def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
     assert rig.engine.actor("newbie").role == "reader"
 
     fresh = open_page(url)
-    _sign_in(fresh, "newbie", "newbie password")
+    sign_in(fresh, "newbie", "newbie password")
     assert "newbie" in fresh.locator("#account").inner_text() and "reader" in fresh.locator("#account").inner_text()
     fresh.get_by_role("tab", name="Knowledge").wait_for()
     fresh.wait_for_timeout(1500)  # the load events have run: the tab stays hidden

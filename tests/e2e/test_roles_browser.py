@@ -16,15 +16,12 @@ from ragapp.store.users import KbRule, UserStore
 pytestmark = [pytest.mark.e2e]
 
 
-def _sign_in(page: Any, name: str, password: str) -> None:
-    page.get_by_label("username").fill(name)
-    page.get_by_label("password").fill(password)
-    page.get_by_role("button", name="Login").click()
-    page.locator("#account").get_by_text("Signed in as").wait_for()
-
-
 def test_a_reader_sees_no_editing_and_an_editor_does(
-    scripted_app: Callable[..., Any], open_page: Callable[[str], Any], tmp_path: Path, artifacts: Path
+    scripted_app: Callable[..., Any],
+    open_page: Callable[[str], Any],
+    tmp_path: Path,
+    artifacts: Path,
+    sign_in: Callable[[Any, str, str], None],
 ) -> None:
     users = tmp_path / "users.json"
     store = UserStore(users, 4)
@@ -41,7 +38,7 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     page.get_by_label("password").fill("wrong password")
     page.get_by_role("button", name="Login").click()
     page.get_by_text("Incorrect").first.wait_for()  # the same words for a wrong name (see test_login_throttle)
-    _sign_in(page, "rita", "reader password")
+    sign_in(page, "rita", "reader password")
     assert "rita" in page.locator("#account").inner_text() and "reader" in page.locator("#account").inner_text()
     page.get_by_role("tab", name="Knowledge").click()
     page.locator("#documents").wait_for()
@@ -54,7 +51,7 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     assert "budget_2027.md" not in page.content()  # not in the table, the lists or the page's data
 
     editor = open_page(url)
-    _sign_in(editor, "eddie", "editor password")
+    sign_in(editor, "eddie", "editor password")
     editor.get_by_role("tab", name="Knowledge").click()
     editor.locator("#upload").wait_for(state="visible")
     editor.locator("#documents").get_by_text("budget_2027.md").first.wait_for(state="attached")  # eddie may read it
