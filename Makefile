@@ -15,7 +15,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-injection bench-parsers
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -89,12 +89,16 @@ bench-answer: setup
 bench-load: setup
 	$(PY) -m ragbench.bench load --users 4 --questions 8 --output results/bench/load.json
 
-# Instructions planted in documents: obeyed in workflow and agent modes with the defence and without, and the
-# sentences of real documents the detector would take out by mistake (README "Security and limits"), ~12 min.
+# The HTTP API under load: retrieval-only calls, then streamed answers, from 8 clients at once (local model)
+bench-api: setup
+	$(PY) -m ragbench.api --users 8 --requests 16 --output results/bench/api.json
+
 # Parser speed on real and generated files, OCR speed and character error rate on rendered manual pages.
 bench-parsers: setup
 	$(PY) -m ragbench.parsers --output results/parsers.json
 
+# Instructions planted in documents: obeyed in workflow and agent modes with the defence and without, and the
+# sentences of real documents the detector would take out by mistake (README "Security and limits"), ~12 min.
 bench-injection: setup
 	$(PY) -m ragbench.injection --output results/injection/defended.json
 	$(PY) -m ragbench.injection --no-defence --output results/injection/undefended.json

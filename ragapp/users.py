@@ -6,9 +6,13 @@
     python -m ragapp.users remove alice
     python -m ragapp.users list
     python -m ragapp.users kb finance --readers group:finance carol --editors dave   # --open removes the rule
+    python -m ragapp.users key alice                 # a new API key for the HTTP API, printed once
+    python -m ragapp.users key alice --revoke ID     # (--revoke all: every key of alice's)
+    python -m ragapp.users keys
 
 ``--password-stdin`` reads the password from standard input instead (for scripts: ``echo "$PW" | ...``).
-The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir); it holds bcrypt hashes only.
+The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir); it holds bcrypt hashes of the
+passwords and SHA-256 hashes of the API keys, never a password or a key.
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     kb.add_argument("--readers", nargs="*", default=[], metavar="WHO")
     kb.add_argument("--editors", nargs="*", default=[], metavar="WHO")
     kb.add_argument("--open", action="store_true", help="remove the rule: every signed-in user may read it")
+    key = commands.add_parser("key", help="make (or --revoke) an API key for the HTTP API, acting as NAME")
+    key.add_argument("name")
+    key.add_argument("--revoke", metavar="ID", help="revoke this key of NAME's (all: every one)")
+    commands.add_parser("keys", help="list the API keys (ids, users; never the keys)")
     return parser
 
 
@@ -59,6 +67,26 @@ def _password(from_stdin: bool) -> str:
 
 def _say(line: str) -> None:
     sys.stdout.write(line + "\n")  # the command's own output, like ``python -m ragapp.config``
+
+
+def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) -> None:
+    if revoke == "all":
+        _say(f"revoked {store.revoke_keys(name)} key(s) of {name}")
+        return
+    if revoke is not None:
+        if next((k for k in store.api_keys() if k.id == revoke and k.user == name), None) is None:
+            raise RagAppError(f"{name} has no API key {revoke!r}; `python -m ragapp.users keys` lists them.")
+        store.revoke_key(revoke)
+        _say(f"revoked key {revoke} of {name}")
+        return
+    if settings.auth.enabled and store.get(name) is None:
+        raise RagAppError(f"There is no user {name!r}: add them first (accounts are on, a key acts as its user).")
+    record, secret = store.add_key(name)
+    _say(secret)
+    sys.stderr.write(
+        f"API key {record.id} for {name} (kept only as a hash: copy it now). Send it as "
+        f"'Authorization: Bearer <key>'; revoke it with: python -m ragapp.users key {name} --revoke {record.id}\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,6 +113,14 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
                 _say(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
+        elif args.command == "key":
+            _key(store, settings, args.name, args.revoke)
+        elif args.command == "keys":
+            keys = store.api_keys()
+            for key in keys:
+                _say(f"{key.id}  {key.user:<24} since {key.created}")
+            if not keys:
+                _say(f"no API keys in {store.path}")
         else:
             for kb, rule in sorted(store.kb_rules().items()):
                 readers, editors = ", ".join(rule.readers) or "-", ", ".join(rule.editors) or "-"

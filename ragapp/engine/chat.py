@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from ragapp.agent.auto import choose_mode
 from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
-from ragapp.core.access import LOCAL_ACTOR, Actor
+from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Mode, RetrievalResult, Scope
@@ -92,8 +92,12 @@ class Chat:
             return
         yield from self._answers.ask(question, history, kbs, summary=summary, clarified=clarified)
 
-    def retrieve(self, question: str, kbs: Scope = None) -> RetrievalResult:
-        """The chunks ``question`` would be answered from, with everything the trace shows about them."""
+    def retrieve(self, question: str, kbs: Scope = None, *, actor: Actor = LOCAL_ACTOR) -> RetrievalResult:
+        """The chunks ``question`` would be answered from, with everything the trace shows about them; like
+        ``ask``, only from the knowledge bases ``actor`` may read."""
+        require(actor, Action.CHAT)
+        if self._access is not None:
+            kbs = self._access.scope_for(actor, kbs)
         return self._retrieval.retrieve(question, kbs)
 
 

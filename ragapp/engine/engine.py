@@ -79,6 +79,7 @@ class Engine:
         self._retrieval = retrieval
         self._llm = llm
         self._closers = tuple(closers)  # closed in this order, after the facets' stores
+        self.warming = False  # True while ``warm_up`` runs (the API's /readyz says not ready yet)
 
     def actor(self, username: str | None) -> Actor:
         """Who a request acts for: with accounts off the local user; else the signed-in user as the users file
@@ -113,13 +114,17 @@ class Engine:
 
     def warm_up(self) -> None:
         """Load the models now, so the first question does not pay for it."""
-        self._store.embedder.embed_queries(["warm up"])
-        warm = getattr(self._llm, "load", None)
-        if callable(warm):
-            warm()
-            if self.settings.workflow.route:
-                self.intents.warm_up()  # the leaves embedded, the classifier's prompt prefix cached
-            self.chat.warm_up()  # the answer instructions read, in both languages
+        self.warming = True
+        try:
+            self._store.embedder.embed_queries(["warm up"])
+            warm = getattr(self._llm, "load", None)
+            if callable(warm):
+                warm()
+                if self.settings.workflow.route:
+                    self.intents.warm_up()  # the leaves embedded, the classifier's prompt prefix cached
+                self.chat.warm_up()  # the answer instructions read, in both languages
+        finally:
+            self.warming = False
 
     def close(self) -> None:
         self.observability.close()

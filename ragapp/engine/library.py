@@ -102,6 +102,12 @@ class Library:
 
         return self._recorder.ingest(run, owner=owner, files=[name for _path, name in files])
 
+    def check_upload(self, kb: str, *, actor: Actor = LOCAL_ACTOR) -> None:
+        """Raise ``AccessDenied`` as ``ingest`` would for ``actor`` uploading to ``kb``, before any file is read
+        (the HTTP API checks before it accepts an upload it would run later)."""
+        require(actor, Action.UPLOAD)
+        self._may_edit(actor, kb)
+
     def reindex(
         self, doc_id: str, progress: Progress | None = None, owner: str = LOCAL_OWNER, *, actor: Actor = LOCAL_ACTOR
     ) -> IngestResult:

@@ -1,6 +1,6 @@
-"""The served app: a FastAPI root with the Gradio page mounted at /, behind the security headers, expiring
-sign-ins and per-user uploads, run by uvicorn. ``serve`` runs it for ``app.py``; ``start_server`` runs it in a
-thread for tests."""
+"""The served app: a FastAPI root with the HTTP API (/v1, ``ragapp.serve.api``) and the Gradio page mounted at
+/, behind the security headers, expiring sign-ins and per-user uploads, run by uvicorn. ``serve`` runs it for
+``app.py``; ``start_server`` runs it in a thread for tests."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from gradio.routes import App as GradioApp
 from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
+from ragapp.serve.api.app import add_api
 from ragapp.serve.headers import SecurityHeaders
 from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client
 from ragapp.serve.uploads import UploadOwners
@@ -28,24 +29,30 @@ log = logging.getLogger(__name__)
 SIGN_IN_MESSAGE = "Sign in with the account your administrator gave you · 请用管理员分配的账号登录"
 
 
-def build_app(engine: Engine, blocks: gr.Blocks | None = None, clock: Callable[[], float] = time.monotonic) -> FastAPI:
-    """``blocks`` (default: the app's page, four answers at a time) mounted at / of a new FastAPI app.
+def build_app(
+    engine: Engine,
+    blocks: gr.Blocks | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    host: str | None = None,
+) -> FastAPI:
+    """``blocks`` (default: the app's page, four answers at a time) mounted at / of a new FastAPI app, the
+    HTTP API beside it.
 
-    ``clock`` (seconds) times the sign-ins, for tests.
+    ``clock`` (seconds) times the sign-ins, for tests; ``host`` (default: the configured one) is the address
+    served on: the API asks for keys on any but loopback.
     """
     settings = engine.settings
     if blocks is None:
         blocks = build_ui(engine).queue(default_concurrency_limit=4)
-    # No API docs of FastAPI's own: their routes would sit in front of Gradio's, and the docs page loads scripts
-    # from a CDN.
+    # FastAPI's own docs pages load their scripts from a CDN: the API serves a page of its own at /docs.
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     accounts = engine.accounts is not None
 
     def login(name: str, password: str) -> bool:
         return engine.login(name, password, login_client.get())
 
-    # Routes of our own (an HTTP API at /v1) go on `app` before this line: the mount at / answers every path
-    # not routed before it.
+    # Routes of our own go on `app` before the mount: the mount at / answers every path not routed before it.
+    app.state.api_jobs = add_api(app, engine, host if host is not None else settings.ui.host)
     gr.mount_gradio_app(
         app,
         blocks,
@@ -59,7 +66,7 @@ def build_app(engine: Engine, blocks: gr.Blocks | None = None, clock: Callable[[
         root_path=settings.ui.root_path or None,
         show_error=False,
         # Gradio's upload route itself refuses files over the ingest limit, before they are written to disk.
-        max_file_size=f"{settings.ingest.max_file_mb:g}mb",
+        max_file_size=int(settings.ingest.max_file_mb * 1024 * 1024),  # bytes: Gradio reads "0.5mb" as 0
         # The page's words in the browser's language, and the header's English · 中文 switch (ragapp.ui.i18n)
         i18n=I18N,
         head=HEAD,
@@ -95,9 +102,13 @@ def _config(app: FastAPI, engine: Engine, host: str, port: int) -> uvicorn.Confi
 def serve(engine: Engine) -> None:
     """Serve the app at the configured address until interrupted."""
     ui = engine.settings.ui
-    server = uvicorn.Server(_config(build_app(engine), engine, ui.host, ui.port))
-    log.info("serving on http://%s:%d%s", ui.host, ui.port, ui.root_path or "/")
-    server.run()
+    app = build_app(engine)
+    server = uvicorn.Server(_config(app, engine, ui.host, ui.port))
+    log.info("serving on http://%s:%d%s (HTTP API at /v1, its docs at /docs)", ui.host, ui.port, ui.root_path or "/")
+    try:
+        server.run()
+    finally:
+        app.state.api_jobs.close()
 
 
 @dataclass
@@ -113,6 +124,7 @@ class RunningServer:
         # As Blocks.close() does: the queue stops, the pages' event streams end, then the server.
         self.app.state.blocks._queue.close()
         self.app.state.gradio.stop_event.set()
+        self.app.state.api_jobs.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)
 
@@ -125,7 +137,7 @@ def start_server(
     clock: Callable[[], float] = time.monotonic,
 ) -> RunningServer:
     """Serve ``build_app(engine, blocks, clock)`` on ``host:port`` (0: a free port) in a daemon thread."""
-    app = build_app(engine, blocks, clock)
+    app = build_app(engine, blocks, clock, host)
     server = uvicorn.Server(_config(app, engine, host, port))
     thread = threading.Thread(target=server.run, name=f"serve-{port}", daemon=True)
     thread.start()

@@ -7,15 +7,20 @@ file is readable by its owner only.
 
 Passwords: bcrypt (the ``bcrypt`` package) over the SHA-256 of the password, base64-encoded. bcrypt reads
 only the first 72 bytes of its input; the digest keeps every character of a long passphrase significant.
+
+API keys (for the HTTP API): random, 256 bits, kept as their SHA-256 only. A slow hash guards guessable
+passwords; a key nobody chose cannot be guessed, so a fast one is enough and every request can check it.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -28,6 +33,7 @@ from ragapp.core.access import ROLES, Actor, Role
 from ragapp.core.errors import ConfigError, RagAppError
 
 MIN_PASSWORD_CHARS = 8
+KEY_PREFIX = "rag-"  # API keys start so, to be recognised in a config file or a leak scan
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 
@@ -45,6 +51,19 @@ class UserRecord:
     @property
     def actor(self) -> Actor:
         return Actor(self.name, self.role, frozenset(self.groups))
+
+
+@dataclass(frozen=True)
+class ApiKeyRecord:
+    """An API key as the file keeps it: its id (to revoke it by), whose it is, when it was made."""
+
+    id: str
+    user: str
+    created: str
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 def hash_password(password: str, rounds: int = 12) -> str:
@@ -128,7 +147,8 @@ class UserStore:
             users = self._read()
             self._known(users, name)
             del users[name]
-            self._write(users)
+            kept = {i: k for i, k in self._api_keys().items() if k.get("user") != name}  # their keys go too
+            self._write(users, keys=kept)
 
     def verify(self, name: str, password: str) -> UserRecord | None:
         """The user when ``password`` is theirs; None for a wrong password or an unknown name alike."""
@@ -137,6 +157,53 @@ class UserStore:
             check_password(password, self._decoy)
             return None
         return self._record(name, data) if check_password(password, str(data.get("hash", ""))) else None
+
+    # -- API keys ------------------------------------------------------------------------------
+
+    def add_key(self, user: str) -> tuple[ApiKeyRecord, str]:
+        """A new API key for ``user``: its record and the key itself, which is not kept (only its hash)."""
+        if not _NAME.match(user):
+            raise UserError(f"{user!r} is not a valid user name.")
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        record = ApiKeyRecord(secrets.token_hex(4), user, datetime.now(UTC).isoformat(timespec="seconds"))
+        with self._lock:
+            keys = self._api_keys()
+            keys[record.id] = {"user": user, "sha256": key_hash(key), "created": record.created}
+            self._write(self._read(), keys=keys)
+        return record, key
+
+    def revoke_key(self, key_id: str) -> ApiKeyRecord:
+        with self._lock:
+            keys = self._api_keys()
+            if key_id not in keys:
+                raise UserError(f"There is no API key {key_id!r}; `python -m ragapp.users keys` lists them.")
+            record = _key_record(key_id, keys.pop(key_id))
+            self._write(self._read(), keys=keys)
+        return record
+
+    def revoke_keys(self, user: str) -> int:
+        """Revoke every key of ``user``; how many there were."""
+        with self._lock:
+            keys = self._api_keys()
+            kept = {i: k for i, k in keys.items() if k.get("user") != user}
+            self._write(self._read(), keys=kept)
+        return len(keys) - len(kept)
+
+    def api_keys(self) -> list[ApiKeyRecord]:
+        return sorted((_key_record(i, k) for i, k in self._api_keys().items()), key=lambda r: (r.user, r.created))
+
+    def key_user(self, key: str) -> str | None:
+        """Whose ``key`` is; None when it is nobody's (or was revoked)."""
+        wanted = key_hash(key)
+        found = None
+        for data in self._api_keys().values():  # every entry compared, in constant time each
+            if hmac.compare_digest(str(data.get("sha256", "")), wanted):
+                found = str(data.get("user", "")) or None
+        return found
+
+    def _api_keys(self) -> dict[str, dict[str, object]]:
+        keys = self._file().get("api_keys")
+        return {str(i): dict(k) for i, k in keys.items() if isinstance(k, dict)} if isinstance(keys, dict) else {}
 
     # -- knowledge-base access ------------------------------------------------------------------
 
@@ -181,15 +248,22 @@ class UserStore:
             raise ConfigError(f'The users file {self._path} has no "users" object; fix or restore it.')
         return {str(k): v for k, v in users.items() if isinstance(v, dict)}
 
-    def _write(self, users: dict[str, dict[str, object]], rules: dict[str, object] | None = None) -> None:
+    def _write(
+        self,
+        users: dict[str, dict[str, object]],
+        rules: dict[str, object] | None = None,
+        keys: dict[str, dict[str, object]] | None = None,
+    ) -> None:
         if rules is None:  # a change to the users keeps the knowledge-base rules as they are
             kept = self._file().get("knowledge_bases")
             rules = kept if isinstance(kept, dict) else {}
+        if keys is None:  # and the API keys
+            keys = self._api_keys()
         self._path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".users-", suffix=".json", dir=self._path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"users": users, "knowledge_bases": rules}, out, indent=2, sort_keys=True)
+                json.dump({"users": users, "knowledge_bases": rules, "api_keys": keys}, out, indent=2, sort_keys=True)
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(tmp, 0o600)
@@ -214,6 +288,10 @@ class UserStore:
             tuple(str(g) for g in groups) if isinstance(groups, list) else (),
             str(data.get("created", "")),
         )
+
+
+def _key_record(key_id: str, data: dict[str, object]) -> ApiKeyRecord:
+    return ApiKeyRecord(key_id, str(data.get("user", "")), str(data.get("created", "")))
 
 
 def _names(value: object) -> tuple[str, ...]:

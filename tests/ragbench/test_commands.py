@@ -24,6 +24,8 @@ COMMANDS = [
     "ragbench.compare_embedders",
     "ragbench.compare_llms",
     "ragbench.answers",
+    "ragbench.api",
+    "ragbench.scale",
 ]
 
 

@@ -1,0 +1,25 @@
+"""What the HTTP API tests share (imported by name; fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+KETTLE = "# Orion Kettle K9\n\nThe Orion Kettle K9 boils 1.7 litres of water in 3 minutes.\n"
+LAMP = "# Lumen Desk Lamp\n\n## Battery\n\nThe Lumen desk lamp runs 14 hours on one charge of its battery.\n"
+
+
+@dataclass
+class Served:
+    """A served engine: its rig (engine and scripted LLM), URL, API keys by user name and ingested doc ids."""
+
+    rig: Any
+    url: str
+    keys: dict[str, str] = field(default_factory=dict)
+    docs: dict[str, str] = field(default_factory=dict)
+
+    def client(self, user: str | None = None, timeout: float = 30) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.keys[user]}"} if user else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
