@@ -428,6 +428,30 @@ class AuthSettings(BaseModel):
         return self.users_file if self.users_file is not None else state_dir / "users.json"
 
 
+class StoreSettings(BaseModel):
+    chroma_url: str = Field(
+        "",
+        description="A Chroma server for the vectors (e.g. http://10.0.0.5:8000, started with `chroma run`); "
+        "empty: an embedded Chroma folder in the state dir. The catalog, traces and users stay in the state dir "
+        "either way.",
+    )
+    chroma_token: SecretStr = Field(
+        SecretStr(""),
+        description="Token for a Chroma server with token auth, sent as `Authorization: Bearer <token>`; "
+        "empty: none sent.",
+    )
+    chroma_tenant: str = Field("default_tenant", description="The Chroma server's tenant holding the vectors.")
+    chroma_database: str = Field("default_database", description="The database, within that tenant.")
+    chroma_prefix: str = Field(
+        "",
+        pattern=r"^([a-zA-Z0-9][a-zA-Z0-9._-]{0,62})?$",
+        description="Starts every Chroma collection name (`<prefix>chunks-<embedder>-<language>`): deployments "
+        "with different prefixes share a server without seeing each other's vectors; replicas of one "
+        "deployment use the same one (each start removes vectors its catalog does not know, so replicas with "
+        "their own catalogs must not share a prefix).",
+    )
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build once at start and pass it down."""
 
@@ -444,6 +468,7 @@ class Settings(BaseSettings):
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
 
 
 def describe_settings() -> list[tuple[str, str, str]]:

@@ -374,7 +374,7 @@ def snapshot(rig: Rig) -> StoreSnapshot:
         catalog_version = catalog.version
     finally:
         catalog.close()
-    vectors = ChromaVectorIndex(rig.state_dir / "chroma", rig.embedder)
+    vectors = ChromaVectorIndex.embedded(rig.state_dir / "chroma", rig.embedder)
     meta_path = rig.state_dir / "bm25" / "meta.json"
     meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {"version": -1, "chunk_ids": []}
     return StoreSnapshot(

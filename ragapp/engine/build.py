@@ -88,7 +88,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     state = settings.paths.state_dir
     state.mkdir(parents=True, exist_ok=True)
     embedder = parts.embedder or load_embedder(settings)
-    store = KnowledgeStore.open(state, embedder)
+    store = KnowledgeStore.open(state, embedder, settings.store)
     store.reconcile()
     if parts.channels is not None:
         channels = list(parts.channels)

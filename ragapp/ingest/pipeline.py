@@ -2,7 +2,8 @@
 
 Nothing is written until a file has parsed, chunked and embedded. Then the vectors go in, the catalog
 transaction commits (the source of truth), and the keyword index is rebuilt from the catalog. If the
-catalog write fails the new vectors are removed again, so a failed file leaves the store as it was.
+catalog write (or the vector write: a Chroma server may go away) fails the new vectors are removed again, so
+a failed file leaves the store as it was.
 
 Files go into a named knowledge base. Content is unique across all of them (the same bytes are stored
 once), while a file name is unique within one: a new version replaces the old only in the same base.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragapp.config import IngestSettings
+from ragapp.config import IngestSettings, StoreSettings
 from ragapp.core.chunks import index_text
 from ragapp.core.errors import IngestCancelled, IngestError, RagAppError
 from ragapp.core.lang import language_of
@@ -33,7 +34,7 @@ from ragapp.models.embedders import Embedder
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.catalog import Catalog, utc_now
 from ragapp.store.files import FileStore
-from ragapp.store.vectors import ChromaVectorIndex
+from ragapp.store.vectors import ChromaVectorIndex, open_vectors
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +80,16 @@ class KnowledgeStore:
     files: FileStore | None = None  # the uploaded files (None: not kept; citations then show text only)
 
     @classmethod
-    def open(cls, folder: Path, embedder: Embedder) -> KnowledgeStore:
-        """The stores under ``folder`` (created if missing), with vectors in ``embedder``'s collections."""
+    def open(cls, folder: Path, embedder: Embedder, store: StoreSettings | None = None) -> KnowledgeStore:
+        """The stores under ``folder`` (created if missing), with vectors in ``embedder``'s collections: on the
+        Chroma server ``store`` names, else (and with no ``store``) embedded under ``folder``.
+
+        Raises:
+            ConfigError: ``store`` names a Chroma server that does not answer.
+        """
         return cls(
             catalog=Catalog(folder / "catalog.sqlite3"),
-            vectors=ChromaVectorIndex(folder / "chroma", embedder.name),
+            vectors=open_vectors(store or StoreSettings(), folder, embedder.name),
             keywords=Bm25Index(folder / "bm25"),
             embedder=embedder,
             write_lock=threading.Lock(),
@@ -317,17 +323,26 @@ class Ingestor:
                 return IngestResult(name, "duplicate", _already_there(name, winner), doc_id, len(chunks))
             replaced = [again] if again is not None else catalog.documents_named(name, kb)
             files = self._store.files
-            if again is not None:  # same ids: the old vectors go first (a chunk may change language)
-                self._store.vectors.delete([c.chunk_id for c in catalog.all_chunks() if c.doc_id == again.doc_id])
-            elif files is not None:
+            if again is None and files is not None:
                 files.keep(doc_id, path, Path(name).suffix)
-            self._store.vectors.add(
-                [c.chunk_id for c in chunks],
-                vectors,
-                [doc_id] * len(chunks),
-                [language_of(c.text) for c in chunks],
-                [kb] * len(chunks),
-            )
+            try:
+                if again is not None:  # same ids: the old vectors go first (a chunk may change language)
+                    self._store.vectors.delete([c.chunk_id for c in catalog.all_chunks() if c.doc_id == again.doc_id])
+                self._store.vectors.add(
+                    [c.chunk_id for c in chunks],
+                    vectors,
+                    [doc_id] * len(chunks),
+                    [language_of(c.text) for c in chunks],
+                    [kb] * len(chunks),
+                )
+            except Exception as exc:  # e.g. the Chroma server went away: the catalog never heard of this file
+                self._undo_vectors([c.chunk_id for c in chunks], again is not None)
+                if again is None and files is not None:
+                    files.remove(doc_id)
+                raise IngestError(
+                    f"{name}: not stored, the vector store refused the vectors ({exc}); the knowledge base is as "
+                    "it was. Check that the Chroma server is running, then try again."
+                ) from exc
             try:
                 with catalog.transaction() as conn:
                     old_chunk_ids = [cid for old in replaced for cid in catalog.delete_document(conn, old.doc_id)]
@@ -351,6 +366,16 @@ class Ingestor:
             message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
             return IngestResult(name, "replaced", message, doc_id, len(chunks))
         return IngestResult(name, "added", f"{name}: added to '{kb}' ({counts}).", doc_id, len(chunks))
+
+    def _undo_vectors(self, chunk_ids: list[str], reindexing: bool) -> None:
+        """Best effort after a failed vector write: the part that got in goes, a reindexed document gets its old
+        vectors back. What the store refuses now, the next start's ``reconcile`` puts right."""
+        try:
+            self._store.vectors.delete(chunk_ids)
+            if reindexing:
+                self._reembed_missing()
+        except Exception:
+            log.warning("vectors not cleaned up after a failed write; the next start reconciles them", exc_info=True)
 
     def _reembed_missing(self) -> None:
         """Vectors for the catalog's chunks that have none (called holding the write lock)."""

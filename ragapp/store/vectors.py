@@ -1,11 +1,13 @@
-"""Vector index: embedded, persistent Chroma collections holding one vector per chunk.
+"""Vector index: Chroma collections holding one vector per chunk, embedded (a folder) or on a Chroma server.
 
 Embeddings are always passed in: Chroma must never embed on its own (it would try to download a model).
 Collections are per embedder (switching models never mixes vector spaces) and per language: the vector
 channel ranks each language on its own (see ``VectorChannel``), and an unfiltered HNSW query on a
 language's own collection costs a fraction of a metadata-filtered query on a shared one. Each vector's
 metadata holds its document, language and knowledge base (``kb``), so searches can be scoped without
-the catalog.
+the catalog. The same collections, ids and metadata live in an embedded ``PersistentClient`` folder (the
+default) or on a Chroma server (``RAGAPP_STORE__CHROMA_URL``); ``RAGAPP_STORE__CHROMA_PREFIX`` starts every
+collection name, so several deployments can share one server without seeing each other's vectors.
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from ragapp.core.errors import ConfigError
 from ragapp.core.lang import LANGUAGES
 from ragapp.core.types import DEFAULT_KB
+
+if TYPE_CHECKING:
+    from ragapp.config import StoreSettings
 
 log = logging.getLogger(__name__)
 
@@ -28,15 +35,11 @@ _BATCH = 1000
 
 
 class ChromaVectorIndex:
-    def __init__(self, directory: Path, embedder_name: str) -> None:
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
+    """One collection per language for ``embedder_name``, in ``client`` (embedded or a server's)."""
 
-        directory.mkdir(parents=True, exist_ok=True)
-        self._client = chromadb.PersistentClient(
-            path=str(directory), settings=ChromaSettings(anonymized_telemetry=False)
-        )
-        base = "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", embedder_name)[:60]
+    def __init__(self, client: Any, embedder_name: str, prefix: str = "") -> None:
+        self._client = client
+        base = prefix + "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", embedder_name)[:60]
         self._collections: dict[str, Any] = {
             lang: self._client.get_or_create_collection(
                 name=f"{base}-{lang}", metadata={"hnsw:space": "cosine"}, embedding_function=None
@@ -45,6 +48,57 @@ class ChromaVectorIndex:
         }
         self._migrate_shared_collection(base)
         self._counts = self._count_each()
+
+    @classmethod
+    def embedded(cls, directory: Path, embedder_name: str, prefix: str = "") -> ChromaVectorIndex:
+        """Collections in a Chroma folder inside this process (created if missing)."""
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        directory.mkdir(parents=True, exist_ok=True)
+        client = chromadb.PersistentClient(path=str(directory), settings=ChromaSettings(anonymized_telemetry=False))
+        return cls(client, embedder_name, prefix)
+
+    @classmethod
+    def remote(cls, store: StoreSettings, embedder_name: str) -> ChromaVectorIndex:
+        """Collections on the Chroma server at ``store.chroma_url``.
+
+        Raises:
+            ConfigError: the URL is malformed or the server does not answer (the message names both).
+        """
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        url = store.chroma_url
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(
+                f"RAGAPP_STORE__CHROMA_URL={url!r} is not a server address: use http://host:port or https://host."
+            )
+        ssl = parts.scheme == "https"
+        token = store.chroma_token.get_secret_value()
+        options: dict[str, Any] = {"anonymized_telemetry": False}
+        if token:  # sent as "Authorization: Bearer <token>", the header Chroma's token auth reads by default
+            options["chroma_client_auth_provider"] = "chromadb.auth.token_authn.TokenAuthClientProvider"
+            options["chroma_client_auth_credentials"] = token
+        try:
+            client = chromadb.HttpClient(
+                host=parts.hostname,
+                port=parts.port or (443 if ssl else 8000),
+                ssl=ssl,
+                settings=ChromaSettings(**options),
+                tenant=store.chroma_tenant,
+                database=store.chroma_database,
+            )
+            index = cls(client, embedder_name, store.chroma_prefix)
+        except Exception as exc:
+            raise ConfigError(
+                f"The Chroma server at {url} (RAGAPP_STORE__CHROMA_URL) did not answer: {exc}. Start it (e.g. "
+                "`chroma run --path <folder> --port 8000`), fix the address or the token, or leave the setting "
+                "empty to keep the vectors in the state folder."
+            ) from exc
+        log.info("vectors on the Chroma server at %s", url)
+        return index
 
     def _migrate_shared_collection(self, name: str) -> None:
         """Move vectors from the single collection of earlier versions into the per-language ones."""
@@ -156,6 +210,14 @@ class ChromaVectorIndex:
         if len(langs) > 1:
             hits.sort(key=lambda hit: -hit[1])
         return hits[:top_k]
+
+
+def open_vectors(store: StoreSettings, folder: Path, embedder_name: str) -> ChromaVectorIndex:
+    """The vector index the settings ask for: on the Chroma server if ``store.chroma_url`` is set, otherwise
+    embedded under ``folder / "chroma"``."""
+    if store.chroma_url:
+        return ChromaVectorIndex.remote(store, embedder_name)
+    return ChromaVectorIndex.embedded(folder / "chroma", embedder_name, store.chroma_prefix)
 
 
 def _where(kbs: frozenset[str] | None) -> dict[str, Any] | None:

@@ -311,7 +311,7 @@ def test_reconcile_restores_what_was_lost_behind_the_catalogs_back(
     md_id = doc_id_of(kb, "sample.md")
     kb.engine.close()
 
-    vectors = ChromaVectorIndex(kb.state_dir / "chroma", kb.embedder)
+    vectors = ChromaVectorIndex.embedded(kb.state_dir / "chroma", kb.embedder)
     lost = sorted(cid for cid in before.vector_ids if cid.startswith(md_id))
     vectors.delete(lost)
     ghost = EMBEDDERS.get(kb.settings.embedding.backend)(kb.settings).embed_passages(["a chunk nobody knows"])

@@ -50,7 +50,7 @@ def three(make_engine: Callable[..., Rig], tmp_path: Path) -> Rig:
 def chunk_ids_by_kb(rig: Rig) -> dict[str, set[str]]:
     docs = {d.doc_id: d.kb for d in rig.engine.library.documents()}
     by_kb: dict[str, set[str]] = {}
-    for cid in ChromaVectorIndex(rig.state_dir / "chroma", rig.embedder).ids():
+    for cid in ChromaVectorIndex.embedded(rig.state_dir / "chroma", rig.embedder).ids():
         by_kb.setdefault(docs[cid.rsplit("-", 1)[0]], set()).add(cid)
     return by_kb
 
@@ -161,7 +161,7 @@ def test_moving_a_document_moves_it_in_every_store(three: Rig) -> None:
     assert three.engine.library.move(kettle.doc_id, "beta") == "kettle.txt"
 
     assert chunk_ids_by_kb(three).keys() == {"beta", "gamma"}
-    tags = ChromaVectorIndex(three.state_dir / "chroma", three.embedder).kb_tags()
+    tags = ChromaVectorIndex.embedded(three.state_dir / "chroma", three.embedder).kb_tags()
     assert tags[f"{kettle.doc_id}-0000"] == "beta"
     found = hits_by_channel(three.engine.chat.retrieve(QUESTION, kbs=frozenset({"beta"})))
     assert all(f"{kettle.doc_id}-0000" in ids for ids in found.values())
@@ -180,7 +180,7 @@ def test_reconcile_retags_vectors_without_re_embedding(
     before = store_snapshot(three)
     three.engine.close()
 
-    index = ChromaVectorIndex(three.state_dir / "chroma", three.embedder)
+    index = ChromaVectorIndex.embedded(three.state_dir / "chroma", three.embedder)
     stored = {"ids": [], "embeddings": [], "metadatas": []}
     for part in index._collections.values():
         got = part.get(include=["embeddings", "metadatas"])
@@ -199,15 +199,15 @@ def test_reconcile_retags_vectors_without_re_embedding(
     (wrong,) = by_kb["alpha"]
     legacy.update(ids=[wrong], metadatas=[{"kb": "gamma"}])
     del index, legacy
-    tags = ChromaVectorIndex(three.state_dir / "chroma", three.embedder).kb_tags()  # migrates on open
+    tags = ChromaVectorIndex.embedded(three.state_dir / "chroma", three.embedder).kb_tags()  # migrates on open
     # Untagged vectors from before knowledge bases land in the default one; reconcile then applies the catalog's.
     assert tags[wrong] == "gamma" and sorted(tags.values()) == ["default", "default", "gamma"]
 
     rebuilt = make_engine()  # same state dir: build_engine reconciles on start
 
-    tags = ChromaVectorIndex(rebuilt.state_dir / "chroma", rebuilt.embedder).kb_tags()
+    tags = ChromaVectorIndex.embedded(rebuilt.state_dir / "chroma", rebuilt.embedder).kb_tags()
     assert tags == {cid: kb for kb, ids in by_kb.items() for cid in ids}
-    reopened = ChromaVectorIndex(rebuilt.state_dir / "chroma", rebuilt.embedder)
+    reopened = ChromaVectorIndex.embedded(rebuilt.state_dir / "chroma", rebuilt.embedder)
     after = {}
     for part in reopened._collections.values():
         got = part.get(include=["embeddings"])
@@ -261,7 +261,7 @@ def test_state_from_before_knowledge_bases_lands_in_default(make_engine: Callabl
     assert rig.state_dir == state
     assert [(d.name, d.kb) for d in rig.engine.library.documents()] == [("old.txt", "default")]
     assert rig.engine.library.knowledge_bases() == [KnowledgeBase("default", 1, 1)]
-    assert ChromaVectorIndex(state / "chroma", rig.embedder).kb_tags() == {"0123456789abcdef-0000": "default"}
+    assert ChromaVectorIndex.embedded(state / "chroma", rig.embedder).kb_tags() == {"0123456789abcdef-0000": "default"}
     found = hits_by_channel(rig.engine.chat.retrieve(QUESTION, kbs=frozenset({"default"})))
     assert found == {"vector": {"0123456789abcdef-0000"}, "keyword": {"0123456789abcdef-0000"}}
 

@@ -302,7 +302,7 @@ def test_a_keyword_only_run_never_embeds_the_corpus(tmp_path: Path) -> None:
         assert run.code == 0, run.err
         assert built and sum(e.passages for e in built) == 0  # not one passage embedded
         (folder,) = [p for p in cache.iterdir() if p.is_dir()]
-        assert ChromaVectorIndex(folder / "chroma", built[0].name).ids() == set()  # Chroma holds nothing
+        assert ChromaVectorIndex.embedded(folder / "chroma", built[0].name).ids() == set()  # Chroma holds nothing
         payload = json.loads((tmp_path / "bm25.json").read_text("utf-8"))
         assert set(payload["index_seconds"]) == {"chunk", "keywords"}
         assert payload["configs"]["bm25"]["metrics"]["recall@10"] == pytest.approx(6 / 7, abs=1e-3)
