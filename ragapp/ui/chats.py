@@ -72,12 +72,16 @@ class ChatHistory:
 
     def restore(
         self, stored: str | None, open_id: str | None, request: gr.Request | None = None
-    ) -> tuple[list[gr.ChatMessage], Session, str, Any]:
-        """On page load: the chat that was open in this browser (if it is still the user's), and the list."""
+    ) -> tuple[Any, Any, str, Any]:
+        """On page load: the chat that was open in this browser (if it is still the user's), and the list. With
+        none to reopen, the chat and the session are left alone: a question asked before this load event ran
+        (the page answers at once) must not be wiped by it."""
         try:
             chat, session, kept = self.open(open_id, stored, request)
         except gr.Error:
-            chat, session, kept = [], Session(), ""
+            kept = ""
+        if not kept:
+            return gr.update(), gr.update(), "", self.listing(stored, None, request)
         return chat, session, kept, self.listing(stored, kept, request)
 
     @user_errors
