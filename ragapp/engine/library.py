@@ -142,7 +142,7 @@ class Library:
         require(actor, Action.CHAT)
         record = self._readable(doc_id, actor)
         catalog = self._store.catalog
-        chunks = tuple(c for c in catalog.all_chunks() if c.doc_id == doc_id)
+        chunks = tuple(catalog.document_chunks(doc_id))
         files = self._store.files
         return DocumentView(
             record, catalog.parse_report(doc_id), chunks, tuple(catalog.skipped_sections(doc_id)),

@@ -327,7 +327,7 @@ class Ingestor:
                 files.keep(doc_id, path, Path(name).suffix)
             try:
                 if again is not None:  # same ids: the old vectors go first (a chunk may change language)
-                    self._store.vectors.delete([c.chunk_id for c in catalog.all_chunks() if c.doc_id == again.doc_id])
+                    self._store.vectors.delete([c.chunk_id for c in catalog.document_chunks(again.doc_id)])
                 self._store.vectors.add(
                     [c.chunk_id for c in chunks],
                     vectors,

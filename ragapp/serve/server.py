@@ -9,29 +9,24 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-import gradio as gr
 import uvicorn
 from fastapi import FastAPI
-from gradio.routes import App as GradioApp
-from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.app import add_api
 from ragapp.serve.headers import SecurityHeaders
 from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client
 from ragapp.serve.uploads import UploadOwners
-from ragapp.ui.i18n import HEAD, I18N
-from ragapp.ui.layout import build_ui
+from ragapp.ui.mount import mount_page
 
 log = logging.getLogger(__name__)
-
-SIGN_IN_MESSAGE = "Sign in with the account your administrator gave you · 请用管理员分配的账号登录"
 
 
 def build_app(
     engine: Engine,
-    blocks: gr.Blocks | None = None,
+    blocks: Any = None,
     clock: Callable[[], float] = time.monotonic,
     host: str | None = None,
 ) -> FastAPI:
@@ -42,8 +37,6 @@ def build_app(
     served on: the API asks for keys on any but loopback.
     """
     settings = engine.settings
-    if blocks is None:
-        blocks = build_ui(engine).queue(default_concurrency_limit=4)
     # FastAPI's own docs pages load their scripts from a CDN: the API serves a page of its own at /docs.
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     accounts = engine.accounts is not None
@@ -53,34 +46,15 @@ def build_app(
 
     # Routes of our own go on `app` before the mount: the mount at / answers every path not routed before it.
     app.state.api_jobs = add_api(app, engine, host if host is not None else settings.ui.host)
-    gr.mount_gradio_app(
-        app,
-        blocks,
-        path="/",
-        server_name=settings.ui.host,
-        server_port=settings.ui.port,
-        # Accounts on: Gradio's login page asks, the engine checks (bcrypt, throttled per name and address) and
-        # every handler acts as the signed-in user's role.
-        auth=login if accounts else None,
-        auth_message=SIGN_IN_MESSAGE if accounts else None,
-        root_path=settings.ui.root_path or None,
-        show_error=False,
-        # Gradio's upload route itself refuses files over the ingest limit, before they are written to disk.
-        max_file_size=int(settings.ingest.max_file_mb * 1024 * 1024),  # bytes: Gradio reads "0.5mb" as 0
-        # The page's words in the browser's language, and the header's English · 中文 switch (ragapp.ui.i18n)
-        i18n=I18N,
-        head=HEAD,
-    )
-    gradio_app = next(r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp))
+    page = mount_page(app, engine, login if accounts else None, blocks)
     tokens = SessionTokens(settings.auth.session_hours * 3600, clock)
-    gradio_app.tokens = tokens
-    sessions = Sessions(tokens, gradio_app.cookie_id)
+    page.use_tokens(tokens)
+    sessions = Sessions(tokens, page.cookie_id)
     # The last added runs first: every response, a refusal included, gets the headers.
     app.add_middleware(UploadOwners, sessions=sessions)
     app.add_middleware(SessionCookies, sessions=sessions)
     app.add_middleware(SecurityHeaders, https=settings.ui.https, frame_ancestors=settings.ui.frame_ancestors)
-    app.state.blocks = blocks
-    app.state.gradio = gradio_app
+    app.state.page = page
     return app
 
 
@@ -121,9 +95,7 @@ class RunningServer:
     thread: threading.Thread
 
     def close(self) -> None:
-        # As Blocks.close() does: the queue stops, the pages' event streams end, then the server.
-        self.app.state.blocks._queue.close()
-        self.app.state.gradio.stop_event.set()
+        self.app.state.page.close()  # the page's queue and event streams first, then the server
         self.app.state.api_jobs.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)
@@ -133,7 +105,7 @@ def start_server(
     engine: Engine,
     host: str = "127.0.0.1",
     port: int = 0,
-    blocks: gr.Blocks | None = None,
+    blocks: Any = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> RunningServer:
     """Serve ``build_app(engine, blocks, clock)`` on ``host:port`` (0: a free port) in a daemon thread."""

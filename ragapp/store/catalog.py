@@ -224,6 +224,16 @@ class Catalog:
             ).fetchall()
         return [_chunk(row) for row in rows]
 
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        """The chunks of one document, in order (by the index on doc_id, not a scan of every chunk)."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) "
+                "WHERE c.doc_id = ? ORDER BY c.ordinal",
+                (doc_id,),
+            ).fetchall()
+        return [_chunk(row) for row in rows]
+
     def parse_report(self, doc_id: str) -> ParseReport | None:
         """How the document read (pages with text, OCR'd pages, tables); None for documents from before."""
         with self._lock:

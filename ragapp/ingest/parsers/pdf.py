@@ -150,18 +150,21 @@ def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int, boxes: list[O
     from ragapp.models.ocr import read_image
 
     read: dict[int, tuple[str, float]] = {}
-    for done, number in enumerate(pages):
-        report("ocr", done / len(pages), f"OCR page {number}/{count} ({done + 1} of {len(pages)} scanned pages)")
-        with PDFIUM_LOCK:
-            document = pdfium.PdfDocument(str(path))
-            try:
+    with PDFIUM_LOCK:
+        document = pdfium.PdfDocument(str(path))  # opened once; each call into PDFium holds the lock
+    try:
+        for done, number in enumerate(pages):
+            report("ocr", done / len(pages), f"OCR page {number}/{count} ({done + 1} of {len(pages)} scanned pages)")
+            with PDFIUM_LOCK:
                 page = document[number - 1]
                 scale = min(dpi / 72, MAX_RENDER_SIDE / max(page.get_size()))  # a poster-sized page stays bounded
                 image = np.asarray(page.render(scale=scale).to_pil().convert("RGB"))
-            finally:
-                document.close()
-        result = read_image(image)
-        read[number] = (result.text, result.confidence)
-        boxes.extend(page_boxes(number, result.lines, image.shape[1], image.shape[0]))
+                page.close()
+            result = read_image(image)  # OCR outside the lock: another upload's pages may render meanwhile
+            read[number] = (result.text, result.confidence)
+            boxes.extend(page_boxes(number, result.lines, image.shape[1], image.shape[0]))
+    finally:
+        with PDFIUM_LOCK:
+            document.close()
     report("ocr", 1.0, f"OCR done: {len(pages)} scanned pages read")
     return read

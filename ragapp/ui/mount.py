@@ -1,0 +1,68 @@
+"""The page on a FastAPI app: Gradio mounted at / with what the served app needs of it (sign-in through the
+engine, the upload limit, the language), and the handles the server keeps to time sign-ins and to stop the page.
+Kept here so that only the UI package talks to Gradio; ``ragapp.serve`` builds the server around it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+from fastapi import FastAPI
+from gradio.routes import App as GradioApp
+from starlette.routing import Mount
+
+from ragapp.engine.engine import Engine
+from ragapp.ui.i18n import HEAD, I18N
+from ragapp.ui.layout import build_ui
+
+SIGN_IN_MESSAGE = "Sign in with the account your administrator gave you · 请用管理员分配的账号登录"
+
+
+@dataclass(frozen=True)
+class MountedPage:
+    blocks: Any  # the gr.Blocks served
+    gradio: Any  # Gradio's own app under the mount: its login tokens and cookie name
+
+    @property
+    def cookie_id(self) -> str:
+        return str(self.gradio.cookie_id)
+
+    def use_tokens(self, tokens: Any) -> None:
+        """Keep the page's sign-ins in ``tokens`` (a dict-like that expires them)."""
+        self.gradio.tokens = tokens
+
+    def close(self) -> None:
+        """As Blocks.close() does: the queue stops and the pages' event streams end."""
+        self.blocks._queue.close()
+        self.gradio.stop_event.set()
+
+
+def mount_page(
+    app: FastAPI, engine: Engine, login: Callable[[str, str], bool] | None, blocks: Any = None
+) -> MountedPage:
+    """Mount ``blocks`` (default: the app's page, four answers at a time) at / of ``app``; with ``login``, behind
+    Gradio's sign-in page. Routes of ``app`` must be added before: the mount answers every path after it."""
+    settings = engine.settings
+    page = blocks if blocks is not None else build_ui(engine).queue(default_concurrency_limit=4)
+    gr.mount_gradio_app(
+        app,
+        page,
+        path="/",
+        server_name=settings.ui.host,
+        server_port=settings.ui.port,
+        # Accounts on: Gradio's login page asks, the engine checks (bcrypt, throttled per name and address) and
+        # every handler acts as the signed-in user's role.
+        auth=login,
+        auth_message=SIGN_IN_MESSAGE if login is not None else None,
+        root_path=settings.ui.root_path or None,
+        show_error=False,
+        # Gradio's upload route itself refuses files over the ingest limit, before they are written to disk.
+        max_file_size=int(settings.ingest.max_file_mb * 1024 * 1024),  # bytes: Gradio reads "0.5mb" as 0
+        # The page's words in the browser's language, and the header's English · 中文 switch (ragapp.ui.i18n)
+        i18n=I18N,
+        head=HEAD,
+    )
+    gradio_app = next(r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp))
+    return MountedPage(page, gradio_app)
