@@ -15,7 +15,8 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers \
+	cluster test-cluster bench-scale
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,15 @@ test: setup-dev
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -m "not slow"
+
+# The replicated layout on loopback (README "Several replicas"): PostgreSQL, a Chroma server, one LLM server, two
+# app replicas and a balancer on :7860. Ctrl-C stops them all.
+cluster: setup-dev
+	$(PY) -m ragcluster --replicas 2 --port 7860
+
+# That cluster under test: upload through one replica, answer through the other, kill -9 mid-upload (slow).
+test-cluster: setup-dev
+	$(PY) -m pytest -m slow tests/cluster
 
 test-all: setup-dev
 	$(PY) -m pytest

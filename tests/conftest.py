@@ -505,3 +505,42 @@ def _pdf_text(text: str) -> str:
 @pytest.fixture(scope="session")
 def make_documents() -> DocumentMaker:
     return DocumentMaker()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """A throwaway PostgreSQL server on loopback (initdb + pg_ctl; about 2 s), for the whole run."""
+    from ragcluster.services import PostgresServer
+
+    server = PostgresServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: Any) -> str:
+    """The URL of a new, empty database on that server: each test starts from nothing."""
+    postgres_server.created = getattr(postgres_server, "created", 0) + 1
+    return str(postgres_server.create_database(f"test_{postgres_server.created}"))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[str], Any]]:
+    """``target(name)``: what a store is opened on, once per backend: a SQLite file ``<name>.sqlite3`` (the
+    default), or one shared PostgreSQL database (every store of a deployment in it, as in production)."""
+    opened: list[Any] = []
+    if request.param == "sqlite":
+        yield lambda name: tmp_path / f"{name}.sqlite3"
+        return
+    from ragapp.db import open_database
+
+    url = request.getfixturevalue("postgres_url")
+
+    def target(_name: str) -> Any:
+        if not opened:
+            opened.append(open_database(url, pool_size=4))
+        return opened[0]
+
+    yield target
+    for db in opened:
+        db.close()

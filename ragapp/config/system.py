@@ -178,8 +178,7 @@ class StoreSettings(BaseModel):
     chroma_url: str = Field(
         "",
         description="A Chroma server for the vectors (e.g. http://10.0.0.5:8000, started with `chroma run`); "
-        "empty: an embedded Chroma folder in the state dir. The catalog, traces and users stay in the state dir "
-        "either way.",
+        "empty: an embedded Chroma folder in the state dir.",
     )
     chroma_token: SecretStr = Field(
         SecretStr(""),
@@ -195,4 +194,30 @@ class StoreSettings(BaseModel):
         "with different prefixes share a server without seeing each other's vectors; replicas of one "
         "deployment use the same one (each start removes vectors its catalog does not know, so replicas with "
         "their own catalogs must not share a prefix).",
+    )
+    database_url: SecretStr = Field(
+        SecretStr(""),
+        description="PostgreSQL for the catalog, intent tree, traces, test cases and chats "
+        "(postgresql://user:password@host:5432/ragapp; the app creates and migrates its tables); empty: SQLite "
+        "files in the state dir. Every replica of a deployment points at the same database.",
+    )
+    database_pool: int = Field(
+        8, ge=1, le=100, description="Connections each replica keeps open to PostgreSQL, at most."
+    )
+    files_dir: Path | None = Field(
+        None,
+        description="Where uploaded originals are kept (for citations' page images); replicas on several hosts "
+        "share one folder (an NFS or SMB mount). Empty: `files` in the state dir.",
+    )
+    keyword_poll_s: float = Field(
+        2.0,
+        gt=0,
+        description="With a shared database: how often each replica checks the catalog's version, rebuilding "
+        "its keyword index when another replica added or deleted documents.",
+    )
+    keywords: Literal["bm25s", "postgres"] = Field(
+        "bm25s",
+        description="The keyword index: bm25s in each process's memory (the default; best quality and speed), "
+        "or postgres, full text in the shared database (one index for every replica, none rebuilt per replica; "
+        'needs database_url; README "Several replicas" says when).',
     )

@@ -16,6 +16,7 @@ from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
 from ragapp.core.errors import ConfigError, RagAppError
 from ragapp.core.types import DEFAULT_KB, IngestResult
+from ragapp.db import Database, open_database
 from ragapp.engine.accounts import Accounts
 from ragapp.engine.admin import Admin
 from ragapp.engine.chat import Chat
@@ -25,6 +26,7 @@ from ragapp.engine.intents import Intents
 from ragapp.engine.kb_access import KbAccess
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
+from ragapp.ingest.follower import CatalogFollower
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
 from ragapp.models.embedders import Embedder, load_embedder
 from ragapp.models.llm import LLM, LLMS
@@ -88,7 +90,13 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     state = settings.paths.state_dir
     state.mkdir(parents=True, exist_ok=True)
     embedder = parts.embedder or load_embedder(settings)
-    store = KnowledgeStore.open(state, embedder, settings.store)
+    database = _shared_database(settings)
+
+    def where(name: str) -> Path | Database:
+        """A store's home: the shared PostgreSQL database, else its own SQLite file in the state dir."""
+        return database if database is not None else state / f"{name}.sqlite3"
+
+    store = KnowledgeStore.open(state, embedder, settings.store, database=database)
     store.reconcile()
     if parts.channels is not None:
         channels = list(parts.channels)
@@ -100,11 +108,12 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     llm = recording(parts.llm or LLMS.get(settings.llm.backend)(settings))
     catalog = store.catalog
     intent_store = IntentStore(  # the bases that hold documents, by name, then "default"
-        state / "intents.sqlite3", known_kbs=lambda: [*(kb.name for kb in catalog.knowledge_bases()), DEFAULT_KB]
+        where("intents"), known_kbs=lambda: [*(kb.name for kb in catalog.knowledge_bases()), DEFAULT_KB]
     )
-    traces = TraceStore(state / "traces.sqlite3", settings.traces.max_traces, settings.traces.max_age_days)
-    cases = TestCaseStore(state / "traces.sqlite3")
-    conversations = Conversations(ConversationStore(state / "conversations.sqlite3"), catalog)
+    traces = TraceStore(where("traces"), settings.traces.max_traces, settings.traces.max_age_days)
+    cases = TestCaseStore(where("traces"))
+    conversations = Conversations(ConversationStore(where("conversations")), catalog)
+    follower = CatalogFollower(store, settings.store.keyword_poll_s) if database is not None else None
     recorder = TraceRecorder(traces, enabled=settings.traces.enabled)
 
     def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
@@ -130,7 +139,8 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         store=store,
         retrieval=retrieval,
         llm=llm,
-        closers=(agent, retrieval, intent_store, catalog),
+        # The shared database last: the stores above write through it until they close.
+        closers=tuple(c for c in (follower, agent, retrieval, intent_store, catalog, database) if c is not None),
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
         admin=Admin(settings, accounts.store if accounts is not None else None, catalog),
@@ -140,6 +150,8 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         catalog.set_meta(DEMO_LOADED_KEY, "1")
     if settings.paths.load_demo:
         seed_demo_intents(intent_store, settings.paths.demo_intents)
+    if follower is not None:
+        follower.start()
     return engine
 
 
@@ -152,8 +164,8 @@ def seed_demo_intents(intents: IntentStore, path: Path) -> None:
     except (OSError, RagAppError) as exc:  # a broken demo file must not stop the app: routing just stays off
         log.warning("demo intent tree not loaded from %s: %s", path, exc)
         return
-    intents.seed(tree)
-    log.info("wrote the demo intent tree: %d intents from %s", len(tree), path)
+    if intents.seed(tree):  # False: another replica seeded it first
+        log.info("wrote the demo intent tree: %d intents from %s", len(tree), path)
 
 
 def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
@@ -166,6 +178,12 @@ def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
         if result.status == "failed":
             log.warning("demo file not indexed: %s", result.message)
     return results
+
+
+def _shared_database(settings: Settings) -> Database | None:
+    """The PostgreSQL database every replica shares (``RAGAPP_STORE__DATABASE_URL``); None: SQLite files."""
+    url = settings.store.database_url.get_secret_value().strip()
+    return open_database(url, pool_size=settings.store.database_pool) if url else None
 
 
 def _accounts(settings: Settings) -> Accounts | None:

@@ -26,7 +26,8 @@ class Intents:
     def __init__(self, store: IntentStore, router: IntentRouter) -> None:
         self._store = store
         self._router = router
-        # One edit at a time, so what an edit reports (which leaf became a group) is about the tree it changed.
+        # One edit at a time in this process, so what a deletion reports (its path, the only-child hint) is about
+        # the tree it changed; between replicas the store's edit lock keeps the tree itself consistent.
         self._lock = threading.RLock()
 
     def tree(self) -> IntentTree:
@@ -44,8 +45,9 @@ class Intents:
         require(actor, Action.EDIT_INTENTS)
         node = edit.to_node() if isinstance(edit, IntentDraft) else edit
         with self._lock:
-            host = self._store.tree().leaf_made_group(node, replacing)
-            tree = self._store.add(node) if replacing is None else self._store.save(node, replacing)
+            # The store says which leaf became a group: only it sees the tree the edit changed (another replica
+            # may have edited since this one last read it).
+            tree, host = self._store.saved(node, replacing, new=replacing is None)
         return SavedIntent(
             tree,
             node.code,
@@ -59,12 +61,11 @@ class Intents:
         left without a kind): the refusal says what to do instead."""
         require(actor, Action.EDIT_INTENTS)
         with self._lock:
-            tree = self._store.tree()
-            path = tree.full_path(code)
+            path = self._store.tree().full_path(code)
             try:
                 count = self._store.delete(code)
-            except IntentTreeError as exc:
-                raise IntentTreeError([*exc.problems, *only_child_hint(tree, code)]) from None
+            except IntentTreeError as exc:  # the hint from the tree as stored now, which refused the edit
+                raise IntentTreeError([*exc.problems, *only_child_hint(self._store.tree(), code)]) from None
         return DeletedIntent(code, path, count)
 
     def move(self, code: str, parent: str | None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:

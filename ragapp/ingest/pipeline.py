@@ -6,14 +6,15 @@ catalog write (or the vector write: a Chroma server may go away) fails the new v
 a failed file leaves the store as it was.
 
 Files go into a named knowledge base. Content is unique across all of them (the same bytes are stored
-once), while a file name is unique within one: a new version replaces the old only in the same base.
+once), while a file name is unique within one: a new version replaces the old only in the same base. Replicas
+sharing one catalog may race for either: the catalog settles it (see ``Catalog.store_document`` and
+``ragapp.ingest.lost_race``), so the loser ends as a duplicate or replaces what the winner stored.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,14 +27,18 @@ from ragapp.core.chunks import index_text
 from ragapp.core.errors import IngestCancelled, IngestError, RagAppError
 from ragapp.core.lang import language_of
 from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestPhase, IngestProgress, IngestResult
+from ragapp.db import Database
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
+from ragapp.ingest.lost_race import already_there, lost_race
+from ragapp.ingest.names import MAX_NAME_CHARS as MAX_NAME_CHARS  # re-exported: callers import the rules from here
+from ragapp.ingest.names import document_name, kb_name
 from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsing import parse_file
 from ragapp.models.embedders import Embedder
-from ragapp.store.bm25 import Bm25Index
-from ragapp.store.catalog import Catalog, utc_now
+from ragapp.store.catalog import Catalog, ContentAlreadyStored, utc_now
 from ragapp.store.files import FileStore
+from ragapp.store.keyword_index import KeywordIndex, open_keywords
 from ragapp.store.vectors import ChromaVectorIndex, open_vectors
 
 log = logging.getLogger(__name__)
@@ -48,64 +53,53 @@ def _no_progress(_update: IngestProgress) -> None:
     pass
 
 
-# Letters of any script (so Chinese names work), digits, space, '-', '_' and '.'.
-_KB_NAME = re.compile(r"[\w .\-]{1,64}")
-KB_NAME_RULE = (
-    "1 to 64 characters, each a letter (any language, Chinese included), a digit, a space, or one of - _ . "
-    "(for example 'manuals-2024')"
-)
-
-
-def kb_name(name: str) -> str:
-    """``name`` as a knowledge-base name, without surrounding spaces.
-
-    Raises:
-        IngestError: the name breaks the rule (the message states it).
-    """
-    cleaned = (name or "").strip()
-    if not _KB_NAME.fullmatch(cleaned):
-        raise IngestError(f"Knowledge base name {name!r} is not allowed: use {KB_NAME_RULE}.")
-    return cleaned
-
-
 @dataclass
 class KnowledgeStore:
     """The three stores that must agree, and the one lock that serialises writes to them."""
 
     catalog: Catalog
     vectors: ChromaVectorIndex
-    keywords: Bm25Index
+    keywords: KeywordIndex
     embedder: Embedder
     write_lock: threading.Lock
     files: FileStore | None = None  # the uploaded files (None: not kept; citations then show text only)
 
     @classmethod
-    def open(cls, folder: Path, embedder: Embedder, store: StoreSettings | None = None) -> KnowledgeStore:
+    def open(
+        cls, folder: Path, embedder: Embedder, store: StoreSettings | None = None, database: Database | None = None
+    ) -> KnowledgeStore:
         """The stores under ``folder`` (created if missing), with vectors in ``embedder``'s collections: on the
-        Chroma server ``store`` names, else (and with no ``store``) embedded under ``folder``.
+        Chroma server ``store`` names, else (and with no ``store``) embedded under ``folder``. The catalog is in
+        ``database`` when given (replicas share it), else ``folder/catalog.sqlite3``; the kept files in
+        ``store.files_dir`` when set, else ``folder/files``.
 
         Raises:
-            ConfigError: ``store`` names a Chroma server that does not answer.
+            ConfigError: ``store`` names a Chroma server that does not answer, or PostgreSQL keywords without
+                ``database``.
         """
+        settings = store or StoreSettings()
         return cls(
-            catalog=Catalog(folder / "catalog.sqlite3"),
-            vectors=open_vectors(store or StoreSettings(), folder, embedder.name),
-            keywords=Bm25Index(folder / "bm25"),
+            catalog=Catalog(database if database is not None else folder / "catalog.sqlite3"),
+            vectors=open_vectors(settings, folder, embedder.name),
+            keywords=open_keywords(settings.keywords, folder / "bm25", database),
             embedder=embedder,
             write_lock=threading.Lock(),
-            files=FileStore(folder / "files"),
+            files=FileStore(settings.files_dir or folder / "files"),
         )
 
     def refresh_keywords(self) -> None:
         """Rebuild BM25 from the catalog if the catalog changed since it was built (or the tokenizer did)."""
         with self.write_lock:
-            if self.keywords.version != self.catalog.version:
-                self.keywords.rebuild(self.catalog.all_chunks(), self.catalog.version, self.catalog.chunk_kbs())
+            # The version is read before the chunks: a replica writing in between then leaves BM25 marked older
+            # than what it holds (rebuilt again next time), never newer than it is (stale until the next write).
+            version = self.catalog.version
+            if self.keywords.version != version:
+                self.keywords.rebuild(self.catalog.all_chunks(), version, self.catalog.chunk_kbs())
 
     def reconcile(self, progress: Progress = _no_progress) -> None:
         """Make vectors and keywords match the catalog (after a crash, an embedder change, or an upgrade
         from before knowledge bases: vectors with a missing or wrong ``kb`` tag are re-tagged in place)."""
-        with self.write_lock:
+        with self.write_lock, self.catalog.database.mutex(WRITES):
             chunks = self.catalog.all_chunks()
             kb_of = self.catalog.chunk_kbs()
             wanted = {c.chunk_id for c in chunks}
@@ -142,6 +136,11 @@ class KnowledgeStore:
         self.refresh_keywords()
 
 
+# Held while an upload writes its vectors and then the catalog, and while a start reconciles the two: until the
+# catalog commits, the new vectors look like leftovers of a crash to a reconcile in another replica.
+WRITES = "catalog:writes"
+
+
 def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: BatchProgress, batch: int = 32) -> np.ndarray:
     """Vectors for ``chunks``, in order, reporting progress per batch. Writes nothing."""
     parts = []
@@ -150,10 +149,6 @@ def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: BatchPro
         parts.append(embedder.embed_passages([index_text(c) for c in part]))
         progress((start + len(part)) / len(chunks), f"embedded {start + len(part)}/{len(chunks)} chunks")
     return np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
-
-
-def _already_there(name: str, existing: DocumentRecord) -> str:
-    return f"{name}: already in the knowledge base as {existing.name} in '{existing.kb}'; nothing changed."
 
 
 @dataclass(frozen=True)
@@ -271,7 +266,7 @@ class Ingestor:
             return IngestResult(
                 name=name,
                 status="duplicate",
-                message=_already_there(name, existing),
+                message=already_there(name, existing),
                 doc_id=existing.doc_id,
                 chunks=existing.chunk_count,
             )
@@ -317,11 +312,11 @@ class Ingestor:
             chunks,
             lambda f, m: progress("embed", start + (0.97 - start) * f, m, round(f * n), n),
         )
-        with self._store.write_lock:
+        # Across replicas too: a replica starting now must not take these vectors for leftovers (reconcile).
+        with self._store.write_lock, catalog.database.mutex(WRITES):
             winner = catalog.document_by_hash(content_hash)
             if winner is not None and again is None:  # a concurrent upload of the same file won
-                return IngestResult(name, "duplicate", _already_there(name, winner), doc_id, len(chunks))
-            replaced = [again] if again is not None else catalog.documents_named(name, kb)
+                return IngestResult(name, "duplicate", already_there(name, winner), doc_id, len(chunks))
             files = self._store.files
             if again is None and files is not None:
                 files.keep(doc_id, path, Path(name).suffix)
@@ -344,9 +339,12 @@ class Ingestor:
                     "it was. Check that the Chroma server is running, then try again."
                 ) from exc
             try:
-                with catalog.transaction() as conn:
-                    old_chunk_ids = [cid for old in replaced for cid in catalog.delete_document(conn, old.doc_id)]
-                    catalog.add_document(conn, record, chunks, split.skipped, parsed.report, parsed.ocr_boxes)
+                with catalog.transaction() as tx:
+                    replaced = catalog.store_document(
+                        tx, record, chunks, split.skipped, parsed.report, parsed.ocr_boxes, again=again is not None
+                    )
+            except ContentAlreadyStored as lost:  # another replica stored the same file since the check above
+                return lost_race(self._store, name, kb, lost, chunks)
             except Exception:
                 self._store.vectors.delete([c.chunk_id for c in chunks])
                 if again is not None:  # the old chunks are still the catalog's: give them their vectors back
@@ -355,10 +353,10 @@ class Ingestor:
                     files.remove(doc_id)
                 raise
             if again is None:
-                self._store.vectors.delete(old_chunk_ids)
+                self._store.vectors.delete([cid for old in replaced for cid in old.chunk_ids])
                 if files is not None:
                     for old in replaced:
-                        files.remove(old.doc_id)
+                        files.remove(old.record.doc_id)
         if again is not None:
             return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
         counts = f"{len(chunks)} chunks" + (f"; {split.note}" if split.note else "")
@@ -396,8 +394,8 @@ class Ingestor:
         if doc is None:
             raise IngestError("That document is no longer in the knowledge base.")
         with self._store.write_lock:
-            with catalog.transaction() as conn:
-                chunk_ids = catalog.delete_document(conn, doc_id)
+            with catalog.transaction() as tx:
+                chunk_ids = catalog.delete_document(tx, doc_id)
             self._store.vectors.delete(chunk_ids)
             if self._store.files is not None:
                 self._store.files.remove(doc_id)
@@ -422,25 +420,11 @@ class Ingestor:
                 raise IngestError("That document is no longer in the knowledge base.")
             if doc.kb == kb:
                 return doc.name
-            if catalog.documents_named(doc.name, kb):
-                raise IngestError(f"'{kb}' already holds a document named {doc.name}; delete or rename one first.")
-            with catalog.transaction() as conn:
-                chunk_ids = catalog.move_document(conn, doc_id, kb)
+            with catalog.transaction() as tx:
+                catalog.lock_kb(tx, kb)  # another replica may be putting a document of that name there
+                if catalog.documents_named(doc.name, kb):
+                    raise IngestError(f"'{kb}' already holds a document named {doc.name}; delete or rename one first.")
+                chunk_ids = catalog.move_document(tx, doc_id, kb)
             self._store.vectors.set_kbs(dict.fromkeys(chunk_ids, kb))
         self._store.refresh_keywords()
         return doc.name
-
-
-_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-MAX_NAME_CHARS = 200
-
-
-def document_name(given: str, path: Path) -> str:
-    """The name a document is shown under: the name given, without control characters (a NUL or a line break
-    in a name breaks tables and logs) or surrounding blanks, at most ``MAX_NAME_CHARS`` characters with its
-    extension kept; the file's own name when nothing is left."""
-    name = _NAME_CONTROL.sub(" ", given or "").strip() or path.name
-    if len(name) > MAX_NAME_CHARS:
-        suffix = Path(name).suffix[:16]
-        name = name[: MAX_NAME_CHARS - len(suffix) - 1].rstrip() + "…" + suffix
-    return name

@@ -18,7 +18,7 @@ from ragapp.core.types import ChannelHit, ChannelResult, Scope
 from ragapp.models.embedders import Embedder
 from ragapp.registry import Registry
 from ragapp.retrieval.fusion import to_hits
-from ragapp.store.bm25 import Bm25Index
+from ragapp.store.keyword_index import KeywordIndex
 from ragapp.store.vectors import ChromaVectorIndex
 
 
@@ -74,11 +74,12 @@ class VectorChannel(Channel):
 
 
 class KeywordChannel(Channel):
-    """BM25 over jieba-segmented Chinese and lower-cased English words."""
+    """Keyword search (bm25s, or PostgreSQL full text: RAGAPP_STORE__KEYWORDS) over jieba-segmented Chinese and
+    stemmed English words."""
 
     name = "keyword"
 
-    def __init__(self, index: Bm25Index) -> None:
+    def __init__(self, index: KeywordIndex) -> None:
         self._index = index
 
     def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
@@ -91,7 +92,7 @@ class ChannelDeps:
 
     embedder: Embedder
     vectors: ChromaVectorIndex
-    keywords: Bm25Index
+    keywords: KeywordIndex
 
 
 ChannelFactory = Callable[[ChannelDeps], Channel]

@@ -1,4 +1,5 @@
-"""Past conversations, per owner (a signed-in user, or a browser when accounts are off), in SQLite.
+"""Past conversations, per owner (a signed-in user, or a browser when accounts are off), in a SQLite file or the
+deployment's shared PostgreSQL database.
 
 A conversation is kept as it was shown: every chat message (role, content, its step/citation metadata, the
 document a citation points at, the trace of the answer) as JSON, and the memory the next question needs (recent
@@ -11,14 +12,14 @@ from __future__ import annotations
 import builtins
 import json
 import logging
-import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragapp.tracing.store import open_database
+from ragapp.db import Database, open_tables, order_column
+from ragapp.tracing.store import plain_text
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,17 @@ CREATE TABLE IF NOT EXISTS conversations (
 );
 CREATE INDEX IF NOT EXISTS conversations_owner_updated ON conversations (owner, updated_at);
 """
+# ``seq`` orders conversations saved in the same second, as SQLite's rowid does; the times compare as strings,
+# byte by byte as in SQLite (a locale's collation weighs their punctuation differently).
+_STEPS = [
+    """
+CREATE TABLE conversations (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY, id TEXT PRIMARY KEY, owner TEXT NOT NULL, title TEXT NOT NULL,
+    created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL, messages TEXT NOT NULL,
+    memory TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX conversations_owner_updated ON conversations (owner, updated_at)"""
+]
 TITLE_CHARS = 80
 MAX_CONVERSATIONS = 200  # per owner; the oldest go first
 
@@ -54,16 +66,18 @@ class Conversation:
 
 def title_from(question: str) -> str:
     """A conversation's title: its first question, on one line, cut to ``TITLE_CHARS``."""
-    text = " ".join(question.split())
+    text = " ".join(plain_text(question).split())
     return (text[: TITLE_CHARS - 1] + "…" if len(text) > TITLE_CHARS else text) or "New chat"
 
 
 class ConversationStore:
-    def __init__(self, path: Path, max_per_owner: int = MAX_CONVERSATIONS) -> None:
-        self.path = path
+    """``target``: a SQLite file, or the shared ``Database`` (every replica sees every conversation)."""
+
+    def __init__(self, target: Path | Database, max_per_owner: int = MAX_CONVERSATIONS) -> None:
+        self.path = target if isinstance(target, Path) else None
         self.max_per_owner = max_per_owner
-        self._conn = open_database(path, _SCHEMA)
-        self._lock = threading.Lock()
+        self._db, self._owned = open_tables(target, "conversations", _SCHEMA, _STEPS)
+        self._seq = order_column(self._db)
 
     def save(
         self,
@@ -77,44 +91,44 @@ class ConversationStore:
         The title of an existing conversation is kept (it may have been renamed)."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
         body, mem = json.dumps(messages, ensure_ascii=False, default=str), json.dumps(memory, ensure_ascii=False)
-        with self._lock, self._conn:
+        with self._db.transaction() as tx:
             if conversation_id is not None:
-                changed = self._conn.execute(
+                changed = tx.execute(
                     "UPDATE conversations SET messages = ?, memory = ?, updated_at = ? WHERE id = ? AND owner = ?",
                     (body, mem, now, conversation_id, owner),
-                ).rowcount
+                )
                 if changed:
                     return conversation_id
+            # The bound per owner counts the owner's rows: two replicas adding at once must not both count alone.
+            tx.lock(f"conversations:{owner}")
             new_id = uuid.uuid4().hex[:16]
-            self._conn.execute(
+            tx.execute(
                 "INSERT INTO conversations (id, owner, title, created_at, updated_at, messages, memory) "
                 "VALUES (?,?,?,?,?,?,?)",
                 (new_id, owner, title_from(title), now, now, body, mem),
             )
-            self._conn.execute(
-                "DELETE FROM conversations WHERE owner = ? AND id IN (SELECT id FROM conversations WHERE owner = ? "
-                "ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+            tx.execute(
+                "DELETE FROM conversations WHERE owner = ? AND id NOT IN (SELECT id FROM conversations WHERE owner = ? "
+                f"ORDER BY updated_at DESC, {self._seq} DESC LIMIT ?)",
                 (owner, owner, max(1, self.max_per_owner)),
             )
             return new_id
 
     def list(self, owner: str, limit: int = 100) -> builtins.list[ConversationSummary]:
         """The owner's conversations, the latest first."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT id, title, updated_at FROM conversations WHERE owner = ? "
-                "ORDER BY updated_at DESC, rowid DESC LIMIT ?",
-                (owner, max(0, limit)),
-            ).fetchall()
+        rows = self._db.query(
+            "SELECT id, title, updated_at FROM conversations WHERE owner = ? "
+            f"ORDER BY updated_at DESC, {self._seq} DESC LIMIT ?",
+            (owner, max(0, limit)),
+        )
         return [ConversationSummary(*row) for row in rows]
 
     def get(self, owner: str, conversation_id: str) -> Conversation | None:
         """The owner's conversation, or None (none with that id, another owner's, or unreadable)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT id, owner, title, updated_at, messages, memory FROM conversations WHERE id = ? AND owner = ?",
-                (conversation_id, owner),
-            ).fetchone()
+        row = self._db.one(
+            "SELECT id, owner, title, updated_at, messages, memory FROM conversations WHERE id = ? AND owner = ?",
+            (conversation_id, owner),
+        )
         if row is None:
             return None
         try:
@@ -129,22 +143,17 @@ class ConversationStore:
         return Conversation(row[0], row[1], row[2], row[3], kept, memory)
 
     def rename(self, owner: str, conversation_id: str, title: str) -> bool:
-        with self._lock, self._conn:
-            return bool(
-                self._conn.execute(
-                    "UPDATE conversations SET title = ? WHERE id = ? AND owner = ?",
-                    (title_from(title), conversation_id, owner),
-                ).rowcount
+        return bool(
+            self._db.execute(
+                "UPDATE conversations SET title = ? WHERE id = ? AND owner = ?",
+                (title_from(title), conversation_id, owner),
             )
+        )
 
     def delete(self, owner: str, conversation_id: str) -> bool:
-        with self._lock, self._conn:
-            return bool(
-                self._conn.execute(
-                    "DELETE FROM conversations WHERE id = ? AND owner = ?", (conversation_id, owner)
-                ).rowcount
-            )
+        return bool(self._db.execute("DELETE FROM conversations WHERE id = ? AND owner = ?", (conversation_id, owner)))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """Close the database if it was opened here (a shared one belongs to whoever opened it)."""
+        if self._owned:
+            self._db.close()

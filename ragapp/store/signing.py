@@ -36,6 +36,12 @@ class Signer:
             raise ValueError(f"{path} is damaged (under 32 bytes); delete it to make a new one")
         return cls(secret)
 
+    def derive(self, purpose: str) -> str:
+        """A secret of its own for ``purpose``, made from this one: the same in every process that shares the
+        secret file (Gradio's browser storage is encrypted with it, so a restart or another replica can still
+        read what a browser keeps)."""
+        return hmac.new(self._secret, f"derive:{purpose}".encode(), hashlib.sha256).hexdigest()
+
     def sign(self, value: str) -> str:
         return f"{value}{_SEP}{self._mac(value)}"
 

@@ -1,12 +1,16 @@
-"""Traces and saved test cases in SQLite.
+"""Traces and their feedback, in a SQLite file or the deployment's shared PostgreSQL database.
 
 ``TraceStore.save`` only queues: one daemon thread writes, trims oversized traces and applies retention, so a
-request never waits on the disk and a write error never reaches the user (it is logged and counted). A database
+request never waits on the database and a write error never reaches the user (it is logged and counted). A SQLite
 file that cannot be opened is moved aside and a fresh one started: losing old traces beats breaking the app.
 
 A trace is serialised here and nowhere else: ``TraceStore`` takes a ``Trace``, turns it into JSON on the writer
 thread, and ``get`` reads one back. ``TracePayloadStore`` is the same table holding the JSON dicts as they are
 (for tools that read or repair stored traces, and the tests of the table itself).
+
+Times are ISO 8601 text in UTC (``started_at`` is rewritten to UTC on the way in), so as strings they sort in
+time order: retention compares them with a cutoff computed here. PostgreSQL compares them byte by byte, as SQLite
+does, under the "C" collation (a locale's collation weighs the punctuation differently).
 """
 
 from __future__ import annotations
@@ -16,14 +20,14 @@ import contextlib
 import json
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from ragapp.db import Database, open_tables, order_column
 from ragapp.tracing.model import Trace
 
 log = logging.getLogger(__name__)
@@ -32,27 +36,54 @@ MAX_PAYLOAD_BYTES = 2 * 1024 * 1024  # a trace bigger than this (as JSON) has it
 TRIM_CHARS = 20_000
 TRIM_MARK = "… [trimmed]"
 QUEUE_SIZE = 1000  # traces waiting for the writer; beyond this new ones are dropped, never waited for
+FEEDBACK_WAIT_S = 30.0  # how long feedback waits for its trace when the writer is behind
 
+# ``question_folded``: the question casefolded in Python, searched with LIKE, so both engines find the same rows
+# (SQLite's lower() folds only ASCII, PostgreSQL's depends on the server's locale, neither folds "ß" to "ss").
 _TRACE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
     id TEXT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, started_at TEXT NOT NULL,
     question TEXT NOT NULL DEFAULT '', mode TEXT NOT NULL DEFAULT '', total_s REAL, status TEXT NOT NULL DEFAULT '',
-    degradations TEXT NOT NULL DEFAULT '[]', payload TEXT NOT NULL
+    degradations TEXT NOT NULL DEFAULT '[]', payload TEXT NOT NULL, question_folded TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS traces_owner_started ON traces (owner, started_at);
 CREATE TABLE IF NOT EXISTS feedback (
     trace_id TEXT PRIMARY KEY, rating TEXT NOT NULL, comment TEXT NOT NULL DEFAULT '', given_at TEXT NOT NULL
 );
 """
-_TRACE_COLUMNS = "id, owner, kind, started_at, question, mode, total_s, status, degradations, payload"
+# ``seq`` orders traces that started in the same second, as SQLite's rowid does.
+_TRACE_STEPS = [
+    """
+CREATE TABLE traces (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY, id TEXT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL,
+    started_at TEXT COLLATE "C" NOT NULL, question TEXT NOT NULL DEFAULT '', mode TEXT NOT NULL DEFAULT '',
+    total_s DOUBLE PRECISION, status TEXT NOT NULL DEFAULT '', degradations TEXT NOT NULL DEFAULT '[]',
+    payload TEXT NOT NULL, question_folded TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX traces_owner_started ON traces (owner, started_at);
+CREATE TABLE feedback (
+    trace_id TEXT PRIMARY KEY, rating TEXT NOT NULL, comment TEXT NOT NULL DEFAULT '', given_at TEXT NOT NULL
+)"""
+]
+_TRACE_COLUMNS = "id, owner, kind, started_at, question, mode, total_s, status, degradations, payload, question_folded"
+_UPSERT = (
+    f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _TRACE_COLUMNS.split(", ")[1:])
+)
 _SUMMARY_COLUMNS = (
     "id, started_at, question, mode, kind, total_s, status, degradations, coalesce(rating, ''), coalesce(comment, '')"
 )
 _WITH_FEEDBACK = "traces LEFT JOIN feedback ON feedback.trace_id = traces.id"
+_ORPHANS = "DELETE FROM feedback WHERE trace_id NOT IN (SELECT id FROM traces)"
+# One statement, so the trace cannot go between finding it and keeping its feedback.
+_FEEDBACK = (
+    "INSERT INTO feedback (trace_id, rating, comment, given_at) "
+    "SELECT id, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) FROM traces WHERE id = ? AND owner = ? "
+    "ON CONFLICT (trace_id) DO UPDATE SET rating = excluded.rating, comment = excluded.comment, "
+    "given_at = excluded.given_at"
+)
 RATINGS = ("up", "down")
 MAX_COMMENT_CHARS = 2000
-
-_IN_USE = {"SQLITE_BUSY", "SQLITE_LOCKED"}  # a healthy file another process holds: never move it aside
 
 T = TypeVar("T")
 
@@ -74,22 +105,25 @@ class TraceSummary:
 
 
 class _TraceTable(Generic[T]):
-    """Traces per owner. Writes go through one daemon thread; reads share its connection under a lock.
+    """Traces, per owner. Writes go through one daemon thread; reads go straight to the database.
 
-    ``save`` takes ownership of the trace: do not change it afterwards. ``write_errors`` counts traces that could
-    not be written, ``dropped`` those refused because the queue was full.
+    ``target``: a SQLite file, or the shared ``Database``. ``save`` takes ownership of the trace: do not change it
+    afterwards. ``write_errors`` counts traces that could not be written, ``dropped`` those the full queue refused.
     """
 
-    def __init__(self, path: Path, max_traces: int = 500, max_age_days: float = 14.0) -> None:
-        self.path = path
+    def __init__(self, target: Path | Database, max_traces: int = 500, max_age_days: float = 14.0) -> None:
+        self.path = target if isinstance(target, Path) else None
         self.max_traces = max_traces
         self.max_age_days = max_age_days
         self.write_errors = 0
         self.dropped = 0
-        self._conn = open_database(path, _TRACE_SCHEMA)
-        self._conn.create_function("casefold", 1, _casefold, deterministic=True)
-        self._lock = threading.Lock()
+        self._db, self._owned = open_tables(target, "traces", _TRACE_SCHEMA, _TRACE_STEPS)
+        if self._db.dialect == "sqlite":
+            _add_folded_question(self._db)
+        self._seq = order_column(self._db)
         self._queue: queue.Queue[T | threading.Event | None] = queue.Queue(QUEUE_SIZE)
+        self._pending: dict[str, int] = {}  # ids queued and not written yet, for set_feedback
+        self._pending_lock = threading.Lock()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="trace-writer", daemon=True)
         self._thread.start()
@@ -107,9 +141,11 @@ class _TraceTable(Generic[T]):
         if self._closed:
             log.warning("trace %r not saved: the trace store is closed", _trace_id(trace))
             return
+        self._count_pending(trace, +1)
         try:
             self._queue.put_nowait(trace)
         except queue.Full:
+            self._count_pending(trace, -1)
             self.dropped += 1
             log.warning("trace %r dropped: %d traces are already waiting to be written", _trace_id(trace), QUEUE_SIZE)
 
@@ -128,7 +164,7 @@ class _TraceTable(Generic[T]):
             log.warning("trace store flush gave up after %.1f s: traces are still being written", timeout)
 
     def close(self) -> None:
-        """Write what is queued, stop the writer thread and close the database."""
+        """Write what is queued and stop the writer thread; close the database if it was opened here."""
         if self._closed:
             return
         self._closed = True
@@ -136,8 +172,8 @@ class _TraceTable(Generic[T]):
         with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=1.0)
         self._thread.join(timeout=5.0)
-        with self._lock:
-            self._conn.close()
+        if self._owned:
+            self._db.close()
 
     def _run(self) -> None:
         while True:
@@ -152,20 +188,31 @@ class _TraceTable(Generic[T]):
             except Exception as exc:  # the writer must survive anything one trace can do
                 self.write_errors += 1
                 log.warning("could not write trace %r: %s", _trace_id(item), exc)
+            finally:
+                self._count_pending(item, -1)
 
     def _write(self, trace: T) -> None:
         row = _trace_row(self._encode(trace))
-        with self._lock, self._conn:
-            self._conn.execute(f"INSERT OR REPLACE INTO traces ({_TRACE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
-            self._conn.execute(
-                "DELETE FROM traces WHERE julianday(started_at) < julianday('now') - ?", (self.max_age_days,)
-            )
-            self._conn.execute(
-                "DELETE FROM traces WHERE id IN "
-                "(SELECT id FROM traces ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+        with self._db.transaction() as tx:
+            # Replicas trimming at once would each delete by their own view of the newest rows: one at a time.
+            tx.lock("traces:retention")
+            tx.execute(_UPSERT, row)
+            tx.execute("DELETE FROM traces WHERE started_at < ?", (_cutoff(self.max_age_days),))
+            tx.execute(
+                "DELETE FROM traces WHERE id NOT IN "
+                f"(SELECT id FROM traces ORDER BY started_at DESC, {self._seq} DESC LIMIT ?)",
                 (max(0, self.max_traces),),
             )
-            self._conn.execute("DELETE FROM feedback WHERE trace_id NOT IN (SELECT id FROM traces)")
+            tx.execute(_ORPHANS)
+
+    def _count_pending(self, trace: object, step: int) -> None:
+        trace_id = str(_trace_id(trace))
+        with self._pending_lock:
+            left = self._pending.get(trace_id, 0) + step
+            if left > 0:
+                self._pending[trace_id] = left
+            else:
+                self._pending.pop(trace_id, None)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -182,38 +229,39 @@ class _TraceTable(Generic[T]):
     ) -> builtins.list[TraceSummary]:
         """The owner's traces (None: everyone's), newest first. ``text`` matches part of the question, ignoring
         case; ``rating``: "up", "down", "any" (some feedback) or "none"."""
-        sql = f"SELECT {_SUMMARY_COLUMNS} FROM {_WITH_FEEDBACK} WHERE 1"
+        where: builtins.list[str] = []
         args: builtins.list[object] = []
         if owner is not None:
-            sql += " AND owner = ?"
+            where.append("owner = ?")
             args.append(owner)
         if rating in RATINGS:
-            sql += " AND rating = ?"
+            where.append("rating = ?")
             args.append(rating)
         elif rating == "any":
-            sql += " AND rating IS NOT NULL"
+            where.append("rating IS NOT NULL")
         elif rating == "none":
-            sql += " AND rating IS NULL"
+            where.append("rating IS NULL")
         needle = text.strip().casefold()
         if needle:
-            sql += " AND instr(casefold(question), ?) > 0"
-            args.append(needle)
+            where.append("question_folded LIKE ? ESCAPE '\\'")
+            args.append(f"%{_like_literal(needle)}%")
         for column, value in (("status", status), ("mode", mode), ("kind", kind)):
             if value is not None:
-                sql += f" AND {column} = ?"
+                where.append(f"{column} = ?")
                 args.append(value)
-        sql += " ORDER BY started_at DESC, traces.rowid DESC LIMIT ?"
+        sql = f"SELECT {_SUMMARY_COLUMNS} FROM {_WITH_FEEDBACK}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY started_at DESC, traces.{self._seq} DESC LIMIT ?"
         args.append(max(0, limit))
-        with self._lock:
-            rows = self._conn.execute(sql, args).fetchall()
-        return [_summary(row) for row in rows]
+        return [_summary(row) for row in self._db.query(sql, args)]
 
     def get(self, trace_id: str, owner: str | None) -> T | None:
         """The whole trace, or None when there is none with this id for this owner (None: anyone's)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT payload FROM traces WHERE id = ? AND (? IS NULL OR owner = ?)", (trace_id, owner, owner)
-            ).fetchone()
+        row = self._db.one(
+            "SELECT payload FROM traces WHERE id = ? AND (CAST(? AS TEXT) IS NULL OR owner = ?)",
+            (trace_id, owner, owner),
+        )
         if row is None:
             return None
         try:
@@ -233,27 +281,29 @@ class _TraceTable(Generic[T]):
             raise ValueError(f"rating must be one of {RATINGS}, not {rating!r}")
         self.flush()  # the trace of the answer just given may still be queued
         given = datetime.now(UTC).isoformat(timespec="seconds")
-        with self._lock, self._conn:
-            if self._conn.execute("SELECT 1 FROM traces WHERE id = ? AND owner = ?", (trace_id, owner)).fetchone():
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO feedback (trace_id, rating, comment, given_at) VALUES (?,?,?,?)",
-                    (trace_id, rating, comment.strip()[:MAX_COMMENT_CHARS], given),
-                )
-                return True
-        return False
+        args = (rating, plain_text(comment.strip()[:MAX_COMMENT_CHARS]), given, trace_id, owner)
+        if self._db.execute(_FEEDBACK, args):
+            return True
+        with self._pending_lock:
+            if trace_id not in self._pending:
+                return False
+        # flush gave up while this very trace still waits for the writer (a busy machine): it is not gone, it is
+        # late. Wait for it rather than tell the user their answer's trace is gone.
+        self.flush(FEEDBACK_WAIT_S)
+        return bool(self._db.execute(_FEEDBACK, args))
 
     def feedback(self, trace_id: str) -> tuple[str, str]:
         """(rating, comment) given on trace ``trace_id``; ("", "") when none."""
-        with self._lock:
-            row = self._conn.execute("SELECT rating, comment FROM feedback WHERE trace_id = ?", (trace_id,)).fetchone()
+        row = self._db.one("SELECT rating, comment FROM feedback WHERE trace_id = ?", (trace_id,))
         return (str(row[0]), str(row[1])) if row else ("", "")
 
     def delete_all(self, owner: str) -> int:
         """Delete every trace of ``owner`` (including those still queued); returns how many went."""
         self.flush()
-        with self._lock, self._conn:
-            gone = self._conn.execute("DELETE FROM traces WHERE owner = ?", (owner,)).rowcount
-            self._conn.execute("DELETE FROM feedback WHERE trace_id NOT IN (SELECT id FROM traces)")
+        with self._db.transaction() as tx:
+            tx.lock("traces:retention")  # a writer trimming the same rows in another order could deadlock with us
+            gone = tx.execute("DELETE FROM traces WHERE owner = ?", (owner,))
+            tx.execute(_ORPHANS)
             return gone
 
 
@@ -280,53 +330,14 @@ class TracePayloadStore(_TraceTable[dict[str, Any]]):
 # -- opening -----------------------------------------------------------------------------------
 
 
-def open_database(path: Path, schema: str) -> sqlite3.Connection:
-    """Open (creating folders and file) the database at ``path`` with ``schema``.
-
-    A file that is not a usable database is renamed to ``<name>.corrupt-<timestamp>`` and a fresh one started. If
-    even that fails, an in-memory database keeps the app working (nothing survives a restart then).
-    """
-    with contextlib.suppress(OSError):  # a folder we cannot create shows up as an open error below
-        path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        return _connect(str(path), schema)
-    except sqlite3.DatabaseError as exc:
-        problem: Exception = exc
-    if getattr(problem, "sqlite_errorname", "") not in _IN_USE:
-        try:
-            aside = _move_aside(path)
-            log.warning("%s is not a usable database (%s): moved it to %s and started a new one", path, problem, aside)
-            return _connect(str(path), schema)
-        except (OSError, sqlite3.DatabaseError) as exc:
-            problem = exc
-    log.warning("could not open %s (%s): keeping records in memory until the app restarts", path, problem)
-    return _connect(":memory:", schema)
-
-
-def _connect(target: str, schema: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(target, check_same_thread=False)
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.executescript(schema)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _move_aside(path: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-    n = 1
-    while aside.exists():
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-        n += 1
-    path.rename(aside)
-    for suffix in ("-wal", "-shm"):  # a stale journal would be replayed into the new file
-        sidecar = path.with_name(path.name + suffix)
-        if sidecar.exists():
-            sidecar.rename(aside.with_name(aside.name + suffix))
-    return aside
+def _add_folded_question(db: Database) -> None:
+    """A file from before ``question_folded`` gets the column, filled in for the traces it holds."""
+    with db.transaction() as tx:
+        if any(column[1] == "question_folded" for column in tx.query("PRAGMA table_info(traces)")):
+            return
+        tx.execute("ALTER TABLE traces ADD COLUMN question_folded TEXT NOT NULL DEFAULT ''")
+        rows = tx.query("SELECT id, question FROM traces")
+        tx.many("UPDATE traces SET question_folded = ? WHERE id = ?", [(q.casefold(), i) for i, q in rows])
 
 
 # -- rows --------------------------------------------------------------------------------------
@@ -339,18 +350,39 @@ def _trace_row(trace: dict[str, Any]) -> tuple[object, ...]:
         payload = _dumps(trace)
     total = trace.get("total_s")
     degradations = [str(d) for d in trace.get("degradations") or ()]
+    question = plain_text(str(trace.get("question") or ""))
     return (
         str(trace["id"]),
         str(trace["owner"]),
         str(trace.get("kind") or "chat"),
-        str(trace["started_at"]),
-        str(trace.get("question") or ""),
+        utc_iso(str(trace["started_at"])),
+        question,
         str(trace.get("mode") or ""),
         None if total is None else float(total),
         str(trace.get("status") or ""),
         json.dumps(degradations, ensure_ascii=False),
         payload,
+        question.casefold(),
     )
+
+
+def utc_iso(text: str) -> str:
+    """``text`` (ISO 8601) in UTC as ``isoformat`` writes it, so times compare as strings ("…+02:00", "…Z" or no
+    offset, taken as UTC, would sort apart from the same instant written "…+00:00"); other text is kept."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat()
+
+
+def _cutoff(max_age_days: float) -> str:
+    try:
+        return (datetime.now(UTC) - timedelta(days=max_age_days)).isoformat(timespec="seconds")
+    except OverflowError:  # further back than any date: nothing is that old
+        return ""
 
 
 def _dumps(value: object) -> str:
@@ -377,8 +409,14 @@ def _summary(row: tuple[Any, ...]) -> TraceSummary:
     return TraceSummary(trace_id, started_at, question, mode, kind, total_s, status, found, rating, comment)
 
 
-def _casefold(value: str | None) -> str | None:
-    return value.casefold() if isinstance(value, str) else value
+def _like_literal(text: str) -> str:
+    """``text`` matched literally by LIKE ... ESCAPE '\\': a typed "%" or "_" is not a wildcard."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def plain_text(value: str) -> str:
+    """``value`` without NUL, which PostgreSQL's text cannot hold (dropped on both engines, to keep the same)."""
+    return value.replace("\x00", "")
 
 
 def _trace_id(trace: object) -> object:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +42,12 @@ def build_ui(engine: Engine) -> gr.Blocks:
     with gr.Blocks(title="ragapp", delete_cache=(3600, 3600)) as demo:
         session = gr.State(None)  # a Session, created on the first question
         # Whose traces and test cases: an id this browser keeps between visits (a login name wins over it).
-        owner = gr.BrowserState("", storage_key="ragapp-owner")
+        # Gradio encrypts what the browser keeps with a random key per process unless given one: a restart, or
+        # another replica, could not read it back and the browser would lose its chats. So a key from our secret.
+        kept = engine.signer.derive("browser-state")
+        owner = gr.BrowserState("", storage_key="ragapp-owner", secret=kept)
         # The chat open in this browser, reopened on reload (only ever one of the owner's own).
-        open_chat = gr.BrowserState("", storage_key="ragapp-open-chat")
+        open_chat = gr.BrowserState("", storage_key="ragapp-open-chat", secret=kept)
         history, feedback, documents = ChatHistory(engine), Feedback(engine), DocumentHandlers(engine)
         upload_control = gr.State(UploadControl())  # the Stop button's signal, one per browser session
         with gr.Sidebar(label=t("chats.sidebar"), open=False, elem_id="chats-sidebar"):
@@ -228,7 +230,13 @@ def build_ui(engine: Engine) -> gr.Blocks:
             outputs=[report, docs, to_delete, status, kb_choice, scope],
             api_name="delete_document",
         ).then(handlers.left_out_report, outputs=[left_out])
-        demo.load(partial(ensure_owner, engine), inputs=[owner], outputs=[owner]).then(
+
+        def owner_on_load(stored: str | None, request: gr.Request) -> str:
+            # A plain function, not functools.partial: Gradio finds the gr.Request parameter by its annotation,
+            # which it cannot see through a partial (every browser was signed "anonymous" then).
+            return ensure_owner(engine, stored, request)
+
+        demo.load(owner_on_load, inputs=[owner], outputs=[owner]).then(
             history.restore, inputs=[owner, open_chat], outputs=[chatbot, session, open_chat, chat_list]
         )
         demo.load(handlers.account, outputs=[account, uploading, deleting, intent_editing])

@@ -62,3 +62,13 @@ def test_a_reload_keeps_the_chat_and_a_thumbs_down_shows_in_traces(
     listing = page.locator("#trace-list")
     listing.get_by_text("The manual says 120 minutes now").first.wait_for(state="attached")
     assert "👎" in listing.inner_text()
+
+    # Another browser is another owner: it sees neither the chat nor its trace.
+    other = open_page(url)
+    other.locator("#question textarea").wait_for()
+    other.wait_for_timeout(1000)  # the load event has signed this browser's own id
+    other.get_by_role("tab").filter(has_text="Traces").click()
+    other.locator("#trace-list").wait_for(state="attached")
+    other.wait_for_timeout(1500)  # the tab's select event has listed this owner's traces
+    assert "Alpha battery" not in other.locator("#trace-list").inner_text()
+    assert "Alpha battery" not in other.locator("#chat-list").inner_text()

@@ -1,9 +1,10 @@
-"""The conversation store (real SQLite): kept per owner as shown, listed latest first, renamed, deleted, bounded;
-an unreadable row is skipped, never raised."""
+"""The conversation store (on SQLite and on PostgreSQL): kept per owner as shown, listed latest first, renamed,
+deleted, bounded; an unreadable row is skipped, never raised."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 from ragapp.store.conversations import TITLE_CHARS, ConversationStore, title_from
 
@@ -14,8 +15,11 @@ MESSAGES = [
 ]
 
 
-def test_a_conversation_comes_back_exactly_and_only_to_its_owner(tmp_path: Path) -> None:
-    store = ConversationStore(tmp_path / "c.sqlite3")
+Target = Callable[[str], Any]
+
+
+def test_a_conversation_comes_back_exactly_and_only_to_its_owner(store_target: Target) -> None:
+    store = ConversationStore(store_target("conversations"))
     cid = store.save("ann", None, "How long does the battery last?", MESSAGES, {"summary": "s", "history": []})
     found = store.get("ann", cid)
     assert found is not None and list(found.messages) == MESSAGES and found.memory["summary"] == "s"
@@ -28,8 +32,8 @@ def test_a_conversation_comes_back_exactly_and_only_to_its_owner(tmp_path: Path)
     store.close()
 
 
-def test_saving_again_updates_the_same_conversation_and_keeps_a_rename(tmp_path: Path) -> None:
-    store = ConversationStore(tmp_path / "c.sqlite3")
+def test_saving_again_updates_the_same_conversation_and_keeps_a_rename(store_target: Target) -> None:
+    store = ConversationStore(store_target("conversations"))
     cid = store.save("ann", None, "first question", MESSAGES[:1], {})
     assert store.rename("ann", cid, "  Battery   questions ")
     assert store.save("ann", cid, "first question", MESSAGES, {}) == cid
@@ -40,8 +44,8 @@ def test_saving_again_updates_the_same_conversation_and_keeps_a_rename(tmp_path:
     store.close()
 
 
-def test_the_list_is_latest_first_and_bounded_per_owner(tmp_path: Path) -> None:
-    store = ConversationStore(tmp_path / "c.sqlite3", max_per_owner=3)
+def test_the_list_is_latest_first_and_bounded_per_owner(store_target: Target) -> None:
+    store = ConversationStore(store_target("conversations"), max_per_owner=3)
     ids = [store.save("ann", None, f"question {i}", MESSAGES[:1], {}) for i in range(5)]
     store.save("bob", None, "bob's", MESSAGES[:1], {})
     listed = [c.id for c in store.list("ann")]
@@ -50,15 +54,13 @@ def test_the_list_is_latest_first_and_bounded_per_owner(tmp_path: Path) -> None:
     store.close()
 
 
-def test_it_survives_a_restart_and_skips_an_unreadable_row(tmp_path: Path) -> None:
-    path = tmp_path / "c.sqlite3"
-    store = ConversationStore(path)
+def test_it_survives_a_restart_and_skips_an_unreadable_row(store_target: Target) -> None:
+    store = ConversationStore(store_target("conversations"))
     good = store.save("ann", None, "kept", MESSAGES, {})
     bad = store.save("ann", None, "broken", MESSAGES, {})
-    with store._conn:
-        store._conn.execute("UPDATE conversations SET messages = '{not json' WHERE id = ?", (bad,))
+    store._db.execute("UPDATE conversations SET messages = '{not json' WHERE id = ?", (bad,))
     store.close()
-    again = ConversationStore(path)
+    again = ConversationStore(store_target("conversations"))
     assert again.get("ann", bad) is None  # logged, not raised
     assert list(again.get("ann", good).messages) == MESSAGES  # type: ignore[union-attr]
     again.close()
@@ -68,3 +70,15 @@ def test_titles_are_one_line_and_bounded() -> None:
     assert title_from("  a\nb \t c ") == "a b c"
     assert len(title_from("x" * 500)) == TITLE_CHARS and title_from("x" * 500).endswith("…")
     assert title_from("   ") == "New chat"
+
+
+def test_a_renamed_conversation_moves_up_when_saved_again(store_target: Target) -> None:
+    store = ConversationStore(store_target("conversations"), max_per_owner=2)
+    first = store.save("ann", None, "first", MESSAGES[:1], {})
+    second = store.save("ann", None, "second", MESSAGES[:1], {})
+    store._db.execute("UPDATE conversations SET updated_at = '2000-01-01T00:00:00+00:00'")
+    assert store.save("ann", first, "first", MESSAGES, {}) == first  # the one just continued comes first
+    assert [c.id for c in store.list("ann")] == [first, second]
+    third = store.save("ann", None, "third", MESSAGES[:1], {})  # the bound drops the least recent: second
+    assert [c.id for c in store.list("ann")] == [third, first]
+    store.close()

@@ -1,8 +1,10 @@
-"""The intent tree: validation messages, the YAML/JSON exchange format, and the SQLite store."""
+"""The intent tree: validation messages, the YAML/JSON exchange format, and the store (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,8 +95,8 @@ def test_export_then_import_gives_the_same_tree(fmt: str) -> None:
     assert "中文" in dump_tree(IntentTree([IntentNode("z", "中文", kind="SYSTEM")]), fmt)  # type: ignore[arg-type]
 
 
-def test_store_edits_validate_persist_and_drop_the_cache(tmp_path: Path) -> None:
-    store = IntentStore(tmp_path / "intents.sqlite3", known_kbs=lambda: {"kb-a", "kb-b"})
+def test_store_edits_validate_persist_and_drop_the_cache(store_target: Callable[[str], Any]) -> None:
+    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"})
     store.replace(small())
     store.tree()
     assert store.cached is True
@@ -111,14 +113,14 @@ def test_store_edits_validate_persist_and_drop_the_cache(tmp_path: Path) -> None
     assert len(store.tree()) == 0
     store.close()
 
-    reopened = IntentStore(tmp_path / "intents.sqlite3")
+    reopened = IntentStore(store_target("intents"))
     assert len(reopened.tree()) == 0 and reopened.seeded  # an emptied tree stays empty: no re-seeding
     assert reopened.seed(small()) is False
     reopened.close()
 
 
-def test_failed_edits_change_nothing(tmp_path: Path) -> None:
-    store = IntentStore(tmp_path / "intents.sqlite3", known_kbs=lambda: {"kb-a", "kb-b"})
+def test_failed_edits_change_nothing(store_target: Callable[[str], Any]) -> None:
+    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"})
     store.replace(small())
     before = store.tree().nodes()
     bad_edits = [
@@ -136,8 +138,8 @@ def test_failed_edits_change_nothing(tmp_path: Path) -> None:
     store.close()
 
 
-def test_a_leaf_that_receives_a_child_becomes_a_group_in_the_same_edit(tmp_path: Path) -> None:
-    store = IntentStore(tmp_path / "intents.sqlite3", known_kbs=lambda: {"kb-a", "kb-b"})
+def test_a_leaf_that_receives_a_child_becomes_a_group_in_the_same_edit(store_target: Callable[[str], Any]) -> None:
+    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"})
     store.replace(small())
     store.save(IntentNode("hello.morning", "Good morning", "hello", kind="SYSTEM"))
     tree = store.tree()

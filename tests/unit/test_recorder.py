@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -820,8 +819,8 @@ def test_ingest_phases_ignore_what_they_cannot_read() -> None:
 # -- with the real store ---------------------------------------------------------------------------
 
 
-def test_a_recorded_request_round_trips_through_the_trace_store(tmp_path: Path) -> None:
-    store = TraceStore(tmp_path / "t.sqlite3")
+def test_a_recorded_request_round_trips_through_the_trace_store(store_target: Callable[[str], Any]) -> None:
+    store = TraceStore(store_target("traces"))
     builders: list[Any] = []
     llm = recording(FakeLLM())
 

@@ -5,7 +5,8 @@ becomes a span per file with a child per phase."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 from ragapp.core.events import (
     AgentStepEvent,
@@ -120,8 +121,8 @@ def test_an_old_or_partial_row_reads_back_with_empty_parts() -> None:
     assert trace.to_dict()["surprise"] == {"kept": True}  # what this version does not know is not lost
 
 
-def test_the_store_serialises_a_trace_and_returns_it_typed(tmp_path: Path) -> None:
-    store = TraceStore(tmp_path / "traces.db")
+def test_the_store_serialises_a_trace_and_returns_it_typed(store_target: Callable[[str], Any]) -> None:
+    store = TraceStore(store_target("traces"))
     trace = _full_trace()
     try:
         store.save(trace)

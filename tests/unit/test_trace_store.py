@@ -1,18 +1,25 @@
+"""The trace and test-case stores on SQLite and on PostgreSQL (``store_target``): the writer thread, retention,
+search, and what only a SQLite file can go through (a corrupt file, an old file's columns)."""
+
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ragapp.db import SqliteDatabase
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing import store as store_module
-from ragapp.tracing.store import TracePayloadStore, TraceSummary
+from ragapp.tracing.store import TracePayloadStore, TraceSummary, utc_iso
+
+Target = Callable[[str], Any]
 
 
 def _ago(*, days: float = 0, minutes: float = 0) -> str:
@@ -36,15 +43,15 @@ def _trace(trace_id: str, owner: str = "alice", **extra: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def traces(tmp_path: Path) -> Iterator[TracePayloadStore]:
-    store = TracePayloadStore(tmp_path / "state" / "traces.db")
+def traces(store_target: Target) -> Iterator[TracePayloadStore]:
+    store = TracePayloadStore(store_target("traces"))
     yield store
     store.close()
 
 
 @pytest.fixture
-def cases(tmp_path: Path) -> Iterator[TestCaseStore]:
-    store = TestCaseStore(tmp_path / "state" / "cases.db")
+def cases(store_target: Target) -> Iterator[TestCaseStore]:
+    store = TestCaseStore(store_target("traces"))  # the traces' file, as the app has it
     yield store
     store.close()
 
@@ -60,15 +67,23 @@ def test_round_trip_keeps_the_whole_dict(traces: TracePayloadStore) -> None:
     assert traces.list("alice") == [
         TraceSummary("t1", trace["started_at"], "question t1", "fast", "chat", 1.5, "ok", ("rerank off",))
     ]
-    assert (traces.path.parent).is_dir()
 
 
-def test_traces_survive_reopening(tmp_path: Path) -> None:
-    path = tmp_path / "traces.db"
-    first = TracePayloadStore(path)
+def test_a_missing_folder_is_created(tmp_path: Path) -> None:
+    store = TracePayloadStore(tmp_path / "state" / "traces.db")
+    try:
+        store.save(_trace("t1"))
+        store.flush()
+        assert (tmp_path / "state" / "traces.db").is_file() and store.get("t1", "alice") is not None
+    finally:
+        store.close()
+
+
+def test_traces_survive_reopening(store_target: Target) -> None:
+    first = TracePayloadStore(store_target("traces"))
     first.save(_trace("t1"))
     first.close()  # close flushes
-    second = TracePayloadStore(path)
+    second = TracePayloadStore(store_target("traces"))
     try:
         assert second.get("t1", "alice") is not None
     finally:
@@ -102,8 +117,8 @@ def test_list_is_newest_first_and_filters(traces: TracePayloadStore) -> None:
     assert [s.id for s in traces.list("alice", limit=2)] == ["ing", "new"]
 
 
-def test_retention_keeps_the_newest_traces_of_all_owners(tmp_path: Path) -> None:
-    store = TracePayloadStore(tmp_path / "traces.db", max_traces=3)
+def test_retention_keeps_the_newest_traces_of_all_owners(store_target: Target) -> None:
+    store = TracePayloadStore(store_target("traces"), max_traces=3)
     try:
         for n in range(5):
             store.save(_trace(f"t{n}", owner="alice" if n % 2 else "bob", started_at=_ago(minutes=10 - n)))
@@ -114,16 +129,47 @@ def test_retention_keeps_the_newest_traces_of_all_owners(tmp_path: Path) -> None
         store.close()
 
 
-def test_retention_drops_traces_older_than_max_age(tmp_path: Path) -> None:
-    store = TracePayloadStore(tmp_path / "traces.db", max_age_days=14)
+def test_retention_drops_traces_older_than_max_age(store_target: Target) -> None:
+    store = TracePayloadStore(store_target("traces"), max_age_days=14)
     try:
         store.save(_trace("ancient", started_at=_ago(days=30)))
         store.save(_trace("zulu", started_at=(datetime.now(UTC) - timedelta(days=15)).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        # Fifteen days ago in Tokyo's time reads like a later date than the cutoff: it is still too old.
+        tokyo = datetime.now(UTC).astimezone(timezone(timedelta(hours=9))) - timedelta(days=14, hours=1)
+        store.save(_trace("tokyo", started_at=tokyo.isoformat()))
         store.save(_trace("recent", started_at=_ago(days=13)))
+        store.save(_trace("naive", started_at=(datetime.now(UTC) - timedelta(days=1)).replace(tzinfo=None).isoformat()))
         store.flush()
-        assert [s.id for s in store.list("alice")] == ["recent"]
+        assert [s.id for s in store.list("alice")] == ["naive", "recent"]
     finally:
         store.close()
+
+
+def test_retention_and_order_go_by_the_instant_not_the_text(store_target: Target) -> None:
+    """A trace written with another offset sorts by when it started, and is not trimmed before older ones."""
+    store = TracePayloadStore(store_target("traces"), max_traces=2)
+    try:
+        now = datetime.now(UTC)
+        store.save(_trace("older", started_at=(now - timedelta(minutes=30)).isoformat()))
+        newest = (now - timedelta(minutes=1)).astimezone(timezone(timedelta(hours=-5)))  # "…-05:00" sorts first
+        store.save(_trace("newest", started_at=newest.isoformat()))
+        store.save(_trace("oldest", started_at=(now - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        store.flush()
+        (first, second) = store.list("alice")
+        assert (first.id, second.id) == ("newest", "older")
+        assert first.started_at == utc_iso(newest.isoformat()) and first.started_at.endswith("+00:00")
+        assert store.get("newest", "alice")["started_at"] == newest.isoformat()  # type: ignore[index]  # kept as given
+    finally:
+        store.close()
+
+
+def test_utc_iso() -> None:
+    assert utc_iso("2026-12-01T10:00:00+00:00") == "2026-12-01T10:00:00+00:00"
+    assert utc_iso("2026-12-01T10:00:00.250000+00:00") == "2026-12-01T10:00:00.250000+00:00"
+    assert utc_iso("2026-12-01T10:00:00Z") == "2026-12-01T10:00:00+00:00"
+    assert utc_iso("2026-12-01T05:00:00-05:00") == "2026-12-01T10:00:00+00:00"
+    assert utc_iso("2026-12-01T10:00:00") == "2026-12-01T10:00:00+00:00"
+    assert utc_iso("yesterday") == "yesterday"
 
 
 def test_oversized_trace_has_long_strings_trimmed(traces: TracePayloadStore) -> None:
@@ -168,10 +214,10 @@ def test_write_failure_is_logged_counted_and_the_writer_goes_on(
 
 
 def test_save_never_blocks_when_the_writer_is_stuck(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    store_target: Target, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(store_module, "QUEUE_SIZE", 3)
-    store = TracePayloadStore(tmp_path / "traces.db")
+    store = TracePayloadStore(store_target("traces"))
     release = threading.Event()
     real_write = store._write
 
@@ -221,7 +267,7 @@ def test_corrupt_trace_file_is_moved_aside(tmp_path: Path, caplog: pytest.LogCap
     path = tmp_path / "traces.db"
     garbage = b"this is not sqlite " * 200
     path.write_bytes(garbage)
-    with caplog.at_level(logging.WARNING, logger="ragapp.tracing.store"):
+    with caplog.at_level(logging.WARNING, logger="ragapp.db.sqlite"):
         store = TracePayloadStore(path)
     try:
         aside = list(tmp_path.glob("traces.db.corrupt-*"))
@@ -291,9 +337,8 @@ def test_corrupt_case_file_is_moved_aside_and_cases_persist(tmp_path: Path) -> N
         reopened.close()
 
 
-def test_both_stores_can_share_one_file(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
-    traces, cases = TracePayloadStore(path), TestCaseStore(path)
+def test_both_stores_can_share_one_file(store_target: Target) -> None:
+    traces, cases = TracePayloadStore(store_target("traces")), TestCaseStore(store_target("traces"))
     try:
         traces.save(_trace("t1"))
         traces.flush()
@@ -303,3 +348,65 @@ def test_both_stores_can_share_one_file(tmp_path: Path) -> None:
     finally:
         traces.close()
         cases.close()
+
+
+def test_a_long_question_in_chinese_can_be_saved(cases: TestCaseStore) -> None:
+    question = "这个问题很长" * 330  # 1980 characters, about 6 kB: more than one index entry of PostgreSQL holds
+    case = cases.add("alice", question, ["a.pdf"])
+    assert cases.add("alice", question, ["b.pdf"]).id != case.id
+    assert [c.expected for c in cases.list("alice")] == [("b.pdf",)]
+
+
+def test_nul_characters_are_dropped_on_both_engines(traces: TracePayloadStore, cases: TestCaseStore) -> None:
+    traces.save(_trace("t1", question="what\x00 now"))
+    traces.flush()
+    assert traces.write_errors == 0 and [s.question for s in traces.list("alice", text="what now")] == ["what now"]
+    assert traces.set_feedback("t1", "alice", "down", "no\x00pe")
+    assert traces.feedback("t1") == ("down", "nope")
+    assert cases.add("alice", "Q\x00?", ["a.pdf"]).question == "Q?"
+
+
+def test_an_old_trace_file_gets_the_folded_question(tmp_path: Path) -> None:
+    """A file written before ``question_folded`` existed: its traces are found by the search all the same."""
+    path = tmp_path / "traces.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """
+        CREATE TABLE traces (
+            id TEXT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, started_at TEXT NOT NULL,
+            question TEXT NOT NULL DEFAULT '', mode TEXT NOT NULL DEFAULT '', total_s REAL,
+            status TEXT NOT NULL DEFAULT '', degradations TEXT NOT NULL DEFAULT '[]', payload TEXT NOT NULL
+        );
+        CREATE TABLE feedback (
+            trace_id TEXT PRIMARY KEY, rating TEXT NOT NULL, comment TEXT NOT NULL DEFAULT '', given_at TEXT NOT NULL
+        );
+        """
+    )
+    old.execute(
+        "INSERT INTO traces VALUES ('t0', 'alice', 'chat', ?, 'Große Straße', 'fast', 1.0, 'ok', '[]', '{}')", (_ago(),)
+    )
+    old.commit()
+    old.close()
+    store = TracePayloadStore(path)
+    try:
+        store.save(_trace("t1", question="STRASSE"))
+        store.flush()
+        assert [s.id for s in store.list("alice", text="strasse")] == ["t1", "t0"]
+    finally:
+        store.close()
+
+
+def test_the_stores_also_take_an_open_sqlite_database(tmp_path: Path) -> None:
+    db = SqliteDatabase(tmp_path / "shared.sqlite3")
+    traces, cases = TracePayloadStore(db), TestCaseStore(db)
+    try:
+        traces.save(_trace("t1", question="Straße"))
+        traces.flush()
+        cases.add("alice", "Q?", ["a.pdf"], trace_id="t1")
+        assert [s.id for s in traces.list("alice", text="STRASSE")] == ["t1"]
+        assert [c.trace_id for c in cases.list("alice")] == ["t1"]
+    finally:
+        traces.close()
+        cases.close()
+    assert db.one("SELECT COUNT(*) FROM traces") == (1,)  # still open: whoever opened it closes it
+    db.close()

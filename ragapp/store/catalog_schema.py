@@ -1,0 +1,139 @@
+"""The catalog's tables: on SQLite created (and old files migrated) on open, as always; on PostgreSQL by
+numbered schema steps (``Database.ensure_schema``), which replicas starting together apply once."""
+
+from __future__ import annotations
+
+from ragapp.core.types import DEFAULT_KB
+from ragapp.db import Database, SqliteDatabase
+
+_SQLITE_SCHEMA = """
+PRAGMA foreign_keys = ON;
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    file_type TEXT NOT NULL,
+    content_hash TEXT NOT NULL UNIQUE,
+    size_bytes INTEGER NOT NULL,
+    pages INTEGER,
+    chunk_count INTEGER NOT NULL,
+    added_at TEXT NOT NULL,
+    kb TEXT NOT NULL DEFAULT 'default'
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    page INTEGER,
+    heading TEXT,
+    ocr_confidence REAL,
+    has_table INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
+CREATE TABLE IF NOT EXISTS skipped_sections (
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    page INTEGER,
+    heading TEXT,
+    reason TEXT NOT NULL,
+    preview TEXT NOT NULL,
+    PRIMARY KEY (doc_id, ordinal)
+);
+CREATE TABLE IF NOT EXISTS parse_reports (
+    doc_id TEXT PRIMARY KEY REFERENCES documents(doc_id) ON DELETE CASCADE,
+    report TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ocr_boxes (
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    page INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    x0 REAL NOT NULL, y0 REAL NOT NULL, x1 REAL NOT NULL, y1 REAL NOT NULL,
+    line INTEGER
+);
+CREATE INDEX IF NOT EXISTS ocr_boxes_by_page ON ocr_boxes(doc_id, page);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+# Run after the migrations, since older catalogs lack the columns they index.
+_SQLITE_INDEXES = """
+CREATE INDEX IF NOT EXISTS documents_by_kb ON documents(kb, name);
+"""
+
+# PostgreSQL's steps, only ever appended to. Sorted text columns use the "C" collation: code-point order, as
+# SQLite sorts, whatever locale the server was created with.
+_POSTGRES_STEPS = (
+    """
+CREATE TABLE documents (
+    doc_id TEXT COLLATE "C" PRIMARY KEY,
+    name TEXT COLLATE "C" NOT NULL,
+    file_type TEXT NOT NULL,
+    content_hash TEXT NOT NULL UNIQUE,
+    size_bytes BIGINT NOT NULL,
+    pages BIGINT,
+    chunk_count BIGINT NOT NULL,
+    added_at TEXT COLLATE "C" NOT NULL,
+    kb TEXT COLLATE "C" NOT NULL DEFAULT 'default'
+);
+CREATE TABLE chunks (
+    chunk_id TEXT PRIMARY KEY,
+    doc_id TEXT COLLATE "C" NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal BIGINT NOT NULL,
+    text TEXT NOT NULL,
+    page BIGINT,
+    heading TEXT,
+    ocr_confidence DOUBLE PRECISION,
+    has_table BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX chunks_by_doc ON chunks(doc_id, ordinal);
+CREATE TABLE skipped_sections (
+    doc_id TEXT COLLATE "C" NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal BIGINT NOT NULL,
+    page BIGINT,
+    heading TEXT,
+    reason TEXT NOT NULL,
+    preview TEXT NOT NULL,
+    PRIMARY KEY (doc_id, ordinal)
+);
+CREATE TABLE parse_reports (
+    doc_id TEXT COLLATE "C" PRIMARY KEY REFERENCES documents(doc_id) ON DELETE CASCADE,
+    report TEXT NOT NULL
+);
+CREATE TABLE ocr_boxes (
+    doc_id TEXT COLLATE "C" NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    page BIGINT NOT NULL,
+    text TEXT NOT NULL,
+    x0 DOUBLE PRECISION NOT NULL, y0 DOUBLE PRECISION NOT NULL,
+    x1 DOUBLE PRECISION NOT NULL, y1 DOUBLE PRECISION NOT NULL,
+    line BIGINT NOT NULL
+);
+CREATE INDEX ocr_boxes_by_page ON ocr_boxes(doc_id, page);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX documents_by_kb ON documents(kb, name)
+""",
+)
+
+
+def prepare(db: Database) -> None:
+    """Create the catalog's tables in ``db``, or bring older ones up to date."""
+    if isinstance(db, SqliteDatabase):
+        db.script(_SQLITE_SCHEMA)
+        _migrate_sqlite(db)
+        db.script(_SQLITE_INDEXES)
+    else:
+        db.ensure_schema("catalog", _POSTGRES_STEPS)
+
+
+def _migrate_sqlite(db: SqliteDatabase) -> None:
+    """Bring a catalog file from an older release up to date (SQLite only: PostgreSQL started at the present)."""
+    conn = db.connection
+    with db.transaction():  # holds the database's lock: no other thread uses the connection meanwhile
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+        if "kb" not in columns:  # a catalog from before knowledge bases: its documents go to the default one
+            conn.execute(f"ALTER TABLE documents ADD COLUMN kb TEXT NOT NULL DEFAULT '{DEFAULT_KB}'")
+        chunk_columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
+        if "ocr_confidence" not in chunk_columns:  # from before OCR and tables: no chunk was either
+            conn.execute("ALTER TABLE chunks ADD COLUMN ocr_confidence REAL")
+            conn.execute("ALTER TABLE chunks ADD COLUMN has_table INTEGER NOT NULL DEFAULT 0")
+        box_columns = {row[1] for row in conn.execute("PRAGMA table_info(ocr_boxes)")}
+        if "line" not in box_columns:  # boxes were read back in rowid order; ``line`` keeps it, on either engine
+            conn.execute("ALTER TABLE ocr_boxes ADD COLUMN line INTEGER")
+            conn.execute("UPDATE ocr_boxes SET line = rowid")
