@@ -24,7 +24,8 @@ import sys
 from ragapp.config import Settings
 from ragapp.core.access import ROLES
 from ragapp.core.errors import RagAppError
-from ragapp.store.users import KbRule, UserStore
+from ragapp.db import open_database
+from ragapp.store.users import KbRule, UserStore, open_user_store
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,48 +93,61 @@ def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) ->
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     settings = Settings()
-    store = UserStore(settings.auth.users_path(settings.paths.state_dir), settings.auth.bcrypt_rounds)
+    url = settings.store.database_url.get_secret_value().strip()
     try:
-        if args.command == "add":
-            record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
-            _say(f"added {record.name} ({record.role}) to {store.path}")
-        elif args.command == "passwd":
-            store.set_password(args.name, _password(args.password_stdin))
-            _say(f"changed the password of {args.name}")
-        elif args.command == "role":
-            store.set_role(args.name, args.role)
-            _say(f"{args.name} is now {args.role}")
-        elif args.command == "remove":
-            store.remove(args.name)
-            _say(f"removed {args.name}")
-        elif args.command == "kb":
-            if args.open:
-                store.set_kb_rule(args.name, None)
-                _say(f"{args.name} is open to every signed-in user")
-            else:
-                store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
-                _say(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
-        elif args.command == "key":
-            _key(store, settings, args.name, args.revoke)
-        elif args.command == "keys":
-            keys = store.api_keys()
-            for key in keys:
-                _say(f"{key.id}  {key.user:<24} since {key.created}")
-            if not keys:
-                _say(f"no API keys in {store.path}")
-        else:
-            for kb, rule in sorted(store.kb_rules().items()):
-                readers, editors = ", ".join(rule.readers) or "-", ", ".join(rule.editors) or "-"
-                _say(f"knowledge base {kb}: readers {readers}; editors {editors}")
-            users = store.users()
-            for user in users:
-                groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""
-                _say(f"{user.name:<24} {user.role:<7} since {user.created}{groups}")
-            if not users:
-                _say(f"no users in {store.path}")
+        database = open_database(url, pool_size=1) if url else None  # replicas keep their accounts in PostgreSQL
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    users_file = settings.auth.users_path(settings.paths.state_dir)
+    try:
+        return _run(args, settings, open_user_store(users_file, settings.auth.bcrypt_rounds, database))
+    except RagAppError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    finally:
+        if database is not None:
+            database.close()
+
+
+def _run(args: argparse.Namespace, settings: Settings, store: UserStore) -> int:
+    if args.command == "add":
+        record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
+        _say(f"added {record.name} ({record.role}) to {store.where}")
+    elif args.command == "passwd":
+        store.set_password(args.name, _password(args.password_stdin))
+        _say(f"changed the password of {args.name}")
+    elif args.command == "role":
+        store.set_role(args.name, args.role)
+        _say(f"{args.name} is now {args.role}")
+    elif args.command == "remove":
+        store.remove(args.name)
+        _say(f"removed {args.name}")
+    elif args.command == "kb":
+        if args.open:
+            store.set_kb_rule(args.name, None)
+            _say(f"{args.name} is open to every signed-in user")
+        else:
+            store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
+            _say(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
+    elif args.command == "key":
+        _key(store, settings, args.name, args.revoke)
+    elif args.command == "keys":
+        keys = store.api_keys()
+        for key in keys:
+            _say(f"{key.id}  {key.user:<24} since {key.created}")
+        if not keys:
+            _say(f"no API keys in {store.where}")
+    else:
+        for kb, rule in sorted(store.kb_rules().items()):
+            readers, editors = ", ".join(rule.readers) or "-", ", ".join(rule.editors) or "-"
+            _say(f"knowledge base {kb}: readers {readers}; editors {editors}")
+        users = store.users()
+        for user in users:
+            groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""
+            _say(f"{user.name:<24} {user.role:<7} since {user.created}{groups}")
+        if not users:
+            _say(f"no users in {store.where}")
     return 0
 
 

@@ -18,10 +18,7 @@ import json
 import os
 import resource
 import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +33,7 @@ from ragapp.config import REPO_ROOT, Settings, StoreSettings
 from ragapp.core.types import Chunk
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.vectors import ChromaVectorIndex
+from ragcluster.services import ChromaServer
 
 BATCH = 10_000  # chunks generated and written per step (the data never sits in memory all at once)
 TOP_K = 20
@@ -102,12 +100,12 @@ def percentiles(times: list[float]) -> dict[str, float]:
 def measure_vectors(kind: str, n: int, dim: int, queries: int) -> dict[str, Any]:
     """Load ``n`` vectors into embedded or server Chroma and time ``queries`` searches (in a worker process)."""
     folder = Path(tempfile.mkdtemp(prefix="ragapp-scale-"))
-    server: subprocess.Popen[bytes] | None = None
+    server: ChromaServer | None = None
     try:
         before = rss_mb()
         if kind == "chroma-server":
-            server, url = start_chroma(folder)
-            index = ChromaVectorIndex.remote(StoreSettings(chroma_url=url), "synthetic")
+            server = ChromaServer(folder / "server")
+            index = ChromaVectorIndex.remote(StoreSettings(chroma_url=server.url), "synthetic")
         else:
             index = ChromaVectorIndex.embedded(folder / "chroma", "synthetic")
         start = time.perf_counter()
@@ -119,12 +117,11 @@ def measure_vectors(kind: str, n: int, dim: int, queries: int) -> dict[str, Any]
         row: dict[str, Any] = {"backend": kind, "chunks": index.count(), "load_s": round(load_s, 1)}
         row |= percentiles(times)
         row["client_rss_growth_mb"] = round(rss_mb() - before, 1)
-        row["server_rss_mb"] = round(rss_mb(server.pid), 1) if server is not None else None
+        row["server_rss_mb"] = round(rss_mb(server.process.pid), 1) if server is not None else None
         return row
     finally:
         if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
+            server.stop()
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -155,28 +152,6 @@ def measure_keywords(n: int, queries: int) -> dict[str, Any]:
         return row
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def start_chroma(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``chroma run`` on a free loopback port, answering its heartbeat."""
-    import httpx
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    chroma = Path(sys.executable).with_name("chroma")
-    command = [str(chroma), "run", "--path", str(folder / "server"), "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError(f"{chroma} run did not answer on {url} within 60 s")
 
 
 def embedder_dimension() -> int:

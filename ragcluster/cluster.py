@@ -1,8 +1,8 @@
 """The local cluster: PostgreSQL, a Chroma server, one LLM server, N app replicas and the balancer, on loopback.
 
 The same layout as on real hosts (README "Several replicas"): the replicas keep nothing of their own that
-matters. The catalog, intent tree, traces, test cases and chats are in PostgreSQL; the vectors on the Chroma
-server; the uploaded originals, the users file and the signing secret in one shared folder; each replica's
+matters. The catalog, intent tree, traces, test cases, chats and accounts are in PostgreSQL; the vectors on the Chroma
+server; the uploaded originals and the signing secret in one shared folder; each replica's
 state dir only holds its keyword index, rebuilt from the catalog whenever the catalog's version moves. One
 ``llama_cpp.server`` serves the model to every replica (loaded once, not once per replica).
 """
@@ -10,6 +10,7 @@ state dir only holds its keyword index, rebuilt from the catalog whenever the ca
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import shutil
 import subprocess
@@ -17,9 +18,19 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ragcluster.services import ChromaServer, PostgresServer, Replica, _Service, _wait_http, free_port
+from ragcluster.services import (
+    REPO,
+    ChromaServer,
+    PostgresServer,
+    Replica,
+    _Service,
+    _wait_http,
+    free_port,
+    stop_process,
+)
 
 MODEL_ALIAS = "qwen-local"
+MARKER = ".ragcluster"
 
 
 class LlmServer(_Service):
@@ -44,12 +55,7 @@ class LlmServer(_Service):
         _wait_http(f"{self.url}/models", self.process, self.log, 180)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        stop_process(self.process)
         self._out.close()
 
 
@@ -70,8 +76,12 @@ class Cluster:
 
     def start(self, *, proxy_port: int | None = None, say: Callable[[str], None] = lambda _text: None) -> Cluster:
         """Everything, in order; on any failure what started is stopped again. ``say`` hears each step."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if self.folder.exists() and any(self.folder.iterdir()):
+            if not (self.folder / MARKER).exists():
+                raise FileExistsError(f"{self.folder} is not empty and not a cluster's folder: pick another")
+            shutil.rmtree(self.folder)  # throwaway: every start begins with empty servers
         self.shared.mkdir(parents=True, exist_ok=True)
+        (self.folder / MARKER).write_text("made by ragcluster; emptied at its next start\n", "utf-8")
         try:
             say("starting PostgreSQL …")
             self.postgres = PostgresServer(self.folder / "postgres")
@@ -85,6 +95,8 @@ class Cluster:
             self.llm = LlmServer(self.folder)
             self.services.append(self.llm)
             say(f"LLM: {self.llm.url}")
+            self._make_admin()
+            say(f"admin: user 'admin', password and API key in {self.shared / 'admin.txt'}")
             secret = self.shared / "secret.key"
             if not secret.exists():
                 secret.write_bytes(secrets.token_bytes(32))
@@ -108,6 +120,21 @@ class Cluster:
             raise
         return self
 
+    def _make_admin(self) -> None:
+        """Accounts are on, as a team runs it: one admin with a random password and an API key (the API of an
+        app behind a proxy always wants a key), written to ``shared/admin.txt`` for the person who started it."""
+        users = self.shared / "users.json"
+        env = {**os.environ, "RAGAPP_AUTH__USERS_FILE": str(users), "RAGAPP_STORE__DATABASE_URL": self.postgres.url}
+        self.admin_password = secrets.token_urlsafe(12)
+        command = [sys.executable, "-m", "ragapp.users"]
+        subprocess.run([*command, "add", "admin", "--role", "admin", "--password-stdin"], input=self.admin_password,
+                       text=True, env=env, cwd=REPO, check=True, capture_output=True)  # fmt: skip
+        made = subprocess.run([*command, "key", "admin"], text=True, env=env, cwd=REPO, check=True, capture_output=True)
+        self.api_key = made.stdout.strip()
+        note = self.shared / "admin.txt"
+        note.write_text(f"user: admin\npassword: {self.admin_password}\napi key: {self.api_key}\n", "utf-8")
+        note.chmod(0o600)
+
     def replica_env(self, name: str) -> dict[str, str]:
         state = self.folder / name
         state.mkdir(parents=True, exist_ok=True)
@@ -118,10 +145,10 @@ class Cluster:
             "RAGAPP_STORE__DATABASE_URL": self.postgres.url,
             "RAGAPP_STORE__CHROMA_URL": self.chroma.url,
             "RAGAPP_STORE__FILES_DIR": str(self.shared / "files"),
-            "RAGAPP_AUTH__USERS_FILE": str(self.shared / "users.json"),
             "RAGAPP_LLM__BACKEND": "openai",
             "RAGAPP_LLM__BASE_URL": self.llm.url,
             "RAGAPP_LLM__MODEL": MODEL_ALIAS,
+            "RAGAPP_AUTH__ENABLED": "true",
             "RAGAPP_UI__TRUST_PROXY": "true",
             "RAGAPP_UI__PROXY_IPS": "127.0.0.1",
             **self.extra,
@@ -133,10 +160,8 @@ class Cluster:
         return replica
 
     def stop(self) -> None:
-        if self.proxy is not None and self.proxy.poll() is None:
-            self.proxy.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proxy.wait(timeout=10)
+        if self.proxy is not None:
+            stop_process(self.proxy)
         for replica in self.replicas.values():
             replica.stop()
         for service in reversed(self.services):

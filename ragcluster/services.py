@@ -57,6 +57,18 @@ class _Service:
         self.stop()
 
 
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """Ask ``process`` to stop (SIGTERM), and kill it if it has not within ``timeout`` seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+
+
 def _wait_http(url: str, process: subprocess.Popen[bytes], log: Path, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -129,12 +141,7 @@ class ChromaServer(_Service):
         _wait_http(f"{self.url}/api/v2/heartbeat", self.process, self.log, 90)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        stop_process(self.process)
         self._out.close()
 
 
@@ -162,12 +169,7 @@ class Replica(_Service):
         self.process.wait(timeout=30)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_process(self.process, timeout=30)
         self._out.close()
 
     def tail(self, lines: int = 40) -> str:

@@ -544,3 +544,20 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
     yield target
     for db in opened:
         db.close()
+
+
+@pytest.fixture
+def replica_db(postgres_url: str) -> Iterator[Callable[[], Any]]:
+    """``replica_db()``: the test's PostgreSQL database through a pool of its own, as one more replica (a separate
+    process) would see it; every pool is closed at teardown."""
+    from ragapp.db import open_database
+
+    opened: list[Any] = []
+
+    def make() -> Any:
+        opened.append(open_database(postgres_url, pool_size=3))
+        return opened[-1]
+
+    yield make
+    for db in opened:
+        db.close()

@@ -156,7 +156,9 @@ class AuthSettings(BaseModel):
         "one local user who may do everything.",
     )
     users_file: Path | None = Field(
-        None, description="The accounts file (bcrypt hashes, never passwords); default: users.json in the state dir."
+        None,
+        description="The accounts file (bcrypt hashes, never passwords); default: users.json in the state dir. With "
+        "store.database_url the accounts are in the database instead (this file, if there, is taken over once).",
     )
     max_failed_logins: int = Field(
         5, ge=1, description="Failed sign-ins, per name and per address, before further tries wait."

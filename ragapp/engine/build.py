@@ -41,7 +41,7 @@ from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
 from ragapp.store.conversations import ConversationStore
 from ragapp.store.signing import Signer
-from ragapp.store.users import UserStore
+from ragapp.store.users import open_user_store
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.llamaindex import install as install_llamaindex_spans
 from ragapp.tracing.recorder import TraceRecorder
@@ -127,7 +127,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast if w.fast_route else None)
     answers = AnswerPipeline(retrieval, llm, router, settings)
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
-    accounts = _accounts(settings)
+    accounts = _accounts(settings, database)
     access = KbAccess(accounts.store, catalog) if accounts is not None else None
     engine = Engine(
         settings,
@@ -144,6 +144,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
         admin=Admin(settings, accounts.store if accounts is not None else None, catalog),
+        database=database,
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)
@@ -186,15 +187,15 @@ def _shared_database(settings: Settings) -> Database | None:
     return open_database(url, pool_size=settings.store.database_pool) if url else None
 
 
-def _accounts(settings: Settings) -> Accounts | None:
+def _accounts(settings: Settings, database: Database | None) -> Accounts | None:
     """The sign-in check when accounts are on. Starting with no user to sign in as would lock everyone out,
     so that is refused with the command that fixes it."""
     if not settings.auth.enabled:
         return None
-    store = UserStore(settings.auth.users_path(settings.paths.state_dir), settings.auth.bcrypt_rounds)
+    store = open_user_store(settings.auth.users_path(settings.paths.state_dir), settings.auth.bcrypt_rounds, database)
     if not store.users():
         raise ConfigError(
-            f"RAGAPP_AUTH__ENABLED is on but {store.path} has no users: add one first with "
+            f"RAGAPP_AUTH__ENABLED is on but {store.where} has no users: add one first with "
             "`python -m ragapp.users add NAME --role admin`."
         )
     return Accounts(store, settings.auth)

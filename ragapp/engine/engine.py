@@ -20,6 +20,7 @@ from typing import Protocol
 from ragapp.config import Settings
 from ragapp.core.access import LOCAL_ACTOR, Actor
 from ragapp.core.errors import AccessDenied, LoginRefused
+from ragapp.db import Database
 from ragapp.engine.accounts import Accounts
 from ragapp.engine.admin import Admin
 from ragapp.engine.chat import Chat
@@ -64,8 +65,10 @@ class Engine:
         accounts: Accounts | None = None,
         signer: Signer | None = None,
         admin: Admin | None = None,
+        database: Database | None = None,
     ) -> None:
         self.settings = settings
+        self.database = database  # the PostgreSQL database replicas share; None: SQLite files in the state dir
         self.accounts = accounts  # None: accounts off, one local user
         # Signs the ids browsers keep (owner of traces and test cases); in-memory when none is given (tests).
         self.signer = signer or Signer(secrets.token_bytes(32))

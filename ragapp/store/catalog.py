@@ -63,8 +63,8 @@ class ContentAlreadyStored(DuplicateDocumentError):
 
 
 def _unique_violation(exc: BaseException) -> bool:
-    """Whether ``exc`` is a UNIQUE or PRIMARY KEY violation, from either driver (psycopg is not imported here: it
-    is only installed where PostgreSQL is configured)."""
+    """Whether ``exc`` is a UNIQUE or PRIMARY KEY violation, from either driver (by its SQLSTATE, so the store never
+    imports psycopg: the driver stays behind ``ragapp.db``)."""
     if isinstance(exc, sqlite3.IntegrityError):
         return getattr(exc, "sqlite_errorname", "") in {"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"}
     return getattr(exc, "sqlstate", None) == "23505"  # psycopg.errors.UniqueViolation

@@ -1,9 +1,8 @@
-"""Accounts in one JSON file: name, role, groups and a bcrypt hash of the password (never the password).
+"""Accounts in one JSON document: name, role, groups and a bcrypt hash of the password (never the password).
 
-The file is small and rarely written (by ``python -m ragapp.users`` or an admin), so a JSON file an operator can
-read, back up and keep under configuration management fits better than a table. Each write goes to a temporary
-file in the same folder that then replaces the old one, so a crash mid-write leaves the old file whole; the
-file is readable by its owner only.
+The document is small and rarely written (by ``python -m ragapp.users`` or an admin), so a JSON file an operator
+can read, back up and keep under configuration management fits better than tables. With replicas it is one row
+of the shared database instead (``ragapp.store.account_docs``), the same JSON.
 
 Passwords: bcrypt (the ``bcrypt`` package) over the SHA-256 of the password, base64-encoded. bcrypt reads
 only the first 72 bytes of its input; the digest keeps every character of a long passphrase significant.
@@ -17,12 +16,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
-import os
 import re
 import secrets
-import tempfile
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +26,8 @@ import bcrypt
 
 from ragapp.core.access import ROLES, Actor, Role
 from ragapp.core.errors import ConfigError, RagAppError
+from ragapp.db import Database
+from ragapp.store.account_docs import AccountsDocument, DatabaseDocument, FileDocument
 
 MIN_PASSWORD_CHARS = 8
 KEY_PREFIX = "rag-"  # API keys start so, to be recognised in a config file or a leak scan
@@ -91,16 +88,23 @@ class KbRule:
 
 
 class UserStore:
-    def __init__(self, path: Path, rounds: int = 12) -> None:
-        self._path = path
+    """``target``: the users file, or where the document lives (``open_user_store`` picks)."""
+
+    def __init__(self, target: Path | AccountsDocument, rounds: int = 12) -> None:
+        self._doc: AccountsDocument = FileDocument(target) if isinstance(target, Path) else target
         self._rounds = rounds
-        self._lock = threading.Lock()
         # Checked against when the name is unknown, so a wrong name costs as long as a wrong password.
         self._decoy = hash_password("not a password of anyone", rounds)
 
     @property
-    def path(self) -> Path:
-        return self._path
+    def path(self) -> Path | None:
+        """The users file; None when the accounts are in the database."""
+        return self._doc.path if isinstance(self._doc, FileDocument) else None
+
+    @property
+    def where(self) -> str:
+        """The file, or the database table, for messages."""
+        return self._doc.where
 
     def users(self) -> list[UserRecord]:
         return [self._record(name, data) for name, data in sorted(self._read().items())]
@@ -116,7 +120,7 @@ class UserStore:
             )
         checked_role = _role(role)
         _check_password(password)
-        with self._lock:
+        with self._doc.editing():
             users = self._read()
             if name in users:
                 raise UserError(f"There is already a user {name!r}; use passwd or remove first.")
@@ -131,19 +135,19 @@ class UserStore:
 
     def set_password(self, name: str, password: str) -> None:
         _check_password(password)
-        with self._lock:
+        with self._doc.editing():
             users = self._read()
             self._known(users, name)["hash"] = hash_password(password, self._rounds)
             self._write(users)
 
     def set_role(self, name: str, role: str) -> None:
-        with self._lock:
+        with self._doc.editing():
             users = self._read()
             self._known(users, name)["role"] = _role(role)
             self._write(users)
 
     def remove(self, name: str) -> None:
-        with self._lock:
+        with self._doc.editing():
             users = self._read()
             self._known(users, name)
             del users[name]
@@ -166,14 +170,14 @@ class UserStore:
             raise UserError(f"{user!r} is not a valid user name.")
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         record = ApiKeyRecord(secrets.token_hex(4), user, datetime.now(UTC).isoformat(timespec="seconds"))
-        with self._lock:
+        with self._doc.editing():
             keys = self._api_keys()
             keys[record.id] = {"user": user, "sha256": key_hash(key), "created": record.created}
             self._write(self._read(), keys=keys)
         return record, key
 
     def revoke_key(self, key_id: str) -> ApiKeyRecord:
-        with self._lock:
+        with self._doc.editing():
             keys = self._api_keys()
             if key_id not in keys:
                 raise UserError(f"There is no API key {key_id!r}; `python -m ragapp.users keys` lists them.")
@@ -183,7 +187,7 @@ class UserStore:
 
     def revoke_keys(self, user: str) -> int:
         """Revoke every key of ``user``; how many there were."""
-        with self._lock:
+        with self._doc.editing():
             keys = self._api_keys()
             kept = {i: k for i, k in keys.items() if k.get("user") != user}
             self._write(self._read(), keys=kept)
@@ -217,7 +221,7 @@ class UserStore:
 
     def set_kb_rule(self, kb: str, rule: KbRule | None) -> None:
         """Set who may read and edit ``kb`` (None: remove its rule, so it is open again)."""
-        with self._lock:
+        with self._doc.editing():
             kept = self._file().get("knowledge_bases")
             rules = dict(kept) if isinstance(kept, dict) else {}
             if rule is None:
@@ -229,15 +233,7 @@ class UserStore:
     # -- the file ----------------------------------------------------------------------------
 
     def _file(self) -> dict[str, object]:
-        if not self._path.exists():
-            return {}
-        try:
-            data = json.loads(self._path.read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"The users file {self._path} cannot be read ({exc}); fix or restore it.") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"The users file {self._path} is not a JSON object; fix or restore it.")
-        return data
+        return self._doc.load()
 
     def _read(self) -> dict[str, dict[str, object]]:
         data = self._file()
@@ -245,7 +241,7 @@ class UserStore:
             return {}
         users = data.get("users")
         if not isinstance(users, dict):
-            raise ConfigError(f'The users file {self._path} has no "users" object; fix or restore it.')
+            raise ConfigError(f'The accounts in {self._doc.where} have no "users" object; fix or restore them.')
         return {str(k): v for k, v in users.items() if isinstance(v, dict)}
 
     def _write(
@@ -259,18 +255,7 @@ class UserStore:
             rules = kept if isinstance(kept, dict) else {}
         if keys is None:  # and the API keys
             keys = self._api_keys()
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".users-", suffix=".json", dir=self._path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"users": users, "knowledge_bases": rules, "api_keys": keys}, out, indent=2, sort_keys=True)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self._path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        self._doc.save({"users": users, "knowledge_bases": rules, "api_keys": keys})
 
     @staticmethod
     def _known(users: dict[str, dict[str, object]], name: str) -> dict[str, object]:
@@ -307,3 +292,11 @@ def _role(role: str) -> Role:
 def _check_password(password: str) -> None:
     if len(password) < MIN_PASSWORD_CHARS:
         raise UserError(f"A password needs at least {MIN_PASSWORD_CHARS} characters.")
+
+
+def open_user_store(users_file: Path, rounds: int, database: Database | None = None) -> UserStore:
+    """The accounts: in the shared PostgreSQL database when there is one (taken from ``users_file`` the first
+    time, if it exists), else in ``users_file``."""
+    if database is not None and database.dialect == "postgres":
+        return UserStore(DatabaseDocument(database, seed=users_file), rounds)
+    return UserStore(users_file, rounds)

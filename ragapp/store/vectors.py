@@ -48,6 +48,8 @@ class ChromaVectorIndex:
         }
         self._migrate_shared_collection(base)
         self._counts = self._count_each()
+        # On a server other replicas write too: counts kept here go stale, so they are never trusted there.
+        self.shared = False
 
     @classmethod
     def embedded(cls, directory: Path, embedder_name: str, prefix: str = "") -> ChromaVectorIndex:
@@ -98,6 +100,7 @@ class ChromaVectorIndex:
                 "empty to keep the vectors in the state folder."
             ) from exc
         log.info("vectors on the Chroma server at %s", url)
+        index.shared = True
         return index
 
     def _migrate_shared_collection(self, name: str) -> None:
@@ -186,7 +189,7 @@ class ChromaVectorIndex:
                     collection.update(ids=batch, metadatas=[{"kb": kb}] * len(batch))
 
     def count(self) -> int:
-        return sum(self._counts.values())
+        return sum(self._count_each().values() if self.shared else self._counts.values())
 
     def search(
         self, vector: np.ndarray, top_k: int, language: str | None = None, kbs: frozenset[str] | None = None
@@ -199,7 +202,9 @@ class ChromaVectorIndex:
         query = [np.asarray(vector, dtype=np.float32).tolist()]
         hits: list[tuple[str, float]] = []
         for lang in langs:
-            total = self._counts.get(lang, 0)
+            # Skipping a collection known to be empty saves a query; Chroma answers fewer hits than n_results
+            # itself, so on a shared server (counts unknown) every collection is asked for top_k.
+            total = top_k if self.shared else self._counts.get(lang, 0)
             if total == 0:
                 continue
             result = self._collections[lang].query(

@@ -31,12 +31,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     folder = tmp_path_factory.mktemp("cluster")
     running = Cluster(folder, env={"RAGAPP_PATHS__LOAD_DEMO": "false", "RAGAPP_STORE__KEYWORD_POLL_S": "0.5"})
     running.start()
+    KEY["admin"] = running.api_key
     yield running
     running.stop()
 
 
+KEY: dict[str, str] = {}  # the cluster's admin API key, once it is up
+
+
 def client(url: str) -> httpx.Client:
-    return httpx.Client(base_url=url, timeout=180)
+    return httpx.Client(base_url=url, timeout=180, headers={"Authorization": f"Bearer {KEY['admin']}"})
 
 
 def upload(url: str, name: str, text: str, *, wait: bool = True) -> dict:

@@ -4,15 +4,11 @@ keep deployments apart; a server that is not there is a ``ConfigError``, one tha
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import numpy as np
 import pytest
 
@@ -20,6 +16,7 @@ from ragapp.config import Settings
 from ragapp.core.errors import ConfigError
 from ragapp.engine.build import build_engine
 from ragapp.store.vectors import ChromaVectorIndex
+from ragcluster.services import ChromaServer, free_port
 
 if TYPE_CHECKING:
     from conftest import Rig
@@ -30,44 +27,6 @@ CHROMA = Path(sys.executable).with_name("chroma")
 QUESTION = "What is the gateway password?"
 KETTLE = ("kettle.txt", "The Orion kettle gateway password is osprey. Rinse the kettle filter every 14 days.")
 ROUTER = ("router.txt", "The Vega router gateway password is pelican. Reboot the router every 30 days.")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class ChromaServer:
-    """A ``chroma run`` process on a free loopback port, with its data under ``folder``."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._log = (folder / "chroma.log").open("wb")
-        command = [str(CHROMA), "run", "--path", str(folder / "data"), "--host", "127.0.0.1", "--port", str(self.port)]
-        self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60  # ready in ~2 s on an idle machine
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"chroma run exited with {self._process.returncode}; see {folder / 'chroma.log'}")
-            try:
-                if httpx.get(f"{self.url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"chroma run did not answer on {self.url} within 60 s")
-
-    def stop(self) -> None:
-        self._process.terminate()
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
-        self._log.close()
 
 
 @pytest.fixture(scope="session")

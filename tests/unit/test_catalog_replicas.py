@@ -8,30 +8,22 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from ragapp.core.types import Chunk, DocumentRecord
-from ragapp.db import Database, open_database
+from ragapp.db import Database
 from ragapp.store.catalog import Catalog, ContentAlreadyStored, Replaced
 
 Replica = Callable[[], Catalog]
 
 
 @pytest.fixture
-def replica(postgres_url: str) -> Iterator[Replica]:
+def replica(replica_db: Callable[[], Database]) -> Replica:
     """``replica()``: a new catalog on the shared database, with a pool of its own."""
-    opened: list[Database] = []
-
-    def make() -> Catalog:
-        opened.append(open_database(postgres_url, pool_size=2))
-        return Catalog(opened[-1])
-
-    yield make
-    for db in opened:
-        db.close()
+    return lambda: Catalog(replica_db())
 
 
 def doc(doc_id: str, name: str, kb: str = "default", content_hash: str = "") -> DocumentRecord:

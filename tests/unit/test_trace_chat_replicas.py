@@ -8,13 +8,13 @@ would have.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from ragapp.db import Database, open_database
+from ragapp.db import Database
 from ragapp.store.conversations import ConversationStore
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.store import TracePayloadStore
@@ -23,17 +23,9 @@ Replica = Callable[[], Database]
 
 
 @pytest.fixture
-def replica(postgres_url: str) -> Iterator[Replica]:
+def replica(replica_db: Replica) -> Replica:
     """``replica()``: the shared database, through a pool of its own."""
-    opened: list[Database] = []
-
-    def make() -> Database:
-        opened.append(open_database(postgres_url, pool_size=3))
-        return opened[-1]
-
-    yield make
-    for db in opened:
-        db.close()
+    return replica_db
 
 
 def _trace(trace_id: str, owner: str = "ann", minutes_ago: float = 0.0) -> dict[str, Any]:

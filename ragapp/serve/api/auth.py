@@ -22,7 +22,7 @@ from ragapp.core.errors import AccessDenied
 from ragapp.core.types import LOCAL_OWNER
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.errors import ApiError
-from ragapp.store.users import UserStore
+from ragapp.store.users import UserStore, open_user_store
 
 bearer = HTTPBearer(auto_error=False, description="An API key from `python -m ragapp.users key NAME`.")
 HOW_TO_GET_A_KEY = (
@@ -68,7 +68,8 @@ class KeyCheck:
         with self._lock:  # made on first use: the store hashes a decoy password when it opens
             if self._store is None:
                 auth = self._engine.settings.auth
-                self._store = UserStore(auth.users_path(self._engine.settings.paths.state_dir), auth.bcrypt_rounds)
+                users_file = auth.users_path(self._engine.settings.paths.state_dir)
+                self._store = open_user_store(users_file, auth.bcrypt_rounds, self._engine.database)
             return self._store
 
     def __call__(self, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:

@@ -1,0 +1,66 @@
+"""An engine whose relational stores live in PostgreSQL (``RAGAPP_STORE__DATABASE_URL``), with the keyword index
+in PostgreSQL full text too (``RAGAPP_STORE__KEYWORDS=postgres``): ingest, search through both channels, a
+second engine on the same database (another replica) seeing the first one's documents and chats, and the
+settings that cannot work together refused with a message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ragapp.core.errors import ConfigError
+from ragapp.engine.build import build_engine
+
+if TYPE_CHECKING:
+    from conftest import Rig
+
+pytestmark = pytest.mark.integration
+
+KETTLE = "The Orion kettle gateway password is osprey. Rinse the Orion kettle filter every 14 days.\n"
+
+
+def test_one_database_serves_two_engines_and_keyword_search(
+    postgres_url: str, make_engine: Callable[..., Rig], tmp_path: Path
+) -> None:
+    shared = {"store": {"database_url": postgres_url, "keywords": "postgres"}}
+    first = make_engine("first", **shared)
+    path = tmp_path / "kettle.txt"
+    path.write_text(KETTLE, "utf-8")
+    (added,) = first.engine.library.ingest([(path, "kettle.txt")])
+    assert added.status == "added", added.message
+    assert not (first.state_dir / "catalog.sqlite3").exists()  # nothing relational in the state dir
+
+    # Another replica: its own state dir and embedded vectors, the same database. Its start reconciles: it
+    # embeds the catalog's chunks into its own vector store, and finds the keyword index already current.
+    second = make_engine("second", **shared)
+    result = second.engine.chat.retrieve("What is the Orion kettle gateway password?")
+    hits = {r.channel: {h.chunk_id for h in r.hits} for r in result.channel_results}
+    (chunk_id,) = {c.chunk.chunk_id for c in result.chunks}
+    assert hits["keyword"] == {chunk_id} and hits["vector"] == {chunk_id}
+    assert [d.name for d in second.engine.library.documents()] == ["kettle.txt"]
+
+    # A delete through the second is gone from the first's search, keyword channel included.
+    second.engine.library.delete(added.doc_id)
+    again = first.engine.chat.retrieve("What is the Orion kettle gateway password?")
+    assert again.chunks == () and all(not r.hits for r in again.channel_results if r.channel == "keyword")
+
+
+def test_postgres_keywords_need_a_database(make_settings: Callable[..., object]) -> None:
+    settings = make_settings(store={"keywords": "postgres"})
+    with pytest.raises(ConfigError, match="RAGAPP_STORE__DATABASE_URL"):
+        build_engine(settings)  # type: ignore[arg-type]
+
+
+def test_a_database_that_does_not_answer_stops_the_start_with_the_setting_named(
+    make_settings: Callable[..., object],
+) -> None:
+    from ragcluster.services import free_port
+
+    url = f"postgresql://ragapp:hunter2@127.0.0.1:{free_port()}/ragapp"  # nothing listens there
+    settings = make_settings(store={"database_url": url})
+    with pytest.raises(ConfigError, match="RAGAPP_STORE__DATABASE_URL") as caught:
+        build_engine(settings)  # type: ignore[arg-type]
+    assert "hunter2" not in str(caught.value)  # the password is never shown
