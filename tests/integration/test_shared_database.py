@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ragapp.core.errors import ConfigError
+from ragapp.db import open_database
 from ragapp.engine.build import build_engine
+from ragapp.store.catalog import Catalog
 
 if TYPE_CHECKING:
     from conftest import Rig
@@ -31,6 +33,15 @@ def test_one_database_serves_two_engines_and_keyword_search(
     path.write_text(KETTLE, "utf-8")
     (added,) = first.engine.library.ingest([(path, "kettle.txt")])
     assert added.status == "added", added.message
+    stray = tmp_path / "stray.txt"  # a stray NUL byte: PostgreSQL's text cannot hold it, the upload still works
+    stray.write_bytes(b"The Vega router reboots every 30 days.\x00 Its lamp is green.\n")
+    (kept,) = first.engine.library.ingest([(stray, "stray.txt")])
+    assert kept.status == "added", kept.message
+    database = open_database(postgres_url, pool_size=1)
+    try:
+        assert all("\x00" not in c.text for c in Catalog(database).all_chunks())
+    finally:
+        database.close()
     assert not (first.state_dir / "catalog.sqlite3").exists()  # nothing relational in the state dir
 
     # Another replica: its own state dir and embedded vectors, the same database. Its start reconciles: it
@@ -39,8 +50,8 @@ def test_one_database_serves_two_engines_and_keyword_search(
     result = second.engine.chat.retrieve("What is the Orion kettle gateway password?")
     hits = {r.channel: {h.chunk_id for h in r.hits} for r in result.channel_results}
     (chunk_id,) = {c.chunk.chunk_id for c in result.chunks}
-    assert hits["keyword"] == {chunk_id} and hits["vector"] == {chunk_id}
-    assert [d.name for d in second.engine.library.documents()] == ["kettle.txt"]
+    assert hits["keyword"] == {chunk_id} and chunk_id in hits["vector"]
+    assert sorted(d.name for d in second.engine.library.documents()) == ["kettle.txt", "stray.txt"]
 
     # A delete through the second is gone from the first's search, keyword channel included.
     second.engine.library.delete(added.doc_id)

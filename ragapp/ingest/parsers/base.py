@@ -29,7 +29,7 @@ def decode_text(data: bytes, name: str = "the file") -> str:
     sample = text[:65536]
     if sample and len(_CONTROL.findall(sample)) > _BINARY_SHARE * len(sample):
         raise IngestError(f"{name}: this looks like a binary file, not text; nothing was added.")
-    return text
+    return text.replace("\x00", "")  # a stray NUL means nothing in text, and PostgreSQL's text cannot hold one
 
 
 def _decode(data: bytes) -> str:
