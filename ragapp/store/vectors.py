@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 _BATCH = 1000
 
 
+SHARED_COUNT_TTL_S = 2.0
+
+
 class ChromaVectorIndex:
     """One collection per language for ``embedder_name``, in ``client`` (embedded or a server's)."""
 
@@ -47,8 +51,10 @@ class ChromaVectorIndex:
             for lang in LANGUAGES
         }
         self._migrate_shared_collection(base)
-        self._counts = self._count_each()
-        # On a server other replicas write too: counts kept here go stale, so they are never trusted there.
+        self._recount()
+        # On a server other replicas write too, so counts kept here go stale: there a collection is only skipped
+        # as empty while its count is younger than ``SHARED_COUNT_TTL_S`` (a query of an empty collection over
+        # HTTP costs as much as one with hits, about 3 ms on loopback).
         self.shared = False
 
     @classmethod
@@ -126,6 +132,10 @@ class ChromaVectorIndex:
             )
         self._client.delete_collection(name)
 
+    def _recount(self) -> None:
+        self._counts = self._count_each()
+        self._counted_at = {lang: time.monotonic() for lang in self._collections}
+
     def _count_each(self) -> dict[str, int]:
         return {lang: int(c.count()) for lang, c in self._collections.items()}
 
@@ -153,13 +163,13 @@ class ChromaVectorIndex:
                     embeddings=vectors[part].tolist(),
                     metadatas=[{"doc_id": doc_ids[i], "lang": lang, "kb": kbs[i]} for i in part],
                 )
-        self._counts = self._count_each()
+        self._recount()
 
     def delete(self, chunk_ids: list[str]) -> None:
         if chunk_ids:
             for collection in self._collections.values():
                 collection.delete(ids=chunk_ids)
-            self._counts = self._count_each()
+            self._recount()
 
     def ids(self) -> set[str]:
         return {cid for c in self._collections.values() for cid in c.get(include=[])["ids"]}
@@ -191,6 +201,19 @@ class ChromaVectorIndex:
     def count(self) -> int:
         return sum(self._count_each().values() if self.shared else self._counts.values())
 
+    def _count_for_search(self, lang: str) -> int:
+        """How many vectors ``lang``'s collection holds, as far as a search needs to know (0: skip it): exact in
+        this process's own store; on a shared server the last count, counted again while it is 0 and at least
+        ``SHARED_COUNT_TTL_S`` old (a collection that had vectors is searched, and Chroma answers fewer hits than
+        asked for when it has fewer)."""
+        count = self._counts.get(lang, 0)
+        if not self.shared or count > 0:
+            return count
+        if time.monotonic() - self._counted_at[lang] >= SHARED_COUNT_TTL_S:
+            self._counts[lang] = count = int(self._collections[lang].count())
+            self._counted_at[lang] = time.monotonic()
+        return count
+
     def search(
         self, vector: np.ndarray, top_k: int, language: str | None = None, kbs: frozenset[str] | None = None
     ) -> list[tuple[str, float]]:
@@ -202,13 +225,12 @@ class ChromaVectorIndex:
         query = [np.asarray(vector, dtype=np.float32).tolist()]
         hits: list[tuple[str, float]] = []
         for lang in langs:
-            # Skipping a collection known to be empty saves a query; Chroma answers fewer hits than n_results
-            # itself, so on a shared server (counts unknown) every collection is asked for top_k.
-            total = top_k if self.shared else self._counts.get(lang, 0)
-            if total == 0:
+            total = self._count_for_search(lang)
+            if total == 0:  # skipping a collection known to be empty saves a query
                 continue
+            wanted = top_k if self.shared else min(top_k, total)  # a shared count may be out of date
             result = self._collections[lang].query(
-                query_embeddings=query, n_results=min(top_k, total), where=_where(kbs), include=["distances"]
+                query_embeddings=query, n_results=wanted, where=_where(kbs), include=["distances"]
             )
             distances = (result.get("distances") or [[]])[0]
             hits += [(cid, 1.0 - float(d)) for cid, d in zip(result["ids"][0], distances, strict=True)]

@@ -158,3 +158,20 @@ def test_a_server_that_goes_away_fails_the_file_and_degrades_search(
     assert {cid.rsplit("-", 1)[0] for r in searched.channel_results for cid in (h.chunk_id for h in r.hits)} == {
         kettle
     }  # the keyword channel still answers
+
+
+def test_a_replica_searches_what_another_added_after_it_started(
+    chroma_server: ChromaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragapp.config import StoreSettings
+    from ragapp.store import vectors
+
+    store = StoreSettings(chroma_url=chroma_server.url, chroma_prefix="late-")
+    early = ChromaVectorIndex.remote(store, "synthetic")  # started while the collections were empty
+    writer = ChromaVectorIndex.remote(store, "synthetic")
+    vector = np.zeros(8, dtype=np.float32)
+    vector[0] = 1.0
+    writer.add(["c-1"], vector[None, :], ["d-1"], ["en"])
+    monkeypatch.setattr(vectors, "SHARED_COUNT_TTL_S", 0.0)  # its count of the empty collection is old enough
+    assert [cid for cid, _score in early.search(vector, 5, language="en")] == ["c-1"]
+    assert early.count() == 1
