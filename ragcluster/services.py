@@ -1,7 +1,7 @@
 """Throwaway servers on loopback: PostgreSQL (initdb + pg_ctl), a Chroma server (``chroma run``) and app replicas.
 
-Each starts on a free port with its data in a folder of its own and stops with ``stop()`` (or as a context
-manager). Used by ``make cluster``, the cluster and PostgreSQL tests, and the scale benchmark.
+Each starts on a free port with its data in a folder of its own and stops with ``stop()``. Used by
+``make cluster``, the cluster and PostgreSQL tests, and the scale benchmark.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 import httpx
@@ -49,12 +48,6 @@ def pg_tool(name: str) -> str:
 class _Service:
     def stop(self) -> None:
         raise NotImplementedError
-
-    def __enter__(self) -> _Service:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
 
 def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
@@ -171,9 +164,6 @@ class Replica(_Service):
     def stop(self) -> None:
         stop_process(self.process, timeout=30)
         self._out.close()
-
-    def tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log.read_text("utf-8", "replace").splitlines()[-lines:])
 
 
 def wait_until(check: Any, seconds: float, what: str) -> None:

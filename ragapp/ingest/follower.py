@@ -23,7 +23,6 @@ class CatalogFollower:
         self._interval_s = interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="catalog-follower", daemon=True)
-        self.rebuilds = 0
 
     def start(self) -> None:
         self._thread.start()
@@ -32,9 +31,7 @@ class CatalogFollower:
         """Rebuild the keyword index now if the catalog moved; True when it did."""
         before = self._store.keywords.version
         self._store.refresh_keywords()
-        moved = self._store.keywords.version != before
-        self.rebuilds += moved
-        return moved
+        return self._store.keywords.version != before
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval_s):
