@@ -24,6 +24,11 @@ PREFIX = "ragapp."
 TEXTS: dict[str, tuple[str, str]] = {
     # The header and the sidebar of chats
     "header.tagline": ("Ask questions about your documents", "就你的文档提问"),
+    "header.ephemeral": (
+        "⚠️ Nothing here is kept: uploaded documents, chats and traces are lost when the app restarts (it has no "
+        "persistent storage).",
+        "⚠️ 此处不保存任何内容：应用重启后，上传的文档、对话和追踪记录都会丢失（没有持久存储）。",
+    ),
     "chats.sidebar": ("Chats", "会话"),
     "chats.new": ("➕ New chat", "➕ 新对话"),
     "chats.past": ("Past chats", "历史对话"),
@@ -258,8 +263,14 @@ _SCRIPT = """<script>
   };
   const core = performance.getEntriesByType("resource").map((entry) => entry.name)
     .find((name) => /\\/assets\\/core-[^/?]*\\.js$/.test(name));
-  const apply = (locale) => {
-    if (core) import(core).then((module) => module.changeLocale && module.changeLocale(locale)).catch(() => {});
+  // Every switch, the reader's or the page's own, starts a new generation; a timer or a pending import of an
+  // older one does nothing. A click on the switch right after a load must win over the load's own switch.
+  let generation = 0;
+  const current = (mine) => mine === generation;
+  const apply = (locale, mine = generation) => {
+    if (core) import(core).then((module) => {
+      if (current(mine) && module.changeLocale) module.changeLocale(locale);
+    }).catch(() => {});
   };
   const rename = (lang) => {
     const other = lang === "zh" ? "en" : "zh";
@@ -270,12 +281,13 @@ _SCRIPT = """<script>
     });
   };
   // Once the page is built and speaks ``locale``: the tabs renamed, and again a little later (late tabs).
-  const settled = (locale, tries = 300) => {
+  const settled = (locale, mine, tries = 300) => {
+    if (!current(mine)) return;
     const ready = document.getElementById("language-switch") && document.documentElement.lang === locale;
-    if (ready) [0, 500, 2000].forEach((ms) => setTimeout(() => rename(locale.slice(0, 2)), ms));
-    else if (tries > 0) setTimeout(() => settled(locale, tries - 1), 100);
+    if (ready) [0, 500, 2000].forEach((ms) => setTimeout(() => current(mine) && rename(locale.slice(0, 2)), ms));
+    else if (tries > 0) setTimeout(() => settled(locale, mine, tries - 1), 100);
   };
-  const switchTo = (locale) => { apply(locale); settled(locale); };
+  const switchTo = (locale) => { generation += 1; apply(locale, generation); settled(locale, generation); };
   const asked = new URLSearchParams(window.location.search).get("lang");
   if (asked) keep(asked);
   const lang = stored();
@@ -287,8 +299,10 @@ _SCRIPT = """<script>
   }
   if (full && full.slice(0, 2) !== (document.documentElement.lang || "").slice(0, 2)) apply(full.slice(0, 2));
   if (full) {
+    const first = generation;  // a click before the page is built makes this switch moot
     const wait = (tries = 300) => {
-      if (document.getElementById("language-switch")) setTimeout(() => switchTo(full), 300);
+      if (!current(first)) return;
+      if (document.getElementById("language-switch")) setTimeout(() => current(first) && switchTo(full), 300);
       else if (tries > 0) setTimeout(() => wait(tries - 1), 100);
     };
     wait();
