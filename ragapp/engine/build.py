@@ -104,7 +104,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)
         channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]
     reranker = parts.reranker or RERANKERS.get(settings.rerank.backend)(settings)
-    retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval)
+    retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval, store.catch_up)
     llm = recording(parts.llm or LLMS.get(settings.llm.backend)(settings))
     catalog = store.catalog
     intent_store = IntentStore(  # the bases that hold documents, by name, then "default"

@@ -2,9 +2,9 @@
 replica's keyword index (bm25s, in memory) must follow. A thread polls the version and rebuilds when it moved.
 
 Polling, not PostgreSQL's LISTEN/NOTIFY: a version read is one indexed row every few seconds, works the same
-through any connection pooler, and a missed notification can never leave a replica stale for good. Until the
-rebuild, the other channels still find the new chunks (the vectors are shared), and a deleted document's chunks
-are dropped at fusion because the catalog no longer has them.
+through any connection pooler, and a missed notification can never leave a replica stale for good. The poll
+only saves a search the wait: every search reads the catalog's version anyway and catches up first when it
+moved (``KnowledgeStore.catch_up``), so a write that has returned is seen by the next search on any replica.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +43,9 @@ from ragapp.store.vectors import ChromaVectorIndex, open_vectors
 
 log = logging.getLogger(__name__)
 
+# How long a search waits for a write in this process to finish before it searches without catching up.
+CATCH_UP_WAIT_S = 1.0
+
 # Where an ingestion has got: the file, its phase and the fraction of the whole batch done.
 Progress = Callable[[IngestProgress], None]
 # embed_chunks reports per batch: the fraction of its chunks embedded, and that in words.
@@ -63,6 +66,7 @@ class KnowledgeStore:
     embedder: Embedder
     write_lock: threading.Lock
     files: FileStore | None = None  # the uploaded files (None: not kept; citations then show text only)
+    _caught_up: int = field(default=-1, init=False, repr=False)  # the catalog version catch_up last reached
 
     @classmethod
     def open(
@@ -90,11 +94,39 @@ class KnowledgeStore:
     def refresh_keywords(self) -> None:
         """Rebuild BM25 from the catalog if the catalog changed since it was built (or the tokenizer did)."""
         with self.write_lock:
-            # The version is read before the chunks: a replica writing in between then leaves BM25 marked older
-            # than what it holds (rebuilt again next time), never newer than it is (stale until the next write).
-            version = self.catalog.version
-            if self.keywords.version != version:
-                self.keywords.rebuild(self.catalog.all_chunks(), version, self.catalog.chunk_kbs())
+            self._refresh_keywords_locked()
+
+    def _refresh_keywords_locked(self) -> None:
+        # The version is read before the chunks: a replica writing in between then leaves BM25 marked older
+        # than what it holds (rebuilt again next time), never newer than it is (stale until the next write).
+        version = self.catalog.version
+        if self.keywords.version != version:
+            self.keywords.rebuild(self.catalog.all_chunks(), version, self.catalog.chunk_kbs())
+
+    def catch_up(self, version: int) -> bool:
+        """Read your writes: bring what this process keeps of the stores up to the catalog ``version`` a search
+        has just read, before it searches. True when they are there.
+
+        Another replica (or this one, between the files of a batch) may have written since the keyword index was
+        built and the vector counts were taken; the follower's poll would catch up within seconds, but a user
+        behind a balancer expects an upload that has returned to be found at once, and a delete to be gone.
+        The vector counts are dropped (counted again by the next search), the keyword index is rebuilt if it is
+        behind. The rebuild waits at most ``CATCH_UP_WAIT_S`` for the write lock: an upload in progress here
+        holds it, and the search then runs on what there is (False: its result is not worth caching)."""
+        if version == self._caught_up:
+            return True
+        self.vectors.forget_counts()
+        if self.keywords.version != version:
+            if not self.write_lock.acquire(timeout=CATCH_UP_WAIT_S):
+                return False
+            try:
+                self._refresh_keywords_locked()
+            finally:
+                self.write_lock.release()
+        if self.keywords.version != version:  # another write came in meanwhile: the next search catches up
+            return False
+        self._caught_up = version
+        return True
 
     def reconcile(self, progress: Progress = _no_progress) -> None:
         """Make vectors and keywords match the catalog (after a crash, an embedder change, or an upgrade

@@ -3,7 +3,9 @@
 channels (concurrent, each within its time budget) -> fusion by chunk id -> candidate cut -> rerank
 -> relevance gate (``relevance.decide``) -> context_top_k. A channel that fails or runs out of time
 contributes nothing and is named in ``degraded``; the other channels still answer. Results are cached per
-(question, scope, settings, catalog version), so any upload or delete makes every cached result stale.
+(question, scope, settings, catalog version), so any upload or delete makes every cached result stale. The
+version a search reads is also the one it catches up to first (``catch_up``): a write that has returned, here
+or in another replica, is seen by the next search.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
@@ -70,8 +72,13 @@ class RetrievalPipeline:
         catalog: Catalog,
         reranker: Reranker,
         settings: RetrievalSettings,
+        catch_up: Callable[[int], bool] | None = None,
     ) -> None:
+        """``catch_up(version)`` runs before each search that is not cached, with the catalog version the
+        search reads: it brings what the process keeps of the stores up to that version and says whether they
+        are there (``KnowledgeStore.catch_up``; None: the channels are always current)."""
         self._channels = list(channels)
+        self._catch_up = catch_up
         self._catalog = catalog
         self._reranker = reranker
         self._settings = settings
@@ -93,7 +100,11 @@ class RetrievalPipeline:
         """The same channels and catalog with other settings (and reranker), for trying a change before
         keeping it. Uncached; ``close`` it when done."""
         return RetrievalPipeline(
-            self._channels, self._catalog, reranker or self._reranker, settings.model_copy(update={"cache_size": 0})
+            self._channels,
+            self._catalog,
+            reranker or self._reranker,
+            settings.model_copy(update={"cache_size": 0}),
+            self._catch_up,
         )
 
     def close(self) -> None:
@@ -118,12 +129,14 @@ class RetrievalPipeline:
         scope = tuple(sorted(kbs)) if kbs is not None else None
         top_k = top_k or self._settings.context_top_k
         names = tuple(sorted(channels)) if channels is not None else None
-        key = (normalise_query(query), scope, top_k, names, self._catalog.version)
+        version = self._catalog.version
+        key = (normalise_query(query), scope, top_k, names, version)
         hit = self._cache.get(key)
         if hit is not None:
             return replace(hit, query=query, cached=True)
+        current = self._catch_up(version) if self._catch_up is not None else True
         result = self._retrieve(query, kbs, scope, top_k, names)
-        if not result.degraded:  # a timeout is transient: do not remember its poorer answer
+        if current and not result.degraded:  # a timeout is transient: do not remember its poorer answer
             self._cache.put(key, result)
         return result
 

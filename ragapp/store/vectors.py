@@ -132,6 +132,11 @@ class ChromaVectorIndex:
             )
         self._client.delete_collection(name)
 
+    def forget_counts(self) -> None:
+        """On a shared server, count every collection again before the next search skips it as empty: the
+        catalog says another replica has written (see ``KnowledgeStore.catch_up``)."""
+        self._counted_at = dict.fromkeys(self._collections, float("-inf"))
+
     def _recount(self) -> None:
         self._counts = self._count_each()
         self._counted_at = {lang: time.monotonic() for lang in self._collections}

@@ -175,3 +175,36 @@ def test_a_replica_searches_what_another_added_after_it_started(
     monkeypatch.setattr(vectors, "SHARED_COUNT_TTL_S", 0.0)  # its count of the empty collection is old enough
     assert [cid for cid, _score in early.search(vector, 5, language="en")] == ["c-1"]
     assert early.count() == 1
+
+
+def test_replicas_read_each_others_writes_at_once(
+    chroma_server: ChromaServer,
+    postgres_url: str,
+    make_engine: Callable[..., Rig],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two replicas on one database and one Chroma server, each with its own bm25s index in memory: once an
+    upload or a delete through one has returned, the other's next search sees it, in both channels, without
+    waiting for its poll (an hour here) or its count of the empty collections to age (an hour too)."""
+    from ragapp.store import vectors
+
+    monkeypatch.setattr(vectors, "SHARED_COUNT_TTL_S", 3600.0)
+    store = {"chroma_url": chroma_server.url, "chroma_prefix": "ryw-", "database_url": postgres_url}
+    shared = {"store": store | {"keyword_poll_s": 3600}}
+    a, b = make_engine("a", **shared), make_engine("b", **shared)
+    assert vector_hits(b) == set()  # B has searched (and counted) the empty collections
+
+    doc_id = add(a, tmp_path, KETTLE)
+    result = b.engine.chat.retrieve(QUESTION)
+    hits = {r.channel: {h.chunk_id for h in r.hits} for r in result.channel_results}
+    (chunk_id,) = {c.chunk.chunk_id for c in result.chunks}
+    assert hits["keyword"] == {chunk_id} and hits["vector"] == {chunk_id}
+
+    add(b, tmp_path, ROUTER)
+    assert chunk_id in {c.chunk.chunk_id for c in a.engine.chat.retrieve(QUESTION).chunks}  # and cached
+    b.engine.library.delete(doc_id)
+    after = a.engine.chat.retrieve(QUESTION)
+    found = {r.channel: {h.chunk_id for h in r.hits} for r in after.channel_results}
+    assert chunk_id not in found["keyword"] | found["vector"]
+    assert doc_id not in {c.chunk.doc_id for c in after.chunks} and after.chunks, after.chunks
