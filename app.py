@@ -6,6 +6,12 @@ import logging
 import os
 import threading
 
+from ragapp.config.space import detect_space, process_env_defaults
+
+# On a Hugging Face Space: OpenMP's thread pools (torch's, llama.cpp's) sized to the Space's cores; they read the
+# variables once, when first loaded, so before any of them is imported. Settings() applies the rest of a Space's
+# defaults.
+_space = detect_space(os.environ)
 # Offline by default: nothing reaches for a model hub or sends telemetry unless the user opts in.
 for _key, _value in {
     "HF_HUB_OFFLINE": "1",
@@ -13,6 +19,7 @@ for _key, _value in {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "GRADIO_ANALYTICS_ENABLED": "False",
     "ANONYMIZED_TELEMETRY": "False",
+    **(process_env_defaults(_space) if _space is not None else {}),
 }.items():
     os.environ.setdefault(_key, _value)
 
@@ -20,10 +27,22 @@ from ragapp.config import Settings  # noqa: E402
 from ragapp.engine.build import build_engine  # noqa: E402
 from ragapp.serve.server import serve  # noqa: E402
 
+log = logging.getLogger("app")
+
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings()
+    if _space is not None:
+        log.info(
+            "on the Hugging Face Space %s: listening on %s:%d, state in %s%s, threads for %d CPU core(s)",
+            _space.space_id,
+            settings.ui.host,
+            settings.ui.port,
+            settings.paths.state_dir,
+            " (lost on restart: no storage at /data)" if settings.paths.ephemeral else "",
+            _space.cores,
+        )
     engine = build_engine(settings)
     threading.Thread(target=engine.warm_up, name="warm-up", daemon=True).start()
     # The page (ragapp.ui) mounted on a FastAPI app with the security headers, expiring sign-ins and per-user

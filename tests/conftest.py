@@ -225,6 +225,7 @@ def drop_settings_env(mp: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _isolated_settings_env(monkeypatch: pytest.MonkeyPatch) -> None:
     drop_settings_env(monkeypatch)
+    monkeypatch.delenv("SPACE_ID", raising=False)  # tests run in a Space's dev mode get the local defaults too
 
 
 def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
                 delete_chat = gr.Button(t("common.delete"), size="sm", variant="stop", elem_id="delete-chat")
         gr.Markdown(SWITCH, elem_id="language-switch")  # English · 中文: see ragapp/ui/i18n.py
         gr.Markdown("# ragapp\n" + t("header.tagline"), elem_id="header")
+        if engine.settings.paths.ephemeral:  # e.g. a Hugging Face Space without storage
+            gr.Markdown(t("header.ephemeral"), elem_id="ephemeral-notice")
         status = gr.Markdown(handlers.status_line(), elem_id="status-line")
         account = gr.Markdown(elem_id="account")
         with gr.Tabs():
