@@ -7,6 +7,8 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
+# mkdocs-material prints an end-of-life banner on every build unless this is set (it is not a build warning).
+export NO_MKDOCS_2_WARNING := 1
 # llama-cpp-python compiles llama.cpp on install. A -march=native build on a CPU that advertises AMX crashed with
 # "Illegal instruction" (tilezero) inside a VM that does not enable AMX, so build for plain AVX2 + FMA: it runs on
 # every x86-64 machine from the last decade and loses nothing on the AVX2 machines we measure on. Set CMAKE_ARGS to
@@ -16,7 +18,7 @@ export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
 	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers \
-	cluster test-cluster bench-scale
+	cluster test-cluster bench-scale docs space
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,17 +40,18 @@ setup-dev: $(VENV)/.dev
 run: setup
 	$(PY) app.py
 
-# The default test run: lint, types, which way imports go, then everything but tests marked slow (browser tests
-# included).
+# The default test run: lint, types, which way imports go, the docs site (broken links and anchors fail), then
+# everything but tests marked slow (browser tests included).
 test: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mkdocs build --strict --site-dir .cache/site
 	$(PY) -m pytest -m "not slow"
 
-# The replicated layout on loopback (README "Several replicas"): PostgreSQL, a Chroma server, one LLM server, two
-# app replicas and a balancer on :7860. Ctrl-C stops them all.
+# The replicated layout on loopback (docs/deployment.md, "Several replicas"): PostgreSQL, a Chroma server, one LLM
+# server, two app replicas and a balancer on :7860. Ctrl-C stops them all.
 cluster: setup-dev
 	$(PY) -m ragcluster --replicas 2 --port 7860
 
@@ -72,8 +75,8 @@ test-all: setup-dev
 screenshot: setup-dev
 	RAGAPP_UPDATE_SCREENSHOT=1 $(PY) -m pytest tests/e2e -k cites_the_uploaded_file
 
-# Retrieval quality on the BEIR sets in $(DATA) (see README "Measured"); the indexed corpora are kept in
-# $(EVAL_CACHE), so only the first run pays for embedding (SciFact: about 40 min on 2 cores).
+# Retrieval quality on the BEIR sets in $(DATA) (see docs/benchmarks.md, "Measured"); the indexed corpora are kept
+# in $(EVAL_CACHE), so only the first run pays for embedding (SciFact: about 40 min on 2 cores).
 DATA       ?= ../shared/data
 EVAL_CACHE ?= .cache/eval
 EVAL_CONFIGS ?= bm25,vector,hybrid-rrf,hybrid-minmax,hybrid-zscore
@@ -93,14 +96,15 @@ routing-eval: setup
 	$(PY) -m ragbench.routing --questions $(ROUTING_QUESTIONS) --tree data/intents/demo.yaml --documents \
 		--output results/routing/local-qwen2.5-coder-1.5b.json
 
-# Ingestion throughput, query latency, memory and disk at 1k, 5k and 25k chunks of SciFact (README "Scaling"),
-# reranking off as measured there; about 8 minutes on 2 cores.
+# Ingestion throughput, query latency, memory and disk at 1k, 5k and 25k chunks of SciFact (docs/benchmarks.md,
+# "Benchmark"), reranking off as measured there; about 8 minutes on 2 cores.
 bench: setup
 	RAGAPP_RERANK__BACKEND=none $(PY) -m ragbench.bench --dataset $(DATA)/scifact --sizes 1000,5000,25000 \
 		--queries 200 --compare-llamaindex --output results/bench.json
 
-# Where an answer's seconds go (README "Speed on two cores"): per-stage p50/p95 over the 16 demo questions and
-# every 8th question of the answer set (its documents are indexed once under .cache/answers), about 12 minutes.
+# Where an answer's seconds go (docs/benchmarks.md, "Answer speed on two cores"): per-stage p50/p95 over the 16
+# demo questions and every 8th question of the answer set (its documents are indexed once under .cache/answers),
+# about 12 minutes.
 bench-answer: setup
 	$(PY) -m ragbench.bench answer --set $(ANSWER_SET) --stride 8 --output results/bench/answer.json
 
@@ -117,12 +121,12 @@ bench-parsers: setup
 	$(PY) -m ragbench.parsers --output results/parsers.json
 
 # Instructions planted in documents: obeyed in workflow and agent modes with the defence and without, and the
-# sentences of real documents the detector would take out by mistake (README "Security and limits"), ~12 min.
+# sentences of real documents the detector would take out by mistake (docs/security.md), ~12 min.
 bench-injection: setup
 	$(PY) -m ragbench.injection --output results/injection/defended.json
 	$(PY) -m ragbench.injection --no-defence --output results/injection/undefended.json
 
-# Workflow against Agent answering on HotpotQA (see README "Measured"): both supporting paragraphs retrieved,
+# Workflow against Agent answering on HotpotQA (see docs/benchmarks.md): both supporting paragraphs retrieved,
 # EM / F1, model calls, tokens, seconds and agent steps per question, over the first $(LIMIT) questions. The
 # corpus is indexed once into $(EVAL_CACHE) (copied from `make eval`'s store when it is there). The packaged
 # local model on 2 cores takes about 1.5 min per question for both modes; MAX_MINUTES=35 stops asking after
@@ -161,7 +165,7 @@ rerank-eval: setup
 		--output results/rerank/hotpotqa-dev200.json
 	$(PY) -m ragbench.rerank.blend --data $(DATA) --cache $(EVAL_CACHE) --limit 200
 
-# Answer quality on real documents (README "Measured"): the answer set's manuals come from Debian doc packages,
+# Answer quality on real documents (docs/benchmarks.md): the answer set's manuals come from Debian doc packages,
 # installed first (as root; otherwise the command to run is printed). ANSWER_LIMIT=40 asks the first 40 only.
 ANSWER_SET ?= data/eval/answers/debian-manuals.yaml
 ANSWER_EVAL_NAME ?= debian-manuals-local-qwen2.5-coder-1.5b
@@ -173,6 +177,16 @@ answer-eval: setup
 	fi
 	$(PY) -m ragbench.answers --set $(ANSWER_SET) $(if $(ANSWER_LIMIT),--limit $(ANSWER_LIMIT)) \
 		--output results/answers/$(ANSWER_EVAL_NAME).json
+
+# The documentation site (docs/, mkdocs.yml) with live reload on http://127.0.0.1:8000.
+docs: setup-dev
+	$(VENV)/bin/mkdocs serve
+
+# A Hugging Face Space of the app in $(SPACE_DIR) (docs/deployment.md): push that folder to the Space's repository.
+# Its requirements.txt installs on its own (constraints folded in, llama-cpp-python built with the CMAKE_ARGS above).
+SPACE_DIR ?= dist/space
+space: setup
+	$(PY) scripts/make_space.py --out $(SPACE_DIR)
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .

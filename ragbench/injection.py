@@ -16,7 +16,7 @@ Two measurements:
     python -m ragbench.injection --skip-planted --documents /usr/share/doc/camlidl data/demo
 
 The planted styles were written together with the detector, so the planted figure is optimistic: a probe that
-phrases its instructions differently is the real test (see README, Security and limits).
+phrases its instructions differently is the real test (see docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The local cluster: PostgreSQL, a Chroma server, one LLM server, N app replicas and the balancer, on loopback.
 
-The same layout as on real hosts (README "Several replicas"): the replicas keep nothing of their own that
-matters. The catalog, intent tree, traces, test cases, chats and accounts are in PostgreSQL; the vectors on the Chroma
-server; the uploaded originals and the signing secret in one shared folder; each replica's
+The same layout as on real hosts (docs/deployment.md, "Several replicas"): the replicas keep nothing of their
+own that matters. The catalog, intent tree, traces, test cases, chats and accounts are in PostgreSQL; the vectors
+on the Chroma server; the uploaded originals and the signing secret in one shared folder; each replica's
 state dir only holds its keyword index, rebuilt from the catalog whenever the catalog's version moves. One
 ``llama_cpp.server`` serves the model to every replica (loaded once, not once per replica).
 """

@@ -1,5 +1,5 @@
 """A small load balancer for the local cluster, for machines without nginx (use nginx or Caddy on real hosts:
-README "Several replicas").
+docs/deployment.md, "Several replicas").
 
 Requests go to the replicas in turn, and stick: a browser keeps going to the replica that served it first
 (a cookie), an API client to the same replica per key (a hash of its Authorization header). Gradio's queue

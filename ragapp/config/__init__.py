@@ -1,7 +1,8 @@
 """One typed settings tree. Environment variables use the prefix ``RAGAPP_`` and ``__`` for nesting,
 e.g. ``RAGAPP_LLM__BACKEND=openai`` or ``RAGAPP_RETRIEVAL__CONTEXT_TOP_K=8``.
 
-Nothing here touches the disk or the network: building ``Settings()`` has no side effects.
+Nothing here writes to the disk or reaches the network: building ``Settings()`` has no side effects. On a
+Hugging Face Space it also looks whether /data is a writable folder (``ragapp.config.space``).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
+from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
     REPO_ROOT,
     AuthSettings,
@@ -62,6 +64,18 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # A Hugging Face Space's defaults come last: whatever the owner set (a RAGAPP_ variable) wins over them.
+        return init_settings, env_settings, dotenv_settings, file_secret_settings, SpaceDefaults(settings_cls)
+
 
 def describe_settings() -> list[tuple[str, str, str]]:
     """(environment variable, default, description) for every setting, for docs and ``--help``."""
@@ -80,7 +94,7 @@ def describe_settings() -> list[tuple[str, str, str]]:
 
 
 def settings_table() -> str:
-    """The settings as a markdown table (the README's configuration section is this table)."""
+    """The settings as a markdown table (docs/configuration.md holds this table)."""
     lines = ["| variable | default | what it does |", "|---|---|---|"]
     lines += [f"| `{env}` | `{default}` | {text} |" for env, default, text in describe_settings()]
     return "\n".join(lines)

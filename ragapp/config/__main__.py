@@ -1,4 +1,4 @@
-"""``python -m ragapp.config``: the settings table the README's configuration section holds."""
+"""``python -m ragapp.config``: the settings table that docs/configuration.md holds."""
 
 import sys
 

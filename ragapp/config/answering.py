@@ -35,7 +35,7 @@ class RetrievalSettings(BaseModel):
         "zscore",
         description="How channel rankings are merged: zscore or minmax (weighted blend of scores normalised "
         "per query, each language apart), or rrf (weighted reciprocal rank). zscore won or tied on every "
-        "evaluation set and on the bilingual demo: see README.",
+        "evaluation set and on the bilingual demo: see docs/benchmarks.md.",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant k.")
     weights: dict[str, float] = Field(
@@ -52,7 +52,7 @@ class RetrievalSettings(BaseModel):
         "score + w x rerank score, both standardised over the question's candidates (1: the reranker alone; "
         "0: the fused order, the rerank score then only gates relevance). 0.15 was the best weight on HotpotQA "
         "and xquad-zh together (`python -m ragbench.rerank.blend`); the reranker alone is worse than either: "
-        "see README.",
+        "see docs/benchmarks.md.",
     )
     min_rerank_score: float = Field(
         0.2,
@@ -66,7 +66,7 @@ class RetrievalSettings(BaseModel):
         description="With a reranker: a chunk both channels rank in their top N (and fused at rank "
         "agreement_max_fused_rank or better) is kept whatever its rerank score, so the prompt is never empty "
         "when the channels agree on a top chunk (0: off). Chosen with the other relevance rules by "
-        "`python -m ragbench.relevance`: see README, Relevance gate.",
+        "`python -m ragbench.relevance`: see docs/benchmarks.md, Relevance gate.",
     )
     agreement_max_fused_rank: int = Field(
         3, ge=0, description="With a reranker: the agreement rule keeps only chunks fused at this rank or better."

@@ -14,7 +14,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 class PathSettings(BaseModel):
     state_dir: Path = Field(
         REPO_ROOT / "data" / "state",
-        description="Runtime state: SQLite catalog, Chroma vectors, BM25 index.",
+        description="Runtime state: SQLite catalog, Chroma vectors, BM25 index (on a Hugging Face Space with "
+        "storage at /data: /data/ragapp).",
     )
     demo_dir: Path = Field(REPO_ROOT / "data" / "demo", description="Demo knowledge base indexed on first start.")
     load_demo: bool = Field(True, description="Index the demo knowledge base on first start.")
@@ -23,6 +24,11 @@ class PathSettings(BaseModel):
         description="Intent tree written on first start when the demo is loaded (edit it in the Intents tab).",
     )
     models_dir: Path = Field(REPO_ROOT / ".models", description="Where packaged GGUF parts are assembled.")
+    ephemeral: bool = Field(
+        False,
+        description="The state dir does not outlive a restart (a container without a volume): the page's header "
+        "says that uploads are lost. On by itself on a Hugging Face Space without storage at /data.",
+    )
 
 
 class EmbeddingSettings(BaseModel):
@@ -38,7 +44,7 @@ class EmbeddingSettings(BaseModel):
         None,
         ge=32,
         description="Embed only the first N characters of each chunk (title and heading included); keyword "
-        "search still reads all of it. Faster ingestion for a measured quality cost: see README.",
+        "search still reads all of it. Faster ingestion for a measured quality cost: see docs/benchmarks.md.",
     )
 
 
@@ -53,7 +59,9 @@ class LLMSettings(BaseModel):
         None, description="Use this GGUF file instead of a packaged one (llama_cpp backend)."
     )
     n_ctx: int = Field(4096, ge=512, description="Context window for the local model.")
-    threads: int | None = Field(None, description="CPU threads for llama.cpp (default: all cores).")
+    threads: int | None = Field(
+        None, description="CPU threads for llama.cpp (default: all cores; on a Hugging Face Space, the Space's)."
+    )
     base_url: str = Field(
         "http://127.0.0.1:11434/v1",
         description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, DashScope, DeepSeek, OpenAI).",
@@ -120,7 +128,9 @@ class TraceSettings(BaseModel):
 
 
 class UISettings(BaseModel):
-    host: str = Field("127.0.0.1", description="Address the web app listens on.")
+    host: str = Field(
+        "127.0.0.1", description="Address the web app listens on (on a Hugging Face Space: 0.0.0.0, all of them)."
+    )
     port: int = Field(7860, description="Port the web app listens on.")
     https: bool = Field(
         False,
@@ -140,7 +150,7 @@ class UISettings(BaseModel):
     frame_ancestors: str = Field(
         "'self'",
         description="Pages that may show the app in a frame (the Content-Security-Policy's frame-ancestors); on a "
-        "Hugging Face Space, whose page frames the app: 'self' https://huggingface.co.",
+        "Hugging Face Space, whose page frames the app, 'self' https://huggingface.co by itself.",
     )
     root_path: str = Field(
         "",
@@ -214,12 +224,13 @@ class StoreSettings(BaseModel):
     keyword_poll_s: float = Field(
         2.0,
         gt=0,
-        description="With a shared database: how often each replica checks the catalog's version, rebuilding "
-        "its keyword index when another replica added or deleted documents.",
+        description="With a shared database: how often each replica checks the catalog's version in the "
+        "background, rebuilding its keyword index when another replica added or deleted documents (a search "
+        "checks it too, and catches up first: what another replica wrote is found at once).",
     )
     keywords: Literal["bm25s", "postgres"] = Field(
         "bm25s",
         description="The keyword index: bm25s in each process's memory (the default; best quality and speed), "
         "or postgres, full text in the shared database (one index for every replica, none rebuilt per replica; "
-        'needs database_url; README "Several replicas" says when).',
+        'needs database_url; docs/deployment.md, "Several replicas", says when).',
     )

@@ -21,7 +21,7 @@ So the decision reads the fused rank and the channels' agreement as well as the 
    while the evidence, when found, stood 0.03-0.11 above the rest;
 4. **no reranker** (or a failed one): the channel-score thresholds of ``python -m ragbench.calibrate_gate``.
 
-The defaults were chosen on BEIR sets by ``python -m ragbench.relevance`` (see README, "Relevance gate").
+The defaults were chosen on BEIR sets by ``python -m ragbench.relevance`` (see docs/benchmarks.md, "Relevance gate").
 Everything here is pure: hand-built lists test it.
 """
 

@@ -1,8 +1,8 @@
 """What the keyword channel and the ingest pipeline need of a keyword index, and which one to open.
 
 Two kinds: ``Bm25Index`` (bm25s in memory, one per process; the default) and ``PgKeywordIndex`` (PostgreSQL
-full text in the shared database, one for every replica). README "Several replicas" has the figures that say
-which suits what size.
+full text in the shared database, one for every replica). docs/deployment.md, "Several replicas", has the
+figures that say which suits what size.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def summary_markdown(reports: list[CaseReport], changes: dict[str, Any]) -> str:
         lines.append(
             f"\nWith the changes ({', '.join(f'{k}={v}' for k, v in changes.items())}) nDCG is "
             f"**{verdict}** ({delta:+.3f}). To keep them, set the matching `RAGAPP_RETRIEVAL__*` "
-            "variables (see the README) and restart."
+            "variables (see docs/configuration.md) and restart."
         )
     return "\n".join(lines)
 

@@ -2,7 +2,7 @@
 scripted seam, so what matters here is what the model is *given* and what the user is *shown*): a planted
 instruction never reaches the model's prompt in either mode, the user is told about it, and an address the
 documents never gave is taken out of the answer. Whether a real model obeys is measured by
-``python -m ragbench.injection`` (README, Security and limits)."""
+``python -m ragbench.injection`` (docs/security.md)."""
 
 from __future__ import annotations
 
