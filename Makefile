@@ -41,14 +41,15 @@ run: setup
 	$(PY) app.py
 
 # The default test run: lint, types, which way imports go, the docs site (broken links and anchors fail), then
-# everything but tests marked slow (browser tests included).
+# everything but tests marked slow (browser tests included), printing the 15 slowest: the run should stay under
+# 10 minutes on 2 cores, and a slow real-model test belongs behind `slow` (run by .ci/run after this).
 test: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mkdocs build --strict --site-dir .cache/site
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -m "not slow" --durations=15
 
 # The replicated layout on loopback (docs/deployment.md, "Several replicas"): PostgreSQL, a Chroma server, one LLM
 # server, two app replicas and a balancer on :7860. Ctrl-C stops them all.
