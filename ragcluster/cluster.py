@@ -24,9 +24,9 @@ from ragcluster.services import (
     PostgresServer,
     Replica,
     _Service,
-    _wait_http,
     free_port,
     stop_process,
+    wait_http,
 )
 
 MODEL_ALIAS = "qwen-local"
@@ -52,7 +52,7 @@ class LlmServer(_Service):
             "--n_threads", str(threads), "--n_threads_batch", str(threads),
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdout=self._out, stderr=subprocess.STDOUT)
-        _wait_http(f"{self.url}/models", self.process, self.log, 180)
+        wait_http(f"{self.url}/models", self.process, self.log, 180)
 
     def stop(self) -> None:
         stop_process(self.process)
@@ -114,7 +114,7 @@ class Cluster:
                 stdout=proxy_log, stderr=subprocess.STDOUT,
             )  # fmt: skip
             self.url = f"http://127.0.0.1:{port}"
-            _wait_http(f"{self.url}/healthz", self.proxy, self.folder / "proxy.log", 30)
+            wait_http(f"{self.url}/healthz", self.proxy, self.folder / "proxy.log", 30)
         except BaseException:
             self.stop()
             raise

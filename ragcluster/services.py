@@ -62,7 +62,7 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
         process.wait(timeout=timeout)
 
 
-def _wait_http(url: str, process: subprocess.Popen[bytes], log: Path, seconds: float) -> None:
+def wait_http(url: str, process: subprocess.Popen[bytes], log: Path, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -131,7 +131,7 @@ class ChromaServer(_Service):
         command = [str(chroma), "run", "--path", str(folder / "data"), "--host", "127.0.0.1", "--port", str(self.port)]
         self._out: IO[bytes] = self.log.open("wb")
         self.process = subprocess.Popen(command, stdout=self._out, stderr=subprocess.STDOUT)
-        _wait_http(f"{self.url}/api/v2/heartbeat", self.process, self.log, 90)
+        wait_http(f"{self.url}/api/v2/heartbeat", self.process, self.log, 90)
 
     def stop(self) -> None:
         stop_process(self.process)
@@ -154,7 +154,7 @@ class Replica(_Service):
             [sys.executable, str(REPO / "app.py")], cwd=REPO, env=environment, stdout=self._out,
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-        _wait_http(f"{self.url}/readyz", self.process, self.log, wait_s)
+        wait_http(f"{self.url}/readyz", self.process, self.log, wait_s)
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):

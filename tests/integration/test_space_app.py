@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from ragapp.serve.server import start_server
+from ragcluster.services import free_port, stop_process, wait_http
 
 pytestmark = pytest.mark.integration
 
@@ -24,12 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 60.0
 # What a Gradio Space sets (see the Hub's docs, "Built-in environment variables"; SYSTEM on Gradio Spaces).
 SPACE_ENV = {"SPACE_ID": "alice/ragapp", "SPACE_HOST": "alice-ragapp.hf.space", "SYSTEM": "spaces", "CPU_CORES": "2"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("0.0.0.0", 0))
-        return int(sock.getsockname()[1])
 
 
 def _listening_on(port: int) -> set[str]:
@@ -46,7 +40,7 @@ def _listening_on(port: int) -> set[str]:
 @pytest.fixture
 def space_app(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """``python app.py`` started as a Space starts it; yields its port and its log once it answers."""
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith("OMP_")} | SPACE_ENV
     env |= {
         "RAGAPP_PATHS__STATE_DIR": str(tmp_path / "state"),
@@ -62,26 +56,10 @@ def space_app(tmp_path: Path) -> Iterator[tuple[int, Path]]:
             [sys.executable, str(ROOT / "app.py")], cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT
         )
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if app.poll() is not None:
-                pytest.fail(f"the app exited with {app.returncode}:\n{log_path.read_text('utf-8', 'replace')}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"no answer within {START_TIMEOUT_S:.0f} s:\n{log_path.read_text('utf-8', 'replace')}")
-            time.sleep(0.5)
+        wait_http(f"http://127.0.0.1:{port}/healthz", app, log_path, START_TIMEOUT_S)
         yield port, log_path
     finally:
-        app.terminate()
-        try:
-            app.wait(30)
-        except subprocess.TimeoutExpired:
-            app.kill()
-            app.wait()
+        stop_process(app, 30)
 
 
 def test_on_a_space_the_app_listens_on_every_interface_and_huggingface_may_frame_it(
