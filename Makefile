@@ -18,7 +18,7 @@ export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
 	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers \
-	cluster test-cluster bench-scale docs space
+	cluster test-cluster test-slow bench-scale docs space
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,11 @@ bench-scale: setup-dev
 # That cluster under test: upload through one replica, answer through the other, kill -9 mid-upload (slow).
 test-cluster: setup-dev
 	$(PY) -m pytest -m slow tests/cluster
+
+# What `make test` leaves out, as .ci/run runs it after `make test`: the packaged model answering for real (agent and
+# workflow, in the engine and in the browser) and the cluster above; about 10 minutes on 2 cores.
+test-slow: setup-dev
+	$(PY) -m pytest -m slow --durations=15
 
 test-all: setup-dev
 	$(PY) -m pytest

@@ -38,7 +38,9 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from ragapp.engine.build import build_engine
     from ragapp.serve.server import start_server
 
-    settings = Settings(paths={"state_dir": tmp_path_factory.mktemp("e2e-state")})
+    # An agent decision past its budget falls back to the workflow; on a busy 2-core runner the first one (the
+    # tool list read cold) has taken over the default 60 s, so these tests give it room: they check the UI.
+    settings = Settings(paths={"state_dir": tmp_path_factory.mktemp("e2e-state")}, agent={"step_timeout_s": 240.0})
     engine = build_engine(settings)
     engine.warm_up()
     server = start_server(engine, "127.0.0.1", _free_port())  # as app.py serves it: headers, sessions, uploads

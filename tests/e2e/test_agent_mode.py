@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
 
 # Tried with the real model: it searches, then answers "2.5.0" citing the release notes. (For the E07 question
 # it answered right but without [n] markers, so the answer showed "passages consulted" instead of citations.)

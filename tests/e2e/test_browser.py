@@ -1,15 +1,20 @@
-"""The app as a user meets it: upload in the Knowledge tab, ask in Chat, read the cited answer."""
+"""The app as a user meets it: upload in the Knowledge tab, ask in Chat, read the cited answer.
+
+The answers come from the packaged local model (minutes on 2 cores: those tests are marked slow and run by
+`make test-slow`); the failed upload needs no model and runs on the scripted one in the default run."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+pytestmark = [pytest.mark.e2e]
 
 REPO = Path(__file__).resolve().parents[2]
 # Facts that exist only in this file, so an answer that cites it can only come from the upload.
@@ -45,6 +50,8 @@ def _answer_done(page: object) -> None:
     )
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_upload_then_ask_cites_the_uploaded_file(page: object, tmp_path: Path, artifacts: Path) -> None:
     upload = tmp_path / "orion_kettle_k9.md"
     upload.write_text(UPLOAD_TEXT, encoding="utf-8")
@@ -75,6 +82,8 @@ def test_upload_then_ask_cites_the_uploaded_file(page: object, tmp_path: Path, a
         shutil.copy(artifacts / "chat.png", REPO / "assets" / "screenshot.png")
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_off_topic_question_says_not_in_knowledge_base(page: object) -> None:
     box = page.locator("#question textarea")  # type: ignore[attr-defined]
     box.fill("What is the capital of France?")
@@ -82,15 +91,22 @@ def test_off_topic_question_says_not_in_knowledge_base(page: object) -> None:
     page.locator("#chatbot").get_by_text("could not find anything").first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
 
 
-def test_upload_of_corrupt_file_reports_error_and_keeps_documents(page: object, tmp_path: Path) -> None:
+def test_upload_of_corrupt_file_reports_error_and_keeps_documents(
+    scripted_app: Callable[..., Any], open_page: Callable[[str], Any], tmp_path: Path
+) -> None:
+    _, url = scripted_app({"kettle_notes.md": UPLOAD_TEXT})
+    page = open_page(url)
+    page.locator("#question textarea").wait_for()
     bad = tmp_path / "broken.pdf"
     bad.write_bytes(b"%PDF-1.4 this is not really a pdf")
-    page.get_by_role("tab", name="Knowledge").click()  # type: ignore[attr-defined]
-    rows_before = page.locator("#documents tbody tr").count()  # type: ignore[attr-defined]
+    page.get_by_role("tab", name="Knowledge").click()
+    page.locator("#documents").get_by_text("kettle_notes.md").filter(visible=True).first.wait_for()
+    rows_before = page.locator("#documents tbody tr").count()
     _choose_file(page, bad)
-    page.locator("#add-files").click()  # type: ignore[attr-defined]
-    page.locator("#ingest-report").get_by_text("broken.pdf: could not read").wait_for()  # type: ignore[attr-defined]
-    assert page.locator("#documents tbody tr").count() == rows_before  # type: ignore[attr-defined]
+    page.locator("#add-files").click()
+    page.locator("#ingest-report").get_by_text("broken.pdf: could not read").wait_for()
+    assert page.locator("#documents tbody tr").count() == rows_before
+    page.locator("#documents").get_by_text("kettle_notes.md").filter(visible=True).first.wait_for()
 
 
 SCOPED_TEXT = """# Vega VR-3 router notes
@@ -100,6 +116,8 @@ Its admin page lives at 10.0.0.77, and the default Wi-Fi name is "VEGA-ORCHARD".
 """
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_upload_into_a_new_knowledge_base_and_ask_within_it(page: object, tmp_path: Path) -> None:
     upload = tmp_path / "vega_vr3.md"
     upload.write_text(SCOPED_TEXT, encoding="utf-8")

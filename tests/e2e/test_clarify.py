@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
 
 CHOICE = "Lumen V1 · 流明 V1 › Specs and battery · 规格与续航"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
 
 CODE = "glide-w3.recycling"
 GLIDE = "Products · 产品 > Glide W3 · 擦窗机器人 Glide W3"  # the parent's full path

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.llm]
+pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
 
 QUESTION = "What does error code E07 mean on the Lumen V2 Pro?"
 QUESTION_CELLS = '[role=gridcell][data-col="1"]'  # Gradio's dataframe: body cells of the second column

@@ -12,7 +12,7 @@ from ragapp.config import Settings
 from ragapp.core.events import AgentStepEvent, AnswerEvent, NoticeEvent
 from ragapp.engine.build import build_engine
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make setup)")
 

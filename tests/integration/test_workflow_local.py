@@ -17,7 +17,7 @@ from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm]
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make setup)")
 
