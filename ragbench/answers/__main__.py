@@ -1,7 +1,7 @@
 """``python -m ragbench.answers``: answer quality on a real-document answer set.
 
     python -m ragbench.answers --set data/eval/answers/debian-manuals.yaml [--mode workflow|agent|auto] \\
-        [--limit N] [--state DIR] [--output results/answers/NAME.json]
+        [--split dev|test] [--limit N] [--state DIR] [--output results/answers/NAME.json]
 
 Ingests the set's documents into their knowledge bases once (an engine state under --cache keyed by the
 documents' content, the chunking and the embedder; --state names the folder instead), then asks every question
@@ -9,8 +9,8 @@ with the app's defaults (the packaged local model unless RAGAPP_* says otherwise
 the set's earlier turns, user and assistant as written there, as its history. Prints correct, abstained,
 false abstentions, citation on evidence, evidence in prompt, time to first token and seconds per question type,
 per language and overall; writes the rows, the summary, the settings and the model as JSON (after every
-question, so an interrupted run keeps what it measured). ``--missing-packages`` prints the Debian packages to
-install and exits.
+question, so an interrupted run keeps what it measured). ``--split`` asks only that split of a split set (tune on
+dev; run test only to report). ``--missing-packages`` prints the Debian packages to install and exits.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ragapp.core.errors import ConfigError
 from ragapp.core.types import ChatTurn
 from ragapp.models.llm import LLMS
 from ragbench.answers.answer_set import (
+    SPLITS,
     TYPES,
     Question,
     install_command,
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         "--stride", type=int, default=1, help="ask every Nth question (a spread over all documents and types)."
     )
     p.add_argument("--lang", choices=("en", "zh"), help="ask only the questions in this language.")
+    p.add_argument("--split", choices=SPLITS, help="ask only this split of a split set (dev: tune; test: report).")
     p.add_argument("--state", type=Path, help="engine state folder to build or reuse (default: under --cache).")
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
     p.add_argument("--output", type=Path, help="write rows, summary, settings and model here as JSON.")
@@ -91,6 +93,7 @@ def render_table(label: str, summary: dict[str, Any]) -> str:
     head += f"{'ev-prompt':>9s} {'quote p50':>9s} {'ttft p50':>8s} {'s p50':>6s}"
     lines = [label, head]
     groups = [*summary["by_type"].items(), *(("lang " + k, v) for k, v in summary["by_lang"].items())]
+    groups += [*summary.get("by_tag", {}).items(), *summary.get("by_kind", {}).items()]
     for name, f in [*groups, ("overall", summary["overall"])]:
         lines.append(
             f"{name:14s} {f['questions']:4d} {_pct(f['correct']):>7s} {_pct(f['abstained']):>7s} "
@@ -100,6 +103,8 @@ def render_table(label: str, summary: dict[str, Any]) -> str:
         )
     lines.append("correct, false-ab, cite-ev, ev-prompt: of answerable questions; unans-ab: of unanswerable ones.")
     lines.append("quote: seconds to the quoted evidence sentence; ttft: to the model's first token.")
+    if (trap := summary["overall"].get("trap_stated")) is not None:
+        lines.append(f"near-miss questions answered with the neighbouring (wrong) value: {_pct(trap).strip()}")
     return "\n".join(lines)
 
 
@@ -120,7 +125,10 @@ def _run(args: argparse.Namespace) -> int:
     if missing:
         names = ", ".join(str(d.path) for d in missing)
         raise ConfigError(f"missing documents ({names}); install them with: {install_command(missing)}")
-    questions = [q for q in answer_set.questions if args.lang in (None, q.lang)][:: args.stride]
+    if args.split and not any(q.split for q in answer_set.questions):
+        raise ConfigError(f"{args.set_file}: this set is not split into dev and test")
+    questions = [q for q in answer_set.questions if args.lang in (None, q.lang) and args.split in (None, q.split)]
+    questions = questions[:: args.stride]
     questions = questions[: args.limit] if args.limit else questions
     settings = Settings()
     load_builtins()
@@ -148,6 +156,7 @@ def _run(args: argparse.Namespace) -> int:
             "mode": args.mode or settings.agent.mode,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "questions": len(questions),
+            "split": args.split or "all",
             "cpus": os.cpu_count(),
             "model_load_s": round(load_s, 2),
             "history": "the set's earlier turns (user and assistant as written there)",

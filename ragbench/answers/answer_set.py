@@ -1,6 +1,12 @@
 """A real-document answer set (YAML): the documents by Debian package and path, and the questions with their gold
 answers (must-contain strings) and evidence (a PDF page as ragapp's parser numbers pages, or an HTML section
-heading). ``load_set`` reads and validates one; ``missing_documents`` says which packages to install."""
+heading). ``load_set`` reads and validates one; ``missing_documents`` says which packages to install.
+
+A document with ``scan: {pages: "5-14", dpi: 150}`` is asked as a scanned copy of those pages (an image-only PDF
+rendered by ``ragbench.answers.state``; evidence pages count from 1 within the scan). A question may carry
+``tags`` (``paraphrased``: few words shared with the evidence; ``near-miss``: a neighbouring fact would be wrong,
+named in ``trap``), an unanswerable one its ``kind`` and ``why``, and every question of a split set its ``split``
+(dev: tune on it; test: report only)."""
 
 from __future__ import annotations
 
@@ -16,9 +22,21 @@ from ragapp.core.errors import ConfigError
 
 TYPES = ("fact", "identifier", "paraphrase", "multi-hop", "comparison", "multi-turn", "unanswerable")
 LANGS = ("en", "zh")
+TAGS = ("paraphrased", "near-miss")
+KINDS = ("false-premise", "not-given", "under-specified", "other-product", "nonsense")  # of unanswerable questions
+SPLITS = ("dev", "test")
 
 # One must_contain entry: a string that must appear, or a list of strings of which one must.
 Needle = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Pages ``first``..``last`` (numbered from 1) of a PDF, rendered at ``dpi`` into an image-only PDF."""
+
+    first: int
+    last: int
+    dpi: int = 150
 
 
 @dataclass(frozen=True)
@@ -28,11 +46,14 @@ class Document:
     path: Path
     kb: str
     version: str = ""
+    scan: Scan | None = None
 
     @property
     def name(self) -> str:
-        """The name the document is ingested under (its file name)."""
-        return self.path.name
+        """The name the document is ingested under: its file name, or for a scan the pages it holds."""
+        if self.scan is None:
+            return self.path.name
+        return f"{self.path.stem}-scan-p{self.scan.first}-{self.scan.last}.pdf"
 
 
 @dataclass(frozen=True)
@@ -57,6 +78,10 @@ class Question:
     must_contain: tuple[Needle, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     turns: tuple[Turn, ...] = ()
+    tags: tuple[str, ...] = ()
+    trap: tuple[str, ...] = ()  # a near-miss question's neighbouring, wrong values
+    kind: str = ""  # an unanswerable question's kind (KINDS)
+    split: str = ""  # dev or test; "" in a set that is not split
 
     @property
     def answerable(self) -> bool:
@@ -117,19 +142,48 @@ def _question(raw: dict[str, Any], known: set[str]) -> Question:
     turns = tuple(Turn(str(t["user"]), str(t["assistant"])) for t in raw.get("turns") or ())
     if kind == "multi-turn" and not turns:
         raise ConfigError(f"{where}: a multi-turn question needs turns: (user and assistant)")
+    tags = tuple(str(tag) for tag in raw.get("tags") or ())
+    trap = tuple(str(value) for value in raw.get("trap") or ())
+    split = str(raw.get("split") or "")
+    if unknown := set(tags) - set(TAGS):
+        raise ConfigError(f"{where}: unknown tags {sorted(unknown)} (known: {', '.join(TAGS)})")
+    if split and split not in SPLITS:
+        raise ConfigError(f"{where}: split {split!r} is not one of {', '.join(SPLITS)}")
     if kind == "unanswerable":
         if raw.get("must_contain") or raw.get("evidence"):
             raise ConfigError(f"{where}: an unanswerable question has no must_contain or evidence")
-        return Question(qid, kind, lang, text, turns=turns)
+        unanswerable_kind = str(raw.get("kind") or "")
+        if unanswerable_kind and unanswerable_kind not in KINDS:
+            raise ConfigError(f"{where}: kind {unanswerable_kind!r} is not one of {', '.join(KINDS)}")
+        return Question(qid, kind, lang, text, turns=turns, tags=tags, kind=unanswerable_kind, split=split)
+    needles = _needles(raw.get("must_contain"), where)
+    if any(value.lower() in alt.lower() for value in trap for needle in needles for alt in needle):
+        raise ConfigError(f"{where}: a trap value is part of a must_contain entry")
     return Question(
         qid,
         kind,
         lang,
         text,
-        _needles(raw.get("must_contain"), where),
+        needles,
         _evidence(raw.get("evidence"), where, known),
         turns,
+        tags,
+        trap,
+        split=split,
     )
+
+
+def _scan(raw: Any, where: str) -> Scan | None:
+    if raw is None:
+        return None
+    try:
+        first, _, last = str(raw["pages"]).partition("-")
+        scan = Scan(int(first), int(last or first), int(raw.get("dpi", 150)))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f'{where}: scan must look like {{pages: "5-14", dpi: 150}}') from exc
+    if not 1 <= scan.first <= scan.last or not 72 <= scan.dpi <= 400:
+        raise ConfigError(f"{where}: scan pages must run forward from 1 and dpi lie in 72..400")
+    return scan
 
 
 def load_set(path: Path) -> AnswerSet:
@@ -142,7 +196,7 @@ def load_set(path: Path) -> AnswerSet:
         doc_path = Path(str(raw["path"]))
         doc = Document(
             str(raw["id"]), str(raw.get("package", "")), doc_path if doc_path.is_absolute() else path.parent / doc_path,
-            str(raw.get("kb", "default")), str(raw.get("version", "")),
+            str(raw.get("kb", "default")), str(raw.get("version", "")), _scan(raw.get("scan"), f"document {raw['id']}"),
         )  # fmt: skip
         documents.append(doc)
     if not documents:
@@ -171,7 +225,7 @@ def documents_key(answer_set: AnswerSet, extra: Sequence[str]) -> str:
     installed elsewhere keep their index."""
     digest = hashlib.sha256()
     for doc in answer_set.documents:
-        digest.update(f"{doc.id}\0{doc.name}\0{doc.kb}\0".encode())
+        digest.update(f"{doc.id}\0{doc.name}\0{doc.kb}\0".encode() + (f"{doc.scan}\0".encode() if doc.scan else b""))
         digest.update(hashlib.sha256(doc.path.read_bytes()).digest())
     digest.update("\0".join(extra).encode())
     return digest.hexdigest()[:12]

@@ -142,10 +142,15 @@ class Row:
     notices: tuple[str, ...] = ()
     error: str | None = None
     evidence_s: float | None = None
+    tags: tuple[str, ...] = ()
+    kind: str = ""
+    split: str = ""
+    trap_stated: bool = False  # a near-miss question answered with the neighbouring value instead
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["cited"], data["prompt"], data["notices"] = list(self.cited), list(self.prompt), list(self.notices)
+        data["tags"] = list(self.tags)
         data["ttft_s"] = None if self.ttft_s is None else round(self.ttft_s, 3)
         data["evidence_s"] = None if self.evidence_s is None else round(self.evidence_s, 3)
         data["seconds"] = round(self.seconds, 3)
@@ -159,6 +164,8 @@ def _where(chunk: Chunk) -> str:
 def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
     """One row; ``set_doc_of`` maps the catalog's document ids to the set's document ids."""
     declined = seen.answered and (seen.refused or abstained(seen.answer, seen.grounded, bool(seen.cited)))
+    correct = question.answerable and not declined and contains_all(seen.answer, question.must_contain)
+    plain = strip_citations(seen.answer).lower()
 
     def hits(chunks: Sequence[Chunk]) -> bool:
         return question.answerable and any(on_evidence(c, set_doc_of.get(c.doc_id), question.evidence) for c in chunks)
@@ -172,7 +179,7 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         answer=seen.answer,
         grounded=seen.grounded,
         clarified=seen.clarified,
-        correct=question.answerable and not declined and contains_all(seen.answer, question.must_contain),
+        correct=correct,
         abstained=declined,
         citation_on_evidence=not declined and hits(seen.cited),  # a refusal's closest passages are no citation
         evidence_in_prompt=hits(seen.prompt),
@@ -183,6 +190,10 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         seconds=seen.seconds,
         notices=tuple(seen.notices),
         error=seen.error,
+        tags=question.tags,
+        kind=question.kind,
+        split=question.split,
+        trap_stated=not correct and not declined and any(value.lower() in plain for value in question.trap),
     )
 
 
@@ -206,6 +217,7 @@ def figures(rows: Sequence[Row]) -> dict[str, Any]:
         "unanswerable_abstained": _share([r.abstained for r in unanswerable]),
         "citation_on_evidence": _share([r.citation_on_evidence for r in answerable]),
         "evidence_in_prompt": _share([r.evidence_in_prompt for r in answerable]),
+        "trap_stated": _share([r.trap_stated for r in answerable if "near-miss" in r.tags]),
         "clarified": sum(r.clarified for r in rows),
         "errors": sum(r.error is not None for r in rows),
         "evidence_s_p50": median([r.evidence_s for r in rows if r.evidence_s is not None]),
@@ -215,9 +227,14 @@ def figures(rows: Sequence[Row]) -> dict[str, Any]:
 
 
 def summarize(rows: Sequence[Row], types: Sequence[str]) -> dict[str, Any]:
-    """Figures per question type (in ``types`` order, those present), per language, and overall."""
+    """Figures per question type (in ``types`` order, those present), per language, per tag, per kind of
+    unanswerable question, and overall."""
     return {
         "by_type": {t: figures([r for r in rows if r.type == t]) for t in types if any(r.type == t for r in rows)},
         "by_lang": {lang: figures([r for r in rows if r.lang == lang]) for lang in sorted({r.lang for r in rows})},
+        "by_tag": {
+            tag: figures([r for r in rows if tag in r.tags]) for tag in sorted({g for r in rows for g in r.tags})
+        },
+        "by_kind": {k: figures([r for r in rows if r.kind == k]) for k in sorted({r.kind for r in rows} - {""})},
         "overall": figures(rows),
     }

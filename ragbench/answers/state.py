@@ -1,5 +1,6 @@
 """The engine state an answer set is asked over: its documents ingested once into their knowledge bases, kept
-in a folder keyed by the documents' content, the ingest settings and the embedder, and reused after."""
+in a folder keyed by the documents' content, the ingest settings and the embedder, and reused after. A scanned
+document is rendered first: its pages as images in an image-only PDF, which the app reads by OCR."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ragapp.config import Settings
 from ragapp.core.errors import IngestError
-from ragbench.answers.answer_set import AnswerSet, documents_key
+from ragbench.answers.answer_set import AnswerSet, Document, documents_key
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
@@ -29,6 +30,30 @@ def state_folder(answer_set: AnswerSet, settings: Settings, cache: Path) -> Path
     return cache / f"{answer_set.name}-{documents_key(answer_set, extra)}"
 
 
+def scanned_copy(doc: Document, folder: Path) -> Path:
+    """``doc``'s scan pages rendered at its dpi, grey as a scanner gives them, saved as an image-only PDF in
+    ``folder`` under the document's name (no text layer: only OCR reads it)."""
+    import pypdfium2 as pdfium
+
+    assert doc.scan is not None
+    out = folder / doc.name
+    if out.is_file():
+        return out
+    pdf = pdfium.PdfDocument(str(doc.path))
+    try:
+        if doc.scan.last > len(pdf):
+            raise IngestError(f"{doc.path}: has {len(pdf)} pages, the scan asks for {doc.scan.first}-{doc.scan.last}")
+        pages = range(doc.scan.first, doc.scan.last + 1)
+        images = [pdf[n - 1].render(scale=doc.scan.dpi / 72).to_pil().convert("L") for n in pages]
+    finally:
+        pdf.close()
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = out.with_suffix(".part")
+    images[0].save(partial, "PDF", resolution=doc.scan.dpi, save_all=True, append_images=images[1:])
+    partial.replace(out)
+    return out
+
+
 def prepare_state(answer_set: AnswerSet, engine_of: Callable[[Path], Engine], folder: Path) -> tuple[Engine, str]:
     """An engine over ``folder`` holding the set's documents: reused when a finished build is there, else
     (re)built by ingesting each document into its knowledge base."""
@@ -40,7 +65,8 @@ def prepare_state(answer_set: AnswerSet, engine_of: Callable[[Path], Engine], fo
     engine = engine_of(folder)
     if how == "built":
         for doc in answer_set.documents:
-            (result,) = engine.library.ingest([(doc.path, doc.name)], kb=doc.kb, owner=OWNER)
+            source = scanned_copy(doc, folder / "scans") if doc.scan else doc.path
+            (result,) = engine.library.ingest([(source, doc.name)], kb=doc.kb, owner=OWNER)
             if result.status == "failed":
                 engine.close()
                 raise IngestError(f"{doc.path}: {result.message}")

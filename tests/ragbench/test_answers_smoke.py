@@ -5,6 +5,7 @@ for the model. Also: the shipped Debian-manuals set loads and validates, and the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -14,14 +15,16 @@ from typing import Any
 import pytest
 
 from ragapp.config import Settings
-from ragapp.core.errors import ConfigError
+from ragapp.core.errors import ConfigError, IngestError
 from ragapp.core.types import Chunk
+from ragapp.ingest.parsing import parse_file
 from ragapp.models.llm import LLMS
 from ragapp.qa.prompts import NOT_FOUND_EN
 from ragbench.answers.__main__ import main
 from ragbench.answers.answer_set import Evidence, load_set
 from ragbench.answers.replay import main as replay
 from ragbench.answers.scoring import abstained, contains_all, on_evidence
+from ragbench.answers.state import scanned_copy
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "data" / "eval" / "answers" / "debian-manuals.yaml"
@@ -185,3 +188,56 @@ def test_evidence_matches_a_page_or_a_heading_path() -> None:
     assert not on_evidence(page, "other", [Evidence("pdf", page=3)])
     assert on_evidence(html, "html", [Evidence("html", section="3.2.1.  The hostname")])
     assert not on_evidence(html, "html", [Evidence("html", section="3.2. Systemd init")])
+
+
+SPLIT_SET = """
+name: split
+documents:
+  - {id: manual, package: tiny-doc, path: manual.md, kb: manuals}
+  - {id: table-scan, package: tiny-doc, path: table.pdf, kb: manuals, scan: {pages: "2-3", dpi: 100}}
+questions:
+  - {id: lamp, type: fact, lang: en, question: "Which colour is the light?", must_contain: [green],
+     evidence: [{doc: manual, section: "The lamp"}], tags: [paraphrased, near-miss], trap: [twelve], split: dev}
+  - {id: ticket, type: unanswerable, kind: not-given, lang: en, question: "What does a visit cost?", split: test}
+"""
+
+
+def test_a_split_set_carries_tags_traps_kinds_and_scans(tmp_path: Path) -> None:
+    (tmp_path / "split.yaml").write_text(SPLIT_SET, "utf-8")
+    answer_set = load_set(tmp_path / "split.yaml")
+    lamp, ticket = answer_set.questions
+    assert lamp.tags == ("paraphrased", "near-miss") and lamp.trap == ("twelve",) and lamp.split == "dev"
+    assert ticket.kind == "not-given" and ticket.split == "test" and not ticket.answerable
+    scan = answer_set.document("table-scan")
+    assert scan.scan is not None and (scan.scan.first, scan.scan.last, scan.scan.dpi) == (2, 3, 100)
+    assert scan.name == "table-scan-p2-3.pdf"  # the scan is ingested under a name of its own
+
+    for broken, match in [
+        (SPLIT_SET.replace("trap: [twelve]", "trap: [gree]"), "trap"),  # the trap inside the gold answer
+        (SPLIT_SET.replace("kind: not-given", "kind: unknowable"), "kind"),
+        (SPLIT_SET.replace("split: dev", "split: train"), "split"),
+        (SPLIT_SET.replace("tags: [paraphrased, near-miss]", "tags: [easy]"), "tags"),
+        (SPLIT_SET.replace('pages: "2-3"', 'pages: "3-2"'), "scan"),
+    ]:
+        (tmp_path / "broken.yaml").write_text(broken, "utf-8")
+        with pytest.raises(ConfigError, match=match):
+            load_set(tmp_path / "broken.yaml")
+
+
+@pytest.mark.integration
+def test_a_scanned_document_is_rendered_to_an_image_only_pdf(tmp_path: Path, make_documents: Any) -> None:
+    pypdf = pytest.importorskip("pypdf")
+    source = make_documents.scanned_pdf(tmp_path / "table.pdf", [["page one"], ["page two"], ["page three"]])
+    (tmp_path / "split.yaml").write_text(SPLIT_SET, "utf-8")
+    doc = load_set(tmp_path / "split.yaml").document("table-scan")
+    doc = dataclasses.replace(doc, path=source)
+    out = scanned_copy(doc, tmp_path / "scans")
+    assert out.name == "table-scan-p2-3.pdf"
+    reader = pypdf.PdfReader(str(out))
+    assert len(reader.pages) == 2 and all(not page.extract_text().strip() for page in reader.pages)
+    text = parse_file(out).sections
+    assert "page two" in text[0].text.lower() and "page three" in text[-1].text.lower()  # read back by OCR
+
+    too_far = dataclasses.replace(doc, scan=dataclasses.replace(doc.scan, last=9), path=source)
+    with pytest.raises(IngestError, match="has 3 pages"):
+        scanned_copy(too_far, tmp_path / "other")
