@@ -21,6 +21,7 @@ from ragapp.core.events import (
     AnswerEvent,
     ClarifyEvent,
     EngineEvent,
+    EvidenceEvent,
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
@@ -36,6 +37,7 @@ from ragapp.tracing.model import (
     AnswerRecord,
     CitationRecord,
     ClarifyRecord,
+    EvidenceRecord,
     IngestFileRecord,
     LLMCallRecord,
     MemoryRecord,
@@ -209,6 +211,10 @@ class TraceBuilder:
                 )
             )
 
+    def _evidence(self, e: EvidenceEvent) -> None:
+        chunk = e.citation.chunk
+        self.trace.evidence = EvidenceRecord(e.quote, e.citation.number, chunk.source, chunk.chunk_id)
+
     def _answer(self, e: AnswerEvent) -> None:
         citations = [CitationRecord(c.number, c.chunk.source, c.chunk.doc_id, c.chunk.chunk_id) for c in e.citations]
         support = [
@@ -336,5 +342,6 @@ _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
     ModeEvent: TraceBuilder._mode,
     MemoryEvent: TraceBuilder._memory,
     AgentStepEvent: TraceBuilder._agent_step,
+    EvidenceEvent: TraceBuilder._evidence,
     AnswerEvent: TraceBuilder._answer,
 }

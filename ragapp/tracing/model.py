@@ -243,6 +243,23 @@ class SupportRecord(AsDict):
 
 
 @dataclass(frozen=True)
+class EvidenceRecord(AsDict):
+    """The passage sentence quoted as evidence before the model answered: what it says and where it is (the
+    passage's number in the prompt, its document and chunk)."""
+
+    quote: str
+    number: int
+    source: str
+    chunk_id: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvidenceRecord:
+        return cls(
+            read_str(data, "quote"), read_int(data, "number"), read_str(data, "source"), read_str(data, "chunk_id")
+        )
+
+
+@dataclass(frozen=True)
 class AnswerRecord:
     """The final answer. ``abstained`` and ``support`` are stored only when set, as answers were before them."""
 
@@ -291,9 +308,9 @@ class IngestFileRecord(AsDict):
 
 # -- the trace ---------------------------------------------------------------------------------------
 
-# Keys a trace always has; the optional ones (clarify, memory, mode_reason, ingest, recorder_error) are left out
-# of ``to_dict`` until set, as traces have always been stored.
-_OPTIONAL = ("clarify", "memory", "mode_reason", "ingest", "recorder_error")
+# Keys a trace always has; the optional ones (clarify, memory, mode_reason, ingest, recorder_error, evidence) are
+# left out of ``to_dict`` until set, as traces have always been stored.
+_OPTIONAL = ("clarify", "memory", "mode_reason", "ingest", "recorder_error", "evidence")
 
 
 @dataclass
@@ -321,6 +338,7 @@ class Trace:
     llm_calls: list[LLMCallRecord] = field(default_factory=list)
     agent_steps: list[AgentStepRecord] = field(default_factory=list)
     context: list[ChunkRef] = field(default_factory=list)  # the chunks that reached the answer's prompt
+    evidence: EvidenceRecord | None = None  # the quote shown before the answer
     answer: AnswerRecord | None = None
     clarify: ClarifyRecord | None = None
     memory: MemoryRecord | None = None
@@ -357,6 +375,7 @@ class Trace:
             "mode_reason": self.mode_reason,
             "ingest": None if self.ingest is None else [r.to_dict() for r in self.ingest],
             "recorder_error": self.recorder_error,
+            "evidence": None if self.evidence is None else self.evidence.to_dict(),
         }
         out.update((k, v) for k, v in optional.items() if v is not None)
         return {**self.extra, **out}
@@ -365,6 +384,7 @@ class Trace:
     def from_dict(cls, data: Mapping[str, Any]) -> Trace:
         rewrite, answer = read_map(data, "rewrite"), read_map(data, "answer")
         clarify, memory = read_map(data, "clarify"), read_map(data, "memory")
+        evidence = read_map(data, "evidence")
         ingest = data.get("ingest") if isinstance(data.get("ingest"), list) else None
         known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         return cls(
@@ -386,6 +406,7 @@ class Trace:
             llm_calls=[LLMCallRecord.from_dict(c) for c in read_maps(data, "llm_calls")],
             agent_steps=[AgentStepRecord.from_dict(s) for s in read_maps(data, "agent_steps")],
             context=[ChunkRef.from_dict(c) for c in read_maps(data, "context")],
+            evidence=None if evidence is None else EvidenceRecord.from_dict(evidence),
             answer=None if answer is None else AnswerRecord.from_dict(answer),
             clarify=None if clarify is None else ClarifyRecord.from_dict(clarify),
             memory=None if memory is None else MemoryRecord.from_dict(memory),

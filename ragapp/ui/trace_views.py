@@ -82,6 +82,9 @@ def header(trace: Trace) -> str:
             lines.append(f"> ℹ️ {escape_text(notice.message)}")
     if trace.recorder_error:
         lines.append(f"> 🧰 This trace may be incomplete: {trace.recorder_error}.")
+    if trace.evidence:
+        quote = escape_text(_short(" ".join(trace.evidence.quote.split()), 300))
+        lines.append(f"**Quoted first** [{trace.evidence.number}] {escape_text(trace.evidence.source)}: “{quote}”")
     answer = trace.answer
     if answer:
         state = "abstained" if answer.abstained else "grounded" if answer.grounded else "not grounded"

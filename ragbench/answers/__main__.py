@@ -103,6 +103,8 @@ def render_table(label: str, summary: dict[str, Any]) -> str:
         )
     lines.append("correct, false-ab, cite-ev, ev-prompt: of answerable questions; unans-ab: of unanswerable ones.")
     lines.append("quote: seconds to the quoted evidence sentence; ttft: to the model's first token.")
+    if (quote := summary["overall"].get("quote_correct")) is not None:
+        lines.append(f"quoted evidence sentence holding the gold answer: {_pct(quote).strip()}")
     if (trap := summary["overall"].get("trap_stated")) is not None:
         lines.append(f"near-miss questions answered with the neighbouring (wrong) value: {_pct(trap).strip()}")
     return "\n".join(lines)

@@ -10,6 +10,9 @@
   case-insensitive, citation markers removed, and which is not an abstention.
 - citation on evidence: a cited chunk is on an evidence page (PDF) or under an evidence heading (HTML);
   evidence in prompt: a chunk of a ``RetrievalEvent`` (what the answer was written from) is.
+- quote correct: the evidence sentence quoted before the answer holds every must_contain entry (of the
+  answerable questions that got a quote); trap stated: a near-miss question answered, wrongly, with one of
+  its ``trap`` values (the neighbouring fact).
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ class Seen:
     error: str | None = None
     ttft_s: float | None = None
     evidence_s: float | None = None  # when the quoted evidence sentence came (before the model's first token)
+    quote: str = ""  # that sentence
     seconds: float = 0.0
 
 
@@ -103,7 +107,7 @@ def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_
         if isinstance(event, TokenEvent) and seen.ttft_s is None and event.text:
             seen.ttft_s = clock() - start
         elif isinstance(event, EvidenceEvent) and seen.evidence_s is None:
-            seen.evidence_s = clock() - start
+            seen.evidence_s, seen.quote = clock() - start, event.quote
         elif isinstance(event, RetrievalEvent):
             have = {c.chunk_id for c in seen.prompt}
             seen.prompt.extend(r.chunk for r in event.chunks if r.chunk.chunk_id not in have)
@@ -146,6 +150,8 @@ class Row:
     kind: str = ""
     split: str = ""
     trap_stated: bool = False  # a near-miss question answered with the neighbouring value instead
+    quote: str = ""  # the evidence sentence quoted before the answer
+    quote_correct: bool = False  # that quote holds the gold answer (every must_contain entry)
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -193,6 +199,8 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         tags=question.tags,
         kind=question.kind,
         split=question.split,
+        quote=seen.quote,
+        quote_correct=question.answerable and contains_all(seen.quote, question.must_contain),
         trap_stated=not correct and not declined and any(value.lower() in plain for value in question.trap),
     )
 
@@ -217,6 +225,7 @@ def figures(rows: Sequence[Row]) -> dict[str, Any]:
         "unanswerable_abstained": _share([r.abstained for r in unanswerable]),
         "citation_on_evidence": _share([r.citation_on_evidence for r in answerable]),
         "evidence_in_prompt": _share([r.evidence_in_prompt for r in answerable]),
+        "quote_correct": _share([r.quote_correct for r in answerable if r.quote]),
         "trap_stated": _share([r.trap_stated for r in answerable if "near-miss" in r.tags]),
         "clarified": sum(r.clarified for r in rows),
         "errors": sum(r.error is not None for r in rows),

@@ -108,6 +108,7 @@ def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
     assert lamp["citation_on_evidence"] and lamp["evidence_in_prompt"]
     assert lamp["ttft_s"] is not None and lamp["seconds"] >= lamp["ttft_s"]
     assert lamp["evidence_s"] is not None and lamp["evidence_s"] <= lamp["ttft_s"]  # the quote comes first
+    assert "green" in lamp["quote"] and lamp["quote_correct"]  # the quoted sentence holds the answer
     assert not keeper["correct"] and not keeper["abstained"]
     assert moon["abstained"] and not moon["correct"] and not moon["citation_on_evidence"]
     overall = result["summary"]["overall"]

@@ -12,6 +12,7 @@ from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
     ClarifyEvent,
+    EvidenceEvent,
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
@@ -206,3 +207,21 @@ def test_the_answer_keeps_its_support_check_and_reads_odd_rows() -> None:
     assert Trace.from_dict(stored).to_dict() == stored
     odd = AnswerRecord.from_dict({"text": "no", "abstained": True, "support": [{"cited": [1, "x", True]}, "junk"]})
     assert odd.abstained and odd.support[0].cited == [1] and odd.support[0].status == ""
+
+
+def test_the_quote_shown_first_is_kept_with_where_it_came_from() -> None:
+    builder = TraceBuilder("alice", "chat", "How long does the battery last?", "workflow")
+    chunk = Chunk("d1-0003", "d1", 3, "The battery lasts 90 minutes. Charging takes two hours.", "manual.pdf", page=4)
+    builder.on(
+        EvidenceEvent("The battery lasts 90 minutes.", Citation(2, chunk, 0.9, ("The battery lasts 90 minutes.",)))
+    )
+    stored = json.loads(json.dumps(builder.finish().to_dict()))
+    assert stored["evidence"] == {
+        "quote": "The battery lasts 90 minutes.",
+        "number": 2,
+        "source": "manual.pdf",
+        "chunk_id": "d1-0003",
+    }
+    assert Trace.from_dict(stored).to_dict() == stored
+    assert "evidence" not in TraceBuilder("alice", "chat", "q", "workflow").finish().to_dict()  # only when shown
+    assert Trace.from_dict({"evidence": "junk"}).evidence is None

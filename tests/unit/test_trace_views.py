@@ -516,6 +516,14 @@ def test_header_shows_the_support_check_per_sentence() -> None:
     assert "- · “Sure.” no key facts to check (words 0%)" in text
 
 
+def test_header_shows_the_quote_shown_first() -> None:
+    quote = {"quote": "The battery lasts 90 *minutes*.", "number": 2, "source": "manual.pdf", "chunk_id": "d1-0003"}
+    text = views.header(_trace(evidence=quote, answer={"text": "90 minutes [2].", "grounded": True, "citations": []}))
+    assert "**Quoted first** [2] manual.pdf: “The battery lasts 90 \\*minutes\\*.”" in text
+    assert text.index("Quoted first") < text.index("**Answer**")
+    assert "Quoted first" not in views.header(_trace(answer={"text": "No.", "grounded": False, "citations": []}))
+
+
 # -- the relevance gate's decisions ----------------------------------------------------------------
 
 
