@@ -173,8 +173,9 @@ rerank-eval: setup
 
 # Answer quality on real documents (docs/benchmarks.md): the answer set's manuals come from Debian doc packages,
 # installed first (as root; otherwise the command to run is printed). ANSWER_LIMIT=40 asks the first 40 only.
+# The blind set: ANSWER_SET=data/eval/answers/debian-blind.yaml ANSWER_SPLIT=dev (tune) or test (report only).
 ANSWER_SET ?= data/eval/answers/debian-manuals.yaml
-ANSWER_EVAL_NAME ?= debian-manuals-local-qwen2.5-coder-1.5b
+ANSWER_EVAL_NAME ?= $(basename $(notdir $(ANSWER_SET)))$(if $(ANSWER_SPLIT),-$(ANSWER_SPLIT))-local-qwen2.5-coder-1.5b
 answer-eval: setup
 	@pkgs="$$($(PY) -m ragbench.answers --set $(ANSWER_SET) --missing-packages)"; \
 	if [ -n "$$pkgs" ]; then \
@@ -182,6 +183,7 @@ answer-eval: setup
 		else echo "the answer set needs: sudo apt-get install -y $$pkgs"; exit 1; fi; \
 	fi
 	$(PY) -m ragbench.answers --set $(ANSWER_SET) $(if $(ANSWER_LIMIT),--limit $(ANSWER_LIMIT)) \
+		$(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
 		--output results/answers/$(ANSWER_EVAL_NAME).json
 
 # The documentation site (docs/, mkdocs.yml) with live reload on http://127.0.0.1:8000.

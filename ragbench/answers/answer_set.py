@@ -157,8 +157,8 @@ def _question(raw: dict[str, Any], known: set[str]) -> Question:
             raise ConfigError(f"{where}: kind {unanswerable_kind!r} is not one of {', '.join(KINDS)}")
         return Question(qid, kind, lang, text, turns=turns, tags=tags, kind=unanswerable_kind, split=split)
     needles = _needles(raw.get("must_contain"), where)
-    if any(value.lower() in alt.lower() for value in trap for needle in needles for alt in needle):
-        raise ConfigError(f"{where}: a trap value is part of a must_contain entry")
+    if any(value.lower() == alt.lower() for value in trap for needle in needles for alt in needle):
+        raise ConfigError(f"{where}: a trap value is also a must_contain entry")
     return Question(
         qid,
         kind,

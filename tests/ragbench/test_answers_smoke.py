@@ -21,13 +21,14 @@ from ragapp.ingest.parsing import parse_file
 from ragapp.models.llm import LLMS
 from ragapp.qa.prompts import NOT_FOUND_EN
 from ragbench.answers.__main__ import main
-from ragbench.answers.answer_set import Evidence, load_set
+from ragbench.answers.answer_set import KINDS, Evidence, load_set
 from ragbench.answers.replay import main as replay
 from ragbench.answers.scoring import abstained, contains_all, on_evidence
 from ragbench.answers.state import scanned_copy
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "data" / "eval" / "answers" / "debian-manuals.yaml"
+BLIND = REPO / "data" / "eval" / "answers" / "debian-blind.yaml"
 BACKEND = "scripted-answer-set"
 SCRIPT: list[str] = []
 
@@ -159,6 +160,25 @@ def test_the_shipped_set_loads_and_validates() -> None:
     assert not {d.package for d in answer_set.documents} & {"libtasn1-doc", "shared-mime-info"}
 
 
+def test_the_blind_set_is_split_once_and_meets_its_quotas() -> None:
+    answer_set = load_set(BLIND)
+    questions = answer_set.questions
+    assert len(questions) >= 200 and all(q.split in ("dev", "test") for q in questions)
+    dev = [q for q in questions if q.split == "dev"]
+    assert abs(2 * len(dev) - len(questions)) <= 2  # half and half
+    unanswerable = [q for q in questions if not q.answerable]
+    assert len(unanswerable) >= 60 and {q.kind for q in unanswerable} == set(KINDS)
+    assert sum(q.type == "multi-hop" for q in questions) >= 20 and sum(q.type == "comparison" for q in questions) >= 15
+    assert sum(q.lang == "zh" for q in questions) >= 0.3 * len(questions)
+    answerable = [q for q in questions if q.answerable]
+    assert sum("paraphrased" in q.tags for q in answerable) >= len(answerable) / 2
+    assert all(q.trap for q in questions if "near-miss" in q.tags)
+    assert any(d.scan for d in answer_set.documents)
+    held_out = {"libtasn1-doc", "shared-mime-info", "zlib1g-dev", "python3"}
+    assert not {d.package for d in answer_set.documents} & held_out
+    assert not {d.package for d in answer_set.documents} & {d.package for d in load_set(SHIPPED).documents}
+
+
 def test_a_set_naming_an_undeclared_document_is_refused(tmp_path: Path) -> None:
     bad = SET.replace('{doc: manual, section: "Keepers"}', '{doc: other, section: "Keepers"}')
     (tmp_path / "bad.yaml").write_text(bad, "utf-8")
@@ -214,7 +234,7 @@ def test_a_split_set_carries_tags_traps_kinds_and_scans(tmp_path: Path) -> None:
     assert scan.name == "table-scan-p2-3.pdf"  # the scan is ingested under a name of its own
 
     for broken, match in [
-        (SPLIT_SET.replace("trap: [twelve]", "trap: [gree]"), "trap"),  # the trap inside the gold answer
+        (SPLIT_SET.replace("trap: [twelve]", "trap: [Green]"), "trap"),  # the trap is the gold answer
         (SPLIT_SET.replace("kind: not-given", "kind: unknowable"), "kind"),
         (SPLIT_SET.replace("split: dev", "split: train"), "split"),
         (SPLIT_SET.replace("tags: [paraphrased, near-miss]", "tags: [easy]"), "tags"),
