@@ -1,6 +1,7 @@
 """``python -m ragbench.answers.replay``: today's support check re-run on a finished run's stored replies.
 
-    python -m ragbench.answers.replay --set data/eval/answers/debian-manuals.yaml [--state DIR] [--since ISO]
+    python -m ragbench.answers.replay --set data/eval/answers/debian-manuals.yaml [--state DIR] [--since ISO] \\
+        [--split dev|test]
 
 Each question of the set is looked up among the traces of the run's engine state (its newest trace, or the
 newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering reply is checked again
@@ -29,7 +30,7 @@ from ragapp.store.catalog import Catalog
 from ragapp.tracing.model import LLMCallRecord, Trace
 from ragapp.tracing.store import TraceStore
 from ragbench.answers.__main__ import render_table
-from ragbench.answers.answer_set import TYPES, AnswerSet, Question, load_set
+from ragbench.answers.answer_set import SPLITS, TYPES, AnswerSet, Question, load_set
 from ragbench.answers.scoring import Row, Seen, score, summarize
 from ragbench.answers.state import OWNER, READY
 from ragbench.cli import run_command
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--state", type=Path, help="the run's engine state (default: the newest one for the set).")
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
     p.add_argument("--since", default="", help="only traces started at or after this ISO time.")
+    p.add_argument("--split", choices=SPLITS, help="only this split of a split set (dev: tune; test: report).")
     return p
 
 
@@ -120,6 +122,8 @@ def _run(args: argparse.Namespace) -> int:
         after: list[Row] = []
         changed: list[str] = []
         for question in answer_set.questions:
+            if args.split and question.split != args.split:
+                continue
             trace = _newest(traces, question, args.since)
             if trace is None or trace.answer is None:  # no trace, or it ended in a clarifying question
                 continue
