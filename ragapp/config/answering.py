@@ -212,6 +212,21 @@ class WorkflowSettings(BaseModel):
         description="Share of a sentence's content words that the passage(s) supporting it must hold, besides "
         "all of its key facts.",
     )
+    confidence_high_from: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="An answer that passes every check is shown as high confidence when the reranker scores the "
+        "question against the passage sentences it rests on at least this high (chosen on the blind set's dev "
+        "split so that high answers are right 95% of the time; docs/benchmarks.md).",
+    )
+    confidence_low_below: float = Field(
+        0.05,
+        ge=0.0,
+        le=1.0,
+        description="An answer resting on passage sentences the reranker scores under this against the question "
+        "is shown as low confidence (may be wrong: check the passage).",
+    )
     show_evidence: bool = Field(
         True,
         description="As soon as the passages are chosen, show the sentence(s) from them that best answer the "

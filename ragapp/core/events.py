@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ragapp.core.types import Citation, LeafScore, RetrievedChunk, SentenceSupport
+from ragapp.core.types import Citation, Confidence, LeafScore, RetrievedChunk, SentenceSupport
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class AnswerEvent:
     grounded: bool
     abstained: bool = False
     support: tuple[SentenceSupport, ...] = ()
+    confidence: Confidence | None = None  # None: not assessed (a refusal, the passages alone, checks off)
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,31 @@ class SentenceSupport:
         return self.status == "supported"
 
 
+ConfidenceLevel = Literal["high", "medium", "low"]
+
+
+@dataclass(frozen=True)
+class ConfidenceCheck:
+    """One reason behind an answer's confidence: a check (``supported``, ``fits``, ``agrees``, ``on_topic``),
+    whether the answer passed it, and what it saw, in a few words."""
+
+    check: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """How sure the app is of an answer (see ``ragapp.qa.confidence``): high, medium or low, with its reasons."""
+
+    level: ConfidenceLevel
+    checks: tuple[ConfidenceCheck, ...] = ()
+
+    @property
+    def failed(self) -> tuple[ConfidenceCheck, ...]:
+        return tuple(c for c in self.checks if not c.passed)
+
+
 @dataclass(frozen=True)
 class LeafScore:
     """An intent-tree leaf with the model's relevance score for a question (0-1, not a calibrated probability)."""

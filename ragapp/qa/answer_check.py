@@ -1,5 +1,6 @@
 """The final answer event from the model's reply: checked sentence by sentence against the passages in the
-prompt (``grounding``), its [n] markers computed, or refused when its core is not in the documents.
+prompt (``grounding``), its [n] markers computed, or refused when its core is not in the documents; an answer
+carries its confidence (``confidence``).
 
 A reply that only repeats the question ("int64 [1]" for "Which IDL types map to int64?", "The function that
 must be called first is [1].": the 1.5B model's way of not finding the value) is replaced by the passage
@@ -12,13 +13,14 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.facts import key_facts
 from ragapp.core.lang import is_chinese
-from ragapp.core.types import Chunk, Citation, RetrievedChunk, SentenceSupport
+from ragapp.core.types import Chunk, Citation, Confidence, ConfidenceCheck, RetrievedChunk, SentenceSupport
 from ragapp.qa.citations import cited_numbers
+from ragapp.qa.confidence import DEFAULT_THRESHOLDS, SentenceScorer, Thresholds, assess
 from ragapp.qa.grounding import (
     SupportRules,
     best_sentence,
@@ -39,13 +41,10 @@ CLOSEST = 3  # passages shown under a refused answer
 # A marker standing where the value belongs, at the end of the reply: "The function to call first is [1]."
 _VALUE_SLOT = re.compile(r"(\b(?:is|are|was|were|be|called|named)|[:：是为])\s*(?:\[\d+\]\s*)+[.。]?\s*$")
 MIN_QUOTE_WORDS = 2
+ECHOED = "the model's reply only repeated the question; the documents' own sentence is shown instead"
 _CHOICE = re.compile(r"\bor\b|还是|或者", re.IGNORECASE)  # a question that offers the answers to choose from
 QUOTE_CHARS = 400  # a longer quote is cut (a table the splitter read as one sentence)
 QUOTE_CANDIDATES = 8  # sentences the scorer reads (~50 ms with the shipped reranker on 2 cores)
-# Scores sentences for a question, best high; None for a sentence it cannot judge.
-SentenceScorer = Callable[
-    [str, Sequence[str]], Sequence[float | None]
-]  # question words a passage sentence must share to be quoted instead of an echo
 
 
 def checked_answer(
@@ -55,10 +54,11 @@ def checked_answer(
     rules: SupportRules = DEFAULT_RULES,
     scorer: SentenceScorer | None = None,
     evidence: EvidenceEvent | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> AnswerEvent:
     """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt). A
     reply that echoes the question is replaced by ``evidence`` (the quote already shown) or, without one, by
-    the quote ``scorer`` picks (``best_quote``)."""
+    the quote ``scorer`` picks (``best_quote``); ``thresholds`` set its confidence (``confidence.assess``)."""
     said = bool(tokenize(strip_markers(reply)))  # "[1]" alone: the model found nothing to say
     if said and echoes(question, reply):
         evidence = evidence or evidence_for(question, kept, scorer)
@@ -72,8 +72,12 @@ def checked_answer(
         )
         return AnswerEvent(unsupported_message(question), closest, grounded=False, abstained=True, support=support)
     text = "".join(s.text for s in support).strip()
+    refused = model_refused(support)
+    quote = evidence.quote if evidence is not None else None
+    shown = [as_shown(c) for c in kept]
+    confidence = None if refused else assess(question, reply, support, shown, quote, scorer, thresholds)
     return AnswerEvent(
-        text, _citations(text, kept, support), grounded=True, abstained=model_refused(support), support=support
+        text, _citations(text, kept, support), grounded=True, abstained=refused, support=support, confidence=confidence
     )
 
 
@@ -182,7 +186,8 @@ def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
     number, (raw,) = evidence.citation.number, evidence.citation.highlights
     text = quoted_message(question, evidence.quote, number)
     support = SentenceSupport(text, "supported", cited=(number,), passages=(number,), overlap=1.0, evidence=(raw,))
-    return AnswerEvent(text, (evidence.citation,), grounded=True, support=(support,))
+    confidence = Confidence("low", (ConfidenceCheck("fits", False, ECHOED),))
+    return AnswerEvent(text, (evidence.citation,), grounded=True, support=(support,), confidence=confidence)
 
 
 def prose_sentences(text: str) -> list[str]:

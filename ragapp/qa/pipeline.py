@@ -42,6 +42,7 @@ from ragapp.qa.answer_check import checked_answer, evidence_for, reranker_scorer
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
 from ragapp.qa.citations import citations_for
 from ragapp.qa.condense import condense
+from ragapp.qa.confidence import Thresholds
 from ragapp.qa.grounding import SupportRules
 from ragapp.qa.injection import screen_passages, screen_reply
 from ragapp.qa.memory import fold, turns_to_fold
@@ -369,8 +370,10 @@ class AnswerPipeline:
         if not self._settings.workflow.check_support:
             yield AnswerEvent(reply, citations_for(reply, kept), grounded=True)
             return
-        rules = SupportRules(self._settings.workflow.support_overlap)
-        yield checked_answer(question, reply, kept, rules, scorer, evidence)
+        w = self._settings.workflow
+        rules = SupportRules(w.support_overlap)
+        thresholds = Thresholds(w.confidence_high_from, w.confidence_low_below)
+        yield checked_answer(question, reply, kept, rules, scorer, evidence, thresholds)
 
     def _retrieve_detail(
         self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]

@@ -35,6 +35,7 @@ from ragapp.core.types import IngestResult, LLMCall, RetrievalResult
 from ragapp.tracing.model import (
     AgentStepRecord,
     AnswerRecord,
+    CheckRecord,
     CitationRecord,
     ClarifyRecord,
     EvidenceRecord,
@@ -221,7 +222,10 @@ class TraceBuilder:
             SupportRecord(s.text, s.status, list(s.cited), list(s.passages), list(s.facts), list(s.missing), s.overlap)
             for s in e.support
         ]
-        self.trace.answer = AnswerRecord(e.text, e.grounded, citations, e.abstained, support)
+        confidence = e.confidence
+        checks = [CheckRecord(c.check, c.passed, c.detail) for c in confidence.checks] if confidence else []
+        level = confidence.level if confidence else ""
+        self.trace.answer = AnswerRecord(e.text, e.grounded, citations, e.abstained, support, level, checks)
 
     # -- reports from below the event stream -------------------------------------------------------
 

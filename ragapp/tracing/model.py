@@ -260,14 +260,30 @@ class EvidenceRecord(AsDict):
 
 
 @dataclass(frozen=True)
+class CheckRecord(AsDict):
+    """One check behind an answer's confidence (see ``ConfidenceCheck``)."""
+
+    check: str
+    passed: bool
+    detail: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckRecord:
+        return cls(read_str(data, "check"), data.get("passed") is True, read_str(data, "detail"))
+
+
+@dataclass(frozen=True)
 class AnswerRecord:
-    """The final answer. ``abstained`` and ``support`` are stored only when set, as answers were before them."""
+    """The final answer. ``abstained``, ``support`` and the confidence (``confidence``, its ``checks``) are
+    stored only when set, as answers were before them."""
 
     text: str
     grounded: bool
     citations: list[CitationRecord]
     abstained: bool = False
     support: list[SupportRecord] = field(default_factory=list)
+    confidence: str = ""  # high, medium or low; "" when not assessed
+    checks: list[CheckRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -279,15 +295,21 @@ class AnswerRecord:
             out["abstained"] = True
         if self.support:
             out["support"] = [s.to_dict() for s in self.support]
+        if self.confidence:
+            out["confidence"] = self.confidence
+            out["checks"] = [c.to_dict() for c in self.checks]
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AnswerRecord:
         citations = [CitationRecord.from_dict(c) for c in read_maps(data, "citations")]
         support = [SupportRecord.from_dict(s) for s in read_maps(data, "support")]
+        confidence = read_str(data, "confidence")
         return cls(
-            read_str(data, "text"), bool(data.get("grounded")), citations, data.get("abstained") is True, support
-        )
+            read_str(data, "text"), bool(data.get("grounded")), citations, data.get("abstained") is True, support,
+            confidence if confidence in ("high", "medium", "low") else "",
+            [CheckRecord.from_dict(c) for c in read_maps(data, "checks")],
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ragapp.core.events import (
     TraceEvent,
     WaitEvent,
 )
+from ragapp.core.lang import is_chinese
 from ragapp.core.types import Citation, RetrievedChunk
 
 _STAGE_TITLES = {
@@ -105,7 +106,9 @@ class TurnView:
         elif isinstance(event, AnswerEvent):
             self.answer = event.text  # the checked answer replaces the streamed draft
             self.shown = answer_markup(event)
-            self.sources = [citation_message(c) for c in event.citations]
+            low = event.confidence is not None and event.confidence.level == "low"
+            # A doubtful answer shows the passage it rests on open, so the reader checks it at once.
+            self.sources = [citation_message(c, opened=low and i == 0) for i, c in enumerate(event.citations)]
             self.cited = list(event.citations)
             if event.grounded and not event.citations and self.retrieved:
                 self.sources = [consulted_message(self.retrieved)]
@@ -311,9 +314,13 @@ def evidence_message(event: EvidenceEvent) -> gr.ChatMessage:
 OPEN_PAGE_HINT = "<sub>🔍 Click the passage to see it on its page · 点击原文查看所在页面</sub>"
 
 
-def citation_message(citation: Citation) -> gr.ChatMessage:
+def citation_message(citation: Citation, opened: bool = False) -> gr.ChatMessage:
     """A collapsed message per citation: click its title (document and page) to read the cited passage, the
-    sentences that support the answer highlighted."""
+    sentences that support the answer highlighted. ``opened``: the passage shown in full, not collapsed."""
+    if opened:
+        title = f"📄 [{citation.number}] {escape_text(_where(citation))}"
+        body = highlighted(citation.chunk.text, citation.highlights)
+        return gr.ChatMessage(role="assistant", content=f"**{title}**\n\n{body}\n\n{OPEN_PAGE_HINT}")
     return gr.ChatMessage(
         role="assistant",
         content=f"{highlighted(citation.chunk.text, citation.highlights)}\n\n{OPEN_PAGE_HINT}",
@@ -374,7 +381,36 @@ def highlighted(text: str, sentences: tuple[str, ...]) -> str:
 
 
 def answer_markup(event: AnswerEvent) -> str:
-    """The answer as displayed: each unsupported sentence muted and marked ⚠️ (a refusal is shown as it is)."""
+    """The answer as displayed: each unsupported sentence muted and marked ⚠️ (a refusal is shown as it is), and
+    under a low-confidence answer a note saying so and why."""
+    note = low_confidence_note(event)
+    return _marked(event) + (f"\n\n{note}" if note else "")
+
+
+# Why an answer is doubtful, by the check it failed (ragapp.qa.confidence), in the answer's language.
+_DOUBTS = {
+    "supported": ("not every sentence is in the passages", "有的句子在原文中找不到"),
+    "fits": ("it may not answer what was asked", "可能没有回答所问的问题"),
+    "agrees": ("it differs from the quoted sentence", "与引用的原文句子不一致"),
+    "on_topic": ("the passage it rests on may be about something else", "所依据的原文可能说的是别的事"),
+}
+
+
+def low_confidence_note(event: AnswerEvent) -> str:
+    """'⚠️ May be wrong — check the passage (it may not answer what was asked).' under a low-confidence answer;
+    "" otherwise."""
+    if event.confidence is None or event.confidence.level != "low":
+        return ""
+    chinese = is_chinese(event.text)
+    reasons = [_DOUBTS[c.check][int(chinese)] for c in event.confidence.failed if c.check in _DOUBTS]
+    if chinese:
+        why = f"（{'；'.join(reasons)}）" if reasons else ""
+        return f"⚠️ **可能有误，请核对下面的原文**{why}。"
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    return f"⚠️ **May be wrong — check the passage below**{why}."
+
+
+def _marked(event: AnswerEvent) -> str:
     if event.abstained or not any(s.status == "unsupported" for s in event.support):
         return event.text
     parts = []

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
-from ragapp.tracing.model import Span, SupportRecord, Trace
+from ragapp.tracing.model import CheckRecord, Span, SupportRecord, Trace
 from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
 from ragapp.ui.render import escape_text, plain_markdown
@@ -92,10 +92,19 @@ def header(trace: Trace) -> str:
         text = answer.text
         shown = text if len(text) <= 600 else text[:599] + "…"
         lines.append("> " + plain_markdown(shown).replace("\n", "\n> "))
+        if answer.confidence:
+            lines.append(f"**Confidence: {answer.confidence}**")
+            lines.append("\n".join(check_line(c) for c in answer.checks))
         if answer.support:
             lines.append("**Support check** (the model's answer, sentence by sentence):")
             lines.append("\n".join(support_line(s) for s in answer.support))
     return "\n\n".join(lines)
+
+
+def check_line(c: CheckRecord) -> str:
+    """'- ✅ fits: gives the number asked for': one check behind the answer's confidence."""
+    detail = f": {escape_text(c.detail)}" if c.detail else ""
+    return f"- {'✅' if c.passed else '⚠️'} {c.check}{detail}"
 
 
 _SUPPORT_ICONS = {"supported": "✅", "unsupported": "⚠️", "neutral": "·"}

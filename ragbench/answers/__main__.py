@@ -103,6 +103,14 @@ def render_table(label: str, summary: dict[str, Any]) -> str:
         )
     lines.append("correct, false-ab, cite-ev, ev-prompt: of answerable questions; unans-ab: of unanswerable ones.")
     lines.append("quote: seconds to the quoted evidence sentence; ttft: to the model's first token.")
+    overall = summary["overall"]
+    if overall.get("high_share") is not None:
+        levels = [
+            f"{level} {_pct(overall[f'{level}_share']).strip()} of answers, "
+            f"{_pct(overall[f'{level}_right']).strip()} right"
+            for level in ("high", "medium", "low")
+        ]
+        lines.append("confidence: " + "; ".join(levels))
     if (quote := summary["overall"].get("quote_correct")) is not None:
         lines.append(f"quoted evidence sentence holding the gold answer: {_pct(quote).strip()}")
     if (trap := summary["overall"].get("trap_stated")) is not None:

@@ -20,10 +20,11 @@ from pathlib import Path
 
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
-from ragapp.core.events import AnswerEvent
-from ragapp.core.types import Chunk, RetrievedChunk
+from ragapp.core.events import AnswerEvent, EvidenceEvent
+from ragapp.core.types import Chunk, Citation, Confidence, RetrievedChunk
 from ragapp.engine.build import load_builtins
 from ragapp.qa.answer_check import SentenceScorer, checked_answer, reranker_scorer
+from ragapp.qa.confidence import DEFAULT_THRESHOLDS, Thresholds
 from ragapp.qa.grounding import SupportRules
 from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
@@ -71,6 +72,7 @@ def replayed(
     chunks: dict[str, Chunk],
     rules: SupportRules,
     scorer: SentenceScorer | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> AnswerEvent | None:
     """The answer today's check makes of the trace's reply, or None when no reply was checked (nothing reached
     the prompt, a clarifying question)."""
@@ -78,7 +80,12 @@ def replayed(
     if call is None or trace.answer is None:
         return None
     kept = [RetrievedChunk(chunks[ref.chunk_id], 0.0, {}, {}) for ref in trace.context if ref.chunk_id in chunks]
-    return checked_answer(question.question, call.call.completion, kept, rules, scorer)
+    evidence = None
+    quoted = trace.evidence
+    if quoted is not None and quoted.chunk_id in chunks:  # the quote shown before the answer, as it was
+        citation = Citation(quoted.number, chunks[quoted.chunk_id], None, (quoted.quote,))
+        evidence = EvidenceEvent(quoted.quote, citation)
+    return checked_answer(question.question, call.call.completion, kept, rules, scorer, evidence, thresholds)
 
 
 def _scored(
@@ -97,6 +104,8 @@ def _scored(
         cited=cited,
         prompt=[chunks[ref.chunk_id] for ref in trace.context if ref.chunk_id in chunks],
         seconds=trace.total_s or 0.0,
+        quote=trace.evidence.quote if trace.evidence else "",
+        confidence=event.confidence.level if event.confidence else "",
     )
     return score(question, seen, doc_of)
 
@@ -112,6 +121,7 @@ def _run(args: argparse.Namespace) -> int:
     state = args.state or newest_state(answer_set, args.cache)
     settings = Settings()
     rules = SupportRules(settings.workflow.support_overlap)
+    thresholds = Thresholds(settings.workflow.confidence_high_from, settings.workflow.confidence_low_below)
     load_builtins()
     scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
     catalog = Catalog(state / "catalog.sqlite3")
@@ -129,10 +139,14 @@ def _run(args: argparse.Namespace) -> int:
                 continue
             stored = trace.answer
             chunks = catalog.chunks([r.chunk_id for r in trace.context] + [c.chunk_id for c in stored.citations])
-            as_stored = AnswerEvent(stored.text, (), grounded=stored.grounded, abstained=stored.abstained)
+            level = stored.confidence
+            confidence = Confidence(level) if level in ("high", "medium", "low") else None  # type: ignore[arg-type]
+            as_stored = AnswerEvent(
+                stored.text, (), grounded=stored.grounded, abstained=stored.abstained, confidence=confidence
+            )
             cited = [chunks[c.chunk_id] for c in stored.citations if c.chunk_id in chunks]
             old = _scored(question, as_stored, cited, trace, chunks, doc_of)
-            event = replayed(question, trace, chunks, rules, scorer)
+            event = replayed(question, trace, chunks, rules, scorer, thresholds)
             new = (
                 old
                 if event is None

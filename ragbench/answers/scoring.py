@@ -10,6 +10,8 @@
   case-insensitive, citation markers removed, and which is not an abstention.
 - citation on evidence: a cited chunk is on an evidence page (PDF) or under an evidence heading (HTML);
   evidence in prompt: a chunk of a ``RetrievalEvent`` (what the answer was written from) is.
+- confidence: per level (high, medium, low), the share of answers carrying it and the share of those that are
+  right (an answered unanswerable question is wrong): "high" should be right 95% of the time.
 - quote correct: the evidence sentence quoted before the answer holds every must_contain entry (of the
   answerable questions that got a quote); trap stated: a near-miss question answered, wrongly, with one of
   its ``trap`` values (the neighbouring fact).
@@ -96,6 +98,7 @@ class Seen:
     ttft_s: float | None = None
     evidence_s: float | None = None  # when the quoted evidence sentence came (before the model's first token)
     quote: str = ""  # that sentence
+    confidence: str = ""  # the answer's confidence level ("" when not assessed)
     seconds: float = 0.0
 
 
@@ -114,6 +117,7 @@ def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_
         elif isinstance(event, AnswerEvent):
             seen.answer, seen.grounded, seen.answered = event.text, event.grounded, True
             seen.refused = event.abstained
+            seen.confidence = event.confidence.level if event.confidence else ""
             seen.cited = [c.chunk for c in event.citations]
         elif isinstance(event, ClarifyEvent):
             seen.clarified, seen.answer = True, event.question
@@ -152,6 +156,7 @@ class Row:
     trap_stated: bool = False  # a near-miss question answered with the neighbouring value instead
     quote: str = ""  # the evidence sentence quoted before the answer
     quote_correct: bool = False  # that quote holds the gold answer (every must_contain entry)
+    confidence: str = ""  # high, medium, low; "" for a refusal or when not assessed
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -200,6 +205,7 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         kind=question.kind,
         split=question.split,
         quote=seen.quote,
+        confidence="" if declined else seen.confidence,
         quote_correct=question.answerable and contains_all(seen.quote, question.must_contain),
         trap_stated=not correct and not declined and any(value.lower() in plain for value in question.trap),
     )
@@ -225,6 +231,7 @@ def figures(rows: Sequence[Row]) -> dict[str, Any]:
         "unanswerable_abstained": _share([r.abstained for r in unanswerable]),
         "citation_on_evidence": _share([r.citation_on_evidence for r in answerable]),
         "evidence_in_prompt": _share([r.evidence_in_prompt for r in answerable]),
+        **_calibration(rows),
         "quote_correct": _share([r.quote_correct for r in answerable if r.quote]),
         "trap_stated": _share([r.trap_stated for r in answerable if "near-miss" in r.tags]),
         "clarified": sum(r.clarified for r in rows),
@@ -233,6 +240,18 @@ def figures(rows: Sequence[Row]) -> dict[str, Any]:
         "ttft_s_p50": median(ttft),
         "seconds_p50": median([r.seconds for r in rows]),
     }
+
+
+def _calibration(rows: Sequence[Row]) -> dict[str, Any]:
+    """Per confidence level: the share of the answers (refusals aside) that carry it, and the share of those that
+    are right (an unanswerable question answered is never right)."""
+    answered = [r for r in rows if r.confidence]
+    out: dict[str, Any] = {}
+    for level in ("high", "medium", "low"):
+        those = [r for r in answered if r.confidence == level]
+        out[f"{level}_share"] = _share([r.confidence == level for r in answered])
+        out[f"{level}_right"] = _share([r.correct for r in those])
+    return out
 
 
 def summarize(rows: Sequence[Row], types: Sequence[str]) -> dict[str, Any]:

@@ -45,6 +45,10 @@ def test_a_reply_carries_the_answer_its_citations_and_its_trace(served: Served) 
     assert citation["number"] == 1 and citation["document"] == "kettle.md"
     assert citation["doc_id"] == served.docs["kettle.md"] and "1.7 litres" in citation["text"]
     assert citation["chunk_id"] and "location" in citation
+    confidence = (message.model_extra or {})["confidence"]  # how sure, and the checks behind it
+    assert confidence["level"] in ("high", "medium", "low")
+    checks = {c["check"]: c["passed"] for c in confidence["checks"]}
+    assert checks["supported"] is True and checks["fits"] is True
     info = (reply.model_extra or {})["ragapp"]
     assert info["grounded"] is True and info["mode"] == "workflow"
     with served.client() as http:
@@ -67,6 +71,7 @@ def test_a_stream_sends_the_tokens_then_the_citations_and_done(served: Served) -
     assert last.choices[0].finish_reason == "stop"
     (citation,) = (last.choices[0].delta.model_extra or {})["citations"]
     assert citation["document"] == "kettle.md"
+    assert (last.choices[0].delta.model_extra or {})["confidence"]["level"] in ("high", "medium", "low")
     assert (last.model_extra or {})["ragapp"]["trace_id"]
     with httpx.stream(
         "POST", f"{served.url}/v1/chat/completions", timeout=30,

@@ -26,6 +26,8 @@ from ragapp.core.types import (
     ChannelResult,
     Chunk,
     Citation,
+    Confidence,
+    ConfidenceCheck,
     IngestProgress,
     IngestResult,
     LeafScore,
@@ -225,3 +227,15 @@ def test_the_quote_shown_first_is_kept_with_where_it_came_from() -> None:
     assert Trace.from_dict(stored).to_dict() == stored
     assert "evidence" not in TraceBuilder("alice", "chat", "q", "workflow").finish().to_dict()  # only when shown
     assert Trace.from_dict({"evidence": "junk"}).evidence is None
+
+
+def test_the_answer_keeps_its_confidence_and_its_checks() -> None:
+    builder = TraceBuilder("alice", "chat", "How many days?", "workflow")
+    checks = (ConfidenceCheck("supported", True, "1 of 1"), ConfidenceCheck("fits", False, "no number"))
+    builder.on(AnswerEvent("Regularly [1].", (), True, confidence=Confidence("low", checks)))
+    stored = json.loads(json.dumps(builder.finish().to_dict()))
+    assert stored["answer"]["confidence"] == "low"
+    assert stored["answer"]["checks"][1] == {"check": "fits", "passed": False, "detail": "no number"}
+    assert Trace.from_dict(stored).to_dict() == stored
+    unassessed = AnswerRecord.from_dict({"text": "No.", "confidence": "sure", "checks": ["junk"]})
+    assert unassessed.confidence == "" and unassessed.checks == [] and "confidence" not in unassessed.to_dict()

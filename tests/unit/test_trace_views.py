@@ -516,6 +516,13 @@ def test_header_shows_the_support_check_per_sentence() -> None:
     assert "- · “Sure.” no key facts to check (words 0%)" in text
 
 
+def test_header_shows_the_confidence_and_its_checks() -> None:
+    checks = [{"check": "supported", "passed": True, "detail": "1 of 1"}, {"check": "fits", "passed": False}]
+    answer = {"text": "Regularly.", "grounded": True, "citations": [], "confidence": "low", "checks": checks}
+    text = views.header(_trace(answer=answer))
+    assert "**Confidence: low**" in text and "- ✅ supported: 1 of 1" in text and "- ⚠️ fits" in text
+
+
 def test_header_shows_the_quote_shown_first() -> None:
     quote = {"quote": "The battery lasts 90 *minutes*.", "number": 2, "source": "manual.pdf", "chunk_id": "d1-0003"}
     text = views.header(_trace(evidence=quote, answer={"text": "90 minutes [2].", "grounded": True, "citations": []}))

@@ -14,16 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragapp.core.events import AnswerEvent, ClarifyEvent, EngineEvent, ModeEvent, NoticeEvent, TokenEvent, TraceEvent
-from ragapp.core.types import ChatTurn, Citation, Mode
+from ragapp.core.types import ChatTurn, Citation, Confidence, Mode
 from ragapp.qa.pipeline import SEARCH_ALL, Clarified
 from ragapp.serve.api.errors import ApiError
 from ragapp.serve.api.schemas import (
     AssistantMessage,
     ChatCompletion,
+    CheckOut,
     ChoiceOut,
     CitationOut,
     ClarificationOut,
     CompletionChoice,
+    ConfidenceOut,
     MessageIn,
     RagappInfo,
 )
@@ -67,6 +69,11 @@ def citation_out(c: Citation) -> CitationOut:
         location=chunk.location, page=chunk.page, heading=chunk.heading, text=chunk.text,
         score=c.score, highlights=list(c.highlights),
     )  # fmt: skip
+
+
+def confidence_out(confidence: Confidence) -> ConfidenceOut:
+    checks = [CheckOut(check=c.check, passed=c.passed, detail=c.detail) for c in confidence.checks]
+    return ConfidenceOut(level=confidence.level, checks=checks)
 
 
 def clarification(event: ClarifyEvent) -> tuple[str, ClarificationOut]:
@@ -158,7 +165,8 @@ class Turn:
             return AssistantMessage(content=text, clarification=asked)
         if self.answer is not None:
             citations = [citation_out(c) for c in self.answer.citations]
-            return AssistantMessage(content=self.answer.text, citations=citations)
+            confidence = confidence_out(self.answer.confidence) if self.answer.confidence else None
+            return AssistantMessage(content=self.answer.text, citations=citations, confidence=confidence)
         return AssistantMessage(content=self.streamed)
 
     def info(self) -> RagappInfo:
@@ -199,12 +207,14 @@ def chunk(
 
 
 def last_chunk(turn: Turn, model: str, created: int) -> dict[str, Any]:
-    """The chunk that ends a stream: the rest of the text, the citations (in the delta, as in a reply's
-    message), and the ``ragapp`` extension."""
+    """The chunk that ends a stream: the rest of the text, the citations and the confidence (in the delta, as
+    in a reply's message), and the ``ragapp`` extension."""
     rest, replaced = turn.tail()
     message = turn.message()
     delta: dict[str, Any] = {"content": rest} if rest else {}
     delta["citations"] = [c.model_dump() for c in message.citations]
+    if message.confidence is not None:
+        delta["confidence"] = message.confidence.model_dump()
     if message.clarification is not None:
         delta["clarification"] = message.clarification.model_dump()
     info = turn.info().model_dump()

@@ -71,10 +71,24 @@ class ClarificationOut(BaseModel):
     choices: list[ChoiceOut]
 
 
+class CheckOut(BaseModel):
+    check: str = Field(description="supported, fits, agrees or on_topic (see the docs' Confidence section).")
+    passed: bool
+    detail: str
+
+
+class ConfidenceOut(BaseModel):
+    level: Literal["high", "medium", "low"] = Field(description="low: may be wrong, check the cited passage.")
+    checks: list[CheckOut] = Field(description="The checks behind the level, each passed or not.")
+
+
 class AssistantMessage(BaseModel):
     role: Literal["assistant"] = "assistant"
     content: str
     citations: list[CitationOut] = Field(default_factory=list, description="Extension: the answer's sources.")
+    confidence: ConfidenceOut | None = Field(
+        None, description="Extension: how sure the app is of the answer, and why; absent for a refusal."
+    )
     clarification: ClarificationOut | None = Field(
         None, description="Extension: set when the app asks back; reply with a choice's number to continue."
     )

@@ -1,0 +1,86 @@
+"""An answer's confidence from its checks, on hand-made passages: a neighbouring fact, a bare value, a citation
+with no answer, a yes/no, a paraphrase. The sentence scorer here is a fixed table (the reranker's own scores
+are tested with the shipped model in tests/integration/test_answer_confidence.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragapp.core.types import Chunk, RetrievedChunk
+from ragapp.qa.answer_check import checked_answer
+from ragapp.qa.confidence import Thresholds, assess
+from ragapp.qa.grounding import check_support
+
+PASSAGE = (
+    "The default pointer kind is unique. "
+    "A pointer of kind ptr is mapped to Com.opaque. "
+    "Version 2.4 added big arrays; version 2.5 added the fortran attribute."
+)
+ON_TOPIC = {"The default pointer kind is unique.": 0.9}  # what the question is about; every other sentence: 0.01
+
+
+def scorer(question: str, sentences: Sequence[str]) -> list[float | None]:
+    return [ON_TOPIC.get(s.strip(), 0.01) for s in sentences]
+
+
+def confidence(question: str, reply: str, quote: str | None = None) -> tuple[str, dict[str, bool]]:
+    support = check_support(reply, [PASSAGE])
+    result = assess(question, reply, support, [PASSAGE], quote, scorer, Thresholds(0.5, 0.05))
+    return result.level, {c.check: c.passed for c in result.checks}
+
+
+def test_a_supported_fitting_answer_on_the_asked_sentence_is_high() -> None:
+    level, checks = confidence(
+        "Which pointer kind is assumed by default?", "It is unique [1].", quote="The default pointer kind is unique."
+    )
+    assert level == "high" and checks == {"supported": True, "fits": True, "agrees": True, "on_topic": True}
+
+
+def test_the_neighbouring_fact_disagrees_with_the_quote_and_rests_off_topic() -> None:
+    level, checks = confidence(
+        "Which pointer kind is assumed by default?",
+        "A ptr pointer becomes Com.opaque [1].",  # true, in the passage, and not the answer
+        quote="The default pointer kind is unique.",
+    )
+    assert level == "low" and not checks["agrees"] and not checks["on_topic"] and checks["supported"]
+
+
+def test_the_other_version_from_the_same_line_disagrees_with_the_quote() -> None:
+    level, checks = confidence(
+        "Which version added the fortran attribute?",
+        "Version 2.4 [1].",
+        quote="version 2.5 added the fortran attribute.",
+    )
+    assert not checks["agrees"] and level != "high"
+
+
+def test_a_citation_where_the_value_belongs_is_low() -> None:
+    level, checks = confidence("Which type is a ptr pointer mapped to?", "A ptr pointer is mapped to [1].")
+    assert level == "low" and not checks["fits"]
+
+
+def test_a_bare_value_of_the_wrong_kind_is_low() -> None:
+    level, checks = confidence("How many pointer kinds are there?", "Com.opaque [1]")
+    assert level == "low" and not checks["fits"]
+
+
+def test_a_yes_no_question_needs_a_yes_or_no() -> None:
+    assert not confidence("Is unique the default pointer kind?", "Com.opaque [1]")[1]["fits"]
+    assert confidence("Is unique the default pointer kind?", "Yes, the default is unique [1].")[1]["fits"]
+
+
+def test_a_paraphrased_question_is_judged_on_the_sentence_the_answer_rests_on() -> None:
+    # Few words shared with the question; the scorer, not word overlap, says the sentence is the one asked about.
+    level, checks = confidence("If I say nothing about it, what kind do my pointers get?", "unique [1]")
+    assert checks["on_topic"] and checks["fits"]
+    assert level == "medium"  # no quote to agree with: never high
+
+
+def test_the_answer_event_carries_its_confidence_and_an_echo_is_low() -> None:
+    kept = [RetrievedChunk(Chunk("d1-0", "d1", 0, PASSAGE, "idl.pdf", page=9), 1.0, {}, {})]
+    event = checked_answer("Which pointer kind is assumed by default?", "unique [1]", kept, scorer=scorer)
+    assert event.confidence is not None and event.confidence.level in ("medium", "high")
+    echo = checked_answer("Which pointer kind is assumed by default?", "The pointer kind [1]", kept, scorer=scorer)
+    assert echo.confidence is not None and echo.confidence.level == "low"
+    refused = checked_answer("Which pointer kind is assumed by default?", "It is 42 [1].", kept, scorer=scorer)
+    assert refused.abstained and refused.confidence is None  # a refusal carries no confidence
