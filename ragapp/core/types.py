@@ -46,6 +46,7 @@ class ParseReport:
     empty_pages: tuple[int, ...] = ()  # pages that gave no text at all (blank, or a scan left unread)
     tables: int = 0  # tables found and kept as tables
     ocr_confidence: float | None = None  # mean over the OCR'd pages
+    left_out: tuple[str, ...] = ()  # what the parser left out on purpose, by rule: "navigation (3 blocks)"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -54,6 +55,7 @@ class ParseReport:
             "empty_pages": list(self.empty_pages),
             "tables": self.tables,
             "ocr_confidence": self.ocr_confidence,
+            "left_out": list(self.left_out),
         }
 
     @classmethod
@@ -69,6 +71,7 @@ class ParseReport:
             empty_pages=pages("empty_pages"),
             tables=tables if isinstance(tables, int) else 0,
             ocr_confidence=float(confidence) if isinstance(confidence, int | float) else None,
+            left_out=tuple(str(v) for v in left_out) if isinstance(left_out := data.get("left_out"), list) else (),
         )
 
 

@@ -44,6 +44,7 @@ def quality_line(view: DocumentView) -> str:
         parts.append(f"⚠️ {len(report.empty_pages)} without any text (p. {shown})")
     if view.skipped:
         parts.append(f"{len(view.skipped)} left out as boilerplate")
+    parts += [f"left out: {escape_text(what)}" for what in report.left_out]
     parts.append(f"{len(view.chunks)} chunks")
     if view.report is None:
         parts.append("read before parse reports were kept: index it again for one")

@@ -4,12 +4,14 @@ document is rendered first: its pages as images in an image-only PDF, which the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import ragapp.ingest as ingest_package
 from ragapp.config import Settings
 from ragapp.core.errors import IngestError
 from ragbench.answers.answer_set import AnswerSet, Document, documents_key
@@ -22,12 +24,21 @@ READY = "ready.json"  # written once every document is ingested
 
 
 def state_folder(answer_set: AnswerSet, settings: Settings, cache: Path) -> Path:
-    """Where the set's state lives under ``cache``: every ingest setting (chunking, boilerplate pages) and the
-    embedder decide what it holds."""
+    """Where the set's state lives under ``cache``: every ingest setting (chunking, boilerplate pages), the
+    embedder and the code that reads files into chunks decide what it holds (a parser fix builds it anew)."""
     from ragapp.models.embedders import load_embedder
 
-    extra = [settings.ingest.model_dump_json(), load_embedder(settings).name]
+    extra = [settings.ingest.model_dump_json(), load_embedder(settings).name, _reading_code()]
     return cache / f"{answer_set.name}-{documents_key(answer_set, extra)}"
+
+
+def _reading_code() -> str:
+    """A digest of ragapp's parsers and chunker, the code that decides what the documents' chunks hold."""
+    ingest = Path(ingest_package.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted([*ingest.glob("*.py"), *ingest.glob("parsers/*.py")]):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def scanned_copy(doc: Document, folder: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Section
 from ragapp.ingest.parsers.base import PARSERS, check_zip, decode_text
-from ragapp.ingest.parsers.text import html_sections
+from ragapp.ingest.parsers.text import html_sections, navigation_note
 
 MAX_CHAPTER_MB = 20  # one chapter larger than this unpacked is skipped (and said)
 
@@ -36,7 +36,7 @@ def parse_epub(path: Path, name: str) -> ParsedDocument:
         }
         spine = [items[str(ref.get("idref"))] for ref in package.find_all("itemref") if str(ref.get("idref")) in items]
         sections: list[Section] = []
-        tables = 0
+        tables = navigation = 0
         for number, member in enumerate(spine, start=1):
             try:
                 info = book.getinfo(member)
@@ -44,8 +44,11 @@ def parse_epub(path: Path, name: str) -> ParsedDocument:
                 continue  # listed but absent: a broken book still gives what it has
             if info.file_size > MAX_CHAPTER_MB * 1024 * 1024:
                 continue
-            chapter, found = html_sections(decode_text(book.read(member), name))
-            tables += found
-            sections += [Section(s.text, number, s.heading, has_table=s.has_table) for s in chapter]
-    report = ParseReport(pages_with_text=len({s.page for s in sections}), tables=tables)
+            chapter = html_sections(decode_text(book.read(member), name))
+            tables += chapter.tables
+            navigation += chapter.navigation
+            sections += [Section(s.text, number, s.heading, has_table=s.has_table) for s in chapter.sections]
+    report = ParseReport(
+        pages_with_text=len({s.page for s in sections}), tables=tables, left_out=navigation_note(navigation)
+    )
     return ParsedDocument(name, "epub", tuple(sections), len(spine), report)

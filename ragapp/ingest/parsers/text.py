@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragapp.core.types import ParsedDocument, ParseReport, Section
 from ragapp.ingest.parsers.base import PARSERS, decode_text
@@ -67,23 +69,67 @@ PARSERS.register(".markdown")(parse_markdown)
 
 
 _TABLE_TAG = "ragapp-table"  # where a table was: its Markdown, visited like any other block
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# Elements that end the paragraph before them and start a new one: every block-level element of HTML. Text
+# anywhere else (inline elements, or directly in <body>) joins the paragraph it stands in.
+_BLOCKS = frozenset(
+    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
+    "figure footer form frameset header hgroup hr html legend li main menu ol optgroup option p section "
+    "summary ul tbody thead tfoot tr td th".split()
+)
+_INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class HtmlText:
+    """What an HTML page holds: its sections (the text under each heading), how many tables it had, and how many
+    navigation blocks (``<nav>``) were left out."""
+
+    sections: list[Section]
+    tables: int = 0
+    navigation: int = 0
 
 
 @PARSERS.register(".html")
 def parse_html(path: Path, name: str) -> ParsedDocument:
-    """Visible text grouped under h1-h6, tables as Markdown tables; scripts, styles and other invisible parts are
-    dropped."""
-    sections, tables = html_sections(decode_text(path.read_bytes()))
-    return ParsedDocument(name=name, file_type="html", sections=tuple(sections), report=ParseReport(tables=tables))
+    """Every visible text of the page in document order under the heading it follows, tables as Markdown tables;
+    scripts, styles, hidden parts and navigation blocks are left out (the report counts the navigation)."""
+    page = html_sections(decode_text(path.read_bytes()))
+    report = ParseReport(tables=page.tables, left_out=navigation_note(page.navigation))
+    return ParsedDocument(name=name, file_type="html", sections=tuple(page.sections), report=report)
 
 
-def html_sections(markup: str) -> tuple[list[Section], int]:
-    """The sections of an HTML page (the text under each heading) and how many tables it had."""
+def navigation_note(blocks: int) -> tuple[str, ...]:
+    return (f"navigation ({blocks} block{'s' if blocks != 1 else ''})",) if blocks else ()
+
+
+def visible_soup(markup: str) -> tuple[Any, int]:
+    """The page parsed, without what a reader never sees (scripts, styles, hidden elements) and without its
+    navigation blocks, and how many of those there were."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(markup, "html.parser")
-    for tag in soup(["script", "style", "noscript", "template", "head", "svg"]):
+    for tag in soup(_INVISIBLE):
         tag.decompose()
+    for tag in soup.find_all(lambda t: t.has_attr("hidden") or bool(_HIDDEN_STYLE.search(str(t.get("style") or "")))):
+        tag.decompose()
+    navigation = soup.find_all(lambda t: t.name == "nav" or t.get("role") == "navigation")
+    for tag in navigation:
+        tag.decompose()  # a nested one is already gone with its parent: decompose is idempotent
+    return soup, len(navigation)
+
+
+def html_sections(markup: str) -> HtmlText:
+    """The page's text: every visible text node, in document order, under the heading it follows. Block-level
+    elements and line breaks separate paragraphs, ``<pre>`` keeps its lines, a table becomes a Markdown table.
+
+    Written as a walk of our own (BeautifulSoup parses; no library we use turns a page into headed text
+    without dropping text that stands outside block tags): an explicit stack, so a page nested thousands of
+    levels deep costs time in proportion to its size and no recursion."""
+    from bs4.element import NavigableString, PreformattedString, Tag
+
+    soup, navigation = visible_soup(markup)
     tables = 0
     for table in reversed(soup.find_all("table")):  # innermost last in document order: nested ones go first
         rows = [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in table.find_all("tr")]
@@ -94,30 +140,76 @@ def html_sections(markup: str) -> tuple[list[Section], int]:
         tables += bool(markdown)
     sections: list[Section] = []
     heading: str | None = None
-    buf: list[str] = []
-    in_table = False
-    blocks = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "td", "th", "pre", "blockquote", "dt", "dd", _TABLE_TAG]
-    for element in soup.find_all(blocks):
-        if element.name != _TABLE_TAG and element.find(blocks):  # a container: its children are visited instead
+    paragraphs: list[str] = []  # of the current section
+    line: list[str] = []  # inline text of the current paragraph
+    has_table = False
+
+    def end_paragraph() -> None:
+        text = " ".join("".join(line).split())
+        if text:
+            paragraphs.append(text)
+        line.clear()
+
+    def end_section() -> None:
+        nonlocal has_table
+        end_paragraph()
+        if paragraphs:
+            sections.append(Section(text="\n".join(paragraphs), heading=heading, has_table=has_table))
+        paragraphs.clear()
+        has_table = False
+
+    stack: list[tuple[Tag, Any]] = [(soup, iter(soup.children))]
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            if node.name in _BLOCKS:
+                end_paragraph()
+        elif isinstance(child, PreformattedString):  # comments, CDATA, doctypes, processing instructions
             continue
-        if element.name == _TABLE_TAG:
-            text, in_table = element.get_text().strip(), in_table or bool(element.get_text().strip())
-        else:
-            text = " ".join(element.get_text(" ", strip=True).split())
-        if not text:
+        elif isinstance(child, NavigableString):
+            line.append(str(child))
+        elif not isinstance(child, Tag):
             continue
-        if element.name in blocks[:6]:
-            if buf:
-                sections.append(Section(text="\n".join(buf), heading=heading, has_table=in_table))
-                buf, in_table = [], False
-            heading = text
+        elif child.name in _HEADINGS:
+            text = _inline_text(child)
+            if text:
+                end_section()
+                heading = text
+        elif child.name == _TABLE_TAG:
+            end_paragraph()
+            markdown = child.get_text().strip()
+            if markdown:
+                paragraphs.append(markdown)
+                has_table = True
+        elif child.name == "pre":
+            end_paragraph()
+            code = "\n".join(row.rstrip() for row in child.get_text().splitlines()).strip("\n")
+            if code.strip():
+                paragraphs.append(code)
+        elif child.name == "br":
+            end_paragraph()
         else:
-            buf.append(text)
-    if buf:
-        sections.append(Section(text="\n".join(buf), heading=heading, has_table=in_table))
-    if not sections:  # markup without block tags: fall back to all visible text
-        sections.append(Section(text=soup.get_text("\n", strip=True)))
-    return sections, tables
+            if child.name in _BLOCKS:
+                end_paragraph()
+            stack.append((child, iter(child.children)))
+    end_section()
+    return HtmlText(sections, tables, navigation)
+
+
+def _inline_text(tag: Any) -> str:
+    """A heading's text as one line: its strings joined as written (no space added inside a word split by
+    markup), a line break read as a space."""
+    from bs4.element import NavigableString, PreformattedString
+
+    pieces = []
+    for node in tag.descendants:
+        if getattr(node, "name", None) == "br":
+            pieces.append(" ")
+        elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
+            pieces.append(str(node))
+    return " ".join("".join(pieces).split())
 
 
 PARSERS.register(".htm")(parse_html)

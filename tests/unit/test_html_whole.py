@@ -1,0 +1,72 @@
+"""Every word of an HTML page reaches the chunks, whatever tags hold it: text directly in <body>, <div> soup, an
+unclosed <p>, prose around <pre> blocks, nested sections. Each page is parsed and chunked as an upload is; a
+sentence missing from the chunks fails the test by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragapp.ingest.chunking import chunk_document
+from ragapp.ingest.parsing import parse_file
+
+SENTENCES = [
+    "We often get questions about how the deflate function should be used.",
+    "The buffer size of sixteen kilobytes was chosen for speed.",
+    "Loose text after the code explains what the call returns.",
+    "A closing remark sits directly in the body element.",
+]
+A, B, C, D = SENTENCES
+
+PAGES = {
+    "bare body text": f"<html><body><h1>Usage</h1>{A}<pre>int x = 1;\nreturn x;</pre>{B}<p>{C}</p>{D}</body></html>",
+    "div soup": f"<p>Intro.</p><div><div><span>{A}</span></div><div>{B}<div>{C}</div></div></div><div><b>{D}</b></div>",
+    "unclosed p": f"<h2>Notes</h2><p>{A}<p>{B}<ul><li>one item</ul><p>{C}\n<p>{D}",
+    "text around pre": f"<h1>Example</h1><pre>z_stream strm;</pre>\n{A}\n<pre>deflateInit(&strm);</pre>{B} {C}<hr>{D}",
+    "nested sections": (
+        f"<main><article><section><h2>Start</h2><p>Intro.</p>{A}<section><h3>Inner</h3><div>{B}</div>{C}</section></section>"
+        f"</article><aside>{D}</aside></main>"
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(PAGES))
+def test_every_sentence_of_the_page_is_in_the_chunks(tmp_path: Path, shape: str) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(PAGES[shape], "utf-8")
+    chunks = chunk_document(parse_file(page), "d1", chunk_size=200, chunk_overlap=20)
+    indexed = " ".join(" ".join(c.text.split()) for c in chunks)
+    missing = [s for s in SENTENCES if s not in indexed]
+    assert not missing, f"{shape}: not in the chunks: {missing}"
+
+
+def test_code_keeps_its_lines_and_sentences_follow_their_heading(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(PAGES["bare body text"], "utf-8")
+    (section,) = parse_file(page).sections
+    assert section.heading == "Usage"
+    assert "int x = 1;\nreturn x;" in section.text  # the code block's line break kept
+    assert section.text.index(A) < section.text.index("int x") < section.text.index(B)  # in document order
+
+
+def test_markup_inside_a_word_adds_no_space_and_navigation_is_left_out_by_rule(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<nav><a href='/'>Home</a> · <a href='/buy'>Purchase</a></nav>"
+        "<h2>7.7. 什么是<em>必需</em>软件包？</h2><p>Build <code>foo</code>.orig.tar.gz first.<br>Then upload.</p>"
+        "<p hidden>Hidden text.</p><div style='display: none'>Also hidden.</div>",
+        "utf-8",
+    )
+    parsed = parse_file(page)
+    (section,) = parsed.sections
+    assert section.heading == "7.7. 什么是必需软件包？"
+    assert section.text == "Build foo.orig.tar.gz first.\nThen upload."
+    assert "Purchase" not in section.text and parsed.report.left_out == ("navigation (1 block)",)
+
+
+def test_a_page_nested_thousands_deep_parses_in_linear_time(tmp_path: Path) -> None:
+    page = tmp_path / "deep.html"
+    page.write_text("<div>" * 20_000 + "Deep sentence." + "</div>" * 20_000, "utf-8")
+    (section,) = parse_file(page).sections  # no RecursionError: the walk keeps its own stack
+    assert section.text == "Deep sentence."
