@@ -37,6 +37,9 @@ class Section:
     has_table: bool = False  # holds a table, as Markdown (``ragapp.ingest.tables``)
 
 
+COVERAGE_WARN_BELOW = 0.95  # an upload with less of its text indexed says so, naming what was not
+
+
 @dataclass(frozen=True)
 class ParseReport:
     """How well a file read: for the Knowledge tab's parse-quality line and the document view."""
@@ -47,6 +50,20 @@ class ParseReport:
     tables: int = 0  # tables found and kept as tables
     ocr_confidence: float | None = None  # mean over the OCR'd pages
     left_out: tuple[str, ...] = ()  # what the parser left out on purpose, by rule: "navigation (3 blocks)"
+    coverage: float | None = None  # share of the file's own text that reached the index (ragapp.ingest.coverage)
+    unread: tuple[str, ...] = ()  # the first passages of its text that did not
+    unread_count: int = 0
+
+    def coverage_warning(self) -> str:
+        """'⚠️ only 82% of its text was indexed; not read: “We often get …” and 11 more passages' when the
+        coverage is under ``COVERAGE_WARN_BELOW``, else ""."""
+        if self.coverage is None or self.coverage >= COVERAGE_WARN_BELOW:
+            return ""
+        shown = ", ".join(f"“{line}”" for line in self.unread)
+        more = self.unread_count - len(self.unread)
+        tail = f" and {more} more passage{'s' if more != 1 else ''}" if more > 0 else ""
+        where = f"; not read: {shown}{tail}" if shown else ""
+        return f"⚠️ only {self.coverage:.0%} of its text was indexed{where}"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -56,6 +73,9 @@ class ParseReport:
             "tables": self.tables,
             "ocr_confidence": self.ocr_confidence,
             "left_out": list(self.left_out),
+            "coverage": self.coverage,
+            "unread": list(self.unread),
+            "unread_count": self.unread_count,
         }
 
     @classmethod
@@ -72,6 +92,9 @@ class ParseReport:
             tables=tables if isinstance(tables, int) else 0,
             ocr_confidence=float(confidence) if isinstance(confidence, int | float) else None,
             left_out=tuple(str(v) for v in left_out) if isinstance(left_out := data.get("left_out"), list) else (),
+            coverage=float(share) if isinstance(share := data.get("coverage"), int | float) else None,
+            unread=tuple(str(v) for v in unread) if isinstance(unread := data.get("unread"), list) else (),
+            unread_count=count if isinstance(count := data.get("unread_count"), int) else 0,
         )
 
 

@@ -14,11 +14,19 @@ from ragapp.core.errors import EmptyDocumentError, IngestError, UnsupportedFileE
 from ragapp.core.types import ParsedDocument
 from ragapp.ingest.parse_context import ParseOptions, ParseProgress, parsing
 from ragapp.ingest.parsers import epub, images, office, pdf, text  # noqa: F401  (each registers its file types)
-from ragapp.ingest.parsers.base import PARSERS, ZIP_MAX_MEMBERS, ZIP_MAX_UNPACKED_MB, check_zip, decode_text
+from ragapp.ingest.parsers.base import (
+    PARSERS,
+    REFERENCES,
+    ZIP_MAX_MEMBERS,
+    ZIP_MAX_UNPACKED_MB,
+    check_zip,
+    decode_text,
+)
 from ragapp.ingest.parsers.text import markdown_heading
 
 __all__ = [
     "PARSERS",
+    "REFERENCES",
     "ZIP_MAX_MEMBERS",
     "ZIP_MAX_UNPACKED_MB",
     "check_zip",

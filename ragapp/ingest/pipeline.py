@@ -30,6 +30,7 @@ from ragapp.core.types import DEFAULT_KB, Chunk, DocumentRecord, IngestPhase, In
 from ragapp.db import Database
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
+from ragapp.ingest.coverage import with_coverage
 from ragapp.ingest.lost_race import already_there, lost_race
 from ragapp.ingest.names import MAX_NAME_CHARS as MAX_NAME_CHARS  # re-exported: callers import the rules from here
 from ragapp.ingest.names import document_name, kb_name
@@ -323,6 +324,7 @@ class Ingestor:
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise IngestError(f"{name}: no text found.")
+        report = with_coverage(path, parsed, chunks, split.skipped)  # how much of its text reached the chunks
         if len(chunks) > self._settings.max_chunks:
             raise _too_many_chunks(name, f"{len(chunks):,}", self._settings.max_chunks)
         record = DocumentRecord(
@@ -373,7 +375,7 @@ class Ingestor:
             try:
                 with catalog.transaction() as tx:
                     replaced = catalog.store_document(
-                        tx, record, chunks, split.skipped, parsed.report, parsed.ocr_boxes, again=again is not None
+                        tx, record, chunks, split.skipped, report, parsed.ocr_boxes, again=again is not None
                     )
             except ContentAlreadyStored as lost:  # another replica stored the same file since the check above
                 return lost_race(self._store, name, kb, lost, chunks)
@@ -391,7 +393,7 @@ class Ingestor:
                         files.remove(old.record.doc_id)
         if again is not None:
             return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
-        counts = f"{len(chunks)} chunks" + (f"; {split.note}" if split.note else "")
+        counts = "; ".join(filter(None, [f"{len(chunks)} chunks", split.note, report.coverage_warning()]))
         if replaced:
             message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
             return IngestResult(name, "replaced", message, doc_id, len(chunks))

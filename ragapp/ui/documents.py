@@ -45,6 +45,9 @@ def quality_line(view: DocumentView) -> str:
     if view.skipped:
         parts.append(f"{len(view.skipped)} left out as boilerplate")
     parts += [f"left out: {escape_text(what)}" for what in report.left_out]
+    if report.coverage is not None:
+        warning = report.coverage_warning()
+        parts.append(escape_text(warning) if warning else f"{report.coverage:.1%} of its text indexed")
     parts.append(f"{len(view.chunks)} chunks")
     if view.report is None:
         parts.append("read before parse reports were kept: index it again for one")

@@ -132,3 +132,42 @@ def test_cancelling_midway_keeps_what_was_done_and_nothing_of_the_rest(
     snap = store_snapshot(rig)
     assert snap.documents == ("first.md",) and snap.agree()
     assert [p.name for p in (rig.state_dir / "files").iterdir()] == [f"{results[0].doc_id}.md"]
+
+
+def test_every_upload_says_how_much_of_its_text_was_indexed(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+    rig = make_engine()
+    page = tmp_path / "how.html"
+    page.write_text(f"<h1>Usage</h1>{ENGLISH[0]}<pre>charge(2);</pre>{ENGLISH[1]}<nav>Home · Buy</nav>", "utf-8")
+    result = _ingest(rig, page)
+    assert "indexed" not in result.message  # all of it: nothing to warn about
+    report = rig.engine.library.document_view(result.doc_id).report
+    assert report is not None and report.coverage == 1.0 and report.left_out == ("navigation (1 block)",)
+
+
+def test_an_upload_that_loses_text_names_what_was_not_read(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+    """A parser (registered as an add-on would be) that keeps only the first line of a file: the upload is
+    stored, and its report and message say how much was not read, and what."""
+    from ragapp.core.types import ParsedDocument, ParseReport, Section
+    from ragapp.ingest.parsers.base import PARSERS, REFERENCES
+
+    def first_line_only(path: Path, name: str) -> ParsedDocument:
+        return ParsedDocument(name, "lossy", (Section(path.read_text("utf-8").splitlines()[0]),))
+
+    def reference(path: Path, report: ParseReport) -> str:
+        return path.read_text("utf-8")
+
+    PARSERS.register(".lossy")(first_line_only)
+    REFERENCES.register(".lossy")(reference)
+    try:
+        rig = make_engine()
+        path = tmp_path / "notes.lossy"
+        path.write_text("\n".join(ENGLISH + ["The dock must stand on a flat floor away from stairs and doors."]))
+        (result,) = rig.engine.library.ingest([(path, path.name)])
+        assert result.status == "added", result.message
+        assert "⚠️ only " in result.message and "of its text was indexed; not read: “Charge it for two" in result.message
+        report = rig.engine.library.document_view(result.doc_id).report
+        assert report is not None and report.coverage is not None and report.coverage < 0.5
+        assert report.unread_count == 2
+    finally:
+        PARSERS.unregister(".lossy")
+        REFERENCES.unregister(".lossy")

@@ -11,11 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragapp.core.errors import IngestError
-from ragapp.core.types import ParsedDocument
+from ragapp.core.types import ParsedDocument, ParseReport
 from ragapp.registry import Registry
 
 Parser = Callable[[Path, str], ParsedDocument]
 PARSERS: Registry[Parser] = Registry("file type")
+# The file's text read by a second, simpler route, to measure what the parser kept (ragapp.ingest.coverage); the
+# report says which pages the parser read by OCR (a PDF's text layer there is no reference).
+Reference = Callable[[Path, ParseReport], str]
+REFERENCES: Registry[Reference] = Registry("reference text")
 
 _BINARY_SHARE = 0.05  # text with more control (or undecodable) characters than this is taken for binary
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")

@@ -5,21 +5,41 @@ from __future__ import annotations
 
 import posixpath
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Section
-from ragapp.ingest.parsers.base import PARSERS, check_zip, decode_text
-from ragapp.ingest.parsers.text import html_sections, navigation_note
+from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_zip, decode_text
+from ragapp.ingest.parsers.text import html_sections, navigation_note, visible_soup
 
 MAX_CHAPTER_MB = 20  # one chapter larger than this unpacked is skipped (and said)
 
 
 @PARSERS.register(".epub")
 def parse_epub(path: Path, name: str) -> ParsedDocument:
+    check_zip(path, name)
+    sections: list[Section] = []
+    tables = navigation = chapters = 0
+    for number, markup in _chapters(path, name):
+        chapters = number
+        if markup is None:
+            continue
+        chapter = html_sections(markup)
+        tables += chapter.tables
+        navigation += chapter.navigation
+        sections += [Section(s.text, number, s.heading, has_table=s.has_table) for s in chapter.sections]
+    report = ParseReport(
+        pages_with_text=len({s.page for s in sections}), tables=tables, left_out=navigation_note(navigation)
+    )
+    return ParsedDocument(name, "epub", tuple(sections), chapters, report)
+
+
+def _chapters(path: Path, name: str) -> Iterator[tuple[int, str | None]]:
+    """The chapters in reading order (the package's spine), numbered from 1, as markup; one listed but absent,
+    or over ``MAX_CHAPTER_MB``, keeps its number and gives None (a broken book still gives what it has)."""
     from bs4 import BeautifulSoup
 
-    check_zip(path, name)
     with zipfile.ZipFile(path) as book:
         try:
             container = BeautifulSoup(book.read("META-INF/container.xml"), "html.parser")
@@ -35,20 +55,18 @@ def parse_epub(path: Path, name: str) -> ParsedDocument:
             if "html" in str(item.get("media-type", ""))
         }
         spine = [items[str(ref.get("idref"))] for ref in package.find_all("itemref") if str(ref.get("idref")) in items]
-        sections: list[Section] = []
-        tables = navigation = 0
         for number, member in enumerate(spine, start=1):
             try:
                 info = book.getinfo(member)
             except KeyError:
-                continue  # listed but absent: a broken book still gives what it has
-            if info.file_size > MAX_CHAPTER_MB * 1024 * 1024:
+                yield number, None
                 continue
-            chapter = html_sections(decode_text(book.read(member), name))
-            tables += chapter.tables
-            navigation += chapter.navigation
-            sections += [Section(s.text, number, s.heading, has_table=s.has_table) for s in chapter.sections]
-    report = ParseReport(
-        pages_with_text=len({s.page for s in sections}), tables=tables, left_out=navigation_note(navigation)
-    )
-    return ParsedDocument(name, "epub", tuple(sections), len(spine), report)
+            too_big = info.file_size > MAX_CHAPTER_MB * 1024 * 1024
+            yield number, None if too_big else decode_text(book.read(member), name)
+
+
+@REFERENCES.register(".epub")
+def epub_reference(path: Path, report: ParseReport) -> str:
+    """All visible text of every chapter, navigation aside."""
+    chapters = (markup for _number, markup in _chapters(path, path.name) if markup is not None)
+    return "\n".join(str(visible_soup(markup)[0].get_text("\n")) for markup in chapters)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Section
-from ragapp.ingest.parsers.base import PARSERS, check_zip, decode_text
+from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_zip, decode_text
 from ragapp.ingest.tables import markdown_table
 
 MAX_SHEET_ROWS = 100_000  # a sheet longer than this is read up to here, and says so
@@ -169,3 +169,51 @@ def parse_csv(path: Path, name: str) -> ParsedDocument:
     markdown = markdown_table(rows)
     sections = (Section(text=markdown, heading=Path(name).stem, has_table=True),) if markdown else ()
     return ParsedDocument(name=name, file_type="csv", sections=sections, report=ParseReport(tables=len(sections)))
+
+
+# -- reference texts (ragapp.ingest.coverage): every paragraph and cell, read by the plainest route ---------------
+
+
+@REFERENCES.register(".docx")
+def docx_reference(path: Path, report: ParseReport) -> str:
+    import docx
+
+    document = docx.Document(str(path))
+    lines = [p.text for p in document.paragraphs]
+    for table in document.tables:
+        lines += [cell.text for row in table.rows for cell in row.cells]
+    return "\n".join(lines)
+
+
+@REFERENCES.register(".pptx")
+def pptx_reference(path: Path, report: ParseReport) -> str:
+    from pptx import Presentation
+
+    lines: list[str] = []
+    for slide in Presentation(str(path)).slides:
+        for shape in slide.shapes:
+            if getattr(shape, "has_table", False) and shape.has_table:
+                lines += [cell.text for row in shape.table.rows for cell in row.cells]
+            elif shape.has_text_frame:
+                lines.append(shape.text_frame.text)
+        if slide.has_notes_slide and slide.notes_slide.notes_text_frame:
+            lines.append(slide.notes_slide.notes_text_frame.text)
+    return "\n".join(lines)
+
+
+@REFERENCES.register(".xlsx")
+def xlsx_reference(path: Path, report: ParseReport) -> str:
+    """Every cell, rows beyond the parser's limit included (to twice it): a cut sheet reads as not covered."""
+    from openpyxl import load_workbook
+
+    book = load_workbook(str(path), read_only=True, data_only=True)
+    lines: list[str] = []
+    try:
+        for sheet in book.worksheets:
+            for number, row in enumerate(sheet.iter_rows(values_only=True), start=1):
+                lines.append(" ".join(_cell(v) for v in row))
+                if number >= 2 * MAX_SHEET_ROWS:
+                    break
+    finally:
+        book.close()
+    return "\n".join(lines)

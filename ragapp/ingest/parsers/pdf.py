@@ -19,7 +19,7 @@ import numpy as np
 from ragapp.core.errors import IngestError
 from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Section
 from ragapp.ingest.parse_context import options, report
-from ragapp.ingest.parsers.base import PARSERS
+from ragapp.ingest.parsers.base import PARSERS, REFERENCES
 from ragapp.ingest.tables import markdown_table
 
 if TYPE_CHECKING:
@@ -168,3 +168,16 @@ def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int, boxes: list[O
             document.close()
     report("ocr", 1.0, f"OCR done: {len(pages)} scanned pages read")
     return read
+
+
+@REFERENCES.register(".pdf")
+def pdf_reference(path: Path, report: ParseReport) -> str:
+    """The text layer by PDFium (the parser reads it with pypdf), the pages the parser read by OCR aside."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        pages = [pdf[i].get_textpage().get_text_range() for i in range(len(pdf)) if i + 1 not in set(report.ocr_pages)]
+    finally:
+        pdf.close()
+    return "\n".join(pages)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.core.types import ParsedDocument, ParseReport, Section
-from ragapp.ingest.parsers.base import PARSERS, decode_text
+from ragapp.ingest.parsers.base import PARSERS, REFERENCES, decode_text
 from ragapp.ingest.tables import markdown_table
 
 _MD_HEADING_START = re.compile(r"(#{1,6})[ \t]+")  # anchored, no backtracking: see ``markdown_heading``
@@ -213,3 +213,19 @@ def _inline_text(tag: Any) -> str:
 
 
 PARSERS.register(".htm")(parse_html)
+
+
+@REFERENCES.register(".txt")
+@REFERENCES.register(".md")
+@REFERENCES.register(".markdown")
+@REFERENCES.register(".csv")
+def text_reference(path: Path, report: ParseReport) -> str:
+    return decode_text(path.read_bytes())
+
+
+@REFERENCES.register(".html")
+@REFERENCES.register(".htm")
+def html_reference(path: Path, report: ParseReport) -> str:
+    """All visible text of the page, navigation aside (left out by rule, and said so)."""
+    soup, _navigation = visible_soup(decode_text(path.read_bytes()))
+    return str(soup.get_text("\n"))
