@@ -17,7 +17,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers \
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers bench-coverage \
 	cluster test-cluster test-slow bench-scale docs space
 
 $(VENV)/bin/python:
@@ -125,6 +125,11 @@ bench-api: setup
 # Parser speed on real and generated files, OCR speed and character error rate on rendered manual pages.
 bench-parsers: setup
 	$(PY) -m ragbench.parsers --output results/parsers.json
+
+# How much of real files' text reaches the chunks (docs/documents.md): every HTML, PDF, text and Markdown file
+# under /usr/share/doc (plus the Debian Reference, R's manuals and the answer sets' documents), a few minutes.
+bench-coverage: setup
+	$(PY) -m ragbench.coverage --output results/coverage.json
 
 # Instructions planted in documents: obeyed in workflow and agent modes with the defence and without, and the
 # sentences of real documents the detector would take out by mistake (docs/security.md), ~12 min.

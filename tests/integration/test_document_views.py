@@ -161,7 +161,7 @@ def test_an_upload_that_loses_text_names_what_was_not_read(make_engine: Callable
     try:
         rig = make_engine()
         path = tmp_path / "notes.lossy"
-        path.write_text("\n".join(ENGLISH + ["The dock must stand on a flat floor away from stairs and doors."]))
+        path.write_text("\n".join([*ENGLISH, "The dock must stand on a flat floor away from stairs and doors."]))
         (result,) = rig.engine.library.ingest([(path, path.name)])
         assert result.status == "added", result.message
         assert "⚠️ only " in result.message and "of its text was indexed; not read: “Charge it for two" in result.message

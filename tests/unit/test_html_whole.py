@@ -70,3 +70,27 @@ def test_a_page_nested_thousands_deep_parses_in_linear_time(tmp_path: Path) -> N
     page.write_text("<div>" * 20_000 + "Deep sentence." + "</div>" * 20_000, "utf-8")
     (section,) = parse_file(page).sections  # no RecursionError: the walk keeps its own stack
     assert section.text == "Deep sentence."
+
+
+def test_a_prose_table_and_a_framed_cell_are_read_as_text_not_cut(tmp_path: Path) -> None:
+    answer = "Valgrind is the name of the main entrance to Valhalla. " * 12  # a FAQ answer laid out in a cell
+    page = tmp_path / "faq.html"
+    page.write_text(
+        f"<table><tr><td><b>Q:</b></td><td>Where does the name come from?</td></tr>"
+        f"<tr><td><b>A:</b></td><td><p>{answer}</p></td></tr></table>"
+        "<table><tr><td>libxslt Reference Manual</td></tr></table>"
+        "<table><tr><th>Option</th><th>Meaning</th></tr><tr><td>-v</td><td>verbose</td></tr></table>",
+        "utf-8",
+    )
+    parsed = parse_file(page)
+    text = "\n".join(s.text for s in parsed.sections)
+    assert " ".join(answer.split()) in text  # whole, not cut at a cell limit
+    assert "libxslt Reference Manual" in text  # one framed cell: no table, but its text stays
+    assert "| Option | Meaning |\n| --- | --- |\n| -v | verbose |" in text and parsed.report.tables == 1
+
+
+def test_a_heading_with_no_text_of_its_own_leads_the_next_one(tmp_path: Path) -> None:
+    page = tmp_path / "api.html"
+    page.write_text("<h2>Description</h2><h2>Details</h2><h3>xsltInit ()</h3><p>Initializes the processor.</p>")
+    (section,) = parse_file(page).sections
+    assert section.heading == "Description > Details > xsltInit ()"

@@ -9,7 +9,7 @@ from typing import Any
 
 from ragapp.core.types import ParsedDocument, ParseReport, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, decode_text
-from ragapp.ingest.tables import markdown_table
+from ragapp.ingest.tables import MAX_CELL_CHARS, markdown_table
 
 _MD_HEADING_START = re.compile(r"(#{1,6})[ \t]+")  # anchored, no backtracking: see ``markdown_heading``
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -75,8 +75,9 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _BLOCKS = frozenset(
     "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
     "figure footer form frameset header hgroup hr html legend li main menu ol optgroup option p section "
-    "summary ul tbody thead tfoot tr td th".split()
+    "summary table ul tbody thead tfoot tr td th".split()
 )
+EMPTY_HEADINGS_KEPT = 3  # at most this many headings in a row without text lead a section's heading
 _INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
@@ -133,11 +134,15 @@ def html_sections(markup: str) -> HtmlText:
     tables = 0
     for table in reversed(soup.find_all("table")):  # innermost last in document order: nested ones go first
         rows = [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in table.find_all("tr")]
+        if any(len(cell) > MAX_CELL_CHARS for row in rows for cell in row):
+            continue  # a table laying out prose (a FAQ's answers): read as paragraphs, no cell cut short
         markdown = markdown_table(rows)
+        if not markdown:
+            continue  # one framed cell, or nothing: its text is read where it stands
         holder = soup.new_tag(_TABLE_TAG)
         holder.string = markdown
         table.replace_with(holder)
-        tables += bool(markdown)
+        tables += 1
     sections: list[Section] = []
     heading: str | None = None
     paragraphs: list[str] = []  # of the current section
@@ -150,13 +155,15 @@ def html_sections(markup: str) -> HtmlText:
             paragraphs.append(text)
         line.clear()
 
-    def end_section() -> None:
+    def end_section() -> bool:
         nonlocal has_table
         end_paragraph()
-        if paragraphs:
+        kept = bool(paragraphs)
+        if kept:
             sections.append(Section(text="\n".join(paragraphs), heading=heading, has_table=has_table))
         paragraphs.clear()
         has_table = False
+        return kept
 
     stack: list[tuple[Tag, Any]] = [(soup, iter(soup.children))]
     while stack:
@@ -175,7 +182,9 @@ def html_sections(markup: str) -> HtmlText:
         elif child.name in _HEADINGS:
             text = _inline_text(child)
             if text:
-                end_section()
+                # A heading with no text of its own ("Examples" right above "Example 1") leads the next one's.
+                if not end_section() and heading:
+                    text = " > ".join([*heading.split(" > ")[-(EMPTY_HEADINGS_KEPT - 1) :], text])
                 heading = text
         elif child.name == _TABLE_TAG:
             end_paragraph()
