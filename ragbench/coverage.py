@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "roots", nargs="*", type=Path, help="folders to search (default: the Debian doc folders and the answer sets)."
     )
-    p.add_argument("--max-mb", type=float, default=20.0, help="skip larger files (default 20).")
+    p.add_argument("--max-mb", type=float, default=5.0, help="skip larger files (default 5: R's 3,600-page refman).")
     p.add_argument("--output", type=Path, help="write every file's row and the summary as JSON.")
     return p
 

@@ -94,3 +94,13 @@ def test_a_heading_with_no_text_of_its_own_leads_the_next_one(tmp_path: Path) ->
     page.write_text("<h2>Description</h2><h2>Details</h2><h3>xsltInit ()</h3><p>Initializes the processor.</p>")
     (section,) = parse_file(page).sections
     assert section.heading == "Description > Details > xsltInit ()"
+
+
+def test_a_heading_left_open_by_a_stray_end_tag_does_not_swallow_the_page(tmp_path: Path) -> None:
+    page = tmp_path / "index.html"
+    page.write_text("<h2 align=center>Keyword Index</h1><ul><li>Categorical Document List<li>Books</ul><p>Last.")
+    (section,) = parse_file(page).sections
+    assert section.heading == "Keyword Index"
+    assert section.text == "Categorical Document List\nBooks\nLast."
+    page.write_text("<h1>Chapter 1<br>Getting <em>started</em></h1><p>Body.</p>")
+    assert parse_file(page).sections[0].heading == "Chapter 1 Getting started"

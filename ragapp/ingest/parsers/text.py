@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,7 @@ _BLOCKS = frozenset(
     "figure footer form frameset header hgroup hr html legend li main menu ol optgroup option p section "
     "summary table ul tbody thead tfoot tr td th".split()
 )
+_STRUCTURE = sorted(_BLOCKS | _HEADINGS | {"pre", _TABLE_TAG})  # what a heading's own text stops at
 EMPTY_HEADINGS_KEPT = 3  # at most this many headings in a row without text lead a section's heading
 _INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
@@ -180,12 +182,17 @@ def html_sections(markup: str) -> HtmlText:
         elif not isinstance(child, Tag):
             continue
         elif child.name in _HEADINGS:
-            text = _inline_text(child)
+            # A heading left open by a stray end tag (<h2>Index</h1>) holds the rest of the page: its own text
+            # is what comes before its first block; the blocks after are walked as the page's text.
+            lead, rest = _leading_inline(child)
+            text = " ".join("".join(_inline_text(n) if isinstance(n, Tag) else str(n) for n in lead).split())
             if text:
                 # A heading with no text of its own ("Examples" right above "Example 1") leads the next one's.
                 if not end_section() and heading:
                     text = " > ".join([*heading.split(" > ")[-(EMPTY_HEADINGS_KEPT - 1) :], text])
                 heading = text
+            if rest is not None:
+                stack.append((child, rest))
         elif child.name == _TABLE_TAG:
             end_paragraph()
             markdown = child.get_text().strip()
@@ -207,11 +214,28 @@ def html_sections(markup: str) -> HtmlText:
     return HtmlText(sections, tables, navigation)
 
 
+def _leading_inline(tag: Any) -> tuple[list[Any], Any]:
+    """The children of ``tag`` before its first block-level one (comments aside), and an iterator over the rest
+    starting at that block (None when there is none)."""
+    from bs4.element import PreformattedString, Tag
+
+    lead: list[Any] = []
+    children = iter(tag.children)
+    for node in children:
+        if isinstance(node, Tag) and (node.find(_STRUCTURE) is not None or node.name in _STRUCTURE):
+            return lead, itertools.chain([node], children)
+        if not isinstance(node, PreformattedString):
+            lead.append(node)
+    return lead, None
+
+
 def _inline_text(tag: Any) -> str:
     """A heading's text as one line: its strings joined as written (no space added inside a word split by
     markup), a line break read as a space."""
     from bs4.element import NavigableString, PreformattedString
 
+    if getattr(tag, "name", None) == "br":
+        return " "
     pieces = []
     for node in tag.descendants:
         if getattr(node, "name", None) == "br":
