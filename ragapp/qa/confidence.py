@@ -34,7 +34,7 @@ SentenceScorer = Callable[[str, Sequence[str]], Sequence[float | None]]
 
 @dataclass(frozen=True)
 class Thresholds:
-    high_from: float = 0.5  # on_topic score from which an answer passing every check is "high"
+    high_from: float = 0.9  # on_topic score from which an answer passing every check is "high"
     low_below: float = 0.05  # on_topic score under which an answer is "low"
 
 
