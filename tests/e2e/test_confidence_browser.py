@@ -12,12 +12,12 @@ import pytest
 
 pytestmark = [pytest.mark.e2e]
 
-KETTLE = """# Orion Kettle K9 quick facts
+PURIFIER = """# Breeze Air B3 care
 
-The Orion Kettle K9 boils 1.7 litres of water in 3 minutes and 40 seconds.
-Its limescale filter, part number OK-FLT-77, should be rinsed every 14 days.
+The Breeze Air B3 purifier cleans a 40 square metre room in 12 minutes on its highest setting.
+Its carbon filter, part number BR-CF-31, should be replaced every 90 days.
 """
-QUESTION = "How many days apart should the limescale filter of the Orion Kettle K9 be rinsed?"
+QUESTION = "How many days apart should the carbon filter of the Breeze Air B3 be replaced?"
 WARNING = "May be wrong — check the passage below"
 
 
@@ -27,19 +27,19 @@ def test_a_low_confidence_answer_says_so_and_shows_its_passage_open(
     ask_and_wait: Callable[[Any, str], None],
     artifacts: Path,
 ) -> None:
-    rig, url = scripted_app({"orion_kettle_k9.md": KETTLE})
+    rig, url = scripted_app({"breeze_air_b3.md": PURIFIER})
     page = open_page(url)
     chat = page.locator("#chatbot")
 
-    rig.llm.enqueue("The OK-FLT-77 limescale filter of the Orion Kettle K9 should be rinsed regularly [1].")
+    rig.llm.enqueue("The BR-CF-31 carbon filter of the Breeze Air B3 should be replaced regularly [1].")
     ask_and_wait(page, QUESTION)  # a "how many" answered with no number: supported, but no answer
     chat.get_by_text(WARNING).first.wait_for()
     chat.get_by_text("it may not answer what was asked").first.wait_for()
     # The passage it rests on is open, not behind a click: its text is on screen.
-    chat.get_by_text("should be rinsed every 14 days").last.wait_for(state="visible")
+    chat.get_by_text("should be replaced every 90 days").last.wait_for(state="visible")
     page.screenshot(path=str(artifacts / "low-confidence.png"), full_page=True)
 
-    rig.llm.enqueue("Every 14 days [1].")
+    rig.llm.enqueue("Every 90 days [1].")
     ask_and_wait(page, QUESTION)
-    chat.get_by_text("Every 14 days").last.wait_for()
+    chat.get_by_text("Every 90 days").last.wait_for()
     assert chat.get_by_text(WARNING).count() == 1  # only under the first answer
