@@ -441,8 +441,11 @@ class DocumentMaker:
     operators, Helvetica), a scan (text drawn into an image with a real font), and that scan as an image-only
     PDF (no text layer at all)."""
 
-    def table_pdf(self, path: Path, title: str, rows: list[list[str]], note: str = "") -> Path:
-        """One A4 page: a title, a table with a rule around every cell, and a line of text under it."""
+    def table_pdf(
+        self, path: Path, title: str, rows: list[list[str]], note: str = "", ruled: set[int] | None = None
+    ) -> Path:
+        """One A4 page: a title, a table with a rule around every cell (or only around the cells of the columns
+        in ``ruled``, as some manuals rule their numbers and not the names beside them), and a line of text."""
         width, left, top, row_h = 595, 60, 720, 24
         col_w = (width - 2 * left) / max(len(r) for r in rows)
         ops = [f"BT /F1 16 Tf {left} 770 Td ({_pdf_text(title)}) Tj ET", "0.8 w"]
@@ -450,7 +453,8 @@ class DocumentMaker:
             y = top - i * row_h
             for j, cell in enumerate(row):
                 x = left + j * col_w
-                ops.append(f"{x:.1f} {y - row_h} {col_w:.1f} {row_h} re S")
+                if ruled is None or j in ruled:
+                    ops.append(f"{x:.1f} {y - row_h} {col_w:.1f} {row_h} re S")
                 ops.append(f"BT /F1 11 Tf {x + 5:.1f} {y - row_h + 8} Td ({_pdf_text(cell)}) Tj ET")
         if note:
             ops.append(f"BT /F1 11 Tf {left} {top - len(rows) * row_h - 30} Td ({_pdf_text(note)}) Tj ET")

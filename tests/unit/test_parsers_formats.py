@@ -191,3 +191,11 @@ def test_epub_chapters_in_spine_order(tmp_path: Path) -> None:
     assert (first.page, first.heading, first.text) == (1, "Charging", "Charge for two hours.")
     assert (second.page, second.heading, second.has_table) == (2, "Prices", True)
     assert second.text == f"In euros.\n{TABLE}" and parsed.report.tables == 1 and parsed.pages == 2
+
+
+def test_a_table_ruled_only_in_part_keeps_every_word_of_its_rows(tmp_path: Path, make_documents: Any) -> None:
+    rows = [["Package", "Popcon", "Size"], ["apt-utils", "V:351", "1030"], ["synaptic", "V:42", "7686"]]
+    path = make_documents.table_pdf(tmp_path / "tools.pdf", "Package tools", rows, "Do not erase files.", {1, 2})
+    text = "\n".join(s.text for s in parse_file(path).sections)
+    assert "apt-utils" in text and "synaptic" in text  # the unruled column is not lost with the ruled ones
+    assert "Do not erase files." in text  # words apart, as the page sets them

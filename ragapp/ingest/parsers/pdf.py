@@ -85,6 +85,9 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
     return ParsedDocument(name, "pdf", tuple(sections), count, quality, tuple(boxes))
 
 
+TABLE_KEEPS = 0.8  # a table whose cells hold less of its band's letters than this is read as text instead
+
+
 def _pages_with_tables(path: Path, count: int) -> dict[int, tuple[str, int]]:
     """Page number -> (the page's text with its tables as Markdown in their place, how many), for the pages
     where pdfplumber finds a ruled table of two columns or more. A page it cannot read keeps its text layer."""
@@ -123,14 +126,32 @@ def _page_with_tables(page: Any) -> tuple[str, int]:
     tables.sort(key=lambda t: t[0][1])
     parts: list[str] = []
     top = 0.0
+    kept = 0
     for (_x0, table_top, _x1, table_bottom), markdown in tables:
         if table_top > top:
-            parts.append(page.crop((0, top, page.width, table_top)).extract_text() or "")
-        parts.append(markdown)
+            parts.append(_text(page, top, table_top))
+        # A table ruled only in part (the Debian Reference rules its numeric columns, not the names beside them)
+        # yields the ruled cells alone: its band of the page is then kept as text, every word in it.
+        band = _text(page, max(top, table_top), table_bottom)
+        if _letters(markdown) >= TABLE_KEEPS * _letters(band):
+            parts.append(markdown)
+            kept += 1
+        else:
+            parts.append(band)
         top = max(top, table_bottom)
     if top < page.height:
-        parts.append(page.crop((0, top, page.width, page.height)).extract_text() or "")
-    return "\n\n".join(part.strip() for part in parts if part.strip()), len(tables)
+        parts.append(_text(page, top, page.height))
+    return "\n\n".join(part.strip() for part in parts if part.strip()), kept
+
+
+def _text(page: Any, top: float, bottom: float) -> str:
+    """The text of a band of ``page``, words apart: pdfplumber's default tolerance (3 pt) joins the words of
+    tightly set fonts ("Donoteraseoralterfiles"), 1.5 pt keeps them."""
+    return str(page.crop((0, top, page.width, bottom)).extract_text(x_tolerance=1.5) or "") if bottom > top else ""
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalnum() for ch in text)
 
 
 def page_boxes(page: int, lines: Sequence[OcrLine], width: int, height: int) -> list[OcrBox]:
