@@ -43,3 +43,38 @@ def test_the_report_keeps_its_coverage_and_is_silent_above_the_line() -> None:
     assert low.coverage_warning() == "⚠️ only 50% of its text was indexed; not read: “a”, “b” and 3 more passages"
     assert ParseReport.from_dict(low.to_dict()) == low
     assert ParseReport.from_dict({"coverage": "x", "unread": 3}).coverage is None  # an odd row still opens
+
+
+def test_office_files_are_measured_against_every_paragraph_and_cell(tmp_path: Path) -> None:
+    import docx
+    from openpyxl import Workbook
+    from pptx import Presentation
+
+    from ragapp.ingest.boilerplate import split_boilerplate
+    from ragapp.ingest.chunking import chunk_document
+    from ragapp.ingest.parsing import parse_file
+
+    document = docx.Document()
+    document.add_heading("Care", 1)
+    document.add_paragraph(KEPT)
+    table = document.add_table(rows=2, cols=2)
+    for r, row in enumerate([["Part", "Interval"], ["HEPA filter", "90 days"]]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    document.save(str(tmp_path / "care.docx"))
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Battery"
+    slide.placeholders[1].text = LOST
+    slide.notes_slide.notes_text_frame.text = "Mention the fast charger."
+    deck.save(str(tmp_path / "deck.pptx"))
+    book = Workbook()
+    book.active.append(["Part", "Price"])
+    book.active.append(["side brush", 9.5])
+    book.save(str(tmp_path / "parts.xlsx"))
+
+    for name in ("care.docx", "deck.pptx", "parts.xlsx"):
+        parsed = parse_file(tmp_path / name)
+        split = split_boilerplate(parsed, "d")
+        report = with_coverage(tmp_path / name, parsed, chunk_document(split.doc, "d", 400, 60), split.skipped)
+        assert report.coverage == 1.0, (name, report.unread)
