@@ -47,6 +47,7 @@ def test_upload_list_read_and_delete_documents(serve_api: Callable[..., Served])
         detail = http.get(f"/v1/documents/{kettle}").json()
         assert detail["name"] == "kettle.md" and detail["file_kept"] is True
         assert "1.7 litres" in detail["chunk_list"][0]["text"] and detail["chunk_list"][0]["location"]
+        assert detail["report"]["coverage"] == 1.0 and detail["report"]["unread"] == []  # all of its text indexed
 
         again = http.post("/v1/documents", params={"wait": "true"}, files=[("files", ("kettle.md", KETTLE.encode()))])
         assert again.status_code == 200 and again.json()["results"][0]["status"] == "duplicate"
