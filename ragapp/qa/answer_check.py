@@ -14,11 +14,20 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.facts import key_facts
 from ragapp.core.lang import is_chinese
-from ragapp.core.types import Chunk, Citation, Confidence, ConfidenceCheck, RetrievedChunk, SentenceSupport
+from ragapp.core.types import (
+    Chunk,
+    Citation,
+    Confidence,
+    ConfidenceCheck,
+    ConfidenceLevel,
+    RetrievedChunk,
+    SentenceSupport,
+)
 from ragapp.qa.citations import cited_numbers
 from ragapp.qa.confidence import DEFAULT_THRESHOLDS, SentenceScorer, Thresholds, assess
 from ragapp.qa.grounding import (
@@ -30,7 +39,7 @@ from ragapp.qa.grounding import (
     split_sentences,
     strip_markers,
 )
-from ragapp.qa.prompts import quoted_message, unsupported_message
+from ragapp.qa.prompts import part_missing_message, quoted_message, unsupported_message
 from ragapp.rerank.base import Reranker
 from ragapp.store.tokenize import STOPWORDS, tokenize
 
@@ -79,6 +88,45 @@ def checked_answer(
     return AnswerEvent(
         text, _citations(text, kept, support), grounded=True, abstained=refused, support=support, confidence=confidence
     )
+
+
+def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]) -> AnswerEvent:
+    """One answer to a question of several ``parts`` from each part's checked answer, in order: a part the
+    documents do not answer says so on a line of its own; the citations of every answered part (the parts
+    share the passages' numbers); the lowest of their confidences, low when a part went unanswered. Refused
+    only when every part was."""
+    answered = [a for a in answers if not a.abstained]
+    if not answered:
+        return answers[0]
+    pairs = zip(parts, answers, strict=True)
+    lines = [a.text if not a.abstained else part_missing_message(question, p) for p, a in pairs]
+    cited: dict[int, Citation] = {}
+    for citation in (c for a in answered for c in a.citations):
+        held = cited.get(citation.number)
+        highlights = held.highlights + citation.highlights if held else citation.highlights
+        cited[citation.number] = replace(citation, highlights=tuple(dict.fromkeys(highlights)))
+    checks = [
+        replace(c, detail=f"part {n}: {c.detail}" if c.detail else f"part {n}")
+        for n, a in enumerate(answers, start=1)
+        if a.confidence is not None
+        for c in a.confidence.checks
+    ]
+    levels = [a.confidence.level for a in answered if a.confidence is not None]
+    level: ConfidenceLevel | None = min(levels, key=_LEVELS.index) if levels else None
+    missing = len(answers) - len(answered)
+    if missing:
+        checks.append(ConfidenceCheck("parts", False, f"{missing} of {len(answers)} parts not in the documents"))
+        level = "low"
+    return AnswerEvent(
+        "\n\n".join(lines),
+        tuple(cited.values()),
+        grounded=any(a.grounded for a in answered),
+        support=tuple(s for a in answers for s in a.support),
+        confidence=Confidence(level, tuple(checks)) if level else None,
+    )
+
+
+_LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium", "high")
 
 
 def echoes(question: str, reply: str) -> bool:

@@ -51,6 +51,11 @@ def passages_only_message(question: str, count: int) -> str:
     return f"The model could not produce an answer right now. These are the most relevant passages: {markers}"
 
 
+def part_missing_message(question: str, part: str) -> str:
+    """In an answer put together from its parts, instead of a part the documents do not answer."""
+    return f"文档中没有提到：{part}" if is_chinese(question) else f"The documents do not say: {part}"
+
+
 def answer_slot(question: str) -> str:
     """The model context answers in this question's language use: their instructions stay read there between
     answers, where other model calls (rewrite, translation) and the other language's answers would evict them."""
@@ -77,15 +82,29 @@ def format_context(chunks: Sequence[RetrievedChunk]) -> str:
 
 
 def answer_messages(
-    question: str, chunks: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""
+    question: str,
+    chunks: Sequence[RetrievedChunk],
+    history: Sequence[ChatTurn] = (),
+    summary: str = "",
+    part: str | None = None,
 ) -> list[ChatTurn]:
+    """The answering prompt; with ``part``, for that part of a question of several parts, the whole question
+    beside it (a part may lean on the one before: "which call stops that again?"). The parts' prompts differ
+    only in their last line, so the model reads the passages once for all of them (the KV cache keeps them)."""
     chinese = is_chinese(question)
     system = system_prompt(chinese, len(chunks)) + _summary_note(summary, chinese)
     label_context, label_question = ("参考资料", "问题") if chinese else ("Context", "Question")
     # The question comes last. Repeating the rules after it was tried and made the 1.5B model answer with a
     # bare "[2]" or refuse answerable questions (2/14 correct on the demo questions against 8/14 without).
     user = f"{label_context}:\n{format_context(chunks)}\n\n{label_question}: {question}"
+    if part is not None:
+        user += f"\n{PART_ZH if chinese else PART_EN}{part}"
     return [ChatTurn("system", system), *history, ChatTurn("user", user)]
+
+
+# Before a part of the question, answered on its own (``answer_messages``); replay reads the part back after it.
+PART_EN = "Answer only this part of it now: "
+PART_ZH = "现在只回答其中这一问："
 
 
 SYSTEM_REPLY_EN = (

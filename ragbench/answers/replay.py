@@ -23,9 +23,10 @@ from ragapp.core.errors import ConfigError
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.types import Chunk, Citation, Confidence, RetrievedChunk
 from ragapp.engine.build import load_builtins
-from ragapp.qa.answer_check import SentenceScorer, checked_answer, reranker_scorer
+from ragapp.qa.answer_check import SentenceScorer, checked_answer, composed, reranker_scorer
 from ragapp.qa.confidence import DEFAULT_THRESHOLDS, Thresholds
 from ragapp.qa.grounding import SupportRules
+from ragapp.qa.prompts import PART_EN, PART_ZH
 from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.model import LLMCallRecord, Trace
@@ -59,11 +60,29 @@ def newest_state(answer_set: AnswerSet, cache: Path) -> Path:
     return max(built, key=lambda p: (p / READY).stat().st_mtime)
 
 
-def answering_call(trace: Trace) -> LLMCallRecord | None:
-    """The call that wrote the answer: the last plain-text call (rewriting and routing come before it and ask for
-    JSON; agent steps carry tools)."""
+def answering_calls(trace: Trace) -> list[tuple[str | None, LLMCallRecord]]:
+    """The calls that wrote the answer, each with the part of the question it answered (None: the whole
+    question): the last plain-text call (rewriting and routing come before it and ask for JSON; agent steps
+    carry tools), and for a question answered part by part, the run of parts' calls it ends."""
     plain = [c for c in trace.llm_calls if not c.call.json and not c.call.tools and c.call.error is None]
-    return plain[-1] if plain and trace.context else None
+    if not plain or not trace.context:
+        return []
+    calls: list[tuple[str | None, LLMCallRecord]] = []
+    for call in reversed(plain):
+        part = _part_of(call)
+        if part is None:
+            return calls[::-1] or [(None, call)]
+        calls.append((part, call))
+    return calls[::-1]
+
+
+def _part_of(call: LLMCallRecord) -> str | None:
+    last = str(call.call.messages[-1].get("content", "")) if call.call.messages else ""
+    line = last.rsplit("\n", 1)[-1]
+    for label in (PART_EN, PART_ZH):
+        if line.startswith(label):
+            return line[len(label) :]
+    return None
 
 
 def replayed(
@@ -74,10 +93,10 @@ def replayed(
     scorer: SentenceScorer | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> AnswerEvent | None:
-    """The answer today's check makes of the trace's reply, or None when no reply was checked (nothing reached
-    the prompt, a clarifying question)."""
-    call = answering_call(trace)
-    if call is None or trace.answer is None:
+    """The answer today's check makes of the trace's reply (or its parts' replies, put together), or None when
+    no reply was checked (nothing reached the prompt, a clarifying question)."""
+    calls = answering_calls(trace)
+    if not calls or trace.answer is None:
         return None
     kept = [RetrievedChunk(chunks[ref.chunk_id], 0.0, {}, {}) for ref in trace.context if ref.chunk_id in chunks]
     evidence = None
@@ -85,7 +104,12 @@ def replayed(
     if quoted is not None and quoted.chunk_id in chunks:  # the quote shown before the answer, as it was
         citation = Citation(quoted.number, chunks[quoted.chunk_id], None, (quoted.quote,))
         evidence = EvidenceEvent(quoted.quote, citation)
-    return checked_answer(question.question, call.call.completion, kept, rules, scorer, evidence, thresholds)
+    part, call = calls[0]
+    if part is None:
+        return checked_answer(question.question, call.call.completion, kept, rules, scorer, evidence, thresholds)
+    parts = [p or "" for p, _ in calls]
+    answers = [checked_answer(p or "", c.call.completion, kept, rules, scorer, None, thresholds) for p, c in calls]
+    return composed(question.question, parts, answers)
 
 
 def _scored(

@@ -138,12 +138,12 @@ def test_a_failing_reranker_keeps_the_fused_order(make_engine: Callable[..., Rig
     assert result.chunks
     assert all(c.rerank_score is None for c in result.candidates)
 
-    broken.llm.enqueue("Run ./run.sh [1].")
+    broken.llm.enqueue("Run ./run.sh [1].", "In config.yaml [1].")  # the question's two parts, one by one
     events = list(broken.engine.chat.ask(QUESTION))
     assert [e.message for e in events if isinstance(e, NoticeEvent)] == [
         "reranker failed (RuntimeError); using the fused order"
     ]
-    assert isinstance(events[-1], AnswerEvent) and events[-1].text == "Run ./run.sh [1]."
+    assert isinstance(events[-1], AnswerEvent) and events[-1].text == "Run ./run.sh [1].\n\nIn config.yaml [1]."
 
 
 def test_a_cross_encoder_that_cannot_load_degrades_instead_of_failing(

@@ -27,6 +27,7 @@ from ragapp.core.events import (
 )
 from ragapp.core.types import ChatTurn
 from ragapp.qa.pipeline import Clarified
+from ragapp.qa.prompts import PART_EN
 
 pytestmark = pytest.mark.integration
 
@@ -110,25 +111,47 @@ def test_follow_up_is_rewritten_with_the_conversation_and_routed(rig: object) ->
     assert only(events, AnswerEvent)[0].citations
 
 
-def test_multi_part_question_is_split_and_each_part_routed_and_retrieved(rig: object) -> None:
+def test_multi_part_question_is_split_and_each_part_routed_retrieved_and_answered(rig: object) -> None:
     question = "How long does the Alpha battery last, and how much does the Beta weigh?"
     rig.llm.enqueue(  # type: ignore[attr-defined]
-        '{"question": "' + question + '", "sub_questions": ["How long does the Alpha battery last?", '
-        '"How much does the Beta robot weigh?"]}',
         matches(("alpha.specs", 0.9)),
         matches(("beta.specs", 0.8)),
-        "Alpha: 90 minutes [1]. Beta: 3.4 kg [2].",
+        "The Alpha battery lasts 90 minutes [1].",
+        "The Beta weighs 3.4 kg [2].",
     )
     events = ask(rig, question)
 
-    assert only(events, RewriteEvent)[0].sub_questions == (
-        "How long does the Alpha battery last?",
-        "How much does the Beta robot weigh?",
-    )
+    # Cut by its wording, without a model call: both parts stand alone, so each is routed and searched.
+    parts = ("How long does the Alpha battery last", "how much does the Beta weigh?")
+    assert only(events, RewriteEvent)[0].sub_questions == parts
     assert [r.intents[0].code for r in only(events, RoutingEvent)] == ["alpha.specs", "beta.specs"]
     assert sources(events) == {"alpha_manual.md", "beta_manual.md"}
-    # The answer is asked for the whole question, never a part of it.
-    assert rig.llm.calls[-1][-1].content.endswith(question)  # type: ignore[attr-defined]
+    # Each part is answered from the same passages, with the whole question beside it, then put together.
+    answer_calls = rig.llm.calls[-2:]  # type: ignore[attr-defined]
+    for call, part in zip(answer_calls, parts, strict=True):
+        assert call[-1].content.endswith(f"Question: {question}\n{PART_EN}{part}")
+    assert answer_calls[0][-1].content.split("Question:")[0] == answer_calls[1][-1].content.split("Question:")[0]
+    answer = only(events, AnswerEvent)[0]
+    assert answer.text == "The Alpha battery lasts 90 minutes [1].\n\nThe Beta weighs 3.4 kg [2]."
+    assert [c.number for c in answer.citations] == [1, 2]
+    assert not answer.abstained
+
+
+def test_a_part_the_documents_do_not_answer_is_named_and_the_rest_answered(rig: object) -> None:
+    question = "How long does the Alpha battery last? How long is the Alpha's charging cable?"
+    rig.llm.enqueue(  # type: ignore[attr-defined]
+        matches(("alpha.specs", 0.9)),
+        matches(("alpha.specs", 0.9)),
+        "The Alpha battery lasts 90 minutes [1].",
+        "The charging cable is 1.8 m long [1].",
+    )
+    answer = only(ask(rig, question), AnswerEvent)[0]
+
+    first, second = answer.text.split("\n\n")
+    assert first == "The Alpha battery lasts 90 minutes [1]."
+    assert second == "The documents do not say: How long is the Alpha's charging cable?"
+    assert not answer.abstained and answer.confidence is not None and answer.confidence.level == "low"
+    assert any(c.check == "parts" and not c.passed for c in answer.confidence.checks)
 
 
 def test_a_single_plain_question_makes_no_rewrite_call(rig: object) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragapp.core.types import Chunk, RetrievedChunk
-from ragapp.qa.answer_check import checked_answer
+from ragapp.qa.answer_check import checked_answer, composed
 from ragapp.qa.confidence import Thresholds, assess
 from ragapp.qa.grounding import check_support
 
@@ -84,3 +84,34 @@ def test_the_answer_event_carries_its_confidence_and_an_echo_is_low() -> None:
     assert echo.confidence is not None and echo.confidence.level == "low"
     refused = checked_answer("Which pointer kind is assumed by default?", "It is 42 [1].", kept, scorer=scorer)
     assert refused.abstained and refused.confidence is None  # a refusal carries no confidence
+
+
+def checked(question: str, reply: str) -> object:
+    kept = [RetrievedChunk(Chunk("c1", "d", 0, PASSAGE, "idl.html"), 0.5, {}, {})]
+    return checked_answer(question, reply, kept, scorer=scorer, thresholds=Thresholds(0.5, 0.05))
+
+
+def test_parts_answered_one_by_one_are_put_together_in_order_with_their_citations() -> None:
+    parts = ["Which pointer kind is assumed by default?", "Which version added big arrays?"]
+    answers = [checked(parts[0], "The default is unique [1]."), checked(parts[1], "Version 2.4 added them [1].")]
+    answer = composed(" ".join(parts), parts, answers)  # type: ignore[arg-type]
+
+    assert answer.text == "The default is unique [1].\n\nVersion 2.4 added them [1]."
+    assert not answer.abstained and answer.grounded
+    (citation,) = answer.citations  # both parts cite passage 1: one citation, both sentences highlighted
+    assert citation.number == 1 and len(citation.highlights) == 2
+    levels = [a.confidence.level for a in answers]  # type: ignore[attr-defined]
+    assert levels == ["medium", "low"] and answer.confidence is not None and answer.confidence.level == "low"
+    assert {c.detail.split(":")[0] for c in answer.confidence.checks} == {"part 1", "part 2"}
+
+
+def test_a_part_not_in_the_passages_is_named_and_only_all_parts_refused_is_a_refusal() -> None:
+    parts = ["Which pointer kind is assumed by default?", "Which version added the cuda attribute?"]
+    answered = checked(parts[0], "The default is unique [1].")
+    refused = checked(parts[1], "Version 3.1 added it [1].")
+    assert refused.abstained  # type: ignore[attr-defined]
+
+    answer = composed("both?", parts, [answered, refused])  # type: ignore[list-item]
+    assert answer.text == "The default is unique [1].\n\nThe documents do not say: " + parts[1]
+    assert not answer.abstained and answer.confidence is not None and answer.confidence.level == "low"
+    assert composed("both?", parts, [refused, refused]) is refused  # type: ignore[list-item]

@@ -1,12 +1,13 @@
-"""When the rewrite call is made: a follow-up that points back into the conversation, or a multi-part question;
-never for a follow-up that stands alone (it would cost a model call to get the same question back)."""
+"""When the rewrite call is made: in a conversation, a follow-up that points back or a multi-part question; never
+for a follow-up that stands alone (it would cost a model call to get the same question back). A question asked on
+its own is cut into its parts by its wording."""
 
 from __future__ import annotations
 
 import pytest
 
 from ragapp.core.types import ChatTurn
-from ragapp.qa.rewrite import QuestionPlanner, stands_alone
+from ragapp.qa.rewrite import QuestionPlanner, split_parts, stands_alone
 
 HISTORY = [ChatTurn("user", "What does error E07 mean on the V2 Pro?"), ChatTurn("assistant", "A stuck brush [1].")]
 
@@ -39,7 +40,44 @@ def test_a_follow_up_that_stands_alone_is_searched_as_asked(question: str) -> No
     assert not planner.needed(question, [], "the user asked about the V2 Pro")
 
 
-def test_a_multi_part_question_is_split_with_or_without_a_conversation() -> None:
+def test_a_multi_part_question_is_rewritten_in_a_conversation_and_cut_by_its_wording_alone() -> None:
     planner = QuestionPlanner(None, 1.0, 3)  # type: ignore[arg-type]
     question = "When was Lumen founded, and how many employees does it have?"
-    assert planner.needed(question, [], "") and planner.needed(question, HISTORY, "")
+    assert planner.needed(question, HISTORY, "") and not planner.needed(question, [], "")
+    plan = planner.split(question)
+    # "how many employees does it have?" leans on the first part: the whole question is searched
+    assert plan.sub_questions == (question,)
+    assert plan.answer_parts == ("When was Lumen founded", "how many employees does it have?")
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "Which call makes R step through a function each time it runs, and which call stops that again?",
+            ("Which call makes R step through a function each time it runs", "which call stops that again?"),
+        ),
+        (
+            "warn 选项的默认值是多少？警告消息存在哪个变量里？",
+            ("warn 选项的默认值是多少？", "警告消息存在哪个变量里？"),
+        ),
+        ("What is it? Why?", ("What is it? Why?",)),  # "Why?" alone is a fragment: no cut
+        ("Does fasta36 search DNA and protein?", ("Does fasta36 search DNA and protein?",)),
+        ("A one? B two? C three? D four?", ("A one?", "B two?", "C three? D four?")),
+    ],
+)
+def test_a_question_is_cut_into_its_parts_by_its_wording(question: str, parts: tuple[str, ...]) -> None:
+    assert split_parts(question, 3) == parts
+
+
+def test_parts_that_stand_alone_are_each_searched() -> None:
+    plan = QuestionPlanner(None, 1.0, 3).split("How long does the Alpha battery last? How much does the Beta weigh?")  # type: ignore[arg-type]
+    assert (
+        plan.sub_questions
+        == plan.answer_parts
+        == (
+            "How long does the Alpha battery last?",
+            "How much does the Beta weigh?",
+        )
+    )
+    assert QuestionPlanner(None, 1.0, 3).split("How long does the battery last?").answer_parts == ()  # type: ignore[arg-type]
