@@ -26,9 +26,13 @@ from ragapp.qa.citations import MARKER, cited_numbers
 from ragapp.store.tokenize import tokenize
 
 _CLOSE = "\"'”’」』)）*_"
-# A sentence ends at . ! ? before a space or the end (not inside 2.5 or run.sh), at 。！？ or a line break; the
-# closing quotes and the [n] markers written after the mark belong to it.
-_BOUNDARY = re.compile(rf"(?:[.!?](?=[\s\[【{_CLOSE}]|$)|[。！？]|\n)[{_CLOSE}]*(?:[ \t]*{MARKER.pattern})*[ \t]*\n*")
+# A sentence ends at . ! ? before a space or the end (not inside 2.5 or run.sh, nor after an initial or an
+# abbreviation: "John M. Chambers", "e.g. this"), at 。！？ or a line break; the closing quotes and the [n]
+# markers written after the mark belong to it.
+_BOUNDARY = re.compile(
+    rf"(?:(?<!\b[A-Z])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.!?](?=[\s\[【{_CLOSE}]|$)|[。！？]|\n)"
+    rf"[{_CLOSE}]*(?:[ \t]*{MARKER.pattern})*[ \t]*\n*"
+)
 _MARKERS = re.compile(rf"[ \t]*{MARKER.pattern}")
 _TAIL = re.compile(rf"(.*?)([.!?。！？]?[{_CLOSE}]*)(\s*)$", re.DOTALL)
 # Sentences that only point at the passages: "This is stated in the passage on page 10.", "这在段落 [1] 中有说明。"

@@ -102,6 +102,16 @@ def test_a_fact_without_the_words_around_it_is_not_support() -> None:
     assert sentence.status == "unsupported" and sentence.missing == ()  # 90 is there, but not about a warranty
 
 
+def test_an_initial_or_an_abbreviation_does_not_end_a_sentence() -> None:
+    # "John M. Chambers [1]" cut at "M." came back as "John M [1]. Chambers [1]" (a marker fixed onto each half)
+    assert split_sentences("John M. Chambers [1]. He won it, e.g. in 1998.") == [
+        "John M. Chambers [1]. ",
+        "He won it, e.g. in 1998.",
+    ]
+    support = check_support("S was designed by John M. Chambers [1].", ["S was designed by John M. Chambers."])
+    assert [s.text for s in support] == ["S was designed by John M. Chambers [1]."]
+
+
 def test_chinese_sentences_are_checked_with_chinese_words() -> None:
     support = check_support("充满电后最长可工作约 120 分钟 [1]。充电需要 8 小时 [4]。", PASSAGES)
     assert [s.status for s in support] == ["supported", "unsupported"]
