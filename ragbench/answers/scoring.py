@@ -66,7 +66,7 @@ def contains_all(text: str, needles: Sequence[Needle]) -> bool:
 
 
 def _norm(heading: str | None) -> str:
-    return " ".join((heading or "").split()).lower()
+    return "".join((heading or "").split()).lower()  # "1.2.Pages" and "1.2. Pages" are one heading
 
 
 def on_evidence(chunk: Chunk, doc_id: str | None, evidence: Iterable[Evidence]) -> bool:

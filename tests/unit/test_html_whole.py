@@ -89,6 +89,15 @@ def test_a_prose_table_and_a_framed_cell_are_read_as_text_not_cut(tmp_path: Path
     assert "| Option | Meaning |\n| --- | --- |\n| -v | verbose |" in text and parsed.report.tables == 1
 
 
+def test_a_space_written_inside_a_headings_markup_is_kept(tmp_path: Path) -> None:
+    # SQLite's pages number their headings as "<span>1.2. </span>Pages": read as "1.2.Pages" it matched no
+    # section of the answer set, and the keyword channel saw one word
+    page = tmp_path / "fileformat.html"
+    page.write_text("<h2 id='pages'><span>1.2. </span>Pages</h2><p>The file is one or more pages.</p>")
+    (section,) = parse_file(page).sections
+    assert section.heading == "1.2. Pages"
+
+
 def test_a_heading_with_no_text_of_its_own_leads_the_next_one(tmp_path: Path) -> None:
     page = tmp_path / "api.html"
     page.write_text("<h2>Description</h2><h2>Details</h2><h3>xsltInit ()</h3><p>Initializes the processor.</p>")

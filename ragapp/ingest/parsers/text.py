@@ -230,8 +230,9 @@ def _leading_inline(tag: Any) -> tuple[list[Any], Any]:
 
 
 def _inline_text(tag: Any) -> str:
-    """A heading's text as one line: its strings joined as written (no space added inside a word split by
-    markup), a line break read as a space."""
+    """A heading's piece of text: its strings joined as written (no space added inside a word split by markup,
+    none taken away: "<span>1.2. </span>Pages" keeps its space), a line break read as a space; the caller
+    makes the heading one line."""
     from bs4.element import NavigableString, PreformattedString
 
     if getattr(tag, "name", None) == "br":
@@ -242,7 +243,7 @@ def _inline_text(tag: Any) -> str:
             pieces.append(" ")
         elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
             pieces.append(str(node))
-    return " ".join("".join(pieces).split())
+    return "".join(pieces)
 
 
 PARSERS.register(".htm")(parse_html)
