@@ -242,13 +242,13 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
     """Settings rooted at ``state_dir``: no demo, scripted LLM, the workflow's rewriting and routing calls off
     (tests script the answer call; workflow tests turn them on, and routing by the model: fast routing by the
     embedder would skip the classifier replies they script; the fast path has tests of its own; translating a
-    question into the documents' language is an extra call, off unless a test turns it on) and no
-    reranker (so the relevance gate is the channel-score one the tests were written against; reranker tests
-    turn it on); ``overrides`` are merged section by section."""
+    question into the documents' language, or searching again with its likely answer, is an extra call, off
+    unless a test turns it on) and no reranker (so the relevance gate is the channel-score one the tests were
+    written against; reranker tests turn it on); ``overrides`` are merged section by section."""
     base: dict[str, Any] = {
         "paths": {"state_dir": state_dir, "load_demo": False},
         "llm": {"backend": "scripted"},
-        "workflow": {"rewrite": False, "route": False, "fast_route": False, "translate": False},
+        "workflow": {"rewrite": False, "route": False, "fast_route": False, "translate": False, "rephrase": False},
         "rerank": {"backend": "none"},  # the gate without a reranker; reranker tests turn it on
     }
     return Settings(**_merge(base, overrides))

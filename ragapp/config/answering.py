@@ -132,8 +132,9 @@ class RetrievalSettings(BaseModel):
 class WorkflowSettings(BaseModel):
     rewrite: bool = Field(
         True,
-        description="Rewrite follow-up questions into standalone ones and split multi-part questions (one LLM "
-        "call, made only when there is a conversation or the question looks multi-part).",
+        description="Rewrite follow-up questions into standalone ones and split multi-part ones (one LLM call, "
+        "made only in a conversation, for a follow-up that points back or looks multi-part). A question asked on "
+        "its own is split by its wording, without a call, whatever this says.",
     )
     route: bool = Field(
         True,
@@ -176,6 +177,19 @@ class WorkflowSettings(BaseModel):
         le=1.0,
         description="Translate only when no passage kept in the question's own language has a rerank score this "
         "high (without a reranker: when none of its own language is kept).",
+    )
+    rephrase: bool = Field(
+        True,
+        description="A question whose search keeps nothing the reranker scores rephrase_below_score or more is "
+        "searched once more together with the sentence the model would answer it with (one short call; the "
+        "sentence is never shown, the answer still comes from passages only).",
+    )
+    rephrase_below_score: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="Search again only when no passage kept has a rerank score this high (without a reranker: "
+        "when nothing is kept). 0.3 was chosen on the blind answer set's dev split (docs/benchmarks.md).",
     )
     max_sub_questions: int = Field(3, ge=1, description="A multi-part question is split into at most this many.")
     step_timeout_s: float = Field(

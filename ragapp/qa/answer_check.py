@@ -75,11 +75,7 @@ def checked_answer(
             return quoted_answer(question, evidence)
     support = tuple(check_support(reply, [as_shown(c) for c in kept], rules))
     if not said or core_unsupported(support):
-        closest = tuple(
-            Citation(n, c.chunk, c.rerank_score, (best_sentence(c.chunk.text, question),))
-            for n, c in enumerate(kept[:CLOSEST], start=1)
-        )
-        return AnswerEvent(unsupported_message(question), closest, grounded=False, abstained=True, support=support)
+        return _refusal(question, kept, support)
     text = "".join(s.text for s in support).strip()
     refused = model_refused(support)
     quote = evidence.quote if evidence is not None else None
@@ -88,6 +84,14 @@ def checked_answer(
     return AnswerEvent(
         text, _citations(text, kept, support), grounded=True, abstained=refused, support=support, confidence=confidence
     )
+
+
+def _refusal(question: str, kept: Sequence[RetrievedChunk], support: Sequence[SentenceSupport]) -> AnswerEvent:
+    closest = tuple(
+        Citation(n, c.chunk, c.rerank_score, (best_sentence(c.chunk.text, question),))
+        for n, c in enumerate(kept[:CLOSEST], start=1)
+    )
+    return AnswerEvent(unsupported_message(question), closest, grounded=False, abstained=True, support=tuple(support))
 
 
 def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]) -> AnswerEvent:

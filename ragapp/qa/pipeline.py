@@ -55,6 +55,7 @@ from ragapp.qa.prompts import (
     passages_only_message,
     system_messages,
 )
+from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
 from ragapp.qa.translate import QuestionTranslator, needs_translation
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -97,6 +98,7 @@ class AnswerPipeline:
         self._settings = settings
         self._planner = QuestionPlanner(llm, settings.workflow.step_timeout_s, settings.workflow.max_sub_questions)
         self._translator = QuestionTranslator(llm, settings.workflow.step_timeout_s)
+        self._rephraser = QuestionRephraser(llm, settings.workflow.step_timeout_s)
 
     def ask(
         self,
@@ -307,6 +309,8 @@ class AnswerPipeline:
             w = self._settings.workflow
             if w.translate and needs_translation(part.question, result, w.translate_below_score):
                 result = yield from self._search_translated(part, result)
+            if w.rephrase and needs_rephrasing(result, w.rephrase_below_score):
+                result = yield from self._search_rephrased(part, result)
             results.append(result)
         for message in dict.fromkeys(m for r in results for m in r.degraded):
             yield NoticeEvent(message, level="warning")
@@ -340,6 +344,23 @@ class AnswerPipeline:
         chunks = tuple(both.values())[:limit]
         degraded = tuple(dict.fromkeys((*translated.degraded, *result.degraded)))
         return replace(result, chunks=chunks, degraded=degraded)
+
+    def _search_rephrased(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
+        """``result`` with the passages found by the question and its hypothetical answer sentence before its
+        own (which held nothing strong), at most as many as the part may use (see ``rephrase``)."""
+        yield StageEvent("rephrase", "started")
+        hypothesis = yield from self._in_line(lambda: self._rephraser.hypothesis(part.question))
+        detail: dict[str, object] = {"sentence": hypothesis.text or ""}
+        if hypothesis.text is None:
+            yield StageEvent("rephrase", "failed", hypothesis.duration_s, detail, hypothesis.error)
+            return result
+        yield StageEvent("rephrase", "finished", hypothesis.duration_s, detail)
+        kbs = result.kbs if result.kbs is None else frozenset(result.kbs)
+        again = self._retrieval.retrieve(hypothesis.query, kbs, part.top_k)
+        limit = part.top_k or self._retrieval.settings.context_top_k
+        both = {c.chunk.chunk_id: c for c in (*again.chunks, *result.chunks)}  # the new search first, each once
+        degraded = tuple(dict.fromkeys((*again.degraded, *result.degraded)))
+        return replace(result, chunks=tuple(both.values())[:limit], degraded=degraded)
 
     def answer_from(
         self, question: str, passages: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""

@@ -35,6 +35,7 @@ _STAGE_TITLES = {
     "route": "🧭 Choosing where to look",
     "retrieve": "🔎 Searching the knowledge base",
     "translate": "🌐 Searching in the documents' language",
+    "rephrase": "🔁 Searching again with the answer's likely words",
     "generate": "✍️ Writing the answer",
     "agent": "🤖 Agent working",
 }

@@ -37,7 +37,18 @@ from ragbench.cli import parse_counts, run_command, settings_snapshot
 
 DEMO_QUESTIONS = REPO_ROOT / "assets" / "examples.json"
 DEFAULT_SET = REPO_ROOT / "data" / "eval" / "answers" / "debian-manuals.yaml"
-STAGES = ("rewrite", "route", "retrieve", "translate", "evidence", "prompt_read", "generation", "ttft", "total")
+STAGES = (
+    "rewrite",
+    "route",
+    "retrieve",
+    "translate",
+    "rephrase",
+    "evidence",
+    "prompt_read",
+    "generation",
+    "ttft",
+    "total",
+)
 
 
 @dataclass
@@ -109,7 +120,7 @@ def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str,
     start = time.perf_counter()
     asked_model: float | None = None
     first_token: float | None = None
-    summed = {"rewrite": 0.0, "route": 0.0, "translate": 0.0}
+    summed = {"rewrite": 0.0, "route": 0.0, "translate": 0.0, "rephrase": 0.0}
     seen: set[str] = set()
     llm.calls = []
     for event in events:
@@ -117,7 +128,7 @@ def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str,
         if isinstance(event, StageEvent):
             if event.status == "started":
                 llm.stage = event.stage
-                if event.stage == "generate":
+                if event.stage == "generate" and asked_model is None:  # a question of parts: its first part
                     asked_model = now
                     row.prompt_tokens = event.detail.get("prompt tokens")
                     row.passages = event.detail.get("passages")

@@ -22,6 +22,7 @@ from ragapp.core.events import (
 from ragapp.core.types import ChatTurn
 from ragapp.qa.condense import condense
 from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH, SYSTEM_EN, SYSTEM_ZH
+from ragapp.qa.rephrase import SYSTEM_EN as REPHRASE_EN
 
 if TYPE_CHECKING:
     from conftest import Rig, ScriptedLLM
@@ -277,3 +278,41 @@ def test_a_chinese_question_over_english_text_is_also_searched_in_english(
     assert "BLOSUM50" in retrieval_of(events).chunks[0].chunk.text  # found through the English question
     assert rig.llm.calls[0][1].content == "fasta36 默认使用哪个打分矩阵？"  # the translation call
     assert answer_of(events).text.startswith("fasta36 默认使用 BLOSUM50")
+
+
+MATIO = (
+    "# Reading\n\nMat_VarReadNextInfo reads the header of the next variable in the file and returns it; call it "
+    "until it returns NULL to visit every variable.\n\n# Writing\n\nMat_VarWrite writes a variable to the file.\n"
+)
+
+
+def test_a_question_that_finds_nothing_strong_is_searched_again_with_its_likely_answer(
+    make_engine: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # every search counts as weak: no reranker score reaches 1.0
+    rig = make_engine(workflow={"rephrase": True, "rephrase_below_score": 1.0}, rerank={"backend": "builtin"})
+    manual = tmp_path / "matio.md"
+    manual.write_text(MATIO, "utf-8")
+    assert rig.engine.library.ingest([(manual, manual.name)])[0].status == "added"
+    hypothesis = "Mat_VarReadNextInfo reads the next variable's information until it returns NULL."
+    rig.llm.enqueue(hypothesis, "Call Mat_VarReadNextInfo until it returns NULL [1].")
+    events = list(rig.engine.chat.ask("How do I go over all variables when I don't know their names?", []))
+
+    (stage,) = [e for e in only(events, StageEvent) if e.stage == "rephrase" and e.status == "finished"]
+    assert stage.detail == {"sentence": hypothesis}
+    assert rig.llm.calls[0][0].content == REPHRASE_EN  # the hypothesis call, then the answer
+    assert "Mat_VarReadNextInfo" in retrieval_of(events).chunks[0].chunk.text
+    assert hypothesis not in answer_of(events).text  # the sentence is only searched, never shown
+
+
+def test_a_failed_rephrasing_keeps_the_questions_own_passages(make_engine: Callable[..., Rig], tmp_path: Path) -> None:
+    rig = make_engine(workflow={"rephrase": True, "rephrase_below_score": 1.0}, rerank={"backend": "builtin"})
+    manual = tmp_path / "matio.md"
+    manual.write_text(MATIO, "utf-8")
+    assert rig.engine.library.ingest([(manual, manual.name)])[0].status == "added"
+    rig.llm.enqueue(LLMError("the model is down"), "Use Mat_VarReadNextInfo [1].")
+    events = list(rig.engine.chat.ask("Which function reads the next variable's header?", []))
+
+    (stage,) = [e for e in only(events, StageEvent) if e.stage == "rephrase" and e.status != "started"]
+    assert stage.status == "failed" and "the model is down" in (stage.error or "")
+    assert retrieval_of(events).chunks and not answer_of(events).abstained
