@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextvars
+import logging
 import queue
 import threading
 import time
@@ -70,6 +71,8 @@ class ToolCallingLLM(Protocol):
         ...
 
 
+log = logging.getLogger(__name__)
+
 LLMFactory = Callable[[Settings], LLM]
 LLMS: Registry[LLMFactory] = Registry("LLM backend")
 
@@ -77,6 +80,29 @@ LLMS: Registry[LLMFactory] = Registry("LLM backend")
 def complete(llm: LLM, messages: list[ChatTurn], **kwargs: float | int | bool | None) -> str:
     """Convenience: the whole reply as one string."""
     return "".join(llm.stream_chat(messages, **kwargs))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ShortReply:
+    """A short step's reply (``short_reply``): its text, or why there is none, and the seconds it took."""
+
+    text: str | None
+    error: str | None
+    seconds: float
+
+
+def short_reply(llm: LLM, messages: list[ChatTurn], max_tokens: int, timeout_s: float) -> ShortReply:
+    """One short reply at temperature 0 within ``timeout_s``, never raising: a step before the answer
+    (translating the question, its likely answer) that fails or hangs only means going on without it."""
+    start = time.perf_counter()
+    try:
+        pieces = stream_within(lambda: llm.stream_chat(messages, max_tokens=max_tokens, temperature=0.0), timeout_s)
+        return ShortReply("".join(pieces), None, time.perf_counter() - start)
+    except LLMError as exc:
+        return ShortReply(None, str(exc), time.perf_counter() - start)
+    except Exception as exc:  # a backend bug must not cost the question its answer
+        log.exception("a short model call failed")
+        return ShortReply(None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
 
 
 class LLMTimeoutError(LLMError):

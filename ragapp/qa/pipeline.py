@@ -337,13 +337,7 @@ class AnswerPipeline:
             yield StageEvent("translate", "failed", translation.duration_s, detail, translation.error)
             return result
         yield StageEvent("translate", "finished", translation.duration_s, detail)
-        kbs = result.kbs if result.kbs is None else frozenset(result.kbs)
-        translated = self._retrieval.retrieve(translation.text, kbs, part.top_k)
-        limit = part.top_k or self._retrieval.settings.context_top_k
-        both = {c.chunk.chunk_id: c for c in (*translated.chunks, *result.chunks)}  # translated first, each once
-        chunks = tuple(both.values())[:limit]
-        degraded = tuple(dict.fromkeys((*translated.degraded, *result.degraded)))
-        return replace(result, chunks=chunks, degraded=degraded)
+        return self._searched_first(translation.text, part, result)
 
     def _search_rephrased(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
         """``result`` with the passages found by the question and its hypothetical answer sentence before its
@@ -355,11 +349,16 @@ class AnswerPipeline:
             yield StageEvent("rephrase", "failed", hypothesis.duration_s, detail, hypothesis.error)
             return result
         yield StageEvent("rephrase", "finished", hypothesis.duration_s, detail)
+        return self._searched_first(hypothesis.query, part, result)
+
+    def _searched_first(self, query: str, part: Part, result: RetrievalResult) -> RetrievalResult:
+        """``result`` with the passages ``query`` finds in the same scope before its own, each once, at most as
+        many as the part may use."""
         kbs = result.kbs if result.kbs is None else frozenset(result.kbs)
-        again = self._retrieval.retrieve(hypothesis.query, kbs, part.top_k)
+        found = self._retrieval.retrieve(query, kbs, part.top_k)
         limit = part.top_k or self._retrieval.settings.context_top_k
-        both = {c.chunk.chunk_id: c for c in (*again.chunks, *result.chunks)}  # the new search first, each once
-        degraded = tuple(dict.fromkeys((*again.degraded, *result.degraded)))
+        both = {c.chunk.chunk_id: c for c in (*found.chunks, *result.chunks)}
+        degraded = tuple(dict.fromkeys((*found.degraded, *result.degraded)))
         return replace(result, chunks=tuple(both.values())[:limit], degraded=degraded)
 
     def answer_from(

@@ -12,16 +12,11 @@ checked against them. A failed or empty reply means the question's own passages 
 
 from __future__ import annotations
 
-import logging
-import time
 from dataclasses import dataclass
 
-from ragapp.core.errors import LLMError
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import ChatTurn, RetrievalResult
-from ragapp.models.llm import LLM, stream_within
-
-log = logging.getLogger(__name__)
+from ragapp.models.llm import LLM, short_reply
 
 SYSTEM_EN = (
     "Write the one sentence a technical manual would use to state the answer to the user's question, in the "
@@ -60,21 +55,11 @@ class QuestionRephraser:
 
     def hypothesis(self, question: str) -> Hypothesis:
         messages = [ChatTurn("system", SYSTEM_ZH if is_chinese(question) else SYSTEM_EN), ChatTurn("user", question)]
-        start = time.perf_counter()
-        try:
-            reply = "".join(
-                stream_within(
-                    lambda: self._llm.stream_chat(messages, max_tokens=_MAX_TOKENS, temperature=0.0),
-                    self._timeout_s,
-                )
-            )
-        except LLMError as exc:
-            return Hypothesis(question, None, str(exc), time.perf_counter() - start)
-        except Exception as exc:  # the question as asked is always searchable
-            log.exception("writing the hypothetical answer failed")
-            return Hypothesis(question, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-        duration = time.perf_counter() - start
-        text = " ".join(reply.strip().strip("\"'“”").split())
+        reply = short_reply(self._llm, messages, _MAX_TOKENS, self._timeout_s)
+        duration = reply.seconds
+        if reply.text is None:
+            return Hypothesis(question, None, reply.error, duration)
+        text = " ".join(reply.text.strip().strip("\"'“”").split())
         if not text:
             return Hypothesis(question, None, "the model wrote no sentence", duration)
         return Hypothesis(question, text[: 4 * len(question) + 200], None, duration)

@@ -10,16 +10,11 @@ A failed, empty or wrong-language translation means the question is searched as 
 
 from __future__ import annotations
 
-import logging
-import time
 from dataclasses import dataclass
 
-from ragapp.core.errors import LLMError
 from ragapp.core.lang import Language, language_of
 from ragapp.core.types import ChatTurn, RetrievalResult
-from ragapp.models.llm import LLM, stream_within
-
-log = logging.getLogger(__name__)
+from ragapp.models.llm import LLM, short_reply
 
 SYSTEM = {
     "en": "Translate the user's question into English, to search English documents. Keep names, commands, "
@@ -61,21 +56,11 @@ class QuestionTranslator:
     def translate(self, question: str) -> Translation:
         target = other_language(question)
         messages = [ChatTurn("system", SYSTEM[target]), ChatTurn("user", question)]
-        start = time.perf_counter()
-        try:
-            reply = "".join(
-                stream_within(
-                    lambda: self._llm.stream_chat(messages, max_tokens=_MAX_TOKENS, temperature=0.0),
-                    self._timeout_s,
-                )
-            )
-        except LLMError as exc:
-            return Translation(question, target, None, str(exc), time.perf_counter() - start)
-        except Exception as exc:  # the question as asked is always searchable
-            log.exception("question translation failed")
-            return Translation(question, target, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-        duration = time.perf_counter() - start
-        text = " ".join(reply.strip().strip("\"'“”").split())
+        reply = short_reply(self._llm, messages, _MAX_TOKENS, self._timeout_s)
+        duration = reply.seconds
+        if reply.text is None:
+            return Translation(question, target, None, reply.error, duration)
+        text = " ".join(reply.text.strip().strip("\"'“”").split())
         if not text or len(text) > 4 * len(question) + 100:
             return Translation(question, target, None, "the model gave no usable translation", duration)
         if language_of(text) != target:
