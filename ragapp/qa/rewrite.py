@@ -69,8 +69,9 @@ def split_parts(question: str, max_parts: int) -> tuple[str, ...]:
     """The parts of a question that asks several things, cut where its wording joins them ("Which call starts
     it, and which call stops that again?", "默认值是多少？警告存在哪个变量里？"); the question itself when it has
     one part. A part may lean on the one before ("that"): parts are answered with the whole question beside
-    them (``prompts.part_question``), so they need not stand alone. A cut that leaves a fragment (under
-    ``_MIN_PART_CHARS``) is not made; past ``max_parts``, the rest stays with the last part."""
+    them (``answer_messages``), so they need not stand alone. A cut that leaves a fragment (under
+    ``_MIN_PART_CHARS``) is not made, nor one after which no question mark ends the text (an image or a remark
+    after the question); past ``max_parts``, the rest stays with the last part."""
     parts: list[str] = []
     for piece in _PART_BREAK.split(question.strip()):
         piece = piece.strip()
@@ -78,6 +79,8 @@ def split_parts(question: str, max_parts: int) -> tuple[str, ...]:
             parts[-1] = f"{parts[-1]} {piece}".strip()
         elif piece:
             parts.append(piece)
+    while len(parts) > 1 and not parts[-1].endswith(("?", "？")):  # text after the last question is not one
+        parts[-2:] = [f"{parts[-2]} {parts[-1]}"]
     if len(parts) > max_parts:
         parts[max_parts - 1 :] = [" ".join(parts[max_parts - 1 :])]
     return tuple(parts) if len(parts) > 1 else (question.strip(),)

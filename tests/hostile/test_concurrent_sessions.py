@@ -22,6 +22,7 @@ import pytest
 
 from ragapp.core.events import AnswerEvent, EngineEvent, MemoryEvent, TokenEvent
 from ragapp.core.types import ChatTurn, RetrievalResult
+from ragapp.qa.rewrite import split_parts
 
 if TYPE_CHECKING:
     from tests.conftest import Reply, Rig, StoreSnapshot
@@ -182,8 +183,10 @@ def test_concurrent_questions_each_get_their_own_answer_and_nobody_elses(session
         (memory,) = [e for e in events if isinstance(e, MemoryEvent)]
         assert memory.folded == 2 and _markers_in(memory.summary) == {MARKERS[i]}, memory
 
-    # The model saw each session's conversation in that session's two calls (summary, answer), never mixed.
-    assert len(llm.calls) == 2 * SESSIONS
+    # The model saw each session's conversation in that session's calls (a summary, then an answer per part of
+    # the question: one, or two for a question of two parts), never mixed.
+    parts = [len(split_parts(q, 3)) for q in QUESTIONS]
+    assert len(llm.calls) == SESSIONS + sum(parts)
     seen: dict[str, list[list[ChatTurn]]] = {}
     for messages in llm.calls:
         markers = _markers_in(_prompt(messages))
@@ -191,17 +194,17 @@ def test_concurrent_questions_each_get_their_own_answer_and_nobody_elses(session
         seen.setdefault(markers.pop(), []).append(messages)
     for i, marker in enumerate(MARKERS):
         calls = seen[marker]
-        assert sorted(_is_summary_call(m) for m in calls) == [False, True]
-        (answering,) = [m for m in calls if not _is_summary_call(m)]
-        assert _questions_in(_prompt(answering)) == {i}
-        assert answering[-1].role == "user" and _questions_in(answering[-1].content) == {i}
+        assert sorted(_is_summary_call(m) for m in calls) == [False] * parts[i] + [True]
+        for answering in [m for m in calls if not _is_summary_call(m)]:
+            assert _questions_in(_prompt(answering)) == {i}
+            assert answering[-1].role == "user" and _questions_in(answering[-1].content) == {i}
 
-    # Each session's trace is its own: its question, its two model calls, no other session's marker.
+    # Each session's trace is its own: its question, its model calls, no other session's marker.
     observability = sessions_rig.engine.observability
     for i, marker in enumerate(MARKERS):
         (summary,) = observability.traces(f"session-{i}")
         assert summary.question == QUESTIONS[i] and summary.status == "ok", summary
         trace = observability.trace(summary.id, f"session-{i}")
-        assert trace is not None and len(trace.llm_calls) == 2
+        assert trace is not None and len(trace.llm_calls) == 1 + parts[i]
         recorded = json.dumps(trace.to_dict(), ensure_ascii=False)
         assert _markers_in(recorded) == {marker}, f"session {i}'s trace holds {sorted(_markers_in(recorded))}"

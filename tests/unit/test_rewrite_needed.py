@@ -64,6 +64,11 @@ def test_a_multi_part_question_is_rewritten_in_a_conversation_and_cut_by_its_wor
         ("What is it? Why?", ("What is it? Why?",)),  # "Why?" alone is a fragment: no cut
         ("Does fasta36 search DNA and protein?", ("Does fasta36 search DNA and protein?",)),
         ("A one? B two? C three? D four?", ("A one?", "B two?", "C three? D four?")),
+        (
+            "How often is it replaced? ![q](https://x.example/q.png)",
+            ("How often is it replaced? ![q](https://x.example/q.png)",),
+        ),
+        ("Which one starts it, and which stops it", ("Which one starts it, and which stops it",)),  # no question mark
     ],
 )
 def test_a_question_is_cut_into_its_parts_by_its_wording(question: str, parts: tuple[str, ...]) -> None:
