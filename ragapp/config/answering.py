@@ -180,16 +180,16 @@ class WorkflowSettings(BaseModel):
     )
     rephrase: bool = Field(
         True,
-        description="A question whose search keeps nothing the reranker scores rephrase_below_score or more is "
-        "searched once more together with the sentence the model would answer it with (one short call; the "
-        "sentence is never shown, the answer still comes from passages only).",
+        description="A question whose search keeps passages but none the reranker scores rephrase_below_score or "
+        "more is searched once more together with the sentence the model would answer it with (one short call; "
+        "the sentence is never shown, the answer still comes from passages only).",
     )
     rephrase_below_score: float = Field(
         0.3,
         ge=0.0,
         le=1.0,
-        description="Search again only when no passage kept has a rerank score this high (without a reranker: "
-        "when nothing is kept). 0.3 was chosen on the blind answer set's dev split (docs/benchmarks.md).",
+        description="Search again only when no passage kept has a rerank score this high (without a reranker, "
+        "never). 0.3 was chosen on the blind answer set's dev split (docs/benchmarks.md).",
     )
     max_sub_questions: int = Field(3, ge=1, description="A multi-part question is split into at most this many.")
     step_timeout_s: float = Field(
