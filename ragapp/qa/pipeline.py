@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TypeVar
 
 from ragapp.config import Settings
-from ragapp.core.errors import LLMError
 from ragapp.core.events import (
     AnswerEvent,
     ClarifyEvent,
     EngineEvent,
-    EvidenceEvent,
     MemoryEvent,
     NoticeEvent,
     RetrievalEvent,
@@ -35,29 +33,21 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.lang import is_chinese
-from ragapp.core.tokens import estimate_tokens
-from ragapp.core.types import ChatTurn, Citation, LeafScore, RetrievalResult, RetrievedChunk, Scope
-from ragapp.models.llm import LLM, Waiting, stream_with_waits, stream_within
+from ragapp.core.types import ChatTurn, LeafScore, RetrievalResult, RetrievedChunk, Scope
+from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
-from ragapp.qa.answer_check import checked_answer, composed, evidence_for, reranker_scorer
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
-from ragapp.qa.citations import citations_for
-from ragapp.qa.condense import condense
-from ragapp.qa.confidence import SentenceScorer, Thresholds
-from ragapp.qa.grounding import SupportRules
-from ragapp.qa.injection import screen_passages, screen_reply
 from ragapp.qa.memory import fold, turns_to_fold
 from ragapp.qa.prompts import (
     answer_messages,
     answer_slot,
     clarify_text,
-    not_found_message,
-    passages_only_message,
     system_messages,
 )
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
 from ragapp.qa.translate import QuestionTranslator, needs_translation
+from ragapp.qa.writer import AnswerWriter, Steps
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.router import IntentRouter
@@ -65,9 +55,6 @@ from ragapp.router.router import IntentRouter
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Steps = Generator[EngineEvent, None, T]  # a step that streams events, then returns its result
-
-WAIT_TICK_S = 1.0  # how often a waiting answer says so (the UI's live timer)
 SEARCH_ALL = "*"  # the clarification choice "none of these: search everything"
 
 
@@ -99,6 +86,7 @@ class AnswerPipeline:
         self._planner = QuestionPlanner(llm, settings.workflow.step_timeout_s, settings.workflow.max_sub_questions)
         self._translator = QuestionTranslator(llm, settings.workflow.step_timeout_s)
         self._rephraser = QuestionRephraser(llm, settings.workflow.step_timeout_s)
+        self._writer = AnswerWriter(llm, retrieval.reranker, settings)
 
     def ask(
         self,
@@ -273,7 +261,7 @@ class AnswerPipeline:
     ) -> Iterator[EngineEvent]:
         node = self._router.tree().get(intent.code)
         messages = system_messages(question, node.prompt if node is not None else None, history, summary)
-        text = yield from self._generate(messages, detail={"model": self._llm.name, "intent": intent.path})
+        text = yield from self._writer.generate(messages, detail={"model": self._llm.name, "intent": intent.path})
         if text is None:
             text = (
                 "你好！我可以根据知识库中的文档回答问题。"
@@ -325,7 +313,7 @@ class AnswerPipeline:
             detail=self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()),
         )
         yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
-        yield from self._write(question, kept, recent, summary, answer_parts)
+        yield from self._writer.write(question, kept, recent, summary, answer_parts)
 
     def _search_translated(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
         """``result`` with the passages found by the question translated into the other language before its
@@ -368,69 +356,7 @@ class AnswerPipeline:
         budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
         kept = fit_passages(passages, budget.context)
         yield RetrievalEvent(tuple(kept))
-        yield from self._write(question, kept, fit_turns(history, budget.history), summary)
-
-    def _write(
-        self,
-        question: str,
-        kept: Sequence[RetrievedChunk],
-        recent: Sequence[ChatTurn],
-        summary: str,
-        parts: Sequence[str] = (),
-    ) -> Iterator[EngineEvent]:
-        """The answer from ``kept``: "not in the knowledge base" without passages; the passages themselves
-        when the model fails; else the model's answer checked against the passages (see ``answer_check``).
-        A question of several ``parts`` is answered part by part from the same passages, each part checked on
-        its own, and the answers put together (``composed``): the 1.5B model asked both parts at once answered
-        one of them (0 of 13 two-part questions right on the blind set's dev split)."""
-        if not kept:
-            text = not_found_message(question)
-            yield TokenEvent(text)
-            yield AnswerEvent(text, (), grounded=False, abstained=True)
-            return
-        kept, warnings = screen_passages(question, kept)  # every step below sees the passages without them
-        yield from warnings
-        scorer = reranker_scorer(self._retrieval.reranker)
-        evidence = evidence_for(question, kept, scorer) if self._settings.workflow.show_evidence else None
-        if evidence is not None:
-            yield evidence  # the documents' own words while the model reads the passages
-        condensed = condense(question, kept, self._settings.workflow.condense_keep)
-        answers: list[AnswerEvent] = []
-        for part in parts if len(parts) > 1 else (None,):
-            if answers:
-                yield TokenEvent("\n\n")
-            messages = answer_messages(question, condensed, recent, summary, part)
-            prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
-            detail: dict[str, object] = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
-            if part is not None:
-                detail["part"] = part
-            reply = yield from self._generate(messages, detail=detail, slot=answer_slot(question))
-            if reply is None:
-                text = passages_only_message(question, len(kept))
-                yield TokenEvent(text)
-                citations = tuple(Citation(n, c.chunk, c.rerank_score) for n, c in enumerate(kept, start=1))
-                yield AnswerEvent(text, citations, grounded=True)
-                return
-            # a part's answer is checked against the part; the quote shown first was chosen for the whole
-            answer = yield from self._checked(part or question, reply, kept, scorer, evidence if part is None else None)
-            answers.append(answer)
-        yield answers[0] if len(answers) == 1 else composed(question, parts, answers)
-
-    def _checked(
-        self,
-        question: str,
-        reply: str,
-        kept: Sequence[RetrievedChunk],
-        scorer: SentenceScorer | None,
-        evidence: EvidenceEvent | None,
-    ) -> Steps[AnswerEvent]:
-        reply, warnings = screen_reply(question, reply, kept)
-        yield from warnings
-        w = self._settings.workflow
-        if not w.check_support:
-            return AnswerEvent(reply, citations_for(reply, kept), grounded=True)
-        thresholds = Thresholds(w.confidence_high_from, w.confidence_low_below)
-        return checked_answer(question, reply, kept, SupportRules(w.support_overlap), scorer, evidence, thresholds)
+        yield from self._writer.write(question, kept, fit_turns(history, budget.history), summary)
 
     def _retrieve_detail(
         self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]
@@ -451,43 +377,6 @@ class AnswerPipeline:
             "kbs": [sorted(p.kbs) if p.kbs is not None else "all" for p in parts],
             "budget": budget,
         }
-
-    def _generate(
-        self, messages: list[ChatTurn], detail: dict[str, object], slot: str | None = None
-    ) -> Steps[str | None]:
-        """Stream the model's reply as tokens; returns the text, or None when nothing usable came back
-        (the failure is reported as a failed stage and a notice)."""
-        yield StageEvent("generate", "started", detail=detail)
-        start = time.perf_counter()
-        parts: list[str] = []
-        error: str | None = None
-        try:
-            pieces = stream_with_waits(
-                lambda: self._llm.stream_chat(messages, max_tokens=self._settings.llm.max_tokens, prefix_slot=slot),
-                self._settings.llm.timeout_s,
-                tick_s=WAIT_TICK_S,
-            )
-            for piece in pieces:
-                if isinstance(piece, Waiting):
-                    yield WaitEvent(piece.ahead, piece.seconds)
-                    continue
-                parts.append(piece)
-                yield TokenEvent(piece)
-        except LLMError as exc:
-            error = str(exc)
-        except Exception as exc:  # a backend bug must not cost the user the passages we found
-            log.exception("LLM backend failed")
-            error = f"the language model failed ({type(exc).__name__}: {exc})"
-        text = "".join(parts).strip()
-        if not text and error is None:
-            error = "the language model returned an empty answer"
-        duration = time.perf_counter() - start
-        if error is not None:
-            yield StageEvent("generate", "failed", duration_s=duration, error=error)
-            yield NoticeEvent(error[:1].upper() + error[1:], level="warning")
-            return text or None
-        yield StageEvent("generate", "finished", duration_s=duration, detail={"chars": len(text)})
-        return text
 
 
 def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:
