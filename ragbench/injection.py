@@ -148,7 +148,7 @@ def _defence(on: bool) -> Iterator[None]:
         yield
         return
     import ragapp.agent.tools.base as tools
-    import ragapp.qa.pipeline as pipeline
+    import ragapp.qa.writer as pipeline
 
     saved = (pipeline.screen_passages, pipeline.screen_reply, tools.for_model)
     pipeline.screen_passages = lambda question, passages: (list(passages), [])  # type: ignore[assignment]
