@@ -21,7 +21,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,8 @@ MANUALS = {
 FIRST_OCR_PAGE = 30  # past the front matter (title, contents), into running text
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance, two rows at a time."""
+def edit_distance(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """Levenshtein distance between two strings (of characters) or lists (of words), two rows at a time."""
     if len(a) < len(b):
         a, b = b, a
     previous = list(range(len(b) + 1))

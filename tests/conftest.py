@@ -467,17 +467,23 @@ class DocumentMaker:
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
             b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         ]
-        out = bytearray(b"%PDF-1.4\n")
-        offsets = []
-        for number, body in enumerate(objects, start=1):
-            offsets.append(len(out))
-            out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-        xref = len(out)
-        out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-        out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-        out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-        path.write_bytes(bytes(out))
-        return path
+        return _write_pdf(path, objects)
+
+    def text_pdf(self, path: Path, lines: list[str], font: str = "Times-Roman", size: int = 10) -> Path:
+        """One A4 page of ``lines`` set in a standard PDF font at a manual's size (PDFium draws it with its own
+        copy of the font, so the page looks the same on every machine)."""
+        ops = [f"BT /F1 {size} Tf {size * 1.3:.1f} TL 60 770 Td"]
+        ops += [f"({_pdf_text(line)}) Tj T*" for line in lines]
+        stream = "\n".join([*ops, "ET"]).encode("latin-1")
+        objects = [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> "
+            b"/Contents 5 0 R >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding /WinAnsiEncoding >>" % font.encode(),
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        ]
+        return _write_pdf(path, objects)
 
     def scan(self, lines: list[str], size: int = 34) -> Any:
         """``lines`` drawn in black on white with a real font, as a PIL image (a page photographed or scanned)."""
@@ -501,6 +507,20 @@ class DocumentMaker:
         images = [self.scan(lines) for lines in pages]
         images[0].save(path, "PDF", resolution=150, save_all=True, append_images=images[1:])
         return path
+
+
+def _write_pdf(path: Path, objects: list[bytes]) -> Path:
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
 
 
 def _pdf_text(text: str) -> str:

@@ -99,7 +99,14 @@ class IngestSettings(BaseModel):
     ocr: bool = Field(
         True,
         description="Read scanned PDF pages (no text layer, or one of garbage) and uploaded images with the "
-        "packaged OCR model (PP-OCRv4, Chinese and English). Off: such pages are listed as having no text.",
+        "packaged OCR models (Tesseract for English pages, PP-OCRv4 for Chinese and mixed ones). Off: such pages "
+        "are listed as having no text.",
+    )
+    ocr_latin: bool = Field(
+        True,
+        description="Read English (Latin-script) scanned pages with Tesseract, which keeps the spaces between "
+        "words and reads identifiers right, and the English lines of mixed pages too. Off: PP-OCRv4 reads every "
+        "page (it runs English words together).",
     )
     ocr_dpi: int = Field(
         200,

@@ -37,19 +37,31 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
+# OCR's usual confusions, folded to one form: l/1/I/i/|, O/0, rn/m, and an underscore read as a space or lost.
+_OCR_SAME = str.maketrans({"1": "l", "i": "l", "|": "l", "0": "o", "_": " "})
+
+
+def ocr_fold(text: str) -> str:
+    """``text`` (normalised) with the characters OCR confuses made one, so a fact quoted right ("asn1_node")
+    is found in a passage read as "asnl node"."""
+    return " ".join(text.translate(_OCR_SAME).replace("rn", "m").split())
+
+
 def _number(raw: str) -> str:
     return raw.replace(",", "")
 
 
 @dataclass(frozen=True)
 class PassageFacts:
-    """A passage prepared for fact lookups: its normalised text and the numbers in it."""
+    """A passage prepared for fact lookups: its normalised text and the numbers in it; for a passage read by
+    OCR, its text with OCR's confusions folded too (``ocr_fold``)."""
 
     text: str
     numbers: frozenset[str]
+    folded: str = ""
 
     @classmethod
-    def of(cls, text: str) -> PassageFacts:
+    def of(cls, text: str, ocr: bool = False) -> PassageFacts:
         norm = normalise(text)
         numbers: set[str] = set()
         for raw in _NUMBER.findall(norm):
@@ -59,12 +71,12 @@ class PassageFacts:
             numbers.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
             if len(parts) == 2 and set(parts[1]) == {"0"}:
                 numbers.add(parts[0])
-        return cls(norm, frozenset(numbers))
+        return cls(norm, frozenset(numbers), ocr_fold(norm) if ocr else "")
 
     def has(self, fact: str) -> bool:
         if _NUMBER.fullmatch(fact):
-            return fact in self.numbers
-        return fact in self.text
+            return fact in self.numbers or (bool(self.folded) and ocr_fold(fact) in self.folded)
+        return fact in self.text or (bool(self.folded) and ocr_fold(fact) in self.folded)
 
 
 def key_facts(sentence: str) -> tuple[str, ...]:

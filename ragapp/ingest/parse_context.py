@@ -24,6 +24,7 @@ class ParseOptions:
     ocr_dpi: int = 200
     ocr_max_pages: int = 300
     pdf_tables: bool = True
+    ocr_latin: bool = True  # Tesseract reads Latin-script pages (ragapp.models.ocr)
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ class Ingestor:
         self._settings = settings
         self._parse_options = ParseOptions(
             ocr=settings.ocr, ocr_dpi=settings.ocr_dpi, ocr_max_pages=settings.ocr_max_pages,
-            pdf_tables=settings.pdf_tables,
+            pdf_tables=settings.pdf_tables, ocr_latin=settings.ocr_latin,
         )  # fmt: skip
 
     def ingest_files(

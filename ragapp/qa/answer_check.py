@@ -73,7 +73,8 @@ def checked_answer(
         evidence = evidence or evidence_for(question, kept, scorer)
         if evidence is not None:
             return quoted_answer(question, evidence)
-    support = tuple(check_support(reply, [as_shown(c) for c in kept], rules))
+    ocr = [c.chunk.ocr_confidence is not None for c in kept]
+    support = tuple(check_support(reply, [as_shown(c) for c in kept], rules, ocr))
     if not said or core_unsupported(support):
         return _refusal(question, kept, support)
     text = "".join(s.text for s in support).strip()

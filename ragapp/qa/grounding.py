@@ -71,9 +71,9 @@ class _Passage:
     chinese: bool = False
 
     @classmethod
-    def of(cls, number: int, text: str) -> _Passage:
+    def of(cls, number: int, text: str, ocr: bool = False) -> _Passage:
         sentences = tuple(s.strip() for s in split_sentences(text) if s.strip())
-        return cls(number, PassageFacts.of(text), frozenset(tokenize(text)), sentences, is_chinese(text))
+        return cls(number, PassageFacts.of(text, ocr), frozenset(tokenize(text)), sentences, is_chinese(text))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -99,11 +99,15 @@ def strip_markers(text: str) -> str:
     return _MARKERS.sub("", text)
 
 
-def check_support(answer: str, passages: Sequence[str], rules: SupportRules | None = None) -> list[SentenceSupport]:
+def check_support(
+    answer: str, passages: Sequence[str], rules: SupportRules | None = None, ocr: Sequence[bool] = ()
+) -> list[SentenceSupport]:
     """Each sentence of ``answer`` against ``passages`` (numbered from 1, as in the prompt), its markers fixed.
     Sentences that only point at the passages ("This is stated in the passage [1] on page 10.") are left out:
-    they state nothing a reader needs (the citations show where), and the page numbers in them are guesses."""
-    prepared = [_Passage.of(n, text) for n, text in enumerate(passages, start=1)]
+    they state nothing a reader needs (the citations show where), and the page numbers in them are guesses.
+    ``ocr[i]`` marks passage i+1 as read by OCR: its facts also match through OCR's usual confusions."""
+    read_by_ocr = [*ocr, *([False] * (len(passages) - len(ocr)))]
+    prepared = [_Passage.of(n, text, read_by_ocr[n - 1]) for n, text in enumerate(passages, start=1)]
     pieces = split_sentences(answer)
     kept = [p for p in pieces if not is_pointer(p)] or pieces
     return [_sentence(piece, prepared, rules or SupportRules()) for piece in kept]

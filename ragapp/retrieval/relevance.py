@@ -119,7 +119,7 @@ def question_names(query: str) -> tuple[str, ...]:
 
 
 def _holds_a_name(chunk: Chunk, names: Sequence[str]) -> bool:
-    facts = PassageFacts.of(f"{chunk.source}\n{chunk.heading or ''}\n{chunk.text}")
+    facts = PassageFacts.of(f"{chunk.source}\n{chunk.heading or ''}\n{chunk.text}", chunk.ocr_confidence is not None)
     return any(facts.has(name) for name in names)
 
 

@@ -34,6 +34,7 @@ from ragbench.answers.answer_set import (
     install_command,
     load_set,
     missing_documents,
+    pdfs_as,
 )
 from ragbench.answers.scoring import Row, score, summarize, watch
 from ragbench.answers.state import OWNER, prepare_state, state_folder
@@ -57,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--lang", choices=("en", "zh"), help="ask only the questions in this language.")
     p.add_argument("--split", choices=SPLITS, help="ask only this split of a split set (dev: tune; test: report).")
+    p.add_argument(
+        "--pdfs",
+        choices=("scan", "text"),
+        help="ask only the answerable questions over the set's PDFs, each PDF as a scan of its pages (rendered at "
+        "150 dpi with a slight skew and blur, read by OCR) or as text; compare the two runs.",
+    )
     p.add_argument("--state", type=Path, help="engine state folder to build or reuse (default: under --cache).")
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
     p.add_argument("--output", type=Path, help="write rows, summary, settings and model here as JSON.")
@@ -129,6 +136,8 @@ def _run(args: argparse.Namespace) -> int:
 
     answer_set = load_set(args.set_file)
     missing = missing_documents(answer_set)
+    if args.pdfs and not missing:
+        answer_set = pdfs_as(answer_set, args.pdfs)
     if args.missing_packages:
         print(" ".join(dict.fromkeys(d.package for d in missing)))
         return 0
@@ -167,6 +176,7 @@ def _run(args: argparse.Namespace) -> int:
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "questions": len(questions),
             "split": args.split or "all",
+            "pdfs": args.pdfs or "as the set gives them",
             "cpus": os.cpu_count(),
             "model_load_s": round(load_s, 2),
             "history": "the set's earlier turns (user and assistant as written there)",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +32,14 @@ Needle = tuple[str, ...]
 
 @dataclass(frozen=True)
 class Scan:
-    """Pages ``first``..``last`` (numbered from 1) of a PDF, rendered at ``dpi`` into an image-only PDF."""
+    """Pages ``first``..``last`` (numbered from 1) of a PDF, rendered at ``dpi`` into an image-only PDF as a
+    scanner gives them (``ragbench.scans``); with ``image`` False, the same pages copied with their text layer
+    (the text version a scan is compared with)."""
 
     first: int
     last: int
     dpi: int = 150
+    image: bool = True
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,8 @@ class Document:
         """The name the document is ingested under: its file name, or for a scan the pages it holds."""
         if self.scan is None:
             return self.path.name
-        return f"{self.path.stem}-scan-p{self.scan.first}-{self.scan.last}.pdf"
+        kind = "scan-" if self.scan.image else ""
+        return f"{self.path.stem}-{kind}p{self.scan.first}-{self.scan.last}.pdf"
 
 
 @dataclass(frozen=True)
@@ -209,6 +213,36 @@ def load_set(path: Path) -> AnswerSet:
     if len(set(qids)) != len(qids):
         raise ConfigError(f"{path}: question ids must be unique")
     return AnswerSet(str(data.get("name") or path.stem), path, tuple(documents), questions)
+
+
+def pdfs_as(answer_set: AnswerSet, how: str) -> AnswerSet:
+    """The set's PDF documents and the answerable questions over them alone, every PDF asked as a scan
+    (``how="scan"``: all its pages, or the pages its ``scan:`` names) or as text (``how="text"``: a scanned
+    document's pages copied with their text layer), so the two readings of the same pages compare."""
+    documents = []
+    for doc in answer_set.documents:
+        if doc.path.suffix.lower() != ".pdf":
+            continue
+        if doc.scan is not None:
+            scan: Scan | None = replace(doc.scan, image=how == "scan")
+        else:
+            scan = Scan(1, _page_count(doc.path), 150) if how == "scan" else None
+        documents.append(replace(doc, scan=scan))
+    kept = {d.id for d in documents}
+    questions = tuple(
+        q for q in answer_set.questions if q.answerable and all(e.doc in kept for e in q.evidence)
+    )  # unanswerable ones are asked over every document; without the others they would be easy
+    return replace(answer_set, name=f"{answer_set.name}-pdf-{how}", documents=tuple(documents), questions=questions)
+
+
+def _page_count(path: Path) -> int:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        return len(pdf)
+    finally:
+        pdf.close()
 
 
 def missing_documents(answer_set: AnswerSet) -> list[Document]:

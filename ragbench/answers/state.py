@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import ragapp.ingest as ingest_package
 from ragapp.config import Settings
 from ragapp.core.errors import IngestError
+from ragbench import scans
 from ragbench.answers.answer_set import AnswerSet, Document, documents_key
 
 if TYPE_CHECKING:
@@ -33,17 +34,21 @@ def state_folder(answer_set: AnswerSet, settings: Settings, cache: Path) -> Path
 
 
 def _reading_code() -> str:
-    """A digest of ragapp's parsers and chunker, the code that decides what the documents' chunks hold."""
+    """A digest of ragapp's parsers, chunker and OCR, the code that decides what the documents' chunks hold, and
+    of the scanner that renders scanned documents."""
     ingest = Path(ingest_package.__file__).parent
+    models = ingest.parent / "models"
     digest = hashlib.sha256()
-    for path in sorted([*ingest.glob("*.py"), *ingest.glob("parsers/*.py")]):
+    ocr = [models / "ocr.py", models / "tesseract.py", Path(scans.__file__)]
+    for path in [*sorted([*ingest.glob("*.py"), *ingest.glob("parsers/*.py")]), *ocr]:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 
 def scanned_copy(doc: Document, folder: Path) -> Path:
-    """``doc``'s scan pages rendered at its dpi, grey as a scanner gives them, saved as an image-only PDF in
-    ``folder`` under the document's name (no text layer: only OCR reads it)."""
+    """``doc``'s scan pages rendered at its dpi as a scanner gives them, saved as an image-only PDF in ``folder``
+    under the document's name (no text layer: only OCR reads it); or, for a text copy (``scan.image`` False),
+    the same pages with their text layer."""
     import pypdfium2 as pdfium
 
     assert doc.scan is not None
@@ -55,14 +60,18 @@ def scanned_copy(doc: Document, folder: Path) -> Path:
         if doc.scan.last > len(pdf):
             raise IngestError(f"{doc.path}: has {len(pdf)} pages, the scan asks for {doc.scan.first}-{doc.scan.last}")
         pages = range(doc.scan.first, doc.scan.last + 1)
-        images = [pdf[n - 1].render(scale=doc.scan.dpi / 72).to_pil().convert("L") for n in pages]
+        if not doc.scan.image:
+            copy = pdfium.PdfDocument.new()
+            copy.import_pages(pdf, [n - 1 for n in pages])
+            folder.mkdir(parents=True, exist_ok=True)
+            copy.save(str(out.with_suffix(".part")))
+            copy.close()
+            out.with_suffix(".part").replace(out)
+            return out
+        images = [scans.scan_image(pdf[n - 1], doc.scan.dpi) for n in pages]
     finally:
         pdf.close()
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = out.with_suffix(".part")
-    images[0].save(partial, "PDF", resolution=doc.scan.dpi, save_all=True, append_images=images[1:])
-    partial.replace(out)
-    return out
+    return scans.save_image_pdf(images, out, doc.scan.dpi)
 
 
 def prepare_state(answer_set: AnswerSet, engine_of: Callable[[Path], Engine], folder: Path) -> tuple[Engine, str]:

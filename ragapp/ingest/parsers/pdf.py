@@ -18,7 +18,7 @@ import numpy as np
 
 from ragapp.core.errors import IngestError
 from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Section
-from ragapp.ingest.parse_context import options, report
+from ragapp.ingest.parse_context import ParseOptions, options, report
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES
 from ragapp.ingest.tables import markdown_table
 
@@ -59,7 +59,7 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
     tables = _pages_with_tables(path, count) if settings.pdf_tables else {}
     scans = [n for n in range(1, count + 1) if needs_ocr(texts[n])]
     boxes: list[OcrBox] = []
-    read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings.ocr_dpi, count, boxes) if settings.ocr else {}
+    read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings, count, boxes) if settings.ocr else {}
     sections: list[Section] = []
     empty: list[int] = []
     for number in range(1, count + 1):
@@ -162,7 +162,9 @@ def page_boxes(page: int, lines: Sequence[OcrLine], width: int, height: int) -> 
     ]
 
 
-def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int, boxes: list[OcrBox]) -> dict[int, tuple[str, float]]:
+def _ocr_pages(
+    path: Path, pages: list[int], settings: ParseOptions, count: int, boxes: list[OcrBox]
+) -> dict[int, tuple[str, float]]:
     """Page number -> (text read by OCR, its confidence) for ``pages``; where each line was, into ``boxes``."""
     if not pages:
         return {}
@@ -178,10 +180,12 @@ def _ocr_pages(path: Path, pages: list[int], dpi: int, count: int, boxes: list[O
             report("ocr", done / len(pages), f"OCR page {number}/{count} ({done + 1} of {len(pages)} scanned pages)")
             with PDFIUM_LOCK:
                 page = document[number - 1]
-                scale = min(dpi / 72, MAX_RENDER_SIDE / max(page.get_size()))  # a poster-sized page stays bounded
+                # a poster-sized page stays bounded
+                scale = min(settings.ocr_dpi / 72, MAX_RENDER_SIDE / max(page.get_size()))
                 image = np.asarray(page.render(scale=scale).to_pil().convert("RGB"))
                 page.close()
-            result = read_image(image)  # OCR outside the lock: another upload's pages may render meanwhile
+            # OCR outside the lock: another upload's pages may render meanwhile
+            result = read_image(image, latin=settings.ocr_latin)
             read[number] = (result.text, result.confidence)
             boxes.extend(page_boxes(number, result.lines, image.shape[1], image.shape[0]))
     finally:
