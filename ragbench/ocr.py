@@ -1,7 +1,8 @@
 """``python -m ragbench.ocr``: how well OCR reads real manual pages scanned, measured as a reader feels it.
 
 Pages of real PDF manuals that Debian installs (English and Chinese) are printed to images as a scanner gives
-them (``ragbench.scans``: 150 dpi, grey, a 0.4° skew, a slight blur, no text layer) and read back by
+them (``ragbench.scans``: 150 dpi, grey, a 0.4° skew, a slight blur, no text layer), saved as an image-only PDF
+and rendered back as ingest renders a scanned page for OCR (200 dpi, ``RAGAPP_INGEST__OCR_DPI``), then read by
 
 - ``pp-ocrv4``: PP-OCRv4 alone (rapidocr-onnxruntime), what ragapp used before;
 - ``tesseract``: Tesseract 5 ``eng`` alone (tesserocr);
@@ -33,6 +34,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
 import unicodedata
 from collections.abc import Callable
@@ -43,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ragbench.parsers import cer, edit_distance
-from ragbench.scans import scan_image
+from ragbench.scans import save_image_pdf, scan_image
 
 # (language, manual, pages): past front matter, into running text, code and tables. None of them is a
 # document of an answer set's test split.
@@ -106,37 +108,66 @@ def _engines() -> dict[str, Callable[[np.ndarray], str]]:
 
 
 def measure(pages: tuple[tuple[str, Path, tuple[int, ...]], ...], dpi: int) -> list[dict[str, Any]]:
-    import pypdfium2 as pdfium
-
     engines = _engines()
     blank = np.full((64, 64, 3), 255, dtype=np.uint8)
     for read in engines.values():
         read(blank)  # load the models outside the timing
-    rows = []
-    for lang, path, numbers in pages:
-        if not path.is_file():
-            print(f"skipped {path}: not installed", file=sys.stderr)
-            continue
-        pdf = pdfium.PdfDocument(str(path))
-        try:
-            scanned = [(n, pdf[n - 1].get_textpage().get_text_range(), scan_image(pdf[n - 1], dpi)) for n in numbers]
-        finally:
-            pdf.close()
-        for number, truth, image in scanned:
-            pixels = np.asarray(image.convert("RGB"))
-            for engine, read in engines.items():
-                start = time.perf_counter()
-                text = read(pixels)
-                seconds = time.perf_counter() - start
-                right, count = identifier_share(text, truth)
-                rows.append({
-                    "lang": lang, "file": path.name, "page": number, "engine": engine,
-                    "wer": round(wer(text, truth), 4), "cer": round(cer(text, truth), 4),
-                    "identifiers": count, "identifiers_read": right, "seconds": round(seconds, 2),
-                })  # fmt: skip
-                print(f"{path.name} p{number} {engine:9s} WER {rows[-1]['wer']:.3f} ids {right}/{count} "
-                      f"{seconds:.1f}s", file=sys.stderr)  # fmt: skip
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="ragbench-ocr-") as tmp:
+        for lang, path, numbers in pages:
+            if path.is_file():
+                rows += _measure_file(lang, path, numbers, dpi, engines, Path(tmp))
+            else:
+                print(f"skipped {path}: not installed", file=sys.stderr)
     return rows
+
+
+def _measure_file(
+    lang: str,
+    path: Path,
+    numbers: tuple[int, ...],
+    dpi: int,
+    engines: dict[str, Callable[[np.ndarray], str]],
+    folder: Path,
+) -> list[dict[str, Any]]:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        scanned = [(n, pdf[n - 1].get_textpage().get_text_range(), scan_image(pdf[n - 1], dpi)) for n in numbers]
+    finally:
+        pdf.close()
+    rows = []
+    for number, truth, image in scanned:
+        pixels = as_ingest_sees(image, dpi, folder)
+        for engine, read in engines.items():
+            start = time.perf_counter()
+            text = read(pixels)
+            seconds = time.perf_counter() - start
+            right, count = identifier_share(text, truth)
+            rows.append({
+                "lang": lang, "file": path.name, "page": number, "engine": engine,
+                "wer": round(wer(text, truth), 4), "cer": round(cer(text, truth), 4),
+                "identifiers": count, "identifiers_read": right, "seconds": round(seconds, 2),
+            })  # fmt: skip
+            print(f"{path.name} p{number} {engine:9s} WER {rows[-1]['wer']:.3f} ids {right}/{count} "
+                  f"{seconds:.1f}s", file=sys.stderr)  # fmt: skip
+    return rows
+
+
+def as_ingest_sees(image: Any, dpi: int, folder: Path) -> np.ndarray:
+    """``image`` saved as a one-page image-only PDF at ``dpi`` and rendered back as ingest renders a scanned
+    page for OCR (at ``RAGAPP_INGEST__OCR_DPI``): the pixels the app's OCR reads."""
+    import pypdfium2 as pdfium
+
+    from ragapp.config import Settings
+
+    scan = save_image_pdf([image], folder / "page.pdf", dpi)
+    pdf = pdfium.PdfDocument(str(scan))
+    try:
+        return np.asarray(pdf[0].render(scale=Settings().ingest.ocr_dpi / 72).to_pil().convert("RGB"))
+    finally:
+        pdf.close()
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

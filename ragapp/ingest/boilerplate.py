@@ -147,16 +147,22 @@ def _rising(values: Sequence[Any]) -> float:
 
 
 def _licence(text: str, title: str) -> str | None:
-    flat = text.casefold()
-    family = next((name for name, phrases in _LICENCES if any(p in flat for p in phrases)), None)
+    # Compared without spaces: a scan's OCR may run words together ("GNUFreeDocumentationLicense") or break
+    # them, and the verdict must be the one the text layer gets.
+    flat, titled = _unspaced(text), _unspaced(title)
+    family = next((name for name, phrases in _LICENCES if any(_unspaced(p) in flat for p in phrases)), None)
     if family is None:
-        family = next((name for name, phrases in _LICENCES if any(p in title.casefold() for p in phrases)), None)
+        family = next((name for name, phrases in _LICENCES if any(_unspaced(p) in titled for p in phrases)), None)
     if family is None:
         return None
     sentences = [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
     total = sum(len(s) for s in sentences)
     legal = sum(len(s) for s in sentences if _LEGAL.search(s))
     return family if total and legal / total >= _LICENCE_SHARE else None
+
+
+def _unspaced(text: str) -> str:
+    return "".join(text.casefold().split())
 
 
 _PREVIEW_CHARS = 160

@@ -294,9 +294,12 @@ def citation_title(citation: Citation) -> str:
 
 
 def _where(citation: Citation) -> str:
-    """The cited document's name and its page or section, as stored (escape it where Markdown renders it)."""
+    """The cited document's name and its page or section, as stored (escape it where Markdown renders it); for
+    a passage read from a scan, how sure the OCR was, so a reader knows to check an odd word against the page."""
     where = citation.chunk.location
-    return citation.chunk.source + (f" · {where}" if where else "")
+    read = citation.chunk.ocr_confidence
+    scanned = f" · 🖨️ OCR {read:.0%} · 扫描识别" if read is not None else ""
+    return citation.chunk.source + (f" · {where}" if where else "") + scanned
 
 
 EVIDENCE_LABEL = "📌 From the documents · 文档原文"

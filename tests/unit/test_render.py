@@ -115,6 +115,15 @@ def test_citation_passage_markup_is_escaped() -> None:
     assert citation_title(Citation(1, hostile)) == "[1] evil.html"
 
 
+def test_a_cited_scanned_passage_says_how_sure_the_ocr_was() -> None:
+    scanned = Chunk("d3-0000", "d3", 0, "Charge it for two hours.", "scan.pdf", page=2, ocr_confidence=0.874)
+    view = TurnView()
+    view.apply(AnswerEvent("Two hours [1].", (Citation(1, scanned),), grounded=True))
+    _answer, citation = view.messages()
+    assert citation.metadata["title"] == "📄 [1] scan.pdf · p. 2 · 🖨️ OCR 87% · 扫描识别"
+    assert "OCR" not in citation_title(Citation(1, CHUNK))  # a text layer says nothing of OCR
+
+
 def test_session_keeps_turns_until_the_engine_folds_them_into_a_summary() -> None:
     session = Session()
     for n in range(4):

@@ -67,7 +67,7 @@ def citation_out(c: Citation) -> CitationOut:
     return CitationOut(
         number=c.number, document=chunk.source, doc_id=chunk.doc_id, chunk_id=chunk.chunk_id,
         location=chunk.location, page=chunk.page, heading=chunk.heading, text=chunk.text,
-        score=c.score, highlights=list(c.highlights),
+        score=c.score, highlights=list(c.highlights), ocr_confidence=chunk.ocr_confidence,
     )  # fmt: skip
 
 

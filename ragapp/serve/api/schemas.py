@@ -56,6 +56,9 @@ class CitationOut(BaseModel):
     text: str = Field(description="The cited chunk's whole text.")
     score: float | None
     highlights: list[str] = Field(description="The chunk's sentences that support the answer.")
+    ocr_confidence: float | None = Field(
+        None, description="Read from a scan by OCR, with this mean confidence (0..1); null for a text layer."
+    )
 
 
 class ChoiceOut(BaseModel):
