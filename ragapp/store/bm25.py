@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragapp.core.chunks import index_text
 from ragapp.core.types import DEFAULT_KB, Chunk
-from ragapp.store.tokenize import TOKENIZER_VERSION, tokenize
+from ragapp.store.tokenize import TOKENIZER_VERSION, chunk_tokens, query_tokens
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +73,7 @@ class Bm25Index:
         """
         import bm25s
 
-        corpus = [tokenize(index_text(c)) for c in chunks]
+        corpus = [chunk_tokens(c) for c in chunks]
         # bm25s rejects an all-empty corpus; keep a placeholder token so empty chunks still line up.
         corpus = [tokens or ["\u2400"] for tokens in corpus]
         retriever = bm25s.BM25() if chunks else None
@@ -101,7 +100,7 @@ class Bm25Index:
         (None: all of them)."""
         with self._lock:
             retriever, ids, vocab, tags = self._retriever, self._chunk_ids, self._vocab, self._kbs
-        tokens = [t for t in tokenize(query) if t in vocab]
+        tokens = [t for t in query_tokens(query) if t in vocab]
         if retriever is None or not tokens or not ids:
             return []
         mask: np.ndarray | None = None

@@ -39,7 +39,7 @@ from ragapp.core.chunks import index_text
 from ragapp.core.errors import ConfigError
 from ragapp.core.types import DEFAULT_KB, Chunk
 from ragapp.db import Database, Rows, Transaction
-from ragapp.store.tokenize import TOKENIZER_VERSION, tokenize
+from ragapp.store.tokenize import TOKENIZER_VERSION, chunk_tokens, query_tokens
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +242,7 @@ class PgKeywordIndex:
     def _write(tx: Transaction, ids: list[str], wanted: Mapping[str, tuple[str, str, Chunk]], df: Counter[str]) -> None:
         terms = []
         for cid in ids:
-            found = lexemes(tokenize(index_text(wanted[cid][2])))
+            found = lexemes(chunk_tokens(wanted[cid][2]))
             df.update(found.keys())
             terms.append(_literal(found))
         tx.execute(_INSERT, (ids, [wanted[cid][0] for cid in ids], [wanted[cid][1] for cid in ids], terms))
@@ -262,7 +262,7 @@ class PgKeywordIndex:
     def search(self, query: str, top_k: int, kbs: frozenset[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, score) pairs with score > 0, best first; only chunks of the knowledge bases ``kbs``
         (None: all of them)."""
-        tokens = [t for t in dict.fromkeys(tokenize(query)) if _usable(t)]
+        tokens = [t for t in dict.fromkeys(query_tokens(query)) if _usable(t)]
         if not tokens or top_k <= 0 or (kbs is not None and not kbs):
             return []
         rows = self._db.query(

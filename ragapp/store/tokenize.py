@@ -17,6 +17,10 @@ import threading
 import unicodedata
 from functools import lru_cache
 
+from ragapp.core.chunks import index_text
+from ragapp.core.facts import ocr_fold
+from ragapp.core.types import Chunk
+
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # A Chinese run, or a run of other letters/digits with optional ".digits" groups (decimals, versions).
 _CJK_OR_WORD = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:\.[0-9]+)*)")
@@ -28,7 +32,10 @@ _MAX_STEMS = 200_000  # a vocabulary bound: past it the cache starts over
 
 # Bump when tokenisation changes: a persisted keyword index built with another version is rebuilt.
 # 2: Snowball stemming, NFKC + Unicode letters, "2.5.0" kept whole (plus "2.5").
-TOKENIZER_VERSION = 2
+# 3: chunks read by OCR are indexed by their folded tokens (``chunk_tokens``).
+TOKENIZER_VERSION = 3
+# Marks a token folded through OCR's confusions: such tokens come only from OCR'd chunks and from queries.
+OCR_MARK = "~"
 
 # Function words that match everything and would give off-topic questions keyword hits.
 _EN_STOP = frozenset(
@@ -98,3 +105,18 @@ def tokenize(text: str) -> list[str]:
         else:
             tokens.append(word)
     return tokens
+
+
+def chunk_tokens(chunk: Chunk) -> list[str]:
+    """The tokens ``chunk`` is indexed by. A chunk read by OCR is indexed by its tokens folded through OCR's
+    usual confusions (l/1/I, O/0, rn/m), and by those alone, so a query naming ``asn1`` finds the scan's
+    ``asnl`` without a scanned passage counting twice for the words it read right."""
+    tokens = tokenize(index_text(chunk))
+    return [OCR_MARK + ocr_fold(t) for t in tokens] if chunk.ocr_confidence is not None else tokens
+
+
+def query_tokens(query: str) -> list[str]:
+    """The tokens a query searches by: its own, which text chunks hold, and their folded forms, which OCR'd
+    chunks hold (``chunk_tokens``)."""
+    tokens = tokenize(query)
+    return tokens + [OCR_MARK + ocr_fold(t) for t in tokens]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.core.chunks import chunk_id_of
+from ragapp.core.chunks import chunk_id_of, index_text
 from ragapp.core.errors import ConfigError
 from ragapp.core.types import Chunk
 from ragapp.db import Database, open_database
@@ -88,6 +88,17 @@ def test_chinese_questions_are_segmented_by_jieba_on_both_sides(index: PgKeyword
     assert ids(index.search("液压泵怎么排气", 10))[0] == "zh-0001"
 
 
+def test_a_scanned_chunk_is_found_through_ocr_s_confusions(db: Database) -> None:
+    from dataclasses import replace
+
+    scanned = replace(chunk("scan", 0, "Call asnl_delete_structure on the asnl node.", "scan.pdf"), ocr_confidence=0.9)
+    typed = chunk("typed", 0, "Call asnl_delete_structure on the asnl node.", "typed.txt")
+    right = chunk("right", 0, "Call asn1_delete_structure on the asn1 node.", "manual.txt")
+    index = PgKeywordIndex(db)
+    index.rebuild([scanned, typed, right], version=1)
+    assert set(ids(index.search("asn1", 10))) == {scanned.chunk_id, right.chunk_id}  # typed "asnl" is not asked
+
+
 def test_a_rare_term_outweighs_a_common_one(db: Database) -> None:
     # One chunk holds the rare "omega", ten the common "alpha", once each: only IDF tells them apart. Its id
     # sorts last, so a tie would put it last.
@@ -144,13 +155,13 @@ def test_rebuild_tokenizes_only_new_or_changed_chunks_and_drops_the_rest(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[str] = []
-    real = pg_keywords.tokenize
+    real = pg_keywords.chunk_tokens
 
-    def counting(text: str) -> list[str]:
-        seen.append(text)
-        return real(text)
+    def counting(c: Chunk) -> list[str]:
+        seen.append(index_text(c))
+        return real(c)
 
-    monkeypatch.setattr(pg_keywords, "tokenize", counting)
+    monkeypatch.setattr(pg_keywords, "chunk_tokens", counting)
     index = PgKeywordIndex(db)
     index.rebuild(DOCS, 1, {c.chunk_id: "kb-a" for c in DOCS})
     assert len(seen) == len(DOCS) and index.count() == len(DOCS) and index.version == 1

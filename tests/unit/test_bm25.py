@@ -201,3 +201,15 @@ def test_index_from_before_tokenizer_versions_is_stale(tmp_path: Path) -> None:
     meta = json.loads(meta_path.read_text("utf-8"))
     meta_path.write_text(json.dumps({"version": 5, "chunk_ids": meta["chunk_ids"]}), "utf-8")  # the old layout
     assert Bm25Index(tmp_path / "bm25").version == -1
+
+
+def test_a_scanned_chunk_is_found_through_ocr_s_confusions_and_counts_once(tmp_path: Path) -> None:
+    scanned = Chunk("s-0000", "s", 0, "Call asnl_delete_structure on the asnl node.", "scan.pdf", ocr_confidence=0.9)
+    typed = Chunk("t-0000", "t", 0, "Call asnl_delete_structure on the asnl node.", "typed.txt")
+    right = Chunk("r-0000", "r", 0, "Call asn1_delete_structure on the asn1 node.", "manual.txt")
+    index = Bm25Index(tmp_path / "bm25")
+    index.rebuild([scanned, typed, right], version=1)
+    found = dict(index.search("asn1", 5))
+    # the scan's "asnl" is the "asn1" asked for; typed text that says "asnl" is not
+    assert set(found) == {"s-0000", "r-0000"}
+    assert found["s-0000"] == pytest.approx(found["r-0000"], rel=0.35)  # each counted once, not twice
