@@ -17,7 +17,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers bench-coverage \
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage \
 	cluster test-cluster test-slow bench-scale docs space
 
 $(VENV)/bin/python:
@@ -126,6 +126,11 @@ bench-api: setup
 bench-parsers: setup
 	$(PY) -m ragbench.parsers --output results/parsers.json
 
+# OCR on scanned pages of real manuals, English and Chinese: word error rate (whitespace counts), identifiers
+# read whole and character error rate, per engine (docs/benchmarks.md#scanned-documents), ~3 min.
+bench-ocr: setup
+	$(PY) -m ragbench.ocr --output results/ocr.json
+
 # How much of real files' text reaches the chunks (docs/documents.md): every HTML, PDF, text and Markdown file
 # under /usr/share/doc (plus the Debian Reference, R's manuals and the answer sets' documents), a few minutes.
 bench-coverage: setup
@@ -179,8 +184,9 @@ rerank-eval: setup
 # Answer quality on real documents (docs/benchmarks.md): the answer set's manuals come from Debian doc packages,
 # installed first (as root; otherwise the command to run is printed). ANSWER_LIMIT=40 asks the first 40 only.
 # The blind set: ANSWER_SET=data/eval/answers/debian-blind.yaml ANSWER_SPLIT=dev (tune) or test (report only).
+# ANSWER_PDFS=scan or text: only the answerable questions over the set's PDFs, each PDF asked as a scan or as text.
 ANSWER_SET ?= data/eval/answers/debian-manuals.yaml
-ANSWER_EVAL_NAME ?= $(basename $(notdir $(ANSWER_SET)))$(if $(ANSWER_SPLIT),-$(ANSWER_SPLIT))-local-qwen2.5-coder-1.5b
+ANSWER_EVAL_NAME ?= $(basename $(notdir $(ANSWER_SET)))$(if $(ANSWER_SPLIT),-$(ANSWER_SPLIT))$(if $(ANSWER_PDFS),-pdf-$(ANSWER_PDFS))-local-qwen2.5-coder-1.5b
 answer-eval: setup
 	@pkgs="$$($(PY) -m ragbench.answers --set $(ANSWER_SET) --missing-packages)"; \
 	if [ -n "$$pkgs" ]; then \
@@ -188,7 +194,7 @@ answer-eval: setup
 		else echo "the answer set needs: sudo apt-get install -y $$pkgs"; exit 1; fi; \
 	fi
 	$(PY) -m ragbench.answers --set $(ANSWER_SET) $(if $(ANSWER_LIMIT),--limit $(ANSWER_LIMIT)) \
-		$(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
+		$(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) $(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) \
 		--output results/answers/$(ANSWER_EVAL_NAME).json
 
 # The documentation site (docs/, mkdocs.yml) with live reload on http://127.0.0.1:8000.

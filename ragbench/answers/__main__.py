@@ -125,9 +125,19 @@ def render_table(label: str, summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def by_split(rows: list[Row]) -> dict[str, dict[str, Any]]:
+    """The summary of each split the rows hold ({} for a set that is not split, or a run of one split)."""
+    splits = sorted({r.split for r in rows} - {""})
+    if len(splits) < 2:
+        return {}
+    return {s: summarize([r for r in rows if r.split == s], TYPES) for s in splits}
+
+
 def _write(path: Path, payload: dict[str, Any], rows: list[Row]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {**payload, "summary": summarize(rows, TYPES), "rows": [r.as_json() for r in rows]}
+    if splits := by_split(rows):
+        payload["summary_by_split"] = splits
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
@@ -202,6 +212,8 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     print(render_table(f"{answer_set.name} · {inner.name} · {len(rows)} questions", summarize(rows, TYPES)))
+    for split, summary in by_split(rows).items():  # both splits asked: each alone, and the gap
+        print("\n" + render_table(f"{split} split · {summary['overall']['questions']} questions", summary))
     if args.output:
         payload["complete"] = len(rows) == len(questions)
         _write(args.output, payload, rows)

@@ -20,10 +20,10 @@ from ragapp.core.types import Chunk
 from ragapp.ingest.parsing import parse_file
 from ragapp.models.llm import LLMS
 from ragapp.qa.prompts import NOT_FOUND_EN
-from ragbench.answers.__main__ import main
-from ragbench.answers.answer_set import KINDS, Evidence, load_set
+from ragbench.answers.__main__ import by_split, main
+from ragbench.answers.answer_set import KINDS, Evidence, load_set, pdfs_as
 from ragbench.answers.replay import main as replay
-from ragbench.answers.scoring import abstained, contains_all, on_evidence
+from ragbench.answers.scoring import Row, abstained, contains_all, on_evidence
 from ragbench.answers.state import scanned_copy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -262,3 +262,40 @@ def test_a_scanned_document_is_rendered_to_an_image_only_pdf(tmp_path: Path, mak
     too_far = dataclasses.replace(doc, scan=dataclasses.replace(doc.scan, last=9), path=source)
     with pytest.raises(IngestError, match="has 3 pages"):
         scanned_copy(too_far, tmp_path / "other")
+
+
+@pytest.mark.integration
+def test_the_pdfs_of_a_set_are_asked_as_scans_or_as_text(tmp_path: Path, make_documents: Any) -> None:
+    pypdf = pytest.importorskip("pypdf")
+    make_documents.text_pdf(tmp_path / "table.pdf", ["page one"])
+    pages = pypdf.PdfWriter()
+    for _ in range(3):
+        pages.add_page(pypdf.PdfReader(str(tmp_path / "table.pdf")).pages[0])
+    pages.write(str(tmp_path / "table.pdf"))
+    set_file = tmp_path / "split.yaml"
+    set_file.write_text(
+        SPLIT_SET + '  - {id: cell, type: fact, lang: en, question: "Which page?", must_contain: [one], '
+        "evidence: [{doc: table-scan, page: 1}], split: test}\n",
+        "utf-8",
+    )
+    answer_set = load_set(set_file)
+    scanned, text = pdfs_as(answer_set, "scan"), pdfs_as(answer_set, "text")
+    # only the PDF, and only the answerable questions over it: the unanswerable ones need every document
+    assert [d.id for d in scanned.documents] == ["table-scan"] and [q.id for q in scanned.questions] == ["cell"]
+    assert scanned.documents[0].name == "table-scan-p2-3.pdf" and text.documents[0].name == "table-p2-3.pdf"
+    copy = scanned_copy(text.documents[0], tmp_path / "copies")
+    reader = pypdf.PdfReader(str(copy))
+    assert len(reader.pages) == 2 and "page one" in reader.pages[0].extract_text()  # the text layer kept
+    scan = scanned_copy(scanned.documents[0], tmp_path / "copies")
+    assert not pypdf.PdfReader(str(scan)).pages[0].extract_text().strip()
+
+
+def test_a_run_over_both_splits_reports_each() -> None:
+    def row(qid: str, correct: bool, split: str) -> Row:
+        return Row(qid, "fact", "en", "?", True, "", True, False, correct, False, False, False, (), (), None, 1.0,
+                   split=split)  # fmt: skip
+
+    rows = [row("a", True, "dev"), row("b", False, "test"), row("c", True, "test")]
+    splits = by_split(rows)
+    assert splits["dev"]["overall"]["correct"] == 1.0 and splits["test"]["overall"]["correct"] == 0.5
+    assert by_split([row("a", True, "dev"), row("b", True, "dev")]) == {}  # one split: the overall figures say it
