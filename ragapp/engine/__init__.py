@@ -1,2 +1,43 @@
 """The engine: ``build.build_engine`` wires the parts; ``Engine`` offers them as facets (chat, library, intents,
-observability) that the UI, the evaluation commands and tests call. Never imports gradio."""
+observability) that the UI, the evaluation commands and tests call. Never imports gradio.
+
+The UI (``ragapp.ui``) and the HTTP API (``ragapp.serve``) reach the rest of the app only through here, through
+``ragapp.core`` and ``ragapp.config`` (an import-linter contract in pyproject.toml keeps it so): the types of the
+parts below that they show or take are re-exported here.
+"""
+
+from ragapp.ingest.pipeline import kb_name
+from ragapp.qa.pipeline import SEARCH_ALL, Clarified
+from ragapp.retrieval.fusion import FUSIONS
+from ragapp.router.decide import RoutingDecision
+from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
+from ragapp.store.users import UserStore, open_user_store
+from ragapp.testcases.scoring import CaseReport
+from ragapp.testcases.store import TestCase
+from ragapp.tracing.model import CheckRecord, Span, SupportRecord, Trace
+from ragapp.tracing.records import RetrievalRecord, jsonable, retrieval_record
+from ragapp.tracing.store import TraceSummary
+
+__all__ = [
+    "FUSIONS",
+    "GROUP",
+    "SEARCH_ALL",
+    "CaseReport",
+    "CheckRecord",
+    "Clarified",
+    "Format",
+    "IntentTree",
+    "IntentTreeError",
+    "RetrievalRecord",
+    "RoutingDecision",
+    "Span",
+    "SupportRecord",
+    "TestCase",
+    "Trace",
+    "TraceSummary",
+    "UserStore",
+    "jsonable",
+    "kb_name",
+    "open_user_store",
+    "retrieval_record",
+]

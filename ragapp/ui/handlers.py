@@ -20,9 +20,8 @@ from ragapp.core.access import LOCAL_ACTOR, Action, Actor, may
 from ragapp.core.errors import AccessDenied, RagAppError
 from ragapp.core.events import ClarifyEvent, MemoryEvent
 from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
+from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
-from ragapp.ingest.pipeline import kb_name
-from ragapp.qa.pipeline import Clarified
 from ragapp.ui.conversation_view import record_of, turn_records
 from ragapp.ui.i18n import t
 from ragapp.ui.render import TurnView, escape_text, no_remote_content

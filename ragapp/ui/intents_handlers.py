@@ -18,11 +18,10 @@ from typing import Any
 import gradio as gr
 from gradio.i18n import I18nData
 
+from ragapp.core.types import LeafScore
+from ragapp.engine import GROUP, Format, IntentTree, IntentTreeError, RoutingDecision
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IntentDraft
-from ragapp.router.classifier import LeafScore
-from ragapp.router.decide import RoutingDecision
-from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import t
 from ragapp.ui.state import actor_of

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ragapp.engine import GROUP
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IMPORT_SUFFIXES
-from ragapp.router.tree import GROUP
 from ragapp.ui.i18n import t
 from ragapp.ui.intents_handlers import NEW, TOP, IntentHandlers
 

@@ -9,10 +9,8 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ragapp.engine import FUSIONS, CaseReport, Trace
 from ragapp.engine.engine import Engine
-from ragapp.retrieval.fusion import FUSIONS
-from ragapp.testcases.scoring import CaseReport
-from ragapp.tracing.model import Trace
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import t
 from ragapp.ui.state import owner_of

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from ragapp.tracing.model import Span, Trace
+from ragapp.engine import Span, Trace
 
 if TYPE_CHECKING:
-    from ragapp.testcases.scoring import CaseReport
+    from ragapp.engine import CaseReport
 
 KIND_COLOURS = {
     "request": "#94a3b8",

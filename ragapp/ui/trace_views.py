@@ -9,9 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
-from ragapp.tracing.model import CheckRecord, Span, SupportRecord, Trace
-from ragapp.tracing.records import RetrievalRecord
-from ragapp.tracing.store import TraceSummary
+from ragapp.engine import CheckRecord, RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
 from ragapp.ui.render import escape_text, plain_markdown
 
 STATUS_ICON = {

@@ -17,8 +17,8 @@ import pandas as pd
 
 from ragapp.core.access import Action, may
 from ragapp.core.errors import AccessDenied
+from ragapp.engine import Trace
 from ragapp.engine.engine import Engine
-from ragapp.tracing.model import Trace
 from ragapp.ui import trace_views as views
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import t

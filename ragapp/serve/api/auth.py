@@ -20,9 +20,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from ragapp.core.access import Actor
 from ragapp.core.errors import AccessDenied
 from ragapp.core.types import LOCAL_OWNER
+from ragapp.engine import UserStore, open_user_store
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.errors import ApiError
-from ragapp.store.users import UserStore, open_user_store
 
 bearer = HTTPBearer(auto_error=False, description="An API key from `python -m ragapp.users key NAME`.")
 HOW_TO_GET_A_KEY = (

@@ -15,7 +15,7 @@ from typing import Any
 
 from ragapp.core.events import AnswerEvent, ClarifyEvent, EngineEvent, ModeEvent, NoticeEvent, TokenEvent, TraceEvent
 from ragapp.core.types import ChatTurn, Citation, Confidence, Mode
-from ragapp.qa.pipeline import SEARCH_ALL, Clarified
+from ragapp.engine import SEARCH_ALL, Clarified
 from ragapp.serve.api.errors import ApiError
 from ragapp.serve.api.schemas import (
     AssistantMessage,

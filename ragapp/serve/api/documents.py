@@ -13,8 +13,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ragapp.core.access import Action, require
 from ragapp.core.types import DocumentRecord
+from ragapp.engine import kb_name
 from ragapp.engine.engine import Engine
-from ragapp.ingest.pipeline import kb_name
 from ragapp.serve.api.auth import Caller, KeyCheck
 from ragapp.serve.api.errors import ApiError, ApiRoute
 from ragapp.serve.api.jobs import Job, Jobs

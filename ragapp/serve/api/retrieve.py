@@ -9,13 +9,13 @@ import time
 from fastapi import APIRouter, Depends
 
 from ragapp.core.types import RetrievalResult
+from ragapp.engine import jsonable, retrieval_record
 from ragapp.engine.chat import question_refusal
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.auth import Caller, KeyCheck
 from ragapp.serve.api.errors import ApiError, ApiRoute
 from ragapp.serve.api.schemas import CandidateOut, ChannelOut, HitOut, RelevanceOut, RetrieveRequest, RetrieveResponse
 from ragapp.serve.api.scope import scope_of
-from ragapp.tracing.records import jsonable, retrieval_record
 
 
 def retrieve_response(result: RetrievalResult, seconds: float) -> RetrieveResponse:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from ragapp.config import RetrievalSettings
 from ragapp.core.access import Action, require
+from ragapp.engine import TestCase, jsonable
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.auth import Caller, KeyCheck
 from ragapp.serve.api.errors import ApiError, ApiRoute
@@ -23,8 +24,6 @@ from ragapp.serve.api.schemas import (
     TraceSummaryOut,
 )
 from ragapp.serve.api.scope import scope_of
-from ragapp.testcases.store import TestCase
-from ragapp.tracing.records import jsonable
 
 
 class FeedbackIn(BaseModel):
