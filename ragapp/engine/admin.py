@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from ragapp.core.access import Action, Actor, require
 from ragapp.core.errors import ConfigError, RagAppError
 from ragapp.ingest.pipeline import kb_name
 from ragapp.store.catalog import Catalog
-from ragapp.store.users import KbRule, UserRecord, UserStore
+from ragapp.store.users import KbRule, LastAdminError, UserRecord, UserStore
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,6 @@ class Admin:
         self._settings = settings
         self._store = store  # None: accounts off
         self._catalog = catalog
-        self._lock = threading.Lock()  # a check ("is there another admin?") and its change happen together
 
     @property
     def accounts_on(self) -> bool:
@@ -103,10 +102,10 @@ class Admin:
 
     def set_role(self, name: str, role: str, *, actor: Actor) -> None:
         store = self._users(actor)
-        with self._lock:
-            record = self._known(store, name)
-            if record.role == "admin" and role != "admin":
-                self._keep_an_admin(store, record, actor, "demote")
+        record = self._known(store, name)
+        if record.role == "admin" and role != "admin":
+            self._not_yourself(record, actor, "demote")
+        with _last_admin():
             store.set_role(record.name, role)
         log.info("%s changed the role of %s: %s -> %s", actor.name, record.name, record.role, role)
 
@@ -118,10 +117,10 @@ class Admin:
 
     def remove_user(self, name: str, *, actor: Actor) -> None:
         store = self._users(actor)
-        with self._lock:
-            record = self._known(store, name)
-            if record.role == "admin":
-                self._keep_an_admin(store, record, actor, "remove")
+        record = self._known(store, name)
+        if record.role == "admin":
+            self._not_yourself(record, actor, "remove")
+        with _last_admin():
             store.remove(record.name)
         log.info("%s removed user %s (%s)", actor.name, record.name, record.role)
 
@@ -133,13 +132,13 @@ class Admin:
         return record
 
     @staticmethod
-    def _keep_an_admin(store: UserStore, record: UserRecord, actor: Actor, what: str) -> None:
+    def _not_yourself(record: UserRecord, actor: Actor, what: str) -> None:
+        """An admin leaves the admins only by another admin's hand; the store keeps the last one (its rule
+        runs inside the locked edit, so it holds across replicas and for ``python -m ragapp.users``)."""
         if record.name == actor.name:
             raise AdminError(
                 f"You may not {what} yourself: another admin must do it (so the app always keeps an admin)."
             )
-        if not any(u.role == "admin" and u.name != record.name for u in store.users()):
-            raise AdminError(f"{record.name} is the last admin; make another user admin first.")
 
     # -- knowledge-base access --------------------------------------------------------------------
 
@@ -198,3 +197,11 @@ def _masked(name: str, value: Any) -> Any:
     if isinstance(value, str):
         return _URL_PASSWORD.sub(r"\1:••••@", value)
     return value
+
+
+@contextmanager
+def _last_admin() -> Iterator[None]:
+    try:
+        yield
+    except LastAdminError as exc:
+        raise AdminError(str(exc)) from None

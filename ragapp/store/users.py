@@ -38,6 +38,10 @@ class UserError(RagAppError):
     """A user could not be added or changed (a bad name, role or password, or an unknown user)."""
 
 
+class LastAdminError(UserError):
+    """The change would leave no admin (checked inside the locked edit: across replicas, and for the CLI)."""
+
+
 @dataclass(frozen=True)
 class UserRecord:
     name: str
@@ -141,15 +145,21 @@ class UserStore:
             self._write(users)
 
     def set_role(self, name: str, role: str) -> None:
+        """``name``'s role, changed; refused when it would demote the last admin."""
+        checked = _role(role)
         with self._doc.editing():
             users = self._read()
-            self._known(users, name)["role"] = _role(role)
+            if checked != "admin":
+                _keep_an_admin(users, name)
+            self._known(users, name)["role"] = checked
             self._write(users)
 
     def remove(self, name: str) -> None:
+        """``name`` and their API keys, gone; refused when ``name`` is the last admin."""
         with self._doc.editing():
             users = self._read()
             self._known(users, name)
+            _keep_an_admin(users, name, removing=True)
             del users[name]
             kept = {i: k for i, k in self._api_keys().items() if k.get("user") != name}  # their keys go too
             self._write(users, keys=kept)
@@ -287,6 +297,16 @@ def _role(role: str) -> Role:
     if role not in ROLES:
         raise UserError(f"Unknown role {role!r}: choose one of {', '.join(ROLES)}.")
     return role  # type: ignore[return-value]
+
+
+def _keep_an_admin(users: dict[str, dict[str, object]], name: str, removing: bool = False) -> None:
+    """Refuse a change that takes ``name`` from the admins while other users stay with no admin to manage them
+    (removing the only user of all empties the accounts: a fresh start, not a lock-out). Called inside the
+    locked edit, so two replicas demoting the last two admins at once cannot both pass it."""
+    if users.get(name, {}).get("role") != "admin" or (removing and set(users) == {name}):
+        return
+    if not any(data.get("role") == "admin" and other != name for other, data in users.items()):
+        raise LastAdminError(f"{name} is the last admin; make another user admin first.")
 
 
 def _check_password(password: str) -> None:

@@ -75,3 +75,45 @@ def test_a_database_that_does_not_answer_stops_the_start_with_the_setting_named(
     with pytest.raises(ConfigError, match="RAGAPP_STORE__DATABASE_URL") as caught:
         build_engine(settings)  # type: ignore[arg-type]
     assert "hunter2" not in str(caught.value)  # the password is never shown
+
+
+def test_two_replicas_demoting_the_last_two_admins_at_once_leave_one(
+    postgres_url: str, make_engine: Callable[..., Rig], tmp_path: Path
+) -> None:
+    import threading
+
+    from ragapp.core.access import Actor
+    from ragapp.engine.admin import AdminError
+    from ragapp.store.users import UserStore
+
+    users = tmp_path / "users.json"  # taken into the database by the first replica
+    seed = UserStore(users, 4)
+    for name, role in (("boss", "admin"), ("eddie", "admin"), ("rita", "reader")):
+        seed.add(name, f"{name}'s long password", role)
+    auth = {"enabled": True, "users_file": users, "bcrypt_rounds": 4}
+    shared = {"store": {"database_url": postgres_url}, "auth": auth}
+    first, second = make_engine("first", **shared), make_engine("second", **shared)
+    start = threading.Barrier(2)
+    outcomes: dict[str, str] = {}
+
+    def demote(rig: Rig, who: str, by: str) -> None:
+        start.wait()
+        try:
+            rig.engine.admin.set_role(who, "reader", actor=Actor(by, "admin"))
+            outcomes[who] = "demoted"
+        except AdminError as exc:
+            outcomes[who] = str(exc)
+
+    threads = [
+        threading.Thread(target=demote, args=(first, "boss", "eddie")),
+        threading.Thread(target=demote, args=(second, "eddie", "boss")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    demoted = [who for who, outcome in outcomes.items() if outcome == "demoted"]
+    refused = [outcome for outcome in outcomes.values() if "is the last admin" in outcome]
+    assert len(demoted) == 1 and len(refused) == 1, outcomes
+    admins = [u.name for u in first.engine.admin.users(actor=Actor("boss", "admin")) if u.role == "admin"]
+    assert len(admins) == 1

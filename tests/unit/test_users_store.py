@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragapp.core.errors import ConfigError
-from ragapp.store.users import KbRule, UserError, UserStore, check_password, hash_password
+from ragapp.store.users import KbRule, LastAdminError, UserError, UserStore, check_password, hash_password
 
 ROUNDS = 4  # the cheapest bcrypt cost: the tests check behaviour, not strength
 REPO = Path(__file__).resolve().parents[2]
@@ -80,6 +80,26 @@ def test_passwd_role_and_remove(store: UserStore) -> None:
     assert store.users() == []
     with pytest.raises(UserError, match="There is no user 'alice'"):
         store.remove("alice")
+
+
+def test_the_store_never_leaves_users_without_an_admin(store: UserStore, tmp_path: Path) -> None:
+    store.add("alice", "first password", "admin")
+    store.add("bob", "second password", "reader")
+    with pytest.raises(LastAdminError, match="alice is the last admin"):
+        store.set_role("alice", "editor")
+    with pytest.raises(LastAdminError, match="alice is the last admin"):
+        store.remove("alice")
+    assert store.get("alice").role == "admin"  # type: ignore[union-attr]
+    store.set_role("bob", "admin")
+    store.set_role("alice", "editor")  # bob is admin now
+    # The command line goes through the same rule.
+    env = {**os.environ, "RAGAPP_AUTH__USERS_FILE": str(store.path), "RAGAPP_AUTH__BCRYPT_ROUNDS": "4"}
+    refused = subprocess.run(
+        [sys.executable, "-m", "ragapp.users", "role", "bob", "reader"], text=True, capture_output=True, env=env,
+        cwd=REPO, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "bob is the last admin" in refused.stderr
+    assert store.get("bob").role == "admin"  # type: ignore[union-attr]
 
 
 def test_a_damaged_file_or_hash_is_a_clear_error_not_a_crash(store: UserStore) -> None:
