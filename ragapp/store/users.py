@@ -97,8 +97,7 @@ class UserStore:
     def __init__(self, target: Path | AccountsDocument, rounds: int = 12) -> None:
         self._doc: AccountsDocument = FileDocument(target) if isinstance(target, Path) else target
         self._rounds = rounds
-        # Checked against when the name is unknown, so a wrong name costs as long as a wrong password.
-        self._decoy = hash_password("not a password of anyone", rounds)
+        self._decoy = ""  # made on the first sign-in with an unknown name: a constructor does no hashing
 
     @property
     def path(self) -> Path | None:
@@ -168,6 +167,8 @@ class UserStore:
         """The user when ``password`` is theirs; None for a wrong password or an unknown name alike."""
         data = self._read().get(name)
         if data is None:
+            # Checked against when the name is unknown, so a wrong name costs as long as a wrong password.
+            self._decoy = self._decoy or hash_password("not a password of anyone", self._rounds)
             check_password(password, self._decoy)
             return None
         return self._record(name, data) if check_password(password, str(data.get("hash", ""))) else None
