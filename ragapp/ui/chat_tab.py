@@ -1,0 +1,192 @@
+"""The Chat tab and the sidebar of past chats: their components, and the events that tie them to the handlers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ragapp.config import REPO_ROOT
+from ragapp.engine.engine import Engine
+from ragapp.ui.chats import ChatHistory, Feedback
+from ragapp.ui.documents import DocumentHandlers
+from ragapp.ui.handlers import MODE_CHOICES, Handlers
+from ragapp.ui.i18n import t, t_str
+
+ASSETS = REPO_ROOT / "assets"
+
+
+def example_questions(path: Path = ASSETS / "examples.json", lang: str | None = None) -> list[str]:
+    """The demo questions; ``lang`` ("en", "zh"): only those in that language (and those that name none)."""
+    try:
+        items = json.loads(path.read_text("utf-8"))
+        return [item["question"] for item in items if lang is None or item.get("lang") in (lang, None)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+@dataclass(frozen=True)
+class ChatsSidebar:
+    new_chat: gr.Button
+    chat_list: gr.Radio
+    chat_title: gr.Textbox
+    rename_chat: gr.Button
+    delete_chat: gr.Button
+
+
+def build_chats_sidebar() -> ChatsSidebar:
+    with gr.Sidebar(label=t("chats.sidebar"), open=False, elem_id="chats-sidebar"):
+        new_chat = gr.Button(t("chats.new"), elem_id="new-chat")
+        chat_list = gr.Radio(choices=[], label=t("chats.past"), elem_id="chat-list")
+        chat_title = gr.Textbox(show_label=False, placeholder=t("chats.title"), elem_id="chat-title")
+        with gr.Row():
+            rename_chat = gr.Button(t("chats.rename"), size="sm", elem_id="rename-chat")
+            delete_chat = gr.Button(t("common.delete"), size="sm", variant="stop", elem_id="delete-chat")
+    return ChatsSidebar(new_chat, chat_list, chat_title, rename_chat, delete_chat)
+
+
+@dataclass(frozen=True)
+class ChatTab:
+    chatbot: gr.Chatbot
+    citation_view: gr.Column
+    citation_title: gr.Markdown
+    close_citation: gr.Button
+    citation_page: gr.Image
+    citation_section: gr.Markdown
+    feedback_row: gr.Row
+    comment: gr.Textbox
+    send_comment: gr.Button
+    save_case: gr.Button
+    question: gr.Textbox
+    send: gr.Button
+    clear: gr.Button
+    scope: gr.Dropdown
+    mode: gr.Radio
+
+
+def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
+    """The Chat tab's components. ``public``: accounts are off, so the knowledge bases are listed at once."""
+    with gr.Tab(t("chat.tab"), id="chat"):
+        chatbot = gr.Chatbot(
+            elem_id="chatbot",
+            height=560,
+            label=t("chat.chatbot"),
+            buttons=["copy"],
+            placeholder=t_str("chat.placeholder"),
+        )
+        # A citation clicked in the chat: its page, the passage marked (or its section, for other files).
+        with gr.Column(visible=False, elem_id="citation-view") as citation_view:
+            with gr.Row():
+                citation_title = gr.Markdown(elem_id="citation-title")
+                close_citation = gr.Button(t("cite.close"), size="sm", elem_id="citation-close", scale=0)
+            citation_page = gr.Image(
+                label=t("cite.page"), type="pil", interactive=False, visible=False, elem_id="citation-page"
+            )
+            citation_section = gr.Markdown(elem_id="citation-section")
+        # Opened by a thumbs-down: say what was wrong, or keep the question as a test case.
+        with gr.Row(visible=False, elem_id="feedback-row") as feedback_row:
+            comment = gr.Textbox(
+                show_label=False,
+                placeholder=t("chat.feedback_placeholder"),
+                elem_id="feedback-comment",
+                scale=6,
+            )
+            send_comment = gr.Button(t("chat.feedback_send"), elem_id="feedback-send", scale=1)
+            save_case = gr.Button(t("chat.save_case"), elem_id="feedback-save-case", scale=1)
+        with gr.Row():
+            question = gr.Textbox(
+                elem_id="question",
+                show_label=False,
+                placeholder=t("chat.question"),
+                scale=8,
+                autofocus=True,
+            )
+            send = gr.Button(t("chat.send"), variant="primary", elem_id="send", scale=1)
+            clear = gr.Button(t("chat.clear"), elem_id="clear", scale=1)
+        with gr.Row():
+            scope = gr.Dropdown(
+                choices=handlers.kb_names() if public else [],
+                value=[],
+                multiselect=True,
+                label=t("chat.scope"),
+                info=t("chat.scope_info"),
+                elem_id="chat-scope",
+                scale=1,
+            )
+            mode = gr.Radio(
+                choices=MODE_CHOICES,
+                value=engine.settings.agent.mode,
+                label=t("chat.mode"),
+                info=t("chat.mode_info"),
+                elem_id="chat-mode",
+                scale=1,
+            )
+        # The demo questions in the page's language (a style in ragapp.ui.i18n.HEAD hides the others).
+        for lang in ("en", "zh"):
+            if examples := example_questions(lang=lang):
+                with gr.Column(elem_id=f"examples-{lang}"):
+                    gr.Examples(examples=[[q] for q in examples], inputs=question, label=t("chat.examples"))
+    return ChatTab(
+        chatbot, citation_view, citation_title, close_citation, citation_page, citation_section, feedback_row,
+        comment, send_comment, save_case, question, send, clear, scope, mode,
+    )  # fmt: skip
+
+
+def wire_chat(
+    engine: Engine,
+    tab: ChatTab,
+    sidebar: ChatsSidebar,
+    handlers: Handlers,
+    session: gr.State,
+    owner: gr.BrowserState,
+    open_chat: gr.BrowserState,
+) -> ChatHistory:
+    """The Chat tab's and the sidebar's events; the chat history, whose ``restore`` the page's load calls."""
+    history, feedback, documents = ChatHistory(engine), Feedback(engine), DocumentHandlers(engine)
+    chatbot, question = tab.chatbot, tab.question
+    chat_io = {
+        "inputs": [question, chatbot, session, tab.scope, tab.mode, owner],
+        "outputs": [question, chatbot, session],
+    }
+    # Each answer, once written, is kept in the user's chats.
+    keep: dict[str, Any] = {
+        "fn": history.persist,
+        "inputs": [session, owner],
+        "outputs": [session, open_chat, sidebar.chat_list],
+    }
+    question.submit(handlers.respond, **chat_io).then(**keep)  # type: ignore[arg-type]
+    tab.send.click(handlers.respond, **chat_io).then(**keep)  # type: ignore[arg-type]
+    # A click on a choice the app offered when it asked back ("which product do you mean?").
+    chatbot.option_select(
+        handlers.choose, inputs=[chatbot, session, tab.scope, tab.mode, owner], outputs=[question, chatbot, session]
+    ).then(**keep)
+    fresh: dict[str, Any] = {
+        "fn": history.new_chat,
+        "inputs": [owner],
+        "outputs": [chatbot, session, open_chat, sidebar.chat_list],
+    }
+    tab.clear.click(**fresh)
+    sidebar.new_chat.click(**fresh)
+    sidebar.chat_list.input(history.open, inputs=[sidebar.chat_list, owner], outputs=[chatbot, session, open_chat])
+    sidebar.rename_chat.click(
+        history.rename,
+        inputs=[sidebar.chat_list, sidebar.chat_title, owner],
+        outputs=[sidebar.chat_list, sidebar.chat_title],
+    )
+    sidebar.delete_chat.click(
+        history.delete,
+        inputs=[sidebar.chat_list, session, chatbot, owner],
+        outputs=[sidebar.chat_list, chatbot, session, open_chat],
+    )
+    chatbot.like(feedback.rate, inputs=[session, owner], outputs=[tab.feedback_row, session])
+    comment_io = {"inputs": [tab.comment, session, owner], "outputs": [tab.feedback_row, tab.comment]}
+    tab.send_comment.click(feedback.comment, **comment_io)  # type: ignore[arg-type]
+    tab.comment.submit(feedback.comment, **comment_io)  # type: ignore[arg-type]
+    tab.save_case.click(feedback.save_case, inputs=[session, owner], outputs=[tab.feedback_row])
+    citation = [tab.citation_page, tab.citation_title, tab.citation_view, tab.citation_section]
+    chatbot.select(documents.cite, inputs=[session], outputs=citation)
+    tab.close_citation.click(lambda: gr.update(visible=False), outputs=[tab.citation_view])
+    return history

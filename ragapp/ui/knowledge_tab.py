@@ -1,0 +1,129 @@
+"""The Knowledge tab: upload, the documents and their chunks, what was left out, reindex and delete; its
+components and the events that tie them to the handlers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from ragapp.core.types import DEFAULT_KB
+from ragapp.engine.engine import Engine
+from ragapp.ui.documents import CHUNK_HEADERS, DocumentHandlers
+from ragapp.ui.handlers import DOC_HEADERS, Handlers
+from ragapp.ui.i18n import t
+from ragapp.ui.state import UploadControl
+
+
+@dataclass(frozen=True)
+class KnowledgeTab:
+    uploading: gr.Column
+    kb_choice: gr.Dropdown
+    upload: gr.File
+    add: gr.Button
+    stop: gr.Button
+    report: gr.Markdown
+    docs: gr.Dataframe
+    doc_id: gr.State
+    doc_view: gr.Column
+    doc_quality: gr.Markdown
+    doc_search: gr.Textbox
+    doc_chunks: gr.Dataframe
+    left_out: gr.Markdown
+    deleting: gr.Row
+    to_delete: gr.Dropdown
+    reindex: gr.Button
+    delete: gr.Button
+
+
+def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> KnowledgeTab:
+    """The Knowledge tab's components. ``public``: accounts are off, so documents are listed at once."""
+    extensions = engine.library.supported_extensions()
+    with gr.Tab(t("kb.tab"), id="knowledge"):
+        # Shown to the roles that may change the knowledge bases (the engine checks again on each call).
+        with gr.Column(elem_id="uploading") as uploading:
+            kb_choice = gr.Dropdown(
+                choices=handlers.upload_kb_choices() if public else [DEFAULT_KB],
+                value=DEFAULT_KB,
+                allow_custom_value=True,
+                label=t("kb.choice"),
+                info=t("kb.choice_info"),
+                elem_id="kb-choice",
+            )
+            upload = gr.File(
+                label=t("kb.upload") + f" ({', '.join(extensions)})",
+                file_count="multiple",
+                file_types=extensions,
+                elem_id="upload",
+            )
+            with gr.Row():
+                add = gr.Button(t("kb.add"), variant="primary", elem_id="add-files", scale=4)
+                stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1)
+        report = gr.Markdown(elem_id="ingest-report")
+        docs = gr.Dataframe(
+            value=handlers.documents_table if public else [],
+            headers=DOC_HEADERS,
+            interactive=False,
+            elem_id="documents",
+            label=t("kb.documents"),
+        )
+        gr.Markdown(t("kb.doc_hint"), elem_id="doc-hint")
+        doc_id = gr.State("")
+        with gr.Column(visible=False, elem_id="doc-view") as doc_view:
+            doc_quality = gr.Markdown(elem_id="doc-quality")
+            doc_search = gr.Textbox(show_label=False, placeholder=t("kb.doc_search"), elem_id="doc-search")
+            doc_chunks = gr.Dataframe(
+                headers=CHUNK_HEADERS, interactive=False, wrap=True, max_height=420, label=t("kb.doc_chunks"),
+                elem_id="doc-chunks",
+            )  # fmt: skip
+        with gr.Accordion(t("kb.left_out"), open=False):
+            left_out = gr.Markdown(handlers.left_out_report if public else "", elem_id="left-out")
+        with gr.Row() as deleting:
+            to_delete = gr.Dropdown(
+                choices=handlers.document_choices() if public else [],
+                # Gradio checks an API call's value against the choices the page was built with (empty
+                # with accounts on): the engine checks the id, the role and the knowledge base instead.
+                allow_custom_value=True,
+                label=t("kb.to_delete"),
+                elem_id="delete-choice",
+                scale=4,
+            )
+            reindex = gr.Button(t("kb.reindex"), elem_id="reindex", scale=1)
+            delete = gr.Button(t("common.delete"), variant="stop", elem_id="delete", scale=1)
+    return KnowledgeTab(
+        uploading, kb_choice, upload, add, stop, report, docs, doc_id, doc_view, doc_quality, doc_search,
+        doc_chunks, left_out, deleting, to_delete, reindex, delete,
+    )  # fmt: skip
+
+
+def wire_knowledge(
+    engine: Engine,
+    tab: KnowledgeTab,
+    handlers: Handlers,
+    scope: gr.Dropdown,
+    status: gr.Markdown,
+    owner: gr.BrowserState,
+) -> None:
+    """The Knowledge tab's events. ``scope`` (the Chat tab's knowledge bases) and ``status`` (the header's
+    line) follow every change to the documents."""
+    documents = DocumentHandlers(engine)
+    upload_control = gr.State(UploadControl())  # the Stop button's signal, one per browser session
+    refreshed = [tab.docs, tab.to_delete, status, tab.kb_choice, scope]
+    tab.docs.select(documents.open, outputs=[tab.doc_quality, tab.doc_chunks, tab.doc_id, tab.doc_view])
+    tab.doc_search.submit(documents.search, inputs=[tab.doc_id, tab.doc_search], outputs=[tab.doc_chunks])
+    # Not queued: it must reach the upload while that one still runs.
+    tab.stop.click(documents.stop, inputs=[upload_control], queue=False)
+    tab.reindex.click(documents.reindex, inputs=[tab.to_delete, owner], outputs=[tab.report]).then(
+        handlers.refresh, inputs=[scope], outputs=refreshed
+    )
+    tab.add.click(
+        handlers.upload,
+        inputs=[tab.upload, tab.kb_choice, scope, owner, upload_control],
+        outputs=[tab.report, tab.docs, tab.to_delete, tab.upload, status, tab.kb_choice, scope],
+    ).then(handlers.left_out_report, outputs=[tab.left_out])
+    tab.delete.click(
+        handlers.delete,
+        inputs=[tab.to_delete, scope],
+        outputs=[tab.report, *refreshed],
+        api_name="delete_document",
+    ).then(handlers.left_out_report, outputs=[tab.left_out])
