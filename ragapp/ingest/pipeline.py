@@ -20,10 +20,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ragapp.config import IngestSettings
 from ragapp.core.errors import IngestCancelled, IngestError, RagAppError
 from ragapp.core.lang import language_of
-from ragapp.core.types import DEFAULT_KB, DocumentRecord, IngestPhase, IngestProgress, IngestResult
+from ragapp.core.types import (
+    DEFAULT_KB,
+    Chunk,
+    DocumentRecord,
+    IngestPhase,
+    IngestProgress,
+    IngestResult,
+    OcrBox,
+    ParseReport,
+)
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.coverage import with_coverage
@@ -58,6 +69,19 @@ class _FileProgress:
     ) -> None:
         overall = (self.index + fraction) / self.count
         self.progress(IngestProgress(self.name, phase, overall, message, done, total))
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A file read, chunked and embedded, not yet stored: what ``Ingestor._commit`` writes."""
+
+    path: Path
+    record: DocumentRecord
+    chunks: list[Chunk]
+    vectors: np.ndarray
+    split: BoilerplateSplit
+    report: ParseReport
+    ocr_boxes: tuple[OcrBox, ...]
 
 
 def _cancellable(progress: Progress, cancel: threading.Event | None) -> Progress:
@@ -145,6 +169,16 @@ class Ingestor:
     def _ingest_one(
         self, path: Path, name: str, kb: str, progress: _FileProgress, again: DocumentRecord | None = None
     ) -> IngestResult:
+        """``path`` read, chunked and embedded (``_prepare``), then stored (``_commit``); ``again``: the
+        document's own record, when it is indexed again under the same ids."""
+        prepared = self._prepare(path, name, kb, progress, again)
+        return prepared if isinstance(prepared, IngestResult) else self._commit(prepared, again)
+
+    def _prepare(
+        self, path: Path, name: str, kb: str, progress: _FileProgress, again: DocumentRecord | None
+    ) -> _Prepared | IngestResult:
+        """Everything before the stores are touched: the limits, the duplicate check, parsing (OCR included),
+        boilerplate, chunks and their vectors; or the result, for a file that is already there."""
         size = path.stat().st_size
         limit = self._settings.max_file_mb * 1024 * 1024
         if size > limit:
@@ -153,8 +187,7 @@ class Ingestor:
                 "(RAGAPP_INGEST__MAX_FILE_MB)."
             )
         content_hash = hashlib.sha256(path.read_bytes()).hexdigest()
-        catalog = self._store.catalog
-        existing = catalog.document_by_hash(content_hash)
+        existing = self._store.catalog.document_by_hash(content_hash)
         if existing is not None and again is None:
             return IngestResult(
                 name=name,
@@ -206,20 +239,27 @@ class Ingestor:
             chunks,
             lambda f, m: progress("embed", start + (0.97 - start) * f, m, round(f * n), n),
         )
+        return _Prepared(path, record, chunks, vectors, split, report, parsed.ocr_boxes)
+
+    def _commit(self, prepared: _Prepared, again: DocumentRecord | None) -> IngestResult:
+        """``prepared`` into the stores, under the write lock (across replicas too): the kept file, the vectors,
+        then the catalog in one transaction; a failure at any step leaves the knowledge base as it was."""
+        record, chunks, catalog = prepared.record, prepared.chunks, self._store.catalog
+        name, kb, doc_id = record.name, record.kb, record.doc_id
         # Across replicas too: a replica starting now must not take these vectors for leftovers (reconcile).
         with self._store.write_lock, catalog.database.mutex(WRITES):
-            winner = catalog.document_by_hash(content_hash)
+            winner = catalog.document_by_hash(record.content_hash)
             if winner is not None and again is None:  # a concurrent upload of the same file won
                 return IngestResult(name, "duplicate", already_there(name, winner), doc_id, len(chunks))
             files = self._store.files
             if again is None and files is not None:
-                files.keep(doc_id, path, Path(name).suffix)
+                files.keep(doc_id, prepared.path, Path(name).suffix)
             try:
                 if again is not None:  # same ids: the old vectors go first (a chunk may change language)
                     self._store.vectors.delete([c.chunk_id for c in catalog.document_chunks(again.doc_id)])
                 self._store.vectors.add(
                     [c.chunk_id for c in chunks],
-                    vectors,
+                    prepared.vectors,
                     [doc_id] * len(chunks),
                     [language_of(c.text) for c in chunks],
                     [kb] * len(chunks),
@@ -235,8 +275,9 @@ class Ingestor:
             try:
                 with catalog.transaction() as tx:
                     replaced = catalog.store_document(
-                        tx, record, chunks, split.skipped, report, parsed.ocr_boxes, again=again is not None
-                    )
+                        tx, record, chunks, prepared.split.skipped, prepared.report, prepared.ocr_boxes,
+                        again=again is not None,
+                    )  # fmt: skip
             except ContentAlreadyStored as lost:  # another replica stored the same file since the check above
                 return lost_race(self._store, name, kb, lost, chunks)
             except Exception:
@@ -253,7 +294,8 @@ class Ingestor:
                         files.remove(old.record.doc_id)
         if again is not None:
             return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
-        counts = "; ".join(filter(None, [f"{len(chunks)} chunks", split.note, report.coverage_warning()]))
+        note, warning = prepared.split.note, prepared.report.coverage_warning()
+        counts = "; ".join(filter(None, [f"{len(chunks)} chunks", note, warning]))
         if replaced:
             message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
             return IngestResult(name, "replaced", message, doc_id, len(chunks))
