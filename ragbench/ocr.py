@@ -108,6 +108,9 @@ def _engines() -> dict[str, Callable[[np.ndarray], str]]:
 
 
 def measure(pages: tuple[tuple[str, Path, tuple[int, ...]], ...], dpi: int) -> list[dict[str, Any]]:
+    from ragapp.config import Settings
+
+    render_dpi = Settings().ingest.ocr_dpi  # read once: what ingest renders a scanned page at
     engines = _engines()
     blank = np.full((64, 64, 3), 255, dtype=np.uint8)
     for read in engines.values():
@@ -116,7 +119,7 @@ def measure(pages: tuple[tuple[str, Path, tuple[int, ...]], ...], dpi: int) -> l
     with tempfile.TemporaryDirectory(prefix="ragbench-ocr-") as tmp:
         for lang, path, numbers in pages:
             if path.is_file():
-                rows += _measure_file(lang, path, numbers, dpi, engines, Path(tmp))
+                rows += _measure_file(lang, path, numbers, dpi, engines, Path(tmp), render_dpi)
             else:
                 print(f"skipped {path}: not installed", file=sys.stderr)
     return rows
@@ -129,6 +132,7 @@ def _measure_file(
     dpi: int,
     engines: dict[str, Callable[[np.ndarray], str]],
     folder: Path,
+    render_dpi: int,
 ) -> list[dict[str, Any]]:
     import pypdfium2 as pdfium
 
@@ -139,7 +143,7 @@ def _measure_file(
         pdf.close()
     rows = []
     for number, truth, image in scanned:
-        pixels = as_ingest_sees(image, dpi, folder)
+        pixels = as_ingest_sees(image, dpi, folder, render_dpi)
         for engine, read in engines.items():
             start = time.perf_counter()
             text = read(pixels)
@@ -155,17 +159,15 @@ def _measure_file(
     return rows
 
 
-def as_ingest_sees(image: Any, dpi: int, folder: Path) -> np.ndarray:
+def as_ingest_sees(image: Any, dpi: int, folder: Path, render_dpi: int) -> np.ndarray:
     """``image`` saved as a one-page image-only PDF at ``dpi`` and rendered back as ingest renders a scanned
     page for OCR (at ``RAGAPP_INGEST__OCR_DPI``): the pixels the app's OCR reads."""
     import pypdfium2 as pdfium
 
-    from ragapp.config import Settings
-
     scan = save_image_pdf([image], folder / "page.pdf", dpi)
     pdf = pdfium.PdfDocument(str(scan))
     try:
-        return np.asarray(pdf[0].render(scale=Settings().ingest.ocr_dpi / 72).to_pil().convert("RGB"))
+        return np.asarray(pdf[0].render(scale=render_dpi / 72).to_pil().convert("RGB"))
     finally:
         pdf.close()
 
