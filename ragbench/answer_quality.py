@@ -14,11 +14,10 @@ import logging
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.events import AnswerEvent, TokenEvent
+from ragapp.core.turn import Turn
 from ragapp.engine.build import build_engine
 
 
@@ -37,14 +36,8 @@ def main() -> None:
     correct = cited = 0
     first_tokens: list[float] = []
     for example in examples:
-        start = time.perf_counter()
-        first: float | None = None
-        answer: AnswerEvent | None = None
-        for event in engine.chat.ask(example["question"]):
-            if isinstance(event, TokenEvent) and first is None:
-                first = time.perf_counter() - start
-            if isinstance(event, AnswerEvent):
-                answer = event
+        turn = Turn.of(engine.chat.ask(example["question"]))
+        first, answer = turn.first_token_s, turn.answer
         assert answer is not None
         if example["kind"] == "off-topic":
             ok = not answer.grounded

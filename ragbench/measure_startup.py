@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from ragapp.config import Settings
-from ragapp.core.events import AnswerEvent, TokenEvent
+from ragapp.core.turn import Turn
 from ragapp.engine.build import build_engine
 
 
@@ -46,13 +46,8 @@ def main() -> None:
     warm_up = time.perf_counter() - start
 
     start = time.perf_counter()
-    first_token = None
-    answer = ""
-    for event in engine.chat.ask(args.question):
-        if isinstance(event, TokenEvent) and first_token is None:
-            first_token = time.perf_counter() - start
-        if isinstance(event, AnswerEvent):
-            answer = event.text
+    turn = Turn.of(engine.chat.ask(args.question))
+    first_token, answer = turn.first_token_s, turn.text if turn.answer is not None else ""
     total = time.perf_counter() - start
     status = engine.status()
     engine.close()

@@ -14,7 +14,7 @@ from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
 from ragapp.store.users import UserStore, open_user_store
 from ragapp.testcases.scoring import CaseReport
 from ragapp.testcases.store import TestCase
-from ragapp.tracing.model import CheckRecord, Span, SupportRecord, Trace
+from ragapp.tracing.model import Span, SupportRecord, Trace
 from ragapp.tracing.records import RetrievalRecord, jsonable, retrieval_record
 from ragapp.tracing.store import TraceSummary
 
@@ -23,7 +23,6 @@ __all__ = [
     "GROUP",
     "SEARCH_ALL",
     "CaseReport",
-    "CheckRecord",
     "Clarified",
     "Format",
     "IntentTree",

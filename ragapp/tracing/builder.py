@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ragapp.core.events import (
@@ -31,19 +32,15 @@ from ragapp.core.events import (
     StageEvent,
     WaitEvent,
 )
+from ragapp.core.turn import Turn
 from ragapp.core.types import IngestResult, LLMCall, RetrievalResult
 from ragapp.tracing.model import (
-    AgentStepRecord,
     AnswerRecord,
-    CheckRecord,
     CitationRecord,
     ClarifyRecord,
     EvidenceRecord,
     IngestFileRecord,
     LLMCallRecord,
-    MemoryRecord,
-    Notice,
-    RewriteRecord,
     RoutingRecord,
     Span,
     SupportRecord,
@@ -70,6 +67,7 @@ class TraceBuilder:
             question=question,
             mode=mode,
         )
+        self.turn = Turn(question=question)  # the engine's events, folded
         self._root = self.open(kind, "request", {"question": question, "mode": mode})
 
     # -- spans ---------------------------------------------------------------------------------
@@ -85,6 +83,7 @@ class TraceBuilder:
                 name=name,
                 kind=kind,
                 start_s=round(self.now() if start is None else start, 6),
+                status="running",
                 attributes=attributes or {},
             )
             self.trace.spans.append(span)
@@ -127,11 +126,13 @@ class TraceBuilder:
     # -- events from the engine ------------------------------------------------------------------
 
     def on(self, event: EngineEvent) -> None:
-        """Record ``event``; never raises."""
+        """Record ``event``; never raises. The turn folds it; the trace keeps its own shape of what it adds."""
         try:
-            handler = _HANDLERS.get(type(event))
-            if handler is not None:
-                handler(self, event)
+            with self._lock:
+                self.turn.apply(event)
+                handler = _HANDLERS.get(type(event))
+                if handler is not None:
+                    handler(self, event)
         except Exception:
             self._failed("event " + type(event).__name__)
 
@@ -158,16 +159,37 @@ class TraceBuilder:
         stages = [i for i in self._open if self.trace.spans[i].kind == "stage"]
         if not stages:
             return
-        span_id = stages[-1]
-        with self._lock:
-            attributes = self.trace.spans[span_id].attributes
-            if e.ahead > 0:
-                attributes["queued behind"] = max(int(attributes.get("queued behind", 0)), e.ahead)
-            elif "queued behind" in attributes and "queued s" not in attributes:  # its turn came
-                attributes["queued s"] = round(e.seconds, 2)
+        attributes = self.trace.spans[stages[-1]].attributes
+        if e.ahead > 0:
+            attributes["queued behind"] = max(int(attributes.get("queued behind", 0)), e.ahead)
+        elif "queued behind" in attributes and "queued s" not in attributes:  # its turn came
+            attributes["queued s"] = round(e.seconds, 2)
 
-    def _rewrite(self, e: RewriteEvent) -> None:
-        self.trace.rewrite = RewriteRecord(e.original, e.standalone, list(e.sub_questions))
+    def _degraded(self, message: str) -> None:
+        if message not in self.trace.degradations:
+            self.trace.degradations.append(message)
+
+    def _agent_step(self, e: AgentStepEvent) -> None:
+        name = f"tool {e.tool}"
+        if e.status == "started":
+            self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments), "thought": e.thought})
+            return
+        span_id = self._find_open(name)
+        if span_id is None:
+            span_id = self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments)})
+        self.close(span_id, "failed" if e.status == "failed" else "ok", e.duration_s, e.error)
+        ended = next(s for s in self.turn.agent_steps if s.step == e.step)  # with its start's arguments
+        self.trace.agent_steps.append(replace(ended, arguments=jsonable(ended.arguments)))
+
+    def _notice(self, e: NoticeEvent) -> None:
+        self.trace.notices = self.turn.notices
+        if e.level == "warning":
+            self._degraded(e.message)
+
+    def _context(self, e: RetrievalEvent) -> None:
+        self.trace.context = [chunk_ref(c) for c in self.turn.retrieved]
+        for message in e.degraded:
+            self._degraded(message)
 
     def _routing(self, e: RoutingEvent) -> None:
         intents, scores = [leaf_record(s) for s in e.intents], [leaf_record(s) for s in e.scores]
@@ -176,56 +198,15 @@ class TraceBuilder:
     def _clarify(self, e: ClarifyEvent) -> None:
         self.trace.clarify = ClarifyRecord(e.ambiguous, [leaf_record(c) for c in e.choices])
 
-    def _notice(self, e: NoticeEvent) -> None:
-        self.trace.notices.append(Notice(e.level, e.message))
-        if e.level == "warning":
-            self._degraded(e.message)
-
-    def _degraded(self, message: str) -> None:
-        if message not in self.trace.degradations:
-            self.trace.degradations.append(message)
-
-    def _context(self, e: RetrievalEvent) -> None:
-        self.trace.context = [chunk_ref(c) for c in e.chunks]
-        for message in e.degraded:
-            self._degraded(message)
-
-    def _mode(self, e: ModeEvent) -> None:
-        self.trace.mode = e.mode
-        self.trace.mode_reason = e.reason
-
-    def _memory(self, e: MemoryEvent) -> None:
-        self.trace.memory = MemoryRecord(e.folded, e.summary)
-
-    def _agent_step(self, e: AgentStepEvent) -> None:
-        name = f"tool {e.tool}"
-        if e.status == "started":
-            self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments), "thought": e.thought})
-        else:
-            span_id = self._find_open(name)
-            if span_id is None:
-                span_id = self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments)})
-            self.close(span_id, "failed" if e.status == "failed" else "ok", e.duration_s, e.error)
-            self.trace.agent_steps.append(
-                AgentStepRecord(
-                    e.step, e.tool, jsonable(e.arguments), e.thought, e.status, e.preview, e.duration_s, e.error
-                )
-            )
+    def _mode(self, _e: ModeEvent) -> None:
+        self.trace.mode, self.trace.mode_reason = self.turn.mode, self.turn.mode_reason
 
     def _evidence(self, e: EvidenceEvent) -> None:
         chunk = e.citation.chunk
         self.trace.evidence = EvidenceRecord(e.quote, e.citation.number, chunk.source, chunk.chunk_id)
 
-    def _answer(self, e: AnswerEvent) -> None:
-        citations = [CitationRecord(c.number, c.chunk.source, c.chunk.doc_id, c.chunk.chunk_id) for c in e.citations]
-        support = [
-            SupportRecord(s.text, s.status, list(s.cited), list(s.passages), list(s.facts), list(s.missing), s.overlap)
-            for s in e.support
-        ]
-        confidence = e.confidence
-        checks = [CheckRecord(c.check, c.passed, c.detail) for c in confidence.checks] if confidence else []
-        level = confidence.level if confidence else ""
-        self.trace.answer = AnswerRecord(e.text, e.grounded, citations, e.abstained, support, level, checks)
+    def _answer(self, _e: AnswerEvent) -> None:
+        self.trace.answer = _answer_record(self.turn)
 
     # -- reports from below the event stream -------------------------------------------------------
 
@@ -265,7 +246,7 @@ class TraceBuilder:
         try:
             with self._lock:
                 index = len(self.trace.llm_calls)
-                self.trace.llm_calls.append(LLMCallRecord(index, call))
+                self.trace.llm_calls.append(LLMCallRecord.of(call, index))
                 attributes = {
                     "call": index,
                     "model": call.model,
@@ -335,16 +316,30 @@ class TraceBuilder:
         return "ok"
 
 
+def _answer_record(turn: Turn) -> AnswerRecord:
+    e = turn.answer
+    assert e is not None
+    citations = [CitationRecord(c.number, c.chunk.source, c.chunk.doc_id, c.chunk.chunk_id) for c in e.citations]
+    support = [
+        SupportRecord(s.text, s.status, list(s.cited), list(s.passages), list(s.facts), list(s.missing), s.overlap)
+        for s in e.support
+    ]
+    confidence = e.confidence
+    checks = list(confidence.checks) if confidence else []
+    return AnswerRecord(e.text, e.grounded, citations, e.abstained, support, confidence.level if confidence else "",
+                        checks)  # fmt: skip
+
+
 _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
     StageEvent: TraceBuilder._stage,
     WaitEvent: TraceBuilder._wait,
-    RewriteEvent: TraceBuilder._rewrite,
+    RewriteEvent: lambda b, _e: setattr(b.trace, "rewrite", b.turn.rewrite),
     RoutingEvent: TraceBuilder._routing,
     ClarifyEvent: TraceBuilder._clarify,
     NoticeEvent: TraceBuilder._notice,
     RetrievalEvent: TraceBuilder._context,
     ModeEvent: TraceBuilder._mode,
-    MemoryEvent: TraceBuilder._memory,
+    MemoryEvent: lambda b, _e: setattr(b.trace, "memory", b.turn.memory),
     AgentStepEvent: TraceBuilder._agent_step,
     EvidenceEvent: TraceBuilder._evidence,
     AnswerEvent: TraceBuilder._answer,

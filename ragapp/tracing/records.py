@@ -1,20 +1,19 @@
-"""What a trace keeps of a search, a chunk, an intent score: typed records, and the functions that make them
-from the engine's results. Each record's ``to_dict()`` is its stored JSON shape; ``from_dict()`` reads it back."""
+"""What a trace keeps of a search and a chunk: typed records (stored by ``ragapp.core.serial``), and the
+functions that make them from the engine's results."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ragapp.core.serial import Stored
 from ragapp.core.types import LeafScore, RelevanceDecision, RetrievalResult, RetrievedChunk
-from ragapp.tracing.reading import AsDict, read_dict, read_int, read_list, read_maps, read_num, read_opt_num, read_str
 
 PREVIEW_CHARS = 400
 
 
 @dataclass(frozen=True)
-class ChunkRef(AsDict):
+class ChunkRef(Stored):
     """A chunk as a trace shows it, its text cut to a preview."""
 
     chunk_id: str
@@ -23,13 +22,9 @@ class ChunkRef(AsDict):
     location: str
     text: str
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChunkRef:
-        return cls(*(read_str(data, k) for k in ("chunk_id", "doc_id", "source", "location", "text")))
-
 
 @dataclass(frozen=True)
-class CandidateRecord(AsDict):
+class CandidateRecord(Stored):
     """A fused candidate: its chunk, its rank and score in each channel, what each channel added to its fused
     score, its rerank score, how it moved, and the relevance gate's decision in words (``relevance``: "" in
     rows written before the gate recorded it)."""
@@ -49,57 +44,25 @@ class CandidateRecord(AsDict):
     in_prompt: bool
     relevance: str = ""
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CandidateRecord:
-        ref = ChunkRef.from_dict(data)
-        return cls(
-            ref.chunk_id,
-            ref.doc_id,
-            ref.source,
-            ref.location,
-            ref.text,
-            fused_rank=read_int(data, "fused_rank"),
-            fused_score=read_num(data, "fused_score"),
-            channel_ranks=read_dict(data, "channel_ranks"),
-            channel_scores=read_dict(data, "channel_scores"),
-            contributions=read_dict(data, "contributions"),
-            rerank_score=read_opt_num(data, "rerank_score"),
-            final_rank=read_int(data, "final_rank"),
-            in_prompt=bool(data.get("in_prompt")),
-            relevance=read_str(data, "relevance"),
-        )
-
 
 @dataclass(frozen=True)
-class HitRecord(AsDict):
+class HitRecord(Stored):
     chunk_id: str
     rank: int
     score: float
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> HitRecord:
-        return cls(read_str(data, "chunk_id"), read_int(data, "rank"), read_num(data, "score"))
-
 
 @dataclass(frozen=True)
-class ChannelRecord:
+class ChannelRecord(Stored):
     """One channel's hits in its own order, and how long it took."""
 
     channel: str
     seconds: float
     hits: list[HitRecord]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"channel": self.channel, "seconds": self.seconds, "hits": [h.to_dict() for h in self.hits]}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChannelRecord:
-        hits = [HitRecord.from_dict(h) for h in read_maps(data, "hits")]
-        return cls(read_str(data, "channel"), read_num(data, "seconds"), hits)
-
 
 @dataclass(frozen=True)
-class RetrievalRecord:
+class RetrievalRecord(Stored):
     """One search: the settings it ran with, each channel's hits and every fused candidate."""
 
     query: str
@@ -112,47 +75,15 @@ class RetrievalRecord:
     channels: list[ChannelRecord]
     candidates: list[CandidateRecord]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "kbs": None if self.kbs is None else list(self.kbs),
-            "cached": self.cached,
-            "seconds": self.seconds,
-            "degraded": list(self.degraded),
-            "timings": dict(self.timings),
-            "settings": dict(self.settings),
-            "channels": [c.to_dict() for c in self.channels],
-            "candidates": [c.to_dict() for c in self.candidates],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RetrievalRecord:
-        kbs = data.get("kbs")
-        return cls(
-            query=read_str(data, "query"),
-            kbs=[str(k) for k in kbs] if isinstance(kbs, list | tuple) else None,
-            cached=bool(data.get("cached")),
-            seconds=read_num(data, "seconds"),
-            degraded=[str(d) for d in read_list(data, "degraded")],
-            timings=read_dict(data, "timings"),
-            settings=read_dict(data, "settings"),
-            channels=[ChannelRecord.from_dict(c) for c in read_maps(data, "channels")],
-            candidates=[CandidateRecord.from_dict(c) for c in read_maps(data, "candidates")],
-        )
-
 
 @dataclass(frozen=True)
-class LeafRecord(AsDict):
+class LeafRecord(Stored):
     """An intent leaf with the score the classifier gave it."""
 
     code: str
     path: str
     kind: str
     score: float
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LeafRecord:
-        return cls(read_str(data, "code"), read_str(data, "path"), read_str(data, "kind"), read_num(data, "score"))
 
 
 # -- from the engine's results ----------------------------------------------------------------------

@@ -18,7 +18,6 @@ from gradio.utils import get_upload_folder
 
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, may
 from ragapp.core.errors import AccessDenied, RagAppError
-from ragapp.core.events import ClarifyEvent, MemoryEvent
 from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
@@ -153,13 +152,13 @@ class Handlers:
         try:
             for event in events:
                 view.apply(event)
-                if isinstance(event, MemoryEvent):
-                    session.fold(event)
-                elif isinstance(event, ClarifyEvent):
-                    session.pending, session.pending_question = event, asked
                 yield "", chat + view.messages(), session
         except Exception as exc:
             raise _to_gr_error(exc) from None
+        if view.turn.memory is not None:
+            session.fold(view.turn.memory)
+        if view.turn.clarify is not None:
+            session.pending, session.pending_question = view.turn.clarify, asked
         if session.pending is None:  # asking back is not an answer: the pick will complete this turn
             session.remember(asked, view.answer)
         # What the chat shows now, to keep: the records so far, this turn's question, then its answer.

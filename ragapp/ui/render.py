@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import gradio as gr
@@ -13,20 +12,17 @@ import gradio as gr
 from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
-    ClarifyEvent,
     EngineEvent,
     EvidenceEvent,
     ModeEvent,
     NoticeEvent,
-    RetrievalEvent,
     RewriteEvent,
     RoutingEvent,
     StageEvent,
-    TokenEvent,
-    TraceEvent,
     WaitEvent,
 )
 from ragapp.core.lang import is_chinese
+from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
 
 _STAGE_TITLES = {
@@ -59,144 +55,98 @@ _LIST_LEAD = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 SEARCH_ALL_CHOICE = {"label": "Search everything · 全部检索", "value": "*"}
 
 
-@dataclass
 class TurnView:
-    """The assistant side of one turn, rebuilt as events arrive."""
+    """The assistant side of one turn as chat messages: the engine's events are folded by ``Turn`` (in the
+    engine's core), and ``messages()`` draws what it has come to so far."""
 
-    steps: list[gr.ChatMessage] = field(default_factory=list)
-    answer: str = ""  # the answer as text (streamed, then the checked one): what the conversation remembers
-    shown: str = ""  # the checked answer as displayed, unsupported sentences marked
-    sources: list[gr.ChatMessage] = field(default_factory=list)
-    cited: list[Citation] = field(default_factory=list)  # what each of ``sources`` shows, in order
-    trace_id: str = ""  # the trace this answer leaves (feedback points at it)
-    retrieved: tuple[RetrievedChunk, ...] = ()
-    evidence: EvidenceEvent | None = None  # the documents' sentence shown before the model's answer
-    rewrite: RewriteEvent | None = None
-    choices: list[dict[str, str]] = field(default_factory=list)  # clickable answers when the app asks back
-    routed: int = 0  # routing decisions seen (one per sub-question)
-    agent_steps: dict[int, gr.ChatMessage] = field(default_factory=dict)  # step number -> its bubble
-    reading: str = ""  # what the model reads before its first word ("5 passages (≈ 600 tokens)")
-    done: bool = False
+    def __init__(self, turn: Turn | None = None) -> None:
+        self.turn = turn if turn is not None else Turn()
 
     def apply(self, event: EngineEvent) -> None:
-        if isinstance(event, StageEvent):
-            self._apply_stage(event)
-        elif isinstance(event, NoticeEvent):
-            icon = "⚠️" if event.level == "warning" else "ℹ️"
-            self.steps.append(gr.ChatMessage(role="assistant", content=f"{icon} {escape_text(event.message)}"))
-        elif isinstance(event, TraceEvent):
-            self.trace_id = event.trace_id
-        elif isinstance(event, ModeEvent):
-            self.steps.append(gr.ChatMessage(role="assistant", content=mode_line(event)))
-        elif isinstance(event, AgentStepEvent):
-            self._apply_agent_step(event)
-        elif isinstance(event, RetrievalEvent):
-            self.retrieved = event.chunks
-        elif isinstance(event, RewriteEvent):
-            self.rewrite = event
-        elif isinstance(event, RoutingEvent):
-            self._apply_routing(event)
-        elif isinstance(event, ClarifyEvent):
-            self.choices = [{"label": c.label, "value": c.code} for c in event.choices] + [SEARCH_ALL_CHOICE]
-        elif isinstance(event, EvidenceEvent):
-            self.evidence = event
-        elif isinstance(event, WaitEvent):
-            self._apply_wait(event)
-        elif isinstance(event, TokenEvent):
-            self.answer += event.text
-        elif isinstance(event, AnswerEvent):
-            self.answer = event.text  # the checked answer replaces the streamed draft
-            self.shown = answer_markup(event)
-            low = event.confidence is not None and event.confidence.level == "low"
-            # A doubtful answer shows the passage it rests on open, so the reader checks it at once.
-            self.sources = [citation_message(c, opened=low and i == 0) for i, c in enumerate(event.citations)]
-            self.cited = list(event.citations)
-            if event.grounded and not event.citations and self.retrieved:
-                self.sources = [consulted_message(self.retrieved)]
-            self.done = True
+        self.turn.apply(event)
 
-    def _apply_stage(self, event: StageEvent) -> None:
-        title = _STAGE_TITLES.get(event.stage, event.stage)
-        if event.status == "started":
-            metadata: dict[str, Any] = {"title": title, "status": "pending"}
-            if event.stage == "generate" and "passages" in event.detail:
-                self.reading = reading_words(event.detail)
-                metadata["log"] = wait_line(WaitEvent(0, 0.0), self.reading)
-            self.steps.append(gr.ChatMessage(role="assistant", content="", metadata=metadata))  # type: ignore[arg-type]
-            return
-        message = self._pending(title)
-        if message is None:
-            return
-        meta = message.metadata or {}
-        meta.pop("log", None)  # the live line ends with the stage
-        meta["status"] = "done"
-        if event.duration_s is not None:
-            meta["duration"] = round(event.duration_s, 2)
-        if event.status == "failed":
-            meta["title"] = f"❌ {title}: failed"
-            message.content = event.error or ""
-        else:
-            message.content = stage_summary(event)
-
-    def _apply_wait(self, event: WaitEvent) -> None:
-        """The live line beside the title of the stage that waits (seen while the bubble is collapsed): its
-        place in the model's queue; for the answer, then what the model reads, with a timer."""
-        pending = next((m for m in reversed(self.steps) if (m.metadata or {}).get("status") == "pending"), None)
-        if pending is None or pending.metadata is None:
-            return
-        if pending.metadata.get("title") == _STAGE_TITLES["generate"]:
-            pending.metadata["log"] = wait_line(event, self.reading)
-        elif event.ahead > 0:
-            pending.metadata["log"] = wait_line(event, "")
-        else:
-            pending.metadata.pop("log", None)  # its turn came
-
-    def _pending(self, title: str) -> gr.ChatMessage | None:
-        """The latest bubble of a stage with this title that has not finished yet."""
-        for message in reversed(self.steps):
-            meta = message.metadata or {}
-            if meta.get("title") == title and meta.get("status") == "pending":
-                return message
-        return None
-
-    def _apply_agent_step(self, event: AgentStepEvent) -> None:
-        """One bubble per step: opened (pending) when the step starts, closed when it finishes or fails. A step
-        that fails before it starts (an unreadable reply) gets a bubble of its own straight away."""
-        message = self.agent_steps.get(event.step)
-        if message is None:
-            message = gr.ChatMessage(role="assistant", content="")
-            self.agent_steps[event.step] = message
-            self.steps.append(message)
-        title = f"🛠️ Step {event.step} · {event.tool if event.tool not in ('', '?') else 'no tool call'}"
-        metadata: dict[str, Any] = {"title": title, "status": "pending" if event.status == "started" else "done"}
-        if event.status == "failed":
-            metadata["title"] = f"❌ {title}: failed"
-        if event.duration_s is not None and event.status != "started":
-            metadata["duration"] = round(event.duration_s, 2)
-        message.metadata = metadata  # type: ignore[assignment]  # MetadataDict is a TypedDict of these keys
-        message.content = agent_step_body(event)
-
-    def _apply_routing(self, event: RoutingEvent) -> None:
-        """Put the decision and its reason in the routing step's bubble (one per sub-question)."""
-        title = _STAGE_TITLES["route"]
-        bubbles = [m for m in self.steps if str((m.metadata or {}).get("title", "")).endswith(title)]
-        if self.routed < len(bubbles):  # no bubble when routing is off: the decision is then in the trace only
-            bubbles[self.routed].content = routing_summary(event)
-        self.routed += 1
+    @property
+    def answer(self) -> str:
+        """The answer as text (streamed, then the checked one): what the conversation remembers."""
+        return self.turn.text
 
     def messages(self) -> list[gr.ChatMessage]:
-        out = list(self.steps)
-        if self.evidence is not None:
-            out.append(evidence_message(self.evidence))
-        if self.answer or self.done:
-            answer = gr.ChatMessage(role="assistant", content=no_remote_content(self.shown or self.answer))
-            if self.choices:
-                answer.options = self.choices  # type: ignore[assignment]  # OptionDict is a TypedDict of these keys
+        turn = self.turn
+        out = [m for step in turn.steps if (m := step_message(step)) is not None]
+        if turn.evidence is not None:
+            out.append(evidence_message(turn.evidence))
+        if turn.text or turn.done:
+            shown = answer_markup(turn.answer) if turn.answer is not None else turn.text
+            answer = gr.ChatMessage(role="assistant", content=no_remote_content(shown or turn.text))
+            if turn.clarify is not None:
+                choices = [{"label": c.label, "value": c.code} for c in turn.clarify.choices] + [SEARCH_ALL_CHOICE]
+                answer.options = choices  # type: ignore[assignment]  # OptionDict is a TypedDict of these keys
             out.append(answer)
-        if self.rewrite is not None and self.done:
-            out.append(gr.ChatMessage(role="assistant", content=rewrite_note(self.rewrite)))
-        out.extend(self.sources)
+        if turn.rewrite is not None and turn.done:
+            out.append(gr.ChatMessage(role="assistant", content=rewrite_note(turn.rewrite)))
+        out.extend(source_messages(turn))
         return out
+
+
+def source_messages(turn: Turn) -> list[gr.ChatMessage]:
+    """Under a finished answer: a message per citation (a doubtful answer's first one open, so the reader
+    checks it at once), or the passages consulted when a grounded answer cited none."""
+    answer = turn.answer
+    if answer is None:
+        return []
+    low = answer.confidence is not None and answer.confidence.level == "low"
+    sources = [citation_message(c, opened=low and i == 0) for i, c in enumerate(answer.citations)]
+    if answer.grounded and not answer.citations and turn.retrieved:
+        sources = [consulted_message(turn.retrieved)]
+    return sources
+
+
+def step_message(step: Step) -> gr.ChatMessage | None:
+    """One step's bubble (None: nothing to show, as for a stage that reported only its end)."""
+    if isinstance(step, NoticeEvent):
+        icon = "⚠️" if step.level == "warning" else "ℹ️"
+        return gr.ChatMessage(role="assistant", content=f"{icon} {escape_text(step.message)}")
+    if isinstance(step, ModeEvent):
+        return gr.ChatMessage(role="assistant", content=mode_line(step))
+    if isinstance(step, AgentStepEvent):
+        return agent_step_message(step)
+    return stage_message(step) if step.opened else None
+
+
+def stage_message(step: StageStep) -> gr.ChatMessage:
+    """A stage's bubble: pending with its live line (its place in the model's queue; for the answer, what the
+    model reads and for how long), then done with its summary, its duration, or its error."""
+    title = _STAGE_TITLES.get(step.stage, step.stage)
+    metadata: dict[str, Any] = {"title": title, "status": "pending" if step.pending else "done"}
+    content = routing_summary(step.routing) if step.routing is not None else ""
+    if step.pending:
+        reading = reading_words(step.started_detail) if "passages" in step.started_detail else ""
+        wait = step.wait or WaitEvent(0, 0.0)
+        if step.stage == "generate" and (reading or step.wait is not None):
+            metadata["log"] = wait_line(wait, reading)
+        elif wait.ahead > 0:
+            metadata["log"] = wait_line(wait, "")
+    else:
+        if step.duration_s is not None:
+            metadata["duration"] = round(step.duration_s, 2)
+        if step.status == "failed":
+            metadata["title"] = f"❌ {title}: failed"
+            content = step.error or ""
+        elif step.routing is None:
+            content = stage_summary(StageEvent(step.stage, step.status, step.duration_s, step.detail, step.error))
+    return gr.ChatMessage(role="assistant", content=content, metadata=metadata)  # type: ignore[arg-type]
+
+
+def agent_step_message(event: AgentStepEvent) -> gr.ChatMessage:
+    """One bubble per step: pending while the tool runs, done when it finishes or fails (a step that fails
+    before it starts, an unreadable reply, gets one straight away)."""
+    title = f"🛠️ Step {event.step} · {event.tool if event.tool not in ('', '?') else 'no tool call'}"
+    metadata: dict[str, Any] = {"title": title, "status": "pending" if event.status == "started" else "done"}
+    if event.status == "failed":
+        metadata["title"] = f"❌ {title}: failed"
+    if event.duration_s is not None and event.status != "started":
+        metadata["duration"] = round(event.duration_s, 2)
+    return gr.ChatMessage(role="assistant", content=agent_step_body(event), metadata=metadata)  # type: ignore[arg-type]
 
 
 def routing_summary(event: RoutingEvent) -> str:

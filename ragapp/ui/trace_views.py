@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
-from ragapp.engine import CheckRecord, RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
+from ragapp.core.types import ConfidenceCheck
+from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
 from ragapp.ui.render import escape_text, plain_markdown
 
 STATUS_ICON = {
@@ -99,7 +100,7 @@ def header(trace: Trace) -> str:
     return "\n\n".join(lines)
 
 
-def check_line(c: CheckRecord) -> str:
+def check_line(c: ConfidenceCheck) -> str:
     """'- ✅ fits: gives the number asked for': one check behind the answer's confidence."""
     detail = f": {escape_text(c.detail)}" if c.detail else ""
     return f"- {'✅' if c.passed else '⚠️'} {c.check}{detail}"

@@ -26,15 +26,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragapp.core.events import (
-    AnswerEvent,
-    ClarifyEvent,
     EngineEvent,
-    EvidenceEvent,
-    NoticeEvent,
-    RetrievalEvent,
-    StageEvent,
-    TokenEvent,
 )
+from ragapp.core.turn import Turn
 from ragapp.core.types import Chunk
 from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH
 from ragbench.answers.answer_set import Evidence, Needle, Question
@@ -104,29 +98,24 @@ class Seen:
 
 def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_counter) -> Seen:
     """Read one question's events, timing the first token and the whole answer from the first event asked for."""
-    seen = Seen()
-    start = clock()
-    for event in events:
-        if isinstance(event, TokenEvent) and seen.ttft_s is None and event.text:
-            seen.ttft_s = clock() - start
-        elif isinstance(event, EvidenceEvent) and seen.evidence_s is None:
-            seen.evidence_s, seen.quote = clock() - start, event.quote
-        elif isinstance(event, RetrievalEvent):
-            have = {c.chunk_id for c in seen.prompt}
-            seen.prompt.extend(r.chunk for r in event.chunks if r.chunk.chunk_id not in have)
-        elif isinstance(event, AnswerEvent):
-            seen.answer, seen.grounded, seen.answered = event.text, event.grounded, True
-            seen.refused = event.abstained
-            seen.confidence = event.confidence.level if event.confidence else ""
-            seen.cited = [c.chunk for c in event.citations]
-        elif isinstance(event, ClarifyEvent):
-            seen.clarified, seen.answer = True, event.question
-        elif isinstance(event, NoticeEvent):
-            seen.notices.append(event.message)
-        elif isinstance(event, StageEvent) and event.status == "failed" and event.stage == "generate":
-            seen.error = event.error
-    seen.seconds = clock() - start
-    return seen
+    turn = Turn.of(events, clock=clock)
+    answer, clarify = turn.answer, turn.clarify
+    return Seen(
+        answer=answer.text if answer is not None else clarify.question if clarify is not None else "",
+        grounded=answer is not None and answer.grounded,
+        answered=answer is not None,
+        refused=answer is not None and answer.abstained,
+        clarified=clarify is not None,
+        cited=[c.chunk for c in turn.citations],
+        prompt=list(turn.context),
+        notices=[n.message for n in turn.notices],
+        error=turn.failure("generate"),
+        ttft_s=turn.first_token_s,
+        evidence_s=turn.evidence_s,
+        quote=turn.evidence.quote if turn.evidence is not None else "",
+        confidence=answer.confidence.level if answer is not None and answer.confidence else "",
+        seconds=turn.now(),
+    )
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ import os
 import platform
 import sys
 import tempfile
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -30,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, StageEvent, TokenEvent
+from ragapp.core.events import EngineEvent, StageEvent
+from ragapp.core.turn import Turn
 from ragapp.core.types import ChatTurn
 from ragapp.models.llm import LLM, LLMS
 from ragbench.cli import parse_counts, run_command, settings_snapshot
@@ -117,40 +117,32 @@ class Timing:
 def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str, qid: str, question: str) -> Timing:
     """Read one question's events and time its stages (see the module docstring)."""
     row = Timing(set_name, qid, question, dict.fromkeys(STAGES))
-    start = time.perf_counter()
-    asked_model: float | None = None
-    first_token: float | None = None
-    summed = {"rewrite": 0.0, "route": 0.0, "translate": 0.0, "rephrase": 0.0}
-    seen: set[str] = set()
     llm.calls = []
+    turn = Turn()
     for event in events:
-        now = time.perf_counter() - start
-        if isinstance(event, StageEvent):
-            if event.status == "started":
-                llm.stage = event.stage
-                if event.stage == "generate" and asked_model is None:  # a question of parts: its first part
-                    asked_model = now
-                    row.prompt_tokens = event.detail.get("prompt tokens")
-                    row.passages = event.detail.get("passages")
-            elif event.stage in summed and event.duration_s is not None:
-                summed[event.stage] += event.duration_s
-                seen.add(event.stage)
-            elif event.stage == "retrieve" and event.duration_s is not None:
-                row.seconds["retrieve"] = event.duration_s
-            elif event.stage == "generate" and first_token is not None:
-                row.seconds["generation"] = now - first_token
-        elif isinstance(event, EvidenceEvent) and row.seconds["evidence"] is None:
-            row.seconds["evidence"] = now
-        elif isinstance(event, TokenEvent) and first_token is None and event.text:
-            first_token = now
-            row.seconds["ttft"] = now
-            if asked_model is not None:
-                row.seconds["prompt_read"] = now - asked_model
-        elif isinstance(event, AnswerEvent):
-            row.answer = event.text
-    row.seconds["total"] = time.perf_counter() - start
-    for stage in seen:
-        row.seconds[stage] = summed[stage]
+        turn.apply(event)
+        if isinstance(event, StageEvent) and event.status == "started":
+            llm.stage = event.stage  # the model calls that follow are this stage's
+    row.seconds["total"] = turn.now()
+    row.answer = turn.text if turn.answer is not None else ""
+    row.seconds["evidence"] = turn.evidence_s
+    row.seconds["ttft"] = first_token = turn.first_token_s
+    generate = [s for s in turn.stages if s.stage == "generate"]
+    if generate:  # a question of parts: its first part
+        row.prompt_tokens = generate[0].started_detail.get("prompt tokens")
+        row.passages = generate[0].started_detail.get("passages")
+        if first_token is not None:
+            row.seconds["prompt_read"] = first_token - generate[0].started_s
+            ended = [s.ended_s for s in generate if s.status != "started" and s.ended_s is not None]
+            if ended:
+                row.seconds["generation"] = ended[-1] - first_token
+    for stage in ("rewrite", "route", "translate", "rephrase"):
+        durations = [s.duration_s for s in turn.stages if s.stage == stage and s.duration_s is not None]
+        if durations:
+            row.seconds[stage] = sum(durations)
+    retrieved = [s.duration_s for s in turn.stages if s.stage == "retrieve" and s.duration_s is not None]
+    if retrieved:
+        row.seconds["retrieve"] = retrieved[-1]
     row.calls = list(llm.calls)
     return row
 

@@ -23,16 +23,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragapp.core.events import (
-    AgentStepEvent,
-    AnswerEvent,
-    EngineEvent,
-    ModeEvent,
-    NoticeEvent,
-    RetrievalEvent,
-    RewriteEvent,
-    StageEvent,
-)
+from ragapp.core.events import EngineEvent
+from ragapp.core.turn import Turn
 
 # -- answers ----------------------------------------------------------------------------------------
 
@@ -159,41 +151,33 @@ def collect(
 ) -> Observed:
     """Read the events of one question. ``doc_of_source`` maps a source name to its document id (for agent
     step previews); ``doc_of_chunk`` maps a chunk id to its document id."""
-    seen = Observed(mode=mode)
-    starts: dict[int, AgentStepEvent] = {}
-    for event in events:
-        if isinstance(event, ModeEvent):
-            seen.mode = event.mode
-        elif isinstance(event, RewriteEvent):
-            seen.queries.extend(q for q in event.sub_questions if q not in seen.queries)
-        elif isinstance(event, RetrievalEvent):
-            seen.prompt_docs.extend(_new(seen.prompt_docs, (item.chunk.doc_id for item in event.chunks)))
-        elif isinstance(event, NoticeEvent):
-            seen.notices.append(event.message)
-            if "workflow" in event.message.lower():
-                seen.fallback = True
-                seen.mode = "workflow"
-        elif isinstance(event, AgentStepEvent):
-            seen.steps = max(seen.steps, event.step)
-            if event.status == "started":
-                starts[event.step] = event
-                continue
-            seen.failed_steps += event.status == "failed"
-            arguments = event.arguments or (starts[event.step].arguments if event.step in starts else {})
-            call = {"step": event.step, "tool": event.tool, "arguments": arguments, "status": event.status}
-            call.update({"thought": event.thought, "preview": event.preview, "error": event.error})
-            seen.tool_calls.append(call)
-            if event.tool == "search_knowledge" and isinstance(arguments.get("query"), str):
-                seen.queries.append(arguments["query"])
-            if event.status == "finished":
-                docs = [doc_of_source[name] for name in preview_sources(event.preview, doc_of_source)]
-                if event.tool == "read_chunk" and isinstance(arguments.get("chunk_id"), str):
-                    docs.append(doc_of_chunk(arguments["chunk_id"]))
-                seen.found_docs.extend(_new(seen.found_docs, docs))
-        elif isinstance(event, StageEvent) and event.status == "failed" and event.stage == "generate":
-            seen.error = event.error
-        elif isinstance(event, AnswerEvent):
-            seen.answer, seen.grounded = event.text, event.grounded
+    turn = Turn.of(events)
+    seen = Observed(mode=turn.mode or mode, answer=turn.text if turn.answer else "", error=turn.failure("generate"))
+    seen.grounded = turn.answer is not None and turn.answer.grounded
+    if turn.rewrite is not None:
+        seen.queries.extend(q for q in turn.rewrite.sub_questions if q not in seen.queries)
+    seen.prompt_docs.extend(_new(seen.prompt_docs, (chunk.doc_id for chunk in turn.context)))
+    for notice in turn.notices:
+        seen.notices.append(notice.message)
+        if "workflow" in notice.message.lower():
+            seen.fallback = True
+            seen.mode = "workflow"
+    for step in turn.agent_steps:  # each as it ended, with its start's arguments
+        seen.steps = max(seen.steps, step.step)
+        if step.status == "started":
+            continue
+        seen.failed_steps += step.status == "failed"
+        arguments = step.arguments
+        call = {"step": step.step, "tool": step.tool, "arguments": arguments, "status": step.status}
+        call.update({"thought": step.thought, "preview": step.preview, "error": step.error})
+        seen.tool_calls.append(call)
+        if step.tool == "search_knowledge" and isinstance(arguments.get("query"), str):
+            seen.queries.append(arguments["query"])
+        if step.status == "finished":
+            docs = [doc_of_source[name] for name in preview_sources(step.preview, doc_of_source)]
+            if step.tool == "read_chunk" and isinstance(arguments.get("chunk_id"), str):
+                docs.append(doc_of_chunk(arguments["chunk_id"]))
+            seen.found_docs.extend(_new(seen.found_docs, docs))
     return seen
 
 

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragapp.core.events import AnswerEvent, ClarifyEvent, EngineEvent, ModeEvent, NoticeEvent, TokenEvent, TraceEvent
+from ragapp.core.events import AnswerEvent, ClarifyEvent, EngineEvent
+from ragapp.core.turn import Turn as Outcome
 from ragapp.core.types import ChatTurn, Citation, Confidence, Mode
 from ragapp.engine import SEARCH_ALL, Clarified
 from ragapp.serve.api.errors import ApiError
@@ -132,32 +133,36 @@ def _pick(reply: str, event: ClarifyEvent) -> str | None:
 
 @dataclass
 class Turn:
-    """What the events of one answer add up to."""
+    """One answer as the API returns it: the engine's turn (``ragapp.core.turn``), the mode asked for, and the
+    completion's id."""
 
     mode: str
     id: str = field(default_factory=lambda: f"chatcmpl-{secrets.token_hex(12)}")
-    streamed: str = ""
-    answer: AnswerEvent | None = None
-    clarify: ClarifyEvent | None = None
-    trace_id: str | None = None
-    notices: list[str] = field(default_factory=list)
+    outcome: Outcome = field(default_factory=Outcome)
 
     def apply(self, event: EngineEvent) -> str:
         """Take one event; returns the text it adds to a stream ("" for none)."""
-        if isinstance(event, TokenEvent):
-            self.streamed += event.text
-            return event.text
-        if isinstance(event, AnswerEvent):
-            self.answer = event
-        elif isinstance(event, ClarifyEvent):
-            self.clarify = event
-        elif isinstance(event, TraceEvent):
-            self.trace_id = event.trace_id
-        elif isinstance(event, ModeEvent):
-            self.mode = event.mode
-        elif isinstance(event, NoticeEvent):
-            self.notices.append(event.message)
-        return ""
+        return self.outcome.apply(event)
+
+    @property
+    def streamed(self) -> str:
+        return self.outcome.streamed
+
+    @property
+    def answer(self) -> AnswerEvent | None:
+        return self.outcome.answer
+
+    @property
+    def clarify(self) -> ClarifyEvent | None:
+        return self.outcome.clarify
+
+    @property
+    def trace_id(self) -> str | None:
+        return self.outcome.trace_id or None
+
+    @property
+    def notices(self) -> list[str]:
+        return [n.message for n in self.outcome.notices]
 
     def message(self) -> AssistantMessage:
         if self.clarify is not None:
@@ -170,9 +175,9 @@ class Turn:
         return AssistantMessage(content=self.streamed)
 
     def info(self) -> RagappInfo:
-        answer = self.answer
+        answer, mode = self.answer, self.outcome.mode or self.mode  # the mode Auto chose, once it did
         return RagappInfo(
-            trace_id=self.trace_id, mode=self.mode, grounded=answer is not None and answer.grounded,
+            trace_id=self.trace_id, mode=mode, grounded=answer is not None and answer.grounded,
             abstained=answer is not None and answer.abstained, notices=list(self.notices),
         )  # fmt: skip
 
