@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragapp.core.serial import Stored
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -41,8 +43,9 @@ COVERAGE_WARN_BELOW = 0.95  # an upload with less of its text indexed says so, n
 
 
 @dataclass(frozen=True)
-class ParseReport:
-    """How well a file read: for the Knowledge tab's parse-quality line and the document view."""
+class ParseReport(Stored):
+    """How well a file read: for the Knowledge tab's parse-quality line and the document view. Stored with the
+    document (``to_dict``/``from_dict``)."""
 
     pages_with_text: int | None = None  # pages (slides, sheets) that gave text, from their text layer or OCR
     ocr_pages: tuple[int, ...] = ()  # pages read by OCR
@@ -64,38 +67,6 @@ class ParseReport:
         tail = f" and {more} more passage{'s' if more != 1 else ''}" if more > 0 else ""
         where = f"; not read: {shown}{tail}" if shown else ""
         return f"⚠️ only {self.coverage:.0%} of its text was indexed{where}"
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "pages_with_text": self.pages_with_text,
-            "ocr_pages": list(self.ocr_pages),
-            "empty_pages": list(self.empty_pages),
-            "tables": self.tables,
-            "ocr_confidence": self.ocr_confidence,
-            "left_out": list(self.left_out),
-            "coverage": self.coverage,
-            "unread": list(self.unread),
-            "unread_count": self.unread_count,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> ParseReport:
-        def pages(key: str) -> tuple[int, ...]:
-            value = data.get(key)
-            return tuple(int(v) for v in value if isinstance(v, int)) if isinstance(value, list) else ()
-
-        with_text, tables, confidence = data.get("pages_with_text"), data.get("tables"), data.get("ocr_confidence")
-        return cls(
-            pages_with_text=with_text if isinstance(with_text, int) else None,
-            ocr_pages=pages("ocr_pages"),
-            empty_pages=pages("empty_pages"),
-            tables=tables if isinstance(tables, int) else 0,
-            ocr_confidence=float(confidence) if isinstance(confidence, int | float) else None,
-            left_out=tuple(str(v) for v in left_out) if isinstance(left_out := data.get("left_out"), list) else (),
-            coverage=float(share) if isinstance(share := data.get("coverage"), int | float) else None,
-            unread=tuple(str(v) for v in unread) if isinstance(unread := data.get("unread"), list) else (),
-            unread_count=count if isinstance(count := data.get("unread_count"), int) else 0,
-        )
 
 
 @dataclass(frozen=True)
