@@ -128,7 +128,7 @@ def quality(data_dir: Path, task_names: Sequence[str], rankings: Sequence[str]) 
                     f"{name}: {size['docs']:,} docs, {size['chunks']:,} chunks, {size['queries']:,} queries", flush=True
                 )
 
-                bm25 = Bm25Index(Path(folder) / name)
+                bm25 = Bm25Index(Path(folder) / name).start()
                 start = time.perf_counter()
                 bm25.rebuild(chunks, 1)
                 row = size | {"backend": "bm25s", "load_s": round(time.perf_counter() - start, 2)}
@@ -138,10 +138,10 @@ def quality(data_dir: Path, task_names: Sequence[str], rankings: Sequence[str]) 
                 db = open_database(server.create_database(name.replace("-", "_")), pool_size=2)
                 try:
                     start = time.perf_counter()
-                    PgKeywordIndex(db).rebuild(chunks, 1)
+                    PgKeywordIndex(db).start().rebuild(chunks, 1)
                     load_s = round(time.perf_counter() - start, 2)
                     for ranking in rankings:
-                        index = PgKeywordIndex(db, ranking=ranking)
+                        index = PgKeywordIndex(db, ranking=ranking).start()
                         row = size | {"backend": f"pg:{ranking}", "load_s": load_s}
                         rows.append(row | evaluate(task, index.search))
                         print(_line(rows[-1]), flush=True)
@@ -227,7 +227,7 @@ def measure_pg(n: int, queries: int, ranking: str) -> dict[str, Any]:
         rng = np.random.default_rng(2)
         chunks = synthetic_chunks(n, rng)
         asked = [" ".join(scale.words(rng, 4)) for _ in range(64)]
-        index = PgKeywordIndex(db, ranking=ranking)
+        index = PgKeywordIndex(db, ranking=ranking).start()
         row: dict[str, Any] = {"backend": f"pg:{ranking}", "chunks": n}
         start = time.perf_counter()
         index.rebuild(chunks, 1)

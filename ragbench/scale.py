@@ -138,7 +138,7 @@ def measure_keywords(n: int, queries: int) -> dict[str, Any]:
         ]
         del vocabulary
         before = rss_mb()
-        index = Bm25Index(folder / "bm25")
+        index = Bm25Index(folder / "bm25").start()
         start = time.perf_counter()
         index.rebuild(chunks, version=1)
         load_s = time.perf_counter() - start

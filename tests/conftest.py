@@ -368,7 +368,7 @@ def snapshot(rig: Rig) -> StoreSnapshot:
     from ragapp.store.catalog import Catalog
     from ragapp.store.vectors import ChromaVectorIndex
 
-    catalog = Catalog(rig.state_dir / "catalog.sqlite3")
+    catalog = Catalog(rig.state_dir / "catalog.sqlite3").start()
     try:
         documents = tuple(sorted(d.name for d in catalog.documents()))
         catalog_ids = frozenset(c.chunk_id for c in catalog.all_chunks())

@@ -27,8 +27,9 @@ from ragapp.agent.protocol import Step, call_text, parse_step, system_prompt
 from ragapp.agent.tools.base import TOOLS, PassageBook, Tool, ToolContext, function_schema
 from ragapp.config import Settings
 from ragapp.core.errors import LLMError
-from ragapp.core.events import AgentStepEvent, EngineEvent, NoticeEvent, StageEvent
+from ragapp.core.events import AgentStepEvent, EngineEvent, NoticeEvent
 from ragapp.core.lang import is_chinese
+from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, Scope, ToolCall
 from ragapp.models.llm import LLM, ToolCallingLLM, stream_within
 from ragapp.qa.pipeline import AnswerPipeline
@@ -103,19 +104,18 @@ class AgentRunner:
         summary, kept = yield from self._workflow.remember(summary, list(history))
         history = kept
         run = self._start(question, kept, kbs, summary)
-        yield StageEvent("agent", "started", detail={"protocol": "native" if run.native else "json"})
-        start = time.perf_counter()
+        stage = yield from begin("agent", {"protocol": "native" if run.native else "json"})
         try:
             yield from self._loop(run)
         except AgentFailure as exc:
-            yield StageEvent("agent", "failed", duration_s=time.perf_counter() - start, error=str(exc))
+            yield stage.failed(str(exc))
             yield NoticeEvent(
                 f"The agent could not work on this question ({exc}); answering with the workflow instead.", "warning"
             )
             yield from self._workflow.ask(question, history, kbs, summary=summary)
             return
         detail = {"steps": run.steps, "model calls": run.model_calls, "passages": len(run.context.passages.items)}
-        yield StageEvent("agent", "finished", duration_s=time.perf_counter() - start, detail=detail)
+        yield stage.finished(detail)
         yield from self._workflow.answer_from(question, run.context.passages.items, history, summary)
 
     # -- the loop ------------------------------------------------------------------------------

@@ -11,11 +11,10 @@ from ragapp.qa.pipeline import SEARCH_ALL, Clarified
 from ragapp.retrieval.fusion import FUSIONS
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
-from ragapp.store.users import UserStore, open_user_store
 from ragapp.testcases.scoring import CaseReport
 from ragapp.testcases.store import TestCase
 from ragapp.tracing.model import Span, SupportRecord, Trace
-from ragapp.tracing.records import RetrievalRecord, jsonable, retrieval_record
+from ragapp.tracing.records import RetrievalRecord, retrieval_record
 from ragapp.tracing.store import TraceSummary
 
 __all__ = [
@@ -34,9 +33,6 @@ __all__ = [
     "TestCase",
     "Trace",
     "TraceSummary",
-    "UserStore",
-    "jsonable",
     "kb_name",
-    "open_user_store",
     "retrieval_record",
 ]

@@ -2,31 +2,26 @@
 settings the app runs with (secrets masked).
 
 Every method takes the acting user and checks their role first (``Action.MANAGE_USERS`` or
-``Action.VIEW_SETTINGS``), so the Admin tab and a script calling its endpoints meet the same check. The users
-file is the one ``python -m ragapp.users`` edits; a change counts from the changed user's next action (the
-engine reads the file on every request). Each change is logged with who made it, never with a password.
+``Action.VIEW_SETTINGS``), so the Admin tab and a script calling its endpoints meet the same check. Users and
+knowledge-base rules are the accounts service's (``ragapp.accounts.service``): the same accounts
+``python -m ragapp.users`` edits; here they are only passed on, or refused with accounts off.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from ragapp.accounts.model import KbAccessView, UserView
+from ragapp.accounts.service import Accounts
 from ragapp.config import Settings
 from ragapp.core.access import Action, Actor, require
-from ragapp.core.errors import ConfigError, RagAppError
+from ragapp.core.errors import ConfigError
 from ragapp.ingest.pipeline import kb_name
-from ragapp.store.catalog import Catalog
-from ragapp.store.users import KbRule, LastAdminError, UserRecord, UserStore
-
-log = logging.getLogger(__name__)
 
 ACCOUNTS_OFF = (
     "Accounts are off, so there are no users to manage: add an admin with "
@@ -39,131 +34,46 @@ _SECRET_WORDS = frozenset({"key", "secret", "password", "passwd", "token", "cred
 _URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")  # the password in https://user:pass@host
 
 
-class AdminError(RagAppError):
-    """An admin change was refused (it would lock the admins out, or names nothing)."""
-
-
-@dataclass(frozen=True)
-class UserView:
-    """A user as the Admin tab lists them: no hash, no password."""
-
-    name: str
-    role: str
-    groups: tuple[str, ...]
-    created: str
-
-    @classmethod
-    def of(cls, record: UserRecord) -> UserView:
-        return cls(record.name, record.role, record.groups, record.created)
-
-
-@dataclass(frozen=True)
-class KbAccessView:
-    """One knowledge base and who may read and edit it (empty: open to everyone signed in)."""
-
-    kb: str
-    readers: tuple[str, ...]
-    editors: tuple[str, ...]
-    has_rule: bool
-
-
-def names(text: str | Iterable[str]) -> tuple[str, ...]:
-    """User names and ``group:NAME`` from a comma-separated string (or a list), trimmed, without repeats."""
-    parts = text.replace("，", ",").split(",") if isinstance(text, str) else list(text)
-    return tuple(dict.fromkeys(p.strip() for p in parts if p.strip()))
-
-
 class Admin:
-    def __init__(self, settings: Settings, store: UserStore | None, catalog: Catalog) -> None:
+    def __init__(self, settings: Settings, accounts: Accounts | None) -> None:
         self._settings = settings
-        self._store = store  # None: accounts off
-        self._catalog = catalog
+        self._accounts = accounts  # None: accounts off
 
     @property
     def accounts_on(self) -> bool:
-        return self._store is not None
+        return self._accounts is not None
 
-    def _users(self, actor: Actor) -> UserStore:
+    def _on(self, actor: Actor) -> Accounts:
         require(actor, Action.MANAGE_USERS)
-        if self._store is None:
+        if self._accounts is None:
             raise ConfigError(ACCOUNTS_OFF)
-        return self._store
+        return self._accounts
 
-    # -- users ----------------------------------------------------------------------------------
+    # -- users and knowledge-base access (the accounts service's) -------------------------------
 
     def users(self, *, actor: Actor) -> list[UserView]:
-        return [UserView.of(r) for r in self._users(actor).users()]
+        return self._on(actor).users(actor=actor)
 
     def add_user(self, name: str, password: str, role: str, groups: Iterable[str] = (), *, actor: Actor) -> UserView:
-        store = self._users(actor)
-        record = store.add(name.strip(), password, role, names(groups))
-        log.info("%s added user %s (%s, groups: %s)", actor.name, record.name, record.role, list(record.groups))
-        return UserView.of(record)
+        return self._on(actor).add_user(name, password, role, groups, actor=actor)
 
     def set_role(self, name: str, role: str, *, actor: Actor) -> None:
-        store = self._users(actor)
-        record = self._known(store, name)
-        if record.role == "admin" and role != "admin":
-            self._not_yourself(record, actor, "demote")
-        with _last_admin():
-            store.set_role(record.name, role)
-        log.info("%s changed the role of %s: %s -> %s", actor.name, record.name, record.role, role)
+        self._on(actor).set_role(name, role, actor=actor)
 
     def set_password(self, name: str, password: str, *, actor: Actor) -> None:
-        store = self._users(actor)
-        record = self._known(store, name)
-        store.set_password(record.name, password)
-        log.info("%s reset the password of %s", actor.name, record.name)
+        self._on(actor).set_password(name, password, actor=actor)
 
     def remove_user(self, name: str, *, actor: Actor) -> None:
-        store = self._users(actor)
-        record = self._known(store, name)
-        if record.role == "admin":
-            self._not_yourself(record, actor, "remove")
-        with _last_admin():
-            store.remove(record.name)
-        log.info("%s removed user %s (%s)", actor.name, record.name, record.role)
-
-    @staticmethod
-    def _known(store: UserStore, name: str) -> UserRecord:
-        record = store.get((name or "").strip())
-        if record is None:
-            raise AdminError(f"There is no user {name!r}; pick one from the list.")
-        return record
-
-    @staticmethod
-    def _not_yourself(record: UserRecord, actor: Actor, what: str) -> None:
-        """An admin leaves the admins only by another admin's hand; the store keeps the last one (its rule
-        runs inside the locked edit, so it holds across replicas and for ``python -m ragapp.users``)."""
-        if record.name == actor.name:
-            raise AdminError(
-                f"You may not {what} yourself: another admin must do it (so the app always keeps an admin)."
-            )
-
-    # -- knowledge-base access --------------------------------------------------------------------
+        self._on(actor).remove_user(name, actor=actor)
 
     def kb_access(self, *, actor: Actor) -> list[KbAccessView]:
-        """Every knowledge base that holds documents or has a rule, with its readers and editors."""
-        rules = self._users(actor).kb_rules()
-        kbs = sorted({kb.name for kb in self._catalog.knowledge_bases()} | set(rules))
-        none = KbRule()
-        return [KbAccessView(kb, rules.get(kb, none).readers, rules.get(kb, none).editors, kb in rules) for kb in kbs]
+        return self._on(actor).kb_access(actor=actor)
 
     def set_kb_access(self, kb: str, readers: Iterable[str], editors: Iterable[str], *, actor: Actor) -> KbAccessView:
         """Who may read and edit ``kb`` (names or ``group:NAME``); no readers and no editors opens it to every
         signed-in user again."""
-        store = self._users(actor)
-        base = kb_name(kb)
-        rule = KbRule(names(readers), names(editors))
-        store.set_kb_rule(base, rule if rule.readers or rule.editors else None)
-        if rule.readers or rule.editors:
-            log.info(
-                "%s set the rule of %s: readers %s, editors %s", actor.name, base, list(rule.readers),
-                list(rule.editors),
-            )  # fmt: skip
-        else:
-            log.info("%s opened %s to every signed-in user", actor.name, base)
-        return KbAccessView(base, rule.readers, rule.editors, bool(rule.readers or rule.editors))
+        accounts = self._on(actor)
+        return accounts.set_kb_access(kb_name(kb), readers, editors, actor=actor)
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -197,11 +107,3 @@ def _masked(name: str, value: Any) -> Any:
     if isinstance(value, str):
         return _URL_PASSWORD.sub(r"\1:••••@", value)
     return value
-
-
-@contextmanager
-def _last_admin() -> Iterator[None]:
-    try:
-        yield
-    except LastAdminError as exc:
-        raise AdminError(str(exc)) from None

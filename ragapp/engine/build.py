@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragapp.accounts.service import Accounts, open_accounts
 from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
 from ragapp.core.errors import ConfigError, RagAppError
 from ragapp.core.types import DEFAULT_KB, IngestResult
 from ragapp.db import Database, open_database
-from ragapp.engine.accounts import Accounts
 from ragapp.engine.admin import Admin
 from ragapp.engine.chat import Chat
 from ragapp.engine.conversations import Conversations
 from ragapp.engine.engine import Engine
 from ragapp.engine.intents import Intents
-from ragapp.engine.kb_access import KbAccess
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
 from ragapp.ingest.follower import CatalogFollower
@@ -41,7 +40,6 @@ from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
 from ragapp.store.conversations import ConversationStore
 from ragapp.store.signing import Signer
-from ragapp.store.users import open_user_store
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.llamaindex import install as install_llamaindex_spans
 from ragapp.tracing.recorder import TraceRecorder
@@ -107,12 +105,13 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval, store.catch_up)
     llm = recording(parts.llm or LLMS.get(settings.llm.backend)(settings))
     catalog = store.catalog
+    # Each store opens (and creates or migrates) its tables in start(); Engine.close closes them.
     intent_store = IntentStore(  # the bases that hold documents, by name, then "default"
         where("intents"), known_kbs=lambda: [*(kb.name for kb in catalog.knowledge_bases()), DEFAULT_KB]
-    )
-    traces = TraceStore(where("traces"), settings.traces.max_traces, settings.traces.max_age_days)
-    cases = TestCaseStore(where("traces"))
-    conversations = Conversations(ConversationStore(where("conversations")), catalog)
+    ).start()
+    traces = TraceStore(where("traces"), settings.traces.max_traces, settings.traces.max_age_days).start()
+    cases = TestCaseStore(where("traces")).start()
+    conversations = Conversations(ConversationStore(where("conversations")).start(), catalog)
     follower = CatalogFollower(store, settings.store.keyword_poll_s) if database is not None else None
     recorder = TraceRecorder(traces, enabled=settings.traces.enabled)
 
@@ -127,8 +126,8 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast if w.fast_route else None)
     answers = AnswerPipeline(retrieval, llm, router, settings)
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
-    accounts = _accounts(settings, database)
-    access = KbAccess(accounts.store, catalog) if accounts is not None else None
+    accounts = _accounts(settings, database, lambda: [kb.name for kb in catalog.knowledge_bases()])
+    access = accounts.kb if accounts is not None else None
     engine = Engine(
         settings,
         chat=Chat(settings, answers, agent, retrieval, recorder, access),
@@ -143,7 +142,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         closers=tuple(c for c in (follower, agent, retrieval, intent_store, catalog, database) if c is not None),
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
-        admin=Admin(settings, accounts.store if accounts is not None else None, catalog),
+        admin=Admin(settings, accounts),
         database=database,
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
@@ -187,15 +186,15 @@ def _shared_database(settings: Settings) -> Database | None:
     return open_database(url, pool_size=settings.store.database_pool) if url else None
 
 
-def _accounts(settings: Settings, database: Database | None) -> Accounts | None:
+def _accounts(settings: Settings, database: Database | None, known_kbs: Callable[[], list[str]]) -> Accounts | None:
     """The sign-in check when accounts are on. Starting with no user to sign in as would lock everyone out,
     so that is refused with the command that fixes it."""
     if not settings.auth.enabled:
         return None
-    store = open_user_store(settings.auth.users_path(settings.paths.state_dir), settings.auth.bcrypt_rounds, database)
-    if not store.users():
+    accounts = open_accounts(settings, database, known_kbs)
+    if not accounts.store.users():
         raise ConfigError(
-            f"RAGAPP_AUTH__ENABLED is on but {store.where} has no users: add one first with "
+            f"RAGAPP_AUTH__ENABLED is on but {accounts.store.where} has no users: add one first with "
             "`python -m ragapp.users add NAME --role admin`."
         )
-    return Accounts(store, settings.auth)
+    return accounts

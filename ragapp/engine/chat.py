@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from ragapp.accounts.kb_access import KbAccess
 from ragapp.agent.auto import choose_mode
 from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
@@ -11,7 +12,6 @@ from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Mode, RetrievalResult, Scope
-from ragapp.engine.kb_access import KbAccess
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder

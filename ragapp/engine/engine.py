@@ -13,15 +13,16 @@ The UI (and tests, and the evaluation commands) talk to these facets only. Build
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ragapp.accounts.service import Accounts, open_accounts
 from ragapp.config import Settings
 from ragapp.core.access import LOCAL_ACTOR, Actor
 from ragapp.core.errors import AccessDenied, LoginRefused
 from ragapp.db import Database
-from ragapp.engine.accounts import Accounts
 from ragapp.engine.admin import Admin
 from ragapp.engine.chat import Chat
 from ragapp.engine.conversations import Conversations
@@ -30,6 +31,7 @@ from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.llm import LLM
+from ragapp.models.pool import close_pools
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.signing import Signer
 
@@ -70,6 +72,8 @@ class Engine:
         self.settings = settings
         self.database = database  # the PostgreSQL database replicas share; None: SQLite files in the state dir
         self.accounts = accounts  # None: accounts off, one local user
+        self._keys = accounts  # where API keys are checked; with accounts off, opened on the first key
+        self._keys_lock = threading.Lock()
         # Signs the ids browsers keep (owner of traces and test cases); in-memory when none is given (tests).
         self.signer = signer or Signer(secrets.token_bytes(32))
         self.chat = chat
@@ -77,7 +81,7 @@ class Engine:
         self.intents = intents
         self.observability = observability
         self.conversations = conversations
-        self.admin = admin or Admin(settings, accounts.store if accounts is not None else None, store.catalog)
+        self.admin = admin or Admin(settings, accounts)
         self._store = store
         self._retrieval = retrieval
         self._llm = llm
@@ -89,10 +93,18 @@ class Engine:
         has them now (a changed role or a removed user counts from their next action)."""
         if self.accounts is None:
             return LOCAL_ACTOR
-        record = self.accounts.store.get(username) if username else None
-        if record is None:
+        actor = self.accounts.actor(username) if username else None
+        if actor is None:
             raise AccessDenied("Sign in first.")
-        return record.actor
+        return actor
+
+    def key_user(self, key: str) -> str | None:
+        """Whose API key ``key`` is (None: nobody's). Keys are kept with the accounts and work with accounts off
+        too: then the users file (or the database's accounts table) is opened when the first key comes."""
+        with self._keys_lock:
+            if self._keys is None:
+                self._keys = open_accounts(self.settings, self.database)
+        return self._keys.key_user(key)
 
     def login(self, name: str, password: str, client: str = "") -> bool:
         """For Gradio's login page: True when ``name`` signs in (refusals are throttled and logged)."""
@@ -130,7 +142,9 @@ class Engine:
             self.warming = False
 
     def close(self) -> None:
+        """Close what ``build_engine`` started: the facets' stores, then ``closers`` in order, then the model pools."""
         self.observability.close()
         self.conversations.close()
         for part in self._closers:
             part.close()
+        close_pools()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragapp.accounts.kb_access import KbAccess
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import AccessDenied, IngestError
 from ragapp.core.types import (
@@ -23,7 +24,6 @@ from ragapp.core.types import (
     ParseReport,
     SkippedSection,
 )
-from ragapp.engine.kb_access import KbAccess
 from ragapp.ingest.page_images import render_image, render_pdf_page
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragapp.accounts.kb_access import KbAccess
 from ragapp.config import RetrievalSettings, Settings
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
 from ragapp.core.types import RetrievalResult, Scope
-from ragapp.engine.kb_access import KbAccess
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.testcases.scoring import CaseReport, evaluate_cases

@@ -25,7 +25,9 @@ class CatalogFollower:
         self._thread = threading.Thread(target=self._run, name="catalog-follower", daemon=True)
 
     def start(self) -> None:
-        self._thread.start()
+        """Start polling; a second call (or one after ``close``) does nothing."""
+        if not self._thread.is_alive() and not self._stop.is_set():
+            self._thread.start()
 
     def check(self) -> bool:
         """Rebuild the keyword index now if the catalog moved; True when it did."""

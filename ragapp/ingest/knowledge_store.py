@@ -65,7 +65,7 @@ class KnowledgeStore:
         """
         settings = store or StoreSettings()
         return cls(
-            catalog=Catalog(database if database is not None else folder / "catalog.sqlite3"),
+            catalog=Catalog(database if database is not None else folder / "catalog.sqlite3").start(),
             vectors=open_vectors(settings, folder, embedder.name),
             keywords=open_keywords(settings.keywords, folder / "bm25", database),
             embedder=embedder,

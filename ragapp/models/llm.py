@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import queue
 import threading
@@ -17,6 +16,7 @@ from ragapp.config import Settings
 from ragapp.core.errors import LLMError
 from ragapp.core.types import ChatTurn, ToolCall
 from ragapp.models.model_queue import listen
+from ragapp.models.pool import MODEL_CALLS
 from ragapp.registry import Registry
 
 
@@ -124,9 +124,10 @@ class Waiting:
 def stream_within(start: Callable[[], Iterator[str]], timeout_s: float) -> Iterator[str]:
     """Yield the pieces of ``start()`` until it ends or ``timeout_s`` has passed, then raise ``LLMTimeoutError``.
 
-    The model runs in a worker thread, so a backend that hangs (before its first token or between two) can
-    not hold the request past its budget. When the consumer stops early or time runs out, the worker is told
-    to stop and closes the backend's stream at its next piece, which frees the model for the next request.
+    The model runs on a worker of the bounded ``MODEL_CALLS`` pool (``ragapp.models.pool``), so a backend that
+    hangs (before its first token or between two) can not hold the request past its budget. When the consumer
+    stops early or time runs out, the worker is told to stop and closes the backend's stream at its next piece,
+    which frees the model for the next request.
     """
     for piece in stream_with_waits(start, timeout_s):
         if isinstance(piece, str):
@@ -144,6 +145,8 @@ def stream_with_waits(
     began = time.monotonic()
 
     def work() -> None:
+        if stop.is_set():  # the caller gave up while it waited for a worker: nobody would read the reply
+            return
         try:
             with listen(lambda ahead: pieces.put(Waiting(ahead, time.monotonic() - began))):
                 stream = start()
@@ -160,8 +163,7 @@ def stream_with_waits(
         except BaseException as exc:  # handed to the consumer, which raises it in the request's thread
             pieces.put(exc)
 
-    # The worker runs in the caller's context, so a model call inside a traced request reports to its trace.
-    threading.Thread(target=contextvars.copy_context().run, args=(work,), name="llm-stream", daemon=True).start()
+    MODEL_CALLS.run(work)  # in the caller's context: a model call inside a traced request reports to its trace
     deadline = began + timeout_s
     received = False
     ahead = 0

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ragapp.models.pool import STEPS
+
 T = TypeVar("T")
 
 WaitListener = Callable[[int], None]
@@ -82,9 +84,9 @@ _DONE = object()
 
 
 def run_observed(call: Callable[[], T]) -> Iterator[int | Outcome[T]]:
-    """Run ``call`` (which may wait for the model) in a worker thread, yielding each ``ahead`` its model calls
-    hear while they wait in line, then its ``Outcome``. The worker runs in a copy of the caller's context, so
-    what ``call`` reports (traces) still reaches the caller's request."""
+    """Run ``call`` (which may wait for the model) on a worker of ``STEPS``, yielding each ``ahead`` its model
+    calls hear while they wait in line, then its ``Outcome``. The worker runs in a copy of the caller's context,
+    so what ``call`` reports (traces) still reaches the caller's request."""
     heard: queue.Queue[object] = queue.Queue()
     outcome: Outcome[T] = Outcome()
 
@@ -96,7 +98,7 @@ def run_observed(call: Callable[[], T]) -> Iterator[int | Outcome[T]]:
                 outcome.error = exc
         heard.put(_DONE)
 
-    threading.Thread(target=contextvars.copy_context().run, args=(work,), name="observed", daemon=True).start()
+    STEPS.run(work)
     while (item := heard.get()) is not _DONE:
         yield int(item)  # type: ignore[call-overload]
     yield outcome

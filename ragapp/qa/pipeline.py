@@ -28,11 +28,11 @@ from ragapp.core.events import (
     RetrievalEvent,
     RewriteEvent,
     RoutingEvent,
-    StageEvent,
     TokenEvent,
     WaitEvent,
 )
 from ragapp.core.lang import is_chinese
+from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
@@ -162,34 +162,29 @@ class AnswerPipeline:
         count = turns_to_fold(history, wf.recent_turns)
         if count == 0:
             return summary, history
-        yield StageEvent("memory", "started")
-        start = time.perf_counter()
+        stage = yield from begin("memory")
         folded = fold(self._llm, summary, history[:count], wf.summary_chars, wf.step_timeout_s, 300)
-        duration = time.perf_counter() - start
         if folded.error is not None:
-            yield StageEvent("memory", "failed", duration_s=duration, error=folded.error)
+            yield stage.failed(folded.error)
         else:
-            yield StageEvent("memory", "finished", duration_s=duration, detail={"turns folded": count})
+            yield stage.finished({"turns folded": count})
         yield MemoryEvent(folded.summary, folded.folded)
         return folded.summary, history[count:]
 
     def _plan(self, question: str, history: list[ChatTurn], summary: str) -> Steps[QuestionPlan]:
         if not self._settings.workflow.rewrite or not self._planner.needed(question, history, summary):
             return self._planner.split(question)  # by its wording: no model call
-        yield StageEvent("rewrite", "started")
+        stage = yield from begin("rewrite")
         plan = yield from self._in_line(lambda: self._planner.plan(question, history, summary))
         if plan.error is not None:
-            yield StageEvent("rewrite", "failed", duration_s=plan.duration_s, error=plan.error)
+            yield stage.failed(plan.error)
         else:
-            detail = {"question": plan.standalone, "parts": len(plan.sub_questions)}
-            yield StageEvent("rewrite", "finished", duration_s=plan.duration_s, detail=detail)
+            yield stage.finished({"question": plan.standalone, "parts": len(plan.sub_questions)})
         return plan
 
     def _route(self, question: str, clarified: Clarified | None, kbs: Scope) -> Steps[RoutingDecision]:
         routing_on = self._settings.workflow.route and bool(self._router.tree().leaves())
-        if routing_on:
-            yield StageEvent("route", "started")
-        start = time.perf_counter()
+        stage = (yield from begin("route")) if routing_on else None
         if clarified is not None and question == clarified.ambiguous:
             decision = self._resolve(RoutingDecision(question, "clarify", (), ""), clarified.choice)
         else:
@@ -197,11 +192,11 @@ class AnswerPipeline:
             if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
                 decision = self._resolve(decision, clarified.choice)
             decision = self._within_scope(decision, kbs)
-        if routing_on:
+        if stage is not None:
             classification = decision.classification
             error = classification.error if classification is not None else None
             detail = {"decision": decision.action, "intents": [i.path for i in decision.intents]}
-            yield StageEvent("route", "finished", duration_s=time.perf_counter() - start, detail=detail, error=error)
+            yield stage.finished(detail, error)
         scores = decision.classification.scores if decision.classification is not None else ()
         yield RoutingEvent(question, decision.action, decision.intents, decision.reason, scores)
         return decision
@@ -283,8 +278,7 @@ class AnswerPipeline:
         """Retrieve every part (in its intents' scope, widened to ``kbs`` when that holds nothing relevant),
         fit the passages and turns into the budget, and stream the cited answer (part by part for
         ``answer_parts``)."""
-        yield StageEvent("retrieve", "started")
-        start = time.perf_counter()
+        stage = yield from begin("retrieve")
         results = []
         for part in parts:
             result = self._retrieval.retrieve(part.question, part.kbs, part.top_k)
@@ -306,37 +300,32 @@ class AnswerPipeline:
         budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
         kept = fit_passages(found, budget.context)
         recent = fit_turns(history, budget.history)
-        yield StageEvent(
-            "retrieve",
-            "finished",
-            duration_s=time.perf_counter() - start,
-            detail=self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()),
-        )
+        yield stage.finished(self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()))
         yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
         yield from self._writer.write(question, kept, recent, summary, answer_parts)
 
     def _search_translated(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
         """``result`` with the passages found by the question translated into the other language before its
         own (which held nothing strong), at most as many as the part may use."""
-        yield StageEvent("translate", "started")
+        stage = yield from begin("translate")
         translation = yield from self._in_line(lambda: self._translator.translate(part.question))
         detail: dict[str, object] = {"into": translation.target, "question": translation.text or part.question}
         if translation.text is None:
-            yield StageEvent("translate", "failed", translation.duration_s, detail, translation.error)
+            yield stage.failed(translation.error, detail)
             return result
-        yield StageEvent("translate", "finished", translation.duration_s, detail)
+        yield stage.finished(detail)
         return self._searched_first(translation.text, part, result)
 
     def _search_rephrased(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
         """``result`` with the passages found by the question and its hypothetical answer sentence before its
         own (which held nothing strong), at most as many as the part may use (see ``rephrase``)."""
-        yield StageEvent("rephrase", "started")
+        stage = yield from begin("rephrase")
         hypothesis = yield from self._in_line(lambda: self._rephraser.hypothesis(part.question))
         detail: dict[str, object] = {"sentence": hypothesis.text or ""}
         if hypothesis.text is None:
-            yield StageEvent("rephrase", "failed", hypothesis.duration_s, detail, hypothesis.error)
+            yield stage.failed(hypothesis.error, detail)
             return result
-        yield StageEvent("rephrase", "finished", hypothesis.duration_s, detail)
+        yield stage.finished(detail)
         return self._searched_first(hypothesis.query, part, result)
 
     def _searched_first(self, query: str, part: Part, result: RetrievalResult) -> RetrievalResult:

@@ -5,13 +5,13 @@ Workflow mode (``pipeline``) and the agent's final answer both end here."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Generator, Iterator, Sequence
 from typing import TypeVar
 
 from ragapp.config import Settings
 from ragapp.core.errors import LLMError
-from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, NoticeEvent, StageEvent, TokenEvent, WaitEvent
+from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, NoticeEvent, TokenEvent, WaitEvent
+from ragapp.core.stages import begin
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk
 from ragapp.models.llm import LLM, Waiting, stream_with_waits
@@ -105,8 +105,7 @@ class AnswerWriter:
     ) -> Steps[str | None]:
         """Stream the model's reply as tokens; returns the text, or None when nothing usable came back
         (the failure is reported as a failed stage and a notice)."""
-        yield StageEvent("generate", "started", detail=detail)
-        start = time.perf_counter()
+        stage = yield from begin("generate", detail)
         parts: list[str] = []
         error: str | None = None
         try:
@@ -129,10 +128,9 @@ class AnswerWriter:
         text = "".join(parts).strip()
         if not text and error is None:
             error = "the language model returned an empty answer"
-        duration = time.perf_counter() - start
         if error is not None:
-            yield StageEvent("generate", "failed", duration_s=duration, error=error)
+            yield stage.failed(error)
             yield NoticeEvent(error[:1].upper() + error[1:], level="warning")
             return text or None
-        yield StageEvent("generate", "finished", duration_s=duration, detail={"chars": len(text)})
+        yield stage.finished({"chars": len(text)})
         return text

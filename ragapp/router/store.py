@@ -14,7 +14,9 @@ import json
 import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Self
 
+from ragapp.core.lifecycle import started
 from ragapp.db import Database, SqliteDatabase, Transaction
 from ragapp.router.tree import IntentNode, IntentTree, IntentTreeError, Kind
 
@@ -56,15 +58,9 @@ class IntentStore:
     validation)."""
 
     def __init__(self, target: Path | Database, known_kbs: KnownKbs | None = None) -> None:
-        if isinstance(target, Database):
-            self._db: Database = target
-            self._owned = False
-            target.ensure_schema("intents", SCHEMA_STEPS)
-        else:
-            # A plain file keeps its schema unversioned, exactly as before the shared databases came.
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self._db = SqliteDatabase(target, schema=_TABLES)
-            self._owned = True
+        self._target = target
+        self._owned = not isinstance(target, Database)
+        self._started: Database | None = None
         self._known_kbs = known_kbs
         # Guards the fields below only, never held across a statement: a slow database (or a replica holding the
         # edit lock) then never blocks a reader on this lock, and no lock order with the database's can deadlock.
@@ -74,9 +70,26 @@ class IntentStore:
         self._seen: int | None = None  # the stored counter last seen (None: not read yet)
         self._version = 0
 
+    def start(self) -> Self:
+        """Open the file (given a path) and create or migrate the tables; a second call does nothing."""
+        if self._started is not None:
+            return self
+        if isinstance(self._target, Database):
+            self._target.ensure_schema("intents", SCHEMA_STEPS)
+            self._started = self._target
+        else:
+            # A plain file keeps its schema unversioned, exactly as before the shared databases came.
+            self._target.parent.mkdir(parents=True, exist_ok=True)
+            self._started = SqliteDatabase(self._target, schema=_TABLES)
+        return self
+
+    @property
+    def _db(self) -> Database:
+        return started(self, self._started)
+
     def close(self) -> None:
-        if self._owned:
-            self._db.close()
+        if self._owned and self._started is not None:
+            self._started.close()
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -14,9 +14,11 @@ import shutil
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
+from ragapp.core.lifecycle import NotStartedError
 from ragapp.core.types import DEFAULT_KB, Chunk
 from ragapp.store.tokenize import TOKENIZER_VERSION, chunk_tokens, query_tokens
 
@@ -33,8 +35,22 @@ class Bm25Index:
         self._chunk_ids: list[str] = []
         self._kbs: np.ndarray = np.array([], dtype=np.str_)  # knowledge base of each chunk, by position
         self._vocab: dict[str, int] = {}
-        self.version = -1  # the catalog version indexed; -1: nothing usable, rebuild from the catalog
-        self._load()
+        self._version = -1  # the catalog version indexed; -1: nothing usable, rebuild from the catalog
+        self._started = False
+
+    def start(self) -> Self:
+        """Read the index saved under the directory, if there is a usable one; a second call does nothing."""
+        if not self._started:
+            self._load()
+            self._started = True
+        return self
+
+    @property
+    def version(self) -> int:
+        """The catalog version the index holds (-1: none: rebuild from the catalog)."""
+        if not self._started:
+            raise NotStartedError(self)
+        return self._version
 
     def _load(self) -> None:
         meta_path = self._dir / "meta.json"
@@ -64,13 +80,15 @@ class Bm25Index:
         with self._lock:
             self._retriever, self._chunk_ids, self._kbs = retriever, ids, kbs
             self._vocab = dict(getattr(retriever, "vocab_dict", {}) or {})
-            self.version = int(meta["version"])
+            self._version = int(meta["version"])
 
     def rebuild(self, chunks: list[Chunk], version: int, kb_of: Mapping[str, str] | None = None) -> None:
         """Index ``chunks`` (the whole catalog) and persist, tagged with the catalog ``version``.
 
         ``kb_of`` maps chunk ids to their knowledge base; chunks it does not name are in the default one.
         """
+        if not self._started:
+            raise NotStartedError(self)
         import bm25s
 
         corpus = [chunk_tokens(c) for c in chunks]
@@ -93,11 +111,13 @@ class Bm25Index:
             tmp.rename(self._dir)
             self._retriever, self._chunk_ids, self._kbs = retriever, ids, np.array(kbs, dtype=np.str_)
             self._vocab = dict(getattr(retriever, "vocab_dict", {}) or {})
-            self.version = version
+            self._version = version
 
     def search(self, query: str, top_k: int, kbs: frozenset[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, score) pairs with score > 0, best first; only chunks of the knowledge bases ``kbs``
         (None: all of them)."""
+        if not self._started:
+            raise NotStartedError(self)
         with self._lock:
             retriever, ids, vocab, tags = self._retriever, self._chunk_ids, self._vocab, self._kbs
         tokens = [t for t in query_tokens(query) if t in vocab]

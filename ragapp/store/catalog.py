@@ -23,9 +23,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ragapp.core.errors import DuplicateDocumentError
+from ragapp.core.lifecycle import started
 from ragapp.core.types import Chunk, DocumentRecord, KnowledgeBase, OcrBox, ParseReport, SkippedSection
 from ragapp.db import Database, Rows, SqliteDatabase, Transaction
 from ragapp.store.catalog_schema import prepare
@@ -82,10 +83,22 @@ class Catalog:
     """Thread-safe access to the catalog: a SQLite file of its own (given a path) or a shared ``Database``."""
 
     def __init__(self, target: Path | Database) -> None:
+        self._target = target
         # A database handed in belongs to whoever opened it (every store of a deployment shares it): not closed here.
         self._owned = not isinstance(target, Database)
-        self._db: Database = target if isinstance(target, Database) else SqliteDatabase(target)
-        prepare(self._db)
+        self._started: Database | None = None
+
+    def start(self) -> Self:
+        """Open the file (given a path) and create or migrate the tables; a second call does nothing."""
+        if self._started is None:
+            db = self._target if isinstance(self._target, Database) else SqliteDatabase(self._target)
+            prepare(db)
+            self._started = db
+        return self
+
+    @property
+    def _db(self) -> Database:
+        return started(self, self._started)
 
     @property
     def database(self) -> Database:
@@ -93,8 +106,8 @@ class Catalog:
         return self._db
 
     def close(self) -> None:
-        if self._owned:
-            self._db.close()
+        if self._owned and self._started is not None:
+            self._started.close()
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:

@@ -16,8 +16,9 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
+from ragapp.core.lifecycle import started
 from ragapp.db import Database, open_tables, order_column
 from ragapp.tracing.store import plain_text
 
@@ -76,8 +77,21 @@ class ConversationStore:
     def __init__(self, target: Path | Database, max_per_owner: int = MAX_CONVERSATIONS) -> None:
         self.path = target if isinstance(target, Path) else None
         self.max_per_owner = max_per_owner
-        self._db, self._owned = open_tables(target, "conversations", _SCHEMA, _STEPS)
-        self._seq = order_column(self._db)
+        self._target = target
+        self._started: Database | None = None
+        self._owned = False
+        self._seq = ""
+
+    def start(self) -> Self:
+        """Open the file (given a path) and create or migrate the table; a second call does nothing."""
+        if self._started is None:
+            self._started, self._owned = open_tables(self._target, "conversations", _SCHEMA, _STEPS)
+            self._seq = order_column(self._started)
+        return self
+
+    @property
+    def _db(self) -> Database:
+        return started(self, self._started)
 
     def save(
         self,

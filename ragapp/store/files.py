@@ -16,8 +16,7 @@ log = logging.getLogger(__name__)
 
 class FileStore:
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder  # made by the first ``keep``
 
     def _path(self, doc_id: str, extension: str) -> Path:
         ext = extension.lower() if extension.startswith(".") and extension[1:].isalnum() else ""
@@ -29,6 +28,7 @@ class FileStore:
         """Copy ``source`` in as document ``doc_id`` (atomically: a crash leaves the old copy or none)."""
         target = self._path(doc_id, extension)
         partial = target.with_name(target.name + ".partial")
+        self.folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, partial)
         os.replace(partial, target)
         return target
@@ -49,4 +49,6 @@ class FileStore:
     def orphans(self, known: Iterable[str]) -> list[Path]:
         """Kept files whose document the catalog does not hold (and half-written copies)."""
         wanted = set(known)
+        if not self.folder.is_dir():  # nothing kept yet
+            return []
         return [p for p in self.folder.iterdir() if p.is_file() and (p.suffix == ".partial" or p.stem not in wanted)]

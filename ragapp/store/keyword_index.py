@@ -42,7 +42,7 @@ def open_keywords(kind: str, folder: Path, database: Database | None) -> Keyword
             )
         from ragapp.store.pg_keywords import PgKeywordIndex
 
-        return PgKeywordIndex(database)
+        return PgKeywordIndex(database).start()
     from ragapp.store.bm25 import Bm25Index
 
-    return Bm25Index(folder)
+    return Bm25Index(folder).start()

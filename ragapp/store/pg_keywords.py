@@ -34,9 +34,11 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Self
 
 from ragapp.core.chunks import index_text
 from ragapp.core.errors import ConfigError
+from ragapp.core.lifecycle import NotStartedError
 from ragapp.core.types import DEFAULT_KB, Chunk
 from ragapp.db import Database, Rows, Transaction
 from ragapp.store.tokenize import TOKENIZER_VERSION, chunk_tokens, query_tokens
@@ -167,9 +169,22 @@ class PgKeywordIndex:
             raise ConfigError(f"PostgreSQL keyword search needs a PostgreSQL database, not {db.where}.")
         if ranking not in RANKINGS:
             raise ConfigError(f"Unknown keyword ranking {ranking!r}: choose one of {', '.join(RANKINGS)}.")
-        self._db = db
+        self._database = db
         self._ranking = ranking
-        db.ensure_schema("keywords", SCHEMA_STEPS)
+        self._started = False
+
+    def start(self) -> Self:
+        """Create or migrate the index's tables; a second call does nothing."""
+        if not self._started:
+            self._database.ensure_schema("keywords", SCHEMA_STEPS)
+            self._started = True
+        return self
+
+    @property
+    def _db(self) -> Database:
+        if not self._started:
+            raise NotStartedError(self)
+        return self._database
 
     @property
     def version(self) -> int:

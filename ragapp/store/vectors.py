@@ -18,13 +18,14 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from ragapp.core.errors import ConfigError
 from ragapp.core.lang import LANGUAGES
+from ragapp.core.lifecycle import NotStartedError, started
 from ragapp.core.types import DEFAULT_KB
 
 if TYPE_CHECKING:
@@ -43,19 +44,32 @@ class ChromaVectorIndex:
 
     def __init__(self, client: Any, embedder_name: str, prefix: str = "") -> None:
         self._client = client
-        base = prefix + "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", embedder_name)[:60]
-        self._collections: dict[str, Any] = {
-            lang: self._client.get_or_create_collection(
-                name=f"{base}-{lang}", metadata={"hnsw:space": "cosine"}, embedding_function=None
-            )
-            for lang in LANGUAGES
-        }
-        self._migrate_shared_collection(base)
-        self._recount()
+        self._base = prefix + "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", embedder_name)[:60]
+        self._started: dict[str, Any] | None = None
+        self._counts: dict[str, int] = {}
+        self._counted_at: dict[str, float] = {}
         # On a server other replicas write too, so counts kept here go stale: there a collection is only skipped
         # as empty while its count is younger than ``SHARED_COUNT_TTL_S`` (a query of an empty collection over
         # HTTP costs as much as one with hits, about 3 ms on loopback).
         self.shared = False
+
+    def start(self) -> Self:
+        """Create the collections (or find them), move vectors from an older layout into them and count them;
+        a second call does nothing. ``embedded`` and ``remote`` start the index they return."""
+        if self._started is None:
+            self._started = {
+                lang: self._client.get_or_create_collection(
+                    name=f"{self._base}-{lang}", metadata={"hnsw:space": "cosine"}, embedding_function=None
+                )
+                for lang in LANGUAGES
+            }
+            self._migrate_shared_collection(self._base)
+            self._recount()
+        return self
+
+    @property
+    def _collections(self) -> dict[str, Any]:
+        return started(self, self._started)
 
     @classmethod
     def embedded(cls, directory: Path, embedder_name: str, prefix: str = "") -> ChromaVectorIndex:
@@ -65,7 +79,7 @@ class ChromaVectorIndex:
 
         directory.mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(path=str(directory), settings=ChromaSettings(anonymized_telemetry=False))
-        return cls(client, embedder_name, prefix)
+        return cls(client, embedder_name, prefix).start()
 
     @classmethod
     def remote(cls, store: StoreSettings, embedder_name: str) -> ChromaVectorIndex:
@@ -98,7 +112,7 @@ class ChromaVectorIndex:
                 tenant=store.chroma_tenant,
                 database=store.chroma_database,
             )
-            index = cls(client, embedder_name, store.chroma_prefix)
+            index = cls(client, embedder_name, store.chroma_prefix).start()
         except Exception as exc:
             raise ConfigError(
                 f"The Chroma server at {url} (RAGAPP_STORE__CHROMA_URL) did not answer: {exc}. Start it (e.g. "
@@ -204,6 +218,8 @@ class ChromaVectorIndex:
                     collection.update(ids=batch, metadatas=[{"kb": kb}] * len(batch))
 
     def count(self) -> int:
+        if self._started is None:
+            raise NotStartedError(self)
         return sum(self._count_each().values() if self.shared else self._counts.values())
 
     def _count_for_search(self, lang: str) -> int:

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
+from ragapp.core.lifecycle import started
 from ragapp.db import Database, open_tables
 from ragapp.tracing.store import plain_text
 
@@ -56,7 +57,19 @@ class TestCaseStore:
 
     def __init__(self, target: Path | Database) -> None:
         self.path = target if isinstance(target, Path) else None
-        self._db, self._owned = open_tables(target, "test_cases", _CASE_SCHEMA, _CASE_STEPS)
+        self._target = target
+        self._started: Database | None = None
+        self._owned = False
+
+    def start(self) -> Self:
+        """Open the file (given a path) and create or migrate the table; a second call does nothing."""
+        if self._started is None:
+            self._started, self._owned = open_tables(self._target, "test_cases", _CASE_SCHEMA, _CASE_STEPS)
+        return self
+
+    @property
+    def _db(self) -> Database:
+        return started(self, self._started)
 
     def add(
         self,

@@ -32,6 +32,7 @@ from ragapp.core.events import (
     StageEvent,
     WaitEvent,
 )
+from ragapp.core.serial import dump
 from ragapp.core.turn import Turn
 from ragapp.core.types import IngestResult, LLMCall, RetrievalResult
 from ragapp.tracing.model import (
@@ -46,7 +47,7 @@ from ragapp.tracing.model import (
     SupportRecord,
     Trace,
 )
-from ragapp.tracing.records import chunk_ref, jsonable, leaf_record, retrieval_record
+from ragapp.tracing.records import chunk_ref, leaf_record, retrieval_record
 
 log = logging.getLogger(__name__)
 
@@ -144,14 +145,14 @@ class TraceBuilder:
 
     def _stage(self, e: StageEvent) -> None:
         if e.status == "started":
-            self.open(e.stage, "stage", jsonable(e.detail))
+            self.open(e.stage, "stage", dump(e.detail))
             return
         span_id = self._find_open(e.stage)
         if span_id is None:  # a stage that reports only its end
             start = self.now() - (e.duration_s or 0.0)
             span_id = self.open(e.stage, "stage", start=max(0.0, start))
         status = "failed" if e.status == "failed" else "ok"
-        self.close(span_id, status, e.duration_s, e.error, jsonable(e.detail))
+        self.close(span_id, status, e.duration_s, e.error, dump(e.detail))
 
     def _wait(self, e: WaitEvent) -> None:
         """A queued step: how long it waited for the model and behind how many, on the span of the stage that
@@ -172,14 +173,14 @@ class TraceBuilder:
     def _agent_step(self, e: AgentStepEvent) -> None:
         name = f"tool {e.tool}"
         if e.status == "started":
-            self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments), "thought": e.thought})
+            self.open(name, "tool", {"step": e.step, "arguments": dump(e.arguments), "thought": e.thought})
             return
         span_id = self._find_open(name)
         if span_id is None:
-            span_id = self.open(name, "tool", {"step": e.step, "arguments": jsonable(e.arguments)})
+            span_id = self.open(name, "tool", {"step": e.step, "arguments": dump(e.arguments)})
         self.close(span_id, "failed" if e.status == "failed" else "ok", e.duration_s, e.error)
         ended = next(s for s in self.turn.agent_steps if s.step == e.step)  # with its start's arguments
-        self.trace.agent_steps.append(replace(ended, arguments=jsonable(ended.arguments)))
+        self.trace.agent_steps.append(replace(ended, arguments=dump(ended.arguments)))
 
     def _notice(self, e: NoticeEvent) -> None:
         self.trace.notices = self.turn.notices

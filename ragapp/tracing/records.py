@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragapp.core.serial import Stored
+from ragapp.core.serial import Stored, dump
 from ragapp.core.types import LeafScore, RelevanceDecision, RetrievalResult, RetrievedChunk
 
 PREVIEW_CHARS = 400
@@ -150,7 +150,7 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> RetrievalRecord
         seconds=round(seconds, 6),
         degraded=list(result.degraded),
         timings={k: round(v, 6) for k, v in result.timings.items()},
-        settings=jsonable({k: result.settings.get(k) for k in SETTINGS_KEPT}),
+        settings=dump({k: result.settings.get(k) for k in SETTINGS_KEPT}),
         channels=[
             ChannelRecord(
                 c.channel,
@@ -175,14 +175,3 @@ def chunk_ref(c: RetrievedChunk) -> ChunkRef:
 
 def leaf_record(s: LeafScore) -> LeafRecord:
     return LeafRecord(s.code, s.path, s.kind, round(s.score, 4))
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON types only (tuples to lists, anything else to its string)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)

@@ -25,8 +25,9 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
+from ragapp.core.lifecycle import NotStartedError, started
 from ragapp.db import Database, open_tables, order_column
 from ragapp.tracing.model import Trace
 
@@ -105,7 +106,8 @@ class TraceSummary:
 
 
 class _TraceTable(Generic[T]):
-    """Traces, per owner. Writes go through one daemon thread; reads go straight to the database.
+    """Traces, per owner. Writes go through one daemon thread (``start`` starts it); reads go straight to the
+    database.
 
     ``target``: a SQLite file, or the shared ``Database``. ``save`` takes ownership of the trace: do not change it
     afterwards. ``write_errors`` counts traces that could not be written, ``dropped`` those the full queue refused.
@@ -117,16 +119,32 @@ class _TraceTable(Generic[T]):
         self.max_age_days = max_age_days
         self.write_errors = 0
         self.dropped = 0
-        self._db, self._owned = open_tables(target, "traces", _TRACE_SCHEMA, _TRACE_STEPS)
-        if self._db.dialect == "sqlite":
-            _add_folded_question(self._db)
-        self._seq = order_column(self._db)
+        self._target = target
+        self._started: Database | None = None
+        self._owned = False
+        self._seq = ""
         self._queue: queue.Queue[T | threading.Event | None] = queue.Queue(QUEUE_SIZE)
         self._pending: dict[str, int] = {}  # ids queued and not written yet, for set_feedback
         self._pending_lock = threading.Lock()
         self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        """Open the tables (creating or migrating them) and start the writer thread; a second call does nothing."""
+        if self._started is not None:
+            return self
+        db, self._owned = open_tables(self._target, "traces", _TRACE_SCHEMA, _TRACE_STEPS)
+        if db.dialect == "sqlite":
+            _add_folded_question(db)
+        self._seq = order_column(db)
+        self._started = db
         self._thread = threading.Thread(target=self._run, name="trace-writer", daemon=True)
         self._thread.start()
+        return self
+
+    @property
+    def _db(self) -> Database:
+        return started(self, self._started)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -137,10 +155,13 @@ class _TraceTable(Generic[T]):
         raise NotImplementedError
 
     def save(self, trace: T) -> None:
-        """Queue the trace for writing and return at once; never raises (problems are logged and counted)."""
+        """Queue the trace for writing and return at once; once started, never raises (problems are logged and
+        counted)."""
         if self._closed:
             log.warning("trace %r not saved: the trace store is closed", _trace_id(trace))
             return
+        if self._thread is None:
+            raise NotStartedError(self)
         self._count_pending(trace, +1)
         try:
             self._queue.put_nowait(trace)
@@ -151,7 +172,7 @@ class _TraceTable(Generic[T]):
 
     def flush(self, timeout: float = 5.0) -> None:
         """Wait (at most ``timeout`` seconds) until every trace queued so far is written."""
-        if not self._thread.is_alive():
+        if self._thread is None or not self._thread.is_alive():
             return
         deadline = time.monotonic() + timeout
         done = threading.Event()
@@ -168,12 +189,14 @@ class _TraceTable(Generic[T]):
         if self._closed:
             return
         self._closed = True
+        if self._thread is None or self._started is None:  # never started: nothing to write or close
+            return
         self.flush()
         with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=1.0)
         self._thread.join(timeout=5.0)
         if self._owned:
-            self._db.close()
+            self._started.close()
 
     def _run(self) -> None:
         while True:

@@ -148,8 +148,8 @@ def _run(args: argparse.Namespace) -> int:
     thresholds = Thresholds(settings.workflow.confidence_high_from, settings.workflow.confidence_low_below)
     load_builtins()
     scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
-    catalog = Catalog(state / "catalog.sqlite3")
-    traces = TraceStore(state / "traces.sqlite3")
+    catalog = Catalog(state / "catalog.sqlite3").start()
+    traces = TraceStore(state / "traces.sqlite3").start()
     try:
         doc_of = {d.doc_id: doc.id for d in catalog.documents() for doc in answer_set.documents if d.name == doc.name}
         before: list[Row] = []

@@ -18,7 +18,7 @@ def store_matches(folder: Path, dataset: BeirDataset, settings: Settings) -> boo
     """The catalog under ``folder`` holds exactly this corpus, chunked as ``settings`` chunk it."""
     from ragapp.store.catalog import Catalog
 
-    catalog = Catalog(folder / "catalog.sqlite3")
+    catalog = Catalog(folder / "catalog.sqlite3").start()
     try:
         documents = {d.doc_id: d.content_hash for d in catalog.documents()}
         if documents != {p.doc_id: content_hash(p) for p in dataset.corpus}:

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from ragapp.store.users import KbRule, UserStore
+from ragapp.accounts.model import KbRule
+from ragapp.accounts.store import UserStore
 
 pytestmark = [pytest.mark.e2e]
 

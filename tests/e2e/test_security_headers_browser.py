@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from ragapp.accounts.store import UserStore
 from ragapp.serve.headers import CONTENT_SECURITY_POLICY
-from ragapp.store.users import UserStore
 
 pytestmark = [pytest.mark.e2e]
 

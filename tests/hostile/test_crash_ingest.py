@@ -139,7 +139,7 @@ def install(point, state):
 
 
 def stored(state):
-    catalog = Catalog(state / "catalog.sqlite3")
+    catalog = Catalog(state / "catalog.sqlite3").start()
     try:
         docs = {d.name: d.doc_id for d in catalog.documents()}
         chunks = sorted(c.chunk_id for c in catalog.all_chunks())

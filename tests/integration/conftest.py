@@ -15,8 +15,8 @@ from tests.integration.api_helpers import Served
 def serve_api(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Callable[..., Served]]:
     """``serve_api(documents={name: text}, accounts=False, **overrides)``. With accounts: rita (reader), eddie
     (editor) and ada (admin), each with an API key in ``keys``."""
+    from ragapp.accounts.store import UserStore
     from ragapp.serve.server import RunningServer, start_server
-    from ragapp.store.users import UserStore
 
     servers: list[RunningServer] = []
 

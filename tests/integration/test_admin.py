@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
+from ragapp.accounts.model import AdminError, KbRule
+from ragapp.accounts.store import UserStore
 from ragapp.core.access import ROLES, Actor
 from ragapp.core.errors import AccessDenied, ConfigError
-from ragapp.engine.admin import NOT_SET, SET, AdminError
-from ragapp.store.users import KbRule, UserStore
+from ragapp.engine.admin import NOT_SET, SET
 
 pytestmark = pytest.mark.integration
 
@@ -129,7 +130,7 @@ def test_the_admins_can_never_lock_themselves_out(accounts: tuple[Any, Path]) ->
 def test_listings_and_logs_hold_no_password_or_hash(accounts: tuple[Any, Path], caplog: Any) -> None:
     rig, users = accounts
     admin = rig.engine.admin
-    with caplog.at_level(logging.INFO, logger="ragapp.engine.admin"):
+    with caplog.at_level(logging.INFO, logger="ragapp.accounts"):
         admin.add_user("newbie", "S3cret-Passphrase", "reader", actor=BOSS)
         admin.set_password("newbie", "Other-Passphrase", actor=BOSS)
         admin.set_role("newbie", "editor", actor=BOSS)

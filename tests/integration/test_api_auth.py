@@ -11,9 +11,10 @@ from pathlib import Path
 import openai
 import pytest
 
+from ragapp.accounts.cli import main as users_main
+from ragapp.accounts.model import KbRule
+from ragapp.accounts.store import UserStore
 from ragapp.serve.api.auth import KeyCheck, is_loopback
-from ragapp.store.users import KbRule, UserStore
-from ragapp.users import main as users_main
 from tests.integration.api_helpers import KETTLE, LAMP, Served
 
 pytestmark = pytest.mark.integration

@@ -61,7 +61,7 @@ def manual(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _chunk_pages(rig: Rig) -> set[int | None]:
     """The pages of the chunks in the catalog (which the other stores must agree with)."""
-    catalog = Catalog(rig.state_dir / "catalog.sqlite3")
+    catalog = Catalog(rig.state_dir / "catalog.sqlite3").start()
     try:
         return {c.page for c in catalog.all_chunks()}
     finally:

@@ -75,7 +75,8 @@ def test_other_formats_show_the_section_and_the_document_view_says_how_it_read(
 
 
 def test_a_reader_of_another_base_sees_no_page(make_engine: Callable[..., Any], tmp_path: Path) -> None:
-    from ragapp.store.users import KbRule, UserStore
+    from ragapp.accounts.model import KbRule
+    from ragapp.accounts.store import UserStore
 
     users = tmp_path / "users.json"
     store = UserStore(users, 4)

@@ -74,8 +74,10 @@ def test_the_loser_of_a_race_for_the_same_bytes_gets_the_duplicate_outcome(
     files = FileStore(tmp_path / "files")
 
     def replica(name: str, shared: Any, embeds: Any = embedder) -> KnowledgeStore:
-        catalog = Catalog(store_target("catalog"))  # a catalog object (and connection) of its own
-        return KnowledgeStore(catalog, shared, Bm25Index(tmp_path / name / "bm25"), embeds, threading.Lock(), files)
+        catalog = Catalog(store_target("catalog")).start()  # a catalog object (and connection) of its own
+        return KnowledgeStore(
+            catalog, shared, Bm25Index(tmp_path / name / "bm25").start(), embeds, threading.Lock(), files
+        )
 
     first = replica("first", vectors)
     first_results: list[Any] = []
@@ -128,7 +130,7 @@ def test_open_puts_the_catalog_in_the_database_and_files_in_files_dir(
         assert result.status == "added"
         assert not (tmp_path / "state" / "catalog.sqlite3").exists()
         assert store.files is not None and store.files.find(result.doc_id) == tmp_path / "nfs" / f"{result.doc_id}.md"
-        other = Catalog(db)  # what another replica's catalog reads
+        other = Catalog(db).start()  # what another replica's catalog reads
         assert [d.name for d in other.documents()] == ["sample.md"] and other.version == 1
     finally:
         db.close()

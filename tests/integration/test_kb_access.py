@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from ragapp.accounts.model import KbRule
+from ragapp.accounts.store import UserStore
 from ragapp.core.access import Actor
 from ragapp.core.errors import AccessDenied
 from ragapp.core.events import AgentStepEvent, AnswerEvent, EngineEvent, RetrievalEvent
-from ragapp.store.users import KbRule, UserStore
 
 pytestmark = pytest.mark.integration
 

@@ -60,7 +60,7 @@ def db(postgres_url: str) -> Iterator[Database]:
 
 @pytest.fixture
 def index(db: Database) -> PgKeywordIndex:
-    built = PgKeywordIndex(db)
+    built = PgKeywordIndex(db).start()
     built.rebuild(DOCS, version=1)
     return built
 
@@ -71,7 +71,7 @@ def ids(hits: list[tuple[str, float]]) -> list[str]:
 
 @pytest.mark.parametrize("ranking", RANKINGS)
 def test_english_questions_find_their_chunk_first_with_positive_descending_scores(db: Database, ranking: str) -> None:
-    index = PgKeywordIndex(db, ranking=ranking)
+    index = PgKeywordIndex(db, ranking=ranking).start()
     index.rebuild(DOCS, version=1)
     hits = index.search("How long is the battery warranty?", 10)
     assert ids(hits)[0] == "battery-0000"
@@ -94,7 +94,7 @@ def test_a_scanned_chunk_is_found_through_ocr_s_confusions(db: Database) -> None
     scanned = replace(chunk("scan", 0, "Call asnl_delete_structure on the asnl node.", "scan.pdf"), ocr_confidence=0.9)
     typed = chunk("typed", 0, "Call asnl_delete_structure on the asnl node.", "typed.txt")
     right = chunk("right", 0, "Call asn1_delete_structure on the asn1 node.", "manual.txt")
-    index = PgKeywordIndex(db)
+    index = PgKeywordIndex(db).start()
     index.rebuild([scanned, typed, right], version=1)
     assert set(ids(index.search("asn1", 10))) == {scanned.chunk_id, right.chunk_id}  # typed "asnl" is not asked
 
@@ -103,7 +103,7 @@ def test_a_rare_term_outweighs_a_common_one(db: Database) -> None:
     # One chunk holds the rare "omega", ten the common "alpha", once each: only IDF tells them apart. Its id
     # sorts last, so a tie would put it last.
     chunks = [chunk(f"a{i}", 0, f"alpha filler{i}") for i in range(10)] + [chunk("z", 0, "omega filler")]
-    weighted, plain = PgKeywordIndex(db), PgKeywordIndex(db, ranking="ts_rank")
+    weighted, plain = PgKeywordIndex(db).start(), PgKeywordIndex(db, ranking="ts_rank").start()
     weighted.rebuild(chunks, 1)
     assert ids(weighted.search("alpha omega", 20))[0] == "z-0000"
     assert ids(plain.search("alpha omega", 20))[-1] == "z-0000"
@@ -111,7 +111,7 @@ def test_a_rare_term_outweighs_a_common_one(db: Database) -> None:
 
 def test_drawing_matches_from_the_rarer_terms_changes_no_result(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     chunks = [chunk(f"c{i:03d}", 0, f"common filler{i % 7}" + (" rare" if i in (40, 80) else "")) for i in range(100)]
-    index = PgKeywordIndex(db)
+    index = PgKeywordIndex(db).start()
     index.rebuild(chunks, 1)
     narrowed = {k: index.search("common rare filler3", k) for k in (1, 2, 20, 100)}
     assert ids(narrowed[2]) == ["c080-0000", "c040-0000"] and len(narrowed[20]) == 20  # c080 holds filler3 too
@@ -125,7 +125,7 @@ def test_top_k_bounds_the_hits(index: PgKeywordIndex) -> None:
 
 
 def test_a_scoped_search_only_returns_chunks_of_those_knowledge_bases(db: Database) -> None:
-    index = PgKeywordIndex(db)
+    index = PgKeywordIndex(db).start()
     chunks = [chunk("a", i, f"gearbox oil grade {i}") for i in range(5)] + [chunk("b", 0, "gearbox oil")]
     kb_of = {c.chunk_id: ("kb-b" if c.doc_id == "b" else "kb-a") for c in chunks}
     index.rebuild(chunks, 1, kb_of)
@@ -162,7 +162,7 @@ def test_rebuild_tokenizes_only_new_or_changed_chunks_and_drops_the_rest(
         return real(c)
 
     monkeypatch.setattr(pg_keywords, "chunk_tokens", counting)
-    index = PgKeywordIndex(db)
+    index = PgKeywordIndex(db).start()
     index.rebuild(DOCS, 1, {c.chunk_id: "kb-a" for c in DOCS})
     assert len(seen) == len(DOCS) and index.count() == len(DOCS) and index.version == 1
     before = _row_versions(db)
@@ -200,7 +200,7 @@ def test_rebuild_tokenizes_only_new_or_changed_chunks_and_drops_the_rest(
 def test_frequencies_are_written_in_steps_when_many_change(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pg_keywords, "BATCH", 3)
     monkeypatch.setattr(pg_keywords, "DF_FLUSH", 5)
-    index = PgKeywordIndex(db)
+    index = PgKeywordIndex(db).start()
     many = [chunk(f"d{i}", j, f"word{i} shared text{j} item{i * 10 + j}") for i in range(6) for j in range(4)]
     index.rebuild(many, 1)
     kept, counted = _frequencies(db)
@@ -211,7 +211,7 @@ def test_frequencies_are_written_in_steps_when_many_change(db: Database, monkeyp
 
 
 def test_hostile_tokens_round_trip_exactly_through_tsvector_and_tsquery_input(db: Database) -> None:
-    PgKeywordIndex(db)
+    PgKeywordIndex(db).start()
     row = db.one("SELECT tsvector_to_array(CAST(? AS tsvector))", (tsvector_literal(HOSTILE),))
     assert row is not None and sorted(row[0]) == sorted(set(HOSTILE))
     for token in HOSTILE:
@@ -242,7 +242,7 @@ def test_hostile_queries_never_break_the_query(index: PgKeywordIndex, query: str
 
 
 def test_hostile_chunk_texts_are_indexed_and_found(db: Database) -> None:
-    index = PgKeywordIndex(db)
+    index = PgKeywordIndex(db).start()
     chunks = [
         chunk("h", 0, "O'Brien's \\path\\to & | ! : * ( ) <-> 'quoted' \"double\" pump"),
         chunk("h", 1, "y" * 5000 + " valve"),  # one word longer than PostgreSQL takes
@@ -260,7 +260,7 @@ def test_hostile_chunk_texts_are_indexed_and_found(db: Database) -> None:
 def test_two_indexes_on_one_database_share_rows_and_version(postgres_url: str) -> None:
     dbs = [open_database(postgres_url, pool_size=2) for _ in range(2)]
     try:
-        one, two = PgKeywordIndex(dbs[0]), PgKeywordIndex(dbs[1])
+        one, two = PgKeywordIndex(dbs[0]).start(), PgKeywordIndex(dbs[1]).start()
         assert one.version == two.version == -1
         one.rebuild(DOCS, 7)
         assert two.version == 7 and ids(two.search("hydraulic pump", 10)) == ["pump-0000"]
@@ -275,7 +275,7 @@ def test_two_indexes_on_one_database_share_rows_and_version(postgres_url: str) -
 def test_rebuilds_of_two_replicas_at_once_leave_one_consistent_index(postgres_url: str) -> None:
     dbs = [open_database(postgres_url, pool_size=2) for _ in range(2)]
     try:
-        indexes = [PgKeywordIndex(db) for db in dbs]
+        indexes = [PgKeywordIndex(db).start() for db in dbs]
         many = [chunk(f"d{i}", j, f"word{i} shared text {j}") for i in range(40) for j in range(10)]
         errors: list[BaseException] = []
         start = threading.Barrier(2)
@@ -317,11 +317,11 @@ def test_a_sqlite_database_is_refused(tmp_path: Path) -> None:
     db = open_database(tmp_path / "k.sqlite3")
     try:
         with pytest.raises(ConfigError, match="PostgreSQL"):
-            PgKeywordIndex(db)
+            PgKeywordIndex(db).start()
     finally:
         db.close()
 
 
 def test_an_unknown_ranking_is_refused(db: Database) -> None:
     with pytest.raises(ConfigError, match="ranking"):
-        PgKeywordIndex(db, ranking="bm25; DROP TABLE keyword_terms")
+        PgKeywordIndex(db, ranking="bm25; DROP TABLE keyword_terms").start()

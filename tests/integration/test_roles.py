@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from ragapp.accounts.store import UserStore
 from ragapp.core.access import ROLES, Actor
 from ragapp.core.errors import AccessDenied, ConfigError
 from ragapp.engine.intent_edits import IntentDraft
-from ragapp.store.users import UserStore
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ragapp.store.users import UserStore
+from ragapp.accounts.store import UserStore
 
 pytestmark = pytest.mark.integration
 

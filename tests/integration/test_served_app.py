@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
+from ragapp.accounts.store import UserStore
 from ragapp.serve.headers import CONTENT_SECURITY_POLICY
 from ragapp.serve.server import RunningServer, start_server
-from ragapp.store.users import UserStore
 
 pytestmark = pytest.mark.integration
 

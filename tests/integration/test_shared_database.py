@@ -39,7 +39,7 @@ def test_one_database_serves_two_engines_and_keyword_search(
     assert kept.status == "added", kept.message
     database = open_database(postgres_url, pool_size=1)
     try:
-        assert all("\x00" not in c.text for c in Catalog(database).all_chunks())
+        assert all("\x00" not in c.text for c in Catalog(database).start().all_chunks())
     finally:
         database.close()
     assert not (first.state_dir / "catalog.sqlite3").exists()  # nothing relational in the state dir
@@ -82,9 +82,9 @@ def test_two_replicas_demoting_the_last_two_admins_at_once_leave_one(
 ) -> None:
     import threading
 
+    from ragapp.accounts.model import AdminError
+    from ragapp.accounts.store import UserStore
     from ragapp.core.access import Actor
-    from ragapp.engine.admin import AdminError
-    from ragapp.store.users import UserStore
 
     users = tmp_path / "users.json"  # taken into the database by the first replica
     seed = UserStore(users, 4)

@@ -38,7 +38,7 @@ def llm(settings: Settings) -> LLM:
 
 @pytest.fixture(scope="module")
 def router(llm: LLM, settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> IntentRouter:
-    store = IntentStore(tmp_path_factory.mktemp("intents") / "intents.sqlite3")
+    store = IntentStore(tmp_path_factory.mktemp("intents") / "intents.sqlite3").start()
     store.seed(parse_tree(DEMO_TREE.read_text("utf-8")))
     return IntentRouter(store, llm, settings.workflow, settings.llm.timeout_s)
 

@@ -260,7 +260,7 @@ def test_a_store_from_the_retrieval_eval_is_copied_not_embedded_again(
     eval_cache = tmp_path / "eval-cache"
     built = next(p for p in cache.iterdir() if p.name.startswith("engine-tiny-hotpot-"))
     shutil.copytree(built, eval_cache / "tiny-hotpot-0123456789ab")  # as `python -m ragbench.eval` names it
-    Catalog(eval_cache / "tiny-hotpot-000000000000" / "catalog.sqlite3").close()  # another corpus (empty)
+    Catalog(eval_cache / "tiny-hotpot-000000000000" / "catalog.sqlite3").start().close()  # another corpus (empty)
     fresh = tmp_path / "fresh-cache"
     run = run_main(
         "--dataset", TINY, "--modes", "workflow", "--limit", "1", "--cache", fresh, "--index-from", eval_cache,

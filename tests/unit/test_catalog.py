@@ -18,7 +18,7 @@ from ragapp.store.catalog import Catalog, ContentAlreadyStored
 
 @pytest.fixture
 def catalog(store_target: Callable[[str], Any]) -> Iterator[Catalog]:
-    cat = Catalog(store_target("catalog"))
+    cat = Catalog(store_target("catalog")).start()
     yield cat
     cat.close()
 
@@ -41,7 +41,7 @@ def add(catalog: Catalog, doc_id: str, name: str, count: int, added_at: str = "2
 
 def test_a_catalog_file_is_created_with_its_folder(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "catalog.sqlite3"
-    Catalog(path).close()
+    Catalog(path).start().close()
     assert path.exists()
     conn = sqlite3.connect(path)
     try:
@@ -164,10 +164,10 @@ def test_meta_values_round_trip_without_bumping_the_version(catalog: Catalog) ->
 
 
 def test_data_survives_reopening(store_target: Callable[[str], Any]) -> None:
-    first = Catalog(store_target("catalog"))
+    first = Catalog(store_target("catalog")).start()
     add(first, "d1", "one.txt", 2)
     first.close()
-    second = Catalog(store_target("catalog"))  # a second open applies no schema step twice
+    second = Catalog(store_target("catalog")).start()  # a second open applies no schema step twice
     try:
         assert [d.doc_id for d in second.documents()] == ["d1"]
         assert second.chunk_count() == 2
@@ -252,7 +252,7 @@ def old_catalog(path: Path) -> Path:
 
 def test_catalog_from_before_knowledge_bases_is_migrated(tmp_path: Path) -> None:
     path = old_catalog(tmp_path / "catalog.sqlite3")
-    catalog = Catalog(path)
+    catalog = Catalog(path).start()
     try:
         (doc,) = catalog.documents()
         assert (doc.doc_id, doc.name, doc.chunk_count, doc.kb) == ("old1", "old.txt", 2, "default")
@@ -263,7 +263,7 @@ def test_catalog_from_before_knowledge_bases_is_migrated(tmp_path: Path) -> None
         assert [kb.name for kb in catalog.knowledge_bases()] == ["default", "new"]
     finally:
         catalog.close()
-    reopened = Catalog(path)  # migrating twice is a no-op
+    reopened = Catalog(path).start()  # migrating twice is a no-op
     try:
         assert sorted((d.doc_id, d.kb) for d in reopened.documents()) == [("d1", "new"), ("old1", "default")]
     finally:
@@ -291,7 +291,7 @@ def test_skipped_sections_are_stored_with_their_document_and_go_with_it(catalog:
 
 
 def test_catalog_from_before_skipped_sections_gains_the_table(tmp_path: Path) -> None:
-    catalog = Catalog(old_catalog(tmp_path / "catalog.sqlite3"))
+    catalog = Catalog(old_catalog(tmp_path / "catalog.sqlite3")).start()
     try:
         assert catalog.skipped_sections("old1") == [] and catalog.skipped_counts() == {}
         with catalog.transaction() as conn:
@@ -371,7 +371,7 @@ def test_catalog_from_before_ordered_ocr_boxes_keeps_their_order(tmp_path: Path)
     )
     conn.commit()
     conn.close()
-    catalog = Catalog(path)
+    catalog = Catalog(path).start()
     try:
         assert [b.text for b in catalog.ocr_boxes("old1", 1)] == ["second read", "first"]  # as written, as before
     finally:

@@ -23,7 +23,7 @@ Replica = Callable[[], Catalog]
 @pytest.fixture
 def replica(replica_db: Callable[[], Database]) -> Replica:
     """``replica()``: a new catalog on the shared database, with a pool of its own."""
-    return lambda: Catalog(replica_db())
+    return lambda: Catalog(replica_db()).start()
 
 
 def doc(doc_id: str, name: str, kb: str = "default", content_hash: str = "") -> DocumentRecord:

@@ -19,7 +19,7 @@ Target = Callable[[str], Any]
 
 
 def test_a_conversation_comes_back_exactly_and_only_to_its_owner(store_target: Target) -> None:
-    store = ConversationStore(store_target("conversations"))
+    store = ConversationStore(store_target("conversations")).start()
     cid = store.save("ann", None, "How long does the battery last?", MESSAGES, {"summary": "s", "history": []})
     found = store.get("ann", cid)
     assert found is not None and list(found.messages) == MESSAGES and found.memory["summary"] == "s"
@@ -33,7 +33,7 @@ def test_a_conversation_comes_back_exactly_and_only_to_its_owner(store_target: T
 
 
 def test_saving_again_updates_the_same_conversation_and_keeps_a_rename(store_target: Target) -> None:
-    store = ConversationStore(store_target("conversations"))
+    store = ConversationStore(store_target("conversations")).start()
     cid = store.save("ann", None, "first question", MESSAGES[:1], {})
     assert store.rename("ann", cid, "  Battery   questions ")
     assert store.save("ann", cid, "first question", MESSAGES, {}) == cid
@@ -45,7 +45,7 @@ def test_saving_again_updates_the_same_conversation_and_keeps_a_rename(store_tar
 
 
 def test_the_list_is_latest_first_and_bounded_per_owner(store_target: Target) -> None:
-    store = ConversationStore(store_target("conversations"), max_per_owner=3)
+    store = ConversationStore(store_target("conversations"), max_per_owner=3).start()
     ids = [store.save("ann", None, f"question {i}", MESSAGES[:1], {}) for i in range(5)]
     store.save("bob", None, "bob's", MESSAGES[:1], {})
     listed = [c.id for c in store.list("ann")]
@@ -55,12 +55,12 @@ def test_the_list_is_latest_first_and_bounded_per_owner(store_target: Target) ->
 
 
 def test_it_survives_a_restart_and_skips_an_unreadable_row(store_target: Target) -> None:
-    store = ConversationStore(store_target("conversations"))
+    store = ConversationStore(store_target("conversations")).start()
     good = store.save("ann", None, "kept", MESSAGES, {})
     bad = store.save("ann", None, "broken", MESSAGES, {})
     store._db.execute("UPDATE conversations SET messages = '{not json' WHERE id = ?", (bad,))
     store.close()
-    again = ConversationStore(store_target("conversations"))
+    again = ConversationStore(store_target("conversations")).start()
     assert again.get("ann", bad) is None  # logged, not raised
     assert list(again.get("ann", good).messages) == MESSAGES  # type: ignore[union-attr]
     again.close()
@@ -73,7 +73,7 @@ def test_titles_are_one_line_and_bounded() -> None:
 
 
 def test_a_renamed_conversation_moves_up_when_saved_again(store_target: Target) -> None:
-    store = ConversationStore(store_target("conversations"), max_per_owner=2)
+    store = ConversationStore(store_target("conversations"), max_per_owner=2).start()
     first = store.save("ann", None, "first", MESSAGES[:1], {})
     second = store.save("ann", None, "second", MESSAGES[:1], {})
     store._db.execute("UPDATE conversations SET updated_at = '2000-01-01T00:00:00+00:00'")

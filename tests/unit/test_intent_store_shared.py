@@ -29,7 +29,7 @@ TREE = IntentTree(
 def replicas(postgres_url: str) -> Iterator[tuple[IntentStore, IntentStore]]:
     """Two stores on one PostgreSQL database, each through its own connection pool, as two app replicas."""
     dbs: list[Database] = [open_database(postgres_url, pool_size=2) for _ in range(2)]
-    yield IntentStore(dbs[0], known_kbs=lambda: KBS), IntentStore(dbs[1], known_kbs=lambda: KBS)
+    yield IntentStore(dbs[0], known_kbs=lambda: KBS).start(), IntentStore(dbs[1], known_kbs=lambda: KBS).start()
     for db in dbs:
         db.close()
 
@@ -57,8 +57,8 @@ def _together(*edits: Callable[[], object]) -> list[object]:
 def test_an_edit_through_one_store_shows_in_another_and_moves_its_version(
     store_target: Callable[[str], Any],
 ) -> None:
-    one = IntentStore(store_target("intents"), known_kbs=lambda: KBS)
-    other = IntentStore(store_target("intents"), known_kbs=lambda: KBS)
+    one = IntentStore(store_target("intents"), known_kbs=lambda: KBS).start()
+    other = IntentStore(store_target("intents"), known_kbs=lambda: KBS).start()
     one.replace(TREE)
     assert other.tree().nodes() == TREE.nodes() and other.cached
     seen = other.version

@@ -96,7 +96,7 @@ def test_export_then_import_gives_the_same_tree(fmt: str) -> None:
 
 
 def test_store_edits_validate_persist_and_drop_the_cache(store_target: Callable[[str], Any]) -> None:
-    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"})
+    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"}).start()
     store.replace(small())
     store.tree()
     assert store.cached is True
@@ -113,14 +113,14 @@ def test_store_edits_validate_persist_and_drop_the_cache(store_target: Callable[
     assert len(store.tree()) == 0
     store.close()
 
-    reopened = IntentStore(store_target("intents"))
+    reopened = IntentStore(store_target("intents")).start()
     assert len(reopened.tree()) == 0 and reopened.seeded  # an emptied tree stays empty: no re-seeding
     assert reopened.seed(small()) is False
     reopened.close()
 
 
 def test_failed_edits_change_nothing(store_target: Callable[[str], Any]) -> None:
-    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"})
+    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"}).start()
     store.replace(small())
     before = store.tree().nodes()
     bad_edits = [
@@ -139,7 +139,7 @@ def test_failed_edits_change_nothing(store_target: Callable[[str], Any]) -> None
 
 
 def test_a_leaf_that_receives_a_child_becomes_a_group_in_the_same_edit(store_target: Callable[[str], Any]) -> None:
-    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"})
+    store = IntentStore(store_target("intents"), known_kbs=lambda: {"kb-a", "kb-b"}).start()
     store.replace(small())
     store.save(IntentNode("hello.morning", "Good morning", "hello", kind="SYSTEM"))
     tree = store.tree()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ragapp.accounts.service import WRONG, Accounts
+from ragapp.accounts.store import UserStore
 from ragapp.config import AuthSettings
 from ragapp.core.errors import LoginRefused
-from ragapp.engine.accounts import WRONG, Accounts
-from ragapp.store.users import UserStore
 
 
 class Clock:

@@ -820,7 +820,7 @@ def test_ingest_phases_ignore_what_they_cannot_read() -> None:
 
 
 def test_a_recorded_request_round_trips_through_the_trace_store(store_target: Callable[[str], Any]) -> None:
-    store = TraceStore(store_target("traces"))
+    store = TraceStore(store_target("traces")).start()
     builders: list[Any] = []
     llm = recording(FakeLLM())
 

@@ -91,7 +91,7 @@ def add_document(catalog: Catalog, doc_id: str, chunk_ids: Sequence[str], kb: st
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> Iterator[Catalog]:
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = Catalog(tmp_path / "catalog.sqlite3").start()
     add_document(catalog, "doc", CHUNK_IDS)
     yield catalog
     catalog.close()

@@ -34,7 +34,7 @@ def _trace(trace_id: str, owner: str = "ann", minutes_ago: float = 0.0) -> dict[
 
 
 def test_traces_and_feedback_written_by_one_replica_are_seen_by_the_other(replica: Replica) -> None:
-    first, second = TracePayloadStore(replica()), TracePayloadStore(replica())
+    first, second = TracePayloadStore(replica()).start(), TracePayloadStore(replica()).start()
     try:
         trace = _trace("t1")
         first.save(trace)
@@ -52,7 +52,7 @@ def test_traces_and_feedback_written_by_one_replica_are_seen_by_the_other(replic
 
 
 def test_writers_of_two_replicas_trim_to_the_newest_traces_together(replica: Replica) -> None:
-    stores = [TracePayloadStore(replica(), max_traces=10) for _ in range(2)]
+    stores = [TracePayloadStore(replica(), max_traces=10).start() for _ in range(2)]
     start = threading.Barrier(2)
 
     def write(n: int) -> None:
@@ -77,7 +77,7 @@ def test_writers_of_two_replicas_trim_to_the_newest_traces_together(replica: Rep
 
 
 def test_test_cases_saved_on_one_replica_are_listed_and_replaced_on_the_other(replica: Replica) -> None:
-    first, second = TestCaseStore(replica()), TestCaseStore(replica())
+    first, second = TestCaseStore(replica()).start(), TestCaseStore(replica()).start()
     case = first.add("ann", "Who signs invoices?", ["policy.pdf"], trace_id="t1")
     assert second.list("ann") == [case]
     newer = second.add("ann", "Who signs invoices?", ["policy-2025.pdf"])
@@ -86,7 +86,7 @@ def test_test_cases_saved_on_one_replica_are_listed_and_replaced_on_the_other(re
 
 
 def test_conversations_saved_on_one_replica_are_continued_on_the_other(replica: Replica) -> None:
-    first, second = ConversationStore(replica()), ConversationStore(replica())
+    first, second = ConversationStore(replica()).start(), ConversationStore(replica()).start()
     messages = [{"role": "user", "content": "How long does the battery last?"}]
     cid = first.save("ann", None, "How long does the battery last?", messages, {"summary": ""})
     assert [c.id for c in second.list("ann")] == [cid]
@@ -101,9 +101,9 @@ def test_conversations_saved_on_one_replica_are_continued_on_the_other(replica: 
 def test_a_second_replica_starting_finds_the_tables_in_place(replica: Replica) -> None:
     db = replica()
     for _ in range(2):  # the second start applies nothing and loses nothing
-        ConversationStore(db).save("ann", None, "hi", [], {})
-        TestCaseStore(db)
-        TracePayloadStore(db).close()
+        ConversationStore(db).start().save("ann", None, "hi", [], {})
+        TestCaseStore(db).start()
+        TracePayloadStore(db).start().close()
     versions = dict(db.query("SELECT component, version FROM schema_versions"))
     assert versions == {"conversations": 1, "test_cases": 1, "traces": 1}
-    assert len(ConversationStore(db).list("ann")) == 2
+    assert len(ConversationStore(db).start().list("ann")) == 2

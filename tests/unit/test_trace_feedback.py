@@ -20,7 +20,7 @@ def _trace(trace_id: str, owner: str, started: str = "2026-11-30T10:00:00+00:00"
 
 @pytest.fixture
 def store(store_target: Callable[[str], Any]) -> TraceStore:
-    store = TraceStore(store_target("traces"), max_traces=3, max_age_days=10_000)
+    store = TraceStore(store_target("traces"), max_traces=3, max_age_days=10_000).start()
     for trace_id, owner in (("a1", "ann"), ("a2", "ann"), ("b1", "bob")):
         store.save(_trace(trace_id, owner))
     return store
@@ -93,7 +93,7 @@ def test_feedback_waits_for_a_trace_the_writer_is_late_with(store: TraceStore, m
     monkeypatch.setattr(store, "_write", stuck)
     monkeypatch.setattr(store, "flush", impatient)
     db = _ReleaseAfterFirstLook(store._db, release)
-    monkeypatch.setattr(store, "_db", db)
+    monkeypatch.setattr(store, "_started", db)
     store.save(_trace("late", "ann", "2026-12-01T10:00:00+00:00"))
     assert store.set_feedback("late", "ann", "down", "slow")
     assert db.looks == 2 and len(waits) == 2  # missed once, waited for the writer, then found it

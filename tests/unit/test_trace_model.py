@@ -125,7 +125,7 @@ def test_an_old_or_partial_row_reads_back_with_empty_parts() -> None:
 
 
 def test_the_store_serialises_a_trace_and_returns_it_typed(store_target: Callable[[str], Any]) -> None:
-    store = TraceStore(store_target("traces"))
+    store = TraceStore(store_target("traces")).start()
     trace = _full_trace()
     try:
         store.save(trace)

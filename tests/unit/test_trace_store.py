@@ -44,14 +44,14 @@ def _trace(trace_id: str, owner: str = "alice", **extra: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def traces(store_target: Target) -> Iterator[TracePayloadStore]:
-    store = TracePayloadStore(store_target("traces"))
+    store = TracePayloadStore(store_target("traces")).start()
     yield store
     store.close()
 
 
 @pytest.fixture
 def cases(store_target: Target) -> Iterator[TestCaseStore]:
-    store = TestCaseStore(store_target("traces"))  # the traces' file, as the app has it
+    store = TestCaseStore(store_target("traces")).start()  # the traces' file, as the app has it
     yield store
     store.close()
 
@@ -70,7 +70,7 @@ def test_round_trip_keeps_the_whole_dict(traces: TracePayloadStore) -> None:
 
 
 def test_a_missing_folder_is_created(tmp_path: Path) -> None:
-    store = TracePayloadStore(tmp_path / "state" / "traces.db")
+    store = TracePayloadStore(tmp_path / "state" / "traces.db").start()
     try:
         store.save(_trace("t1"))
         store.flush()
@@ -80,10 +80,10 @@ def test_a_missing_folder_is_created(tmp_path: Path) -> None:
 
 
 def test_traces_survive_reopening(store_target: Target) -> None:
-    first = TracePayloadStore(store_target("traces"))
+    first = TracePayloadStore(store_target("traces")).start()
     first.save(_trace("t1"))
     first.close()  # close flushes
-    second = TracePayloadStore(store_target("traces"))
+    second = TracePayloadStore(store_target("traces")).start()
     try:
         assert second.get("t1", "alice") is not None
     finally:
@@ -118,7 +118,7 @@ def test_list_is_newest_first_and_filters(traces: TracePayloadStore) -> None:
 
 
 def test_retention_keeps_the_newest_traces_of_all_owners(store_target: Target) -> None:
-    store = TracePayloadStore(store_target("traces"), max_traces=3)
+    store = TracePayloadStore(store_target("traces"), max_traces=3).start()
     try:
         for n in range(5):
             store.save(_trace(f"t{n}", owner="alice" if n % 2 else "bob", started_at=_ago(minutes=10 - n)))
@@ -130,7 +130,7 @@ def test_retention_keeps_the_newest_traces_of_all_owners(store_target: Target) -
 
 
 def test_retention_drops_traces_older_than_max_age(store_target: Target) -> None:
-    store = TracePayloadStore(store_target("traces"), max_age_days=14)
+    store = TracePayloadStore(store_target("traces"), max_age_days=14).start()
     try:
         store.save(_trace("ancient", started_at=_ago(days=30)))
         store.save(_trace("zulu", started_at=(datetime.now(UTC) - timedelta(days=15)).strftime("%Y-%m-%dT%H:%M:%SZ")))
@@ -147,7 +147,7 @@ def test_retention_drops_traces_older_than_max_age(store_target: Target) -> None
 
 def test_retention_and_order_go_by_the_instant_not_the_text(store_target: Target) -> None:
     """A trace written with another offset sorts by when it started, and is not trimmed before older ones."""
-    store = TracePayloadStore(store_target("traces"), max_traces=2)
+    store = TracePayloadStore(store_target("traces"), max_traces=2).start()
     try:
         now = datetime.now(UTC)
         store.save(_trace("older", started_at=(now - timedelta(minutes=30)).isoformat()))
@@ -217,7 +217,7 @@ def test_save_never_blocks_when_the_writer_is_stuck(
     store_target: Target, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(store_module, "QUEUE_SIZE", 3)
-    store = TracePayloadStore(store_target("traces"))
+    store = TracePayloadStore(store_target("traces")).start()
     release = threading.Event()
     real_write = store._write
 
@@ -268,7 +268,7 @@ def test_corrupt_trace_file_is_moved_aside(tmp_path: Path, caplog: pytest.LogCap
     garbage = b"this is not sqlite " * 200
     path.write_bytes(garbage)
     with caplog.at_level(logging.WARNING, logger="ragapp.db.sqlite"):
-        store = TracePayloadStore(path)
+        store = TracePayloadStore(path).start()
     try:
         aside = list(tmp_path.glob("traces.db.corrupt-*"))
         assert len(aside) == 1 and aside[0].read_bytes() == garbage
@@ -326,11 +326,11 @@ def test_cases_are_per_owner(cases: TestCaseStore) -> None:
 def test_corrupt_case_file_is_moved_aside_and_cases_persist(tmp_path: Path) -> None:
     path = tmp_path / "cases.db"
     path.write_bytes(b"\x00\xff garbage" * 500)
-    store = TestCaseStore(path)
+    store = TestCaseStore(path).start()
     case = store.add("alice", "Q?", ["a.pdf"], kbs=["kb1"])
     store.close()
     assert len(list(tmp_path.glob("cases.db.corrupt-*"))) == 1
-    reopened = TestCaseStore(path)
+    reopened = TestCaseStore(path).start()
     try:
         assert reopened.list("alice") == [case]
     finally:
@@ -338,7 +338,7 @@ def test_corrupt_case_file_is_moved_aside_and_cases_persist(tmp_path: Path) -> N
 
 
 def test_both_stores_can_share_one_file(store_target: Target) -> None:
-    traces, cases = TracePayloadStore(store_target("traces")), TestCaseStore(store_target("traces"))
+    traces, cases = TracePayloadStore(store_target("traces")).start(), TestCaseStore(store_target("traces")).start()
     try:
         traces.save(_trace("t1"))
         traces.flush()
@@ -387,7 +387,7 @@ def test_an_old_trace_file_gets_the_folded_question(tmp_path: Path) -> None:
     )
     old.commit()
     old.close()
-    store = TracePayloadStore(path)
+    store = TracePayloadStore(path).start()
     try:
         store.save(_trace("t1", question="STRASSE"))
         store.flush()
@@ -398,7 +398,7 @@ def test_an_old_trace_file_gets_the_folded_question(tmp_path: Path) -> None:
 
 def test_the_stores_also_take_an_open_sqlite_database(tmp_path: Path) -> None:
     db = SqliteDatabase(tmp_path / "shared.sqlite3")
-    traces, cases = TracePayloadStore(db), TestCaseStore(db)
+    traces, cases = TracePayloadStore(db).start(), TestCaseStore(db).start()
     try:
         traces.save(_trace("t1", question="Straße"))
         traces.flush()

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragapp.store.account_docs import DatabaseDocument
-from ragapp.store.users import KbRule, UserStore, open_user_store
+from ragapp.accounts.document import DatabaseDocument
+from ragapp.accounts.model import KbRule
+from ragapp.accounts.store import UserStore, open_user_store
 
 ROUNDS = 4
 REPO = Path(__file__).resolve().parents[2]

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from ragapp.accounts.model import KbRule, LastAdminError, UserError
+from ragapp.accounts.store import UserStore, check_password, hash_password
 from ragapp.core.errors import ConfigError
-from ragapp.store.users import KbRule, LastAdminError, UserError, UserStore, check_password, hash_password
 
 ROUNDS = 4  # the cheapest bcrypt cost: the tests check behaviour, not strength
 REPO = Path(__file__).resolve().parents[2]

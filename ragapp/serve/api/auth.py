@@ -11,7 +11,6 @@ user.
 from __future__ import annotations
 
 import ipaddress
-import threading
 from dataclasses import dataclass
 
 from fastapi import Depends
@@ -20,7 +19,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from ragapp.core.access import Actor
 from ragapp.core.errors import AccessDenied
 from ragapp.core.types import LOCAL_OWNER
-from ragapp.engine import UserStore, open_user_store
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.errors import ApiError
 
@@ -61,20 +59,10 @@ class KeyCheck:
             if self.accounts
             else f"This server listens on {host} (or behind a proxy), so the API needs a key."
         )
-        self._store: UserStore | None = engine.accounts.store if engine.accounts is not None else None
-        self._lock = threading.Lock()
-
-    def _keys(self) -> UserStore:
-        with self._lock:  # made on first use: the store hashes a decoy password when it opens
-            if self._store is None:
-                auth = self._engine.settings.auth
-                users_file = auth.users_path(self._engine.settings.paths.state_dir)
-                self._store = open_user_store(users_file, auth.bcrypt_rounds, self._engine.database)
-            return self._store
 
     def __call__(self, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
         key = credentials.credentials.strip() if credentials is not None else ""
-        user = self._keys().key_user(key) if key else None
+        user = self._engine.key_user(key) if key else None
         if user is None:
             if self.required:
                 said = "That API key is not valid (revoked, or mistyped)." if key else self._why

@@ -8,8 +8,9 @@ import time
 
 from fastapi import APIRouter, Depends
 
+from ragapp.core.serial import dump
 from ragapp.core.types import RetrievalResult
-from ragapp.engine import jsonable, retrieval_record
+from ragapp.engine import retrieval_record
 from ragapp.engine.chat import question_refusal
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.auth import Caller, KeyCheck
@@ -39,7 +40,7 @@ def retrieve_response(result: RetrievalResult, seconds: float) -> RetrieveRespon
     by_id = {c.chunk_id: c for c in candidates}
     return RetrieveResponse(
         query=record.query, kbs=record.kbs, cached=record.cached, seconds=record.seconds, degraded=record.degraded,
-        timings=record.timings, knobs=jsonable(result.settings),
+        timings=record.timings, knobs=dump(result.settings),
         chunks=[by_id[c.chunk.chunk_id] for c in result.chunks if c.chunk.chunk_id in by_id], candidates=candidates,
         channels=[
             ChannelOut(channel=ch.channel, seconds=ch.seconds,

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 
 from ragapp.config import RetrievalSettings
 from ragapp.core.access import Action, require
-from ragapp.engine import TestCase, jsonable
+from ragapp.core.serial import dump
+from ragapp.engine import TestCase
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.auth import Caller, KeyCheck
 from ragapp.serve.api.errors import ApiError, ApiRoute
@@ -110,7 +111,7 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
         reports = observability.run_test_cases(caller.owner, body.changes, body.k, actor=caller.actor)
         return [
             EvaluateReport(
-                label=r.label, k=r.k, settings=jsonable(r.settings), hit_rate=r.hit_rate, mrr=r.mrr, ndcg=r.ndcg,
+                label=r.label, k=r.k, settings=dump(r.settings), hit_rate=r.hit_rate, mrr=r.mrr, ndcg=r.ndcg,
                 results=[CaseResultOut(**{**asdict(c), "expected": list(c.expected), "ranked": list(c.ranked)})
                          for c in r.results],
             )

@@ -2,7 +2,7 @@
 
 The document is small and rarely written (by ``python -m ragapp.users`` or an admin), so a JSON file an operator
 can read, back up and keep under configuration management fits better than tables. With replicas it is one row
-of the shared database instead (``ragapp.store.account_docs``), the same JSON.
+of the shared database instead (``ragapp.accounts.document``), the same JSON.
 
 Passwords: bcrypt (the ``bcrypt`` package) over the SHA-256 of the password, base64-encoded. bcrypt reads
 only the first 72 bytes of its input; the digest keeps every character of a long passphrase significant.
@@ -18,49 +18,20 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import bcrypt
 
-from ragapp.core.access import ROLES, Actor, Role
-from ragapp.core.errors import ConfigError, RagAppError
+from ragapp.accounts.document import AccountsDocument, DatabaseDocument, FileDocument
+from ragapp.accounts.model import ApiKeyRecord, KbRule, LastAdminError, UserError, UserRecord
+from ragapp.core.access import ROLES, Role
+from ragapp.core.errors import ConfigError
 from ragapp.db import Database
-from ragapp.store.account_docs import AccountsDocument, DatabaseDocument, FileDocument
 
 MIN_PASSWORD_CHARS = 8
 KEY_PREFIX = "rag-"  # API keys start so, to be recognised in a config file or a leak scan
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
-
-
-class UserError(RagAppError):
-    """A user could not be added or changed (a bad name, role or password, or an unknown user)."""
-
-
-class LastAdminError(UserError):
-    """The change would leave no admin (checked inside the locked edit: across replicas, and for the CLI)."""
-
-
-@dataclass(frozen=True)
-class UserRecord:
-    name: str
-    role: Role
-    groups: tuple[str, ...]
-    created: str
-
-    @property
-    def actor(self) -> Actor:
-        return Actor(self.name, self.role, frozenset(self.groups))
-
-
-@dataclass(frozen=True)
-class ApiKeyRecord:
-    """An API key as the file keeps it: its id (to revoke it by), whose it is, when it was made."""
-
-    id: str
-    user: str
-    created: str
 
 
 def key_hash(key: str) -> str:
@@ -80,15 +51,6 @@ def check_password(password: str, hashed: str) -> bool:
 
 def _digest(password: str) -> bytes:
     return base64.b64encode(hashlib.sha256(password.encode("utf-8")).digest())
-
-
-@dataclass(frozen=True)
-class KbRule:
-    """Who may read and who may edit one knowledge base: user names, or ``group:NAME``. A knowledge base with
-    no rule is open to every signed-in user (editing still needs the editor role)."""
-
-    readers: tuple[str, ...] = ()
-    editors: tuple[str, ...] = ()
 
 
 class UserStore:

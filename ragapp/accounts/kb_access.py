@@ -1,4 +1,4 @@
-"""Which knowledge bases a user may read and edit, from the rules in the users file (``KbRule``).
+"""Which knowledge bases a user may read and edit, from the rules the accounts keep (``KbRule``).
 
 Reading is enforced where the asking starts (``Chat.ask``): the question's scope becomes the bases the asker
 may read, intersected with the ones they picked, and everything downstream (both search channels, the intent
@@ -8,12 +8,12 @@ Admins read and edit everything; a base without a rule is open to everyone signe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from ragapp.accounts.model import KbRule
+from ragapp.accounts.store import UserStore
 from ragapp.core.access import Actor
 from ragapp.core.types import Scope
-from ragapp.store.catalog import Catalog
-from ragapp.store.users import KbRule, UserStore
 
 
 def _listed(actor: Actor, names: tuple[str, ...]) -> bool:
@@ -21,9 +21,11 @@ def _listed(actor: Actor, names: tuple[str, ...]) -> bool:
 
 
 class KbAccess:
-    def __init__(self, store: UserStore, catalog: Catalog) -> None:
+    """``known_kbs``: the knowledge bases that hold documents (the catalog's), to list the ones a rule hides."""
+
+    def __init__(self, store: UserStore, known_kbs: Callable[[], Iterable[str]]) -> None:
         self._store = store
-        self._catalog = catalog
+        self._known_kbs = known_kbs
 
     def may_read(self, actor: Actor, kb: str, rules: dict[str, KbRule] | None = None) -> bool:
         rule = (rules if rules is not None else self._store.kb_rules()).get(kb)
@@ -44,5 +46,5 @@ class KbAccess:
         hidden = {kb for kb in rules if not self.may_read(actor, kb, rules)}
         if not hidden:
             return kbs
-        every = {kb.name for kb in self._catalog.knowledge_bases()} | set(rules)
+        every = set(self._known_kbs()) | set(rules)
         return frozenset((every if kbs is None else set(kbs)) - hidden)

@@ -1,0 +1,154 @@
+"""``python -m ragapp.users``: manage the accounts people sign in with (when ``RAGAPP_AUTH__ENABLED=true``).
+
+    python -m ragapp.users add alice --role editor [--group hr]   # asks for the password twice
+    python -m ragapp.users passwd alice
+    python -m ragapp.users role alice admin
+    python -m ragapp.users remove alice
+    python -m ragapp.users list
+    python -m ragapp.users kb finance --readers group:finance carol --editors dave   # --open removes the rule
+    python -m ragapp.users key alice                 # a new API key for the HTTP API, printed once
+    python -m ragapp.users key alice --revoke ID     # (--revoke all: every key of alice's)
+    python -m ragapp.users keys
+
+``--password-stdin`` reads the password from standard input instead (for scripts: ``echo "$PW" | ...``).
+The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir), or the shared database's
+accounts table with replicas; it holds bcrypt hashes of the passwords and SHA-256 hashes of the API keys, never
+a password or a key. The accounts are opened as the engine opens them (``open_accounts``), and every change goes
+through the same store, so the last-admin rule holds here too. ``ragapp/users.py`` calls ``main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from ragapp.accounts.model import KbRule
+from ragapp.accounts.service import open_accounts
+from ragapp.accounts.store import UserStore
+from ragapp.config import Settings
+from ragapp.core.access import ROLES
+from ragapp.core.errors import RagAppError
+from ragapp.db import open_database
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m ragapp.users", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    add = commands.add_parser("add", help="add a user")
+    add.add_argument("name")
+    add.add_argument("--role", choices=ROLES, default="reader")
+    add.add_argument("--group", action="append", default=[], help="a group the user belongs to (repeatable)")
+    add.add_argument("--password-stdin", action="store_true")
+    passwd = commands.add_parser("passwd", help="set a user's password")
+    passwd.add_argument("name")
+    passwd.add_argument("--password-stdin", action="store_true")
+    role = commands.add_parser("role", help="change a user's role")
+    role.add_argument("name")
+    role.add_argument("role", choices=ROLES)
+    remove = commands.add_parser("remove", help="remove a user")
+    remove.add_argument("name")
+    commands.add_parser("list", help="list the users and the knowledge bases' rules")
+    kb = commands.add_parser("kb", help="who may read and edit a knowledge base (users, or group:NAME)")
+    kb.add_argument("name")
+    kb.add_argument("--readers", nargs="*", default=[], metavar="WHO")
+    kb.add_argument("--editors", nargs="*", default=[], metavar="WHO")
+    kb.add_argument("--open", action="store_true", help="remove the rule: every signed-in user may read it")
+    key = commands.add_parser("key", help="make (or --revoke) an API key for the HTTP API, acting as NAME")
+    key.add_argument("name")
+    key.add_argument("--revoke", metavar="ID", help="revoke this key of NAME's (all: every one)")
+    commands.add_parser("keys", help="list the API keys (ids, users; never the keys)")
+    return parser
+
+
+def _password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Again: ") != first:
+        raise RagAppError("The two passwords differ; nothing was changed.")
+    return first
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")  # the command's own output, like ``python -m ragapp.config``
+
+
+def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) -> None:
+    if revoke == "all":
+        _say(f"revoked {store.revoke_keys(name)} key(s) of {name}")
+        return
+    if revoke is not None:
+        if next((k for k in store.api_keys() if k.id == revoke and k.user == name), None) is None:
+            raise RagAppError(f"{name} has no API key {revoke!r}; `python -m ragapp.users keys` lists them.")
+        store.revoke_key(revoke)
+        _say(f"revoked key {revoke} of {name}")
+        return
+    if settings.auth.enabled and store.get(name) is None:
+        raise RagAppError(f"There is no user {name!r}: add them first (accounts are on, a key acts as its user).")
+    record, secret = store.add_key(name)
+    _say(secret)
+    sys.stderr.write(
+        f"API key {record.id} for {name} (kept only as a hash: copy it now). Send it as "
+        f"'Authorization: Bearer <key>'; revoke it with: python -m ragapp.users key {name} --revoke {record.id}\n"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    settings = Settings()
+    url = settings.store.database_url.get_secret_value().strip()
+    try:
+        database = open_database(url, pool_size=1) if url else None  # replicas keep their accounts in PostgreSQL
+    except RagAppError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    try:
+        return _run(args, settings, open_accounts(settings, database).store)
+    except RagAppError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    finally:
+        if database is not None:
+            database.close()
+
+
+def _run(args: argparse.Namespace, settings: Settings, store: UserStore) -> int:
+    if args.command == "add":
+        record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
+        _say(f"added {record.name} ({record.role}) to {store.where}")
+    elif args.command == "passwd":
+        store.set_password(args.name, _password(args.password_stdin))
+        _say(f"changed the password of {args.name}")
+    elif args.command == "role":
+        store.set_role(args.name, args.role)
+        _say(f"{args.name} is now {args.role}")
+    elif args.command == "remove":
+        store.remove(args.name)
+        _say(f"removed {args.name}")
+    elif args.command == "kb":
+        if args.open:
+            store.set_kb_rule(args.name, None)
+            _say(f"{args.name} is open to every signed-in user")
+        else:
+            store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
+            _say(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
+    elif args.command == "key":
+        _key(store, settings, args.name, args.revoke)
+    elif args.command == "keys":
+        keys = store.api_keys()
+        for key in keys:
+            _say(f"{key.id}  {key.user:<24} since {key.created}")
+        if not keys:
+            _say(f"no API keys in {store.where}")
+    else:
+        for kb, rule in sorted(store.kb_rules().items()):
+            readers, editors = ", ".join(rule.readers) or "-", ", ".join(rule.editors) or "-"
+            _say(f"knowledge base {kb}: readers {readers}; editors {editors}")
+        users = store.users()
+        for user in users:
+            groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""
+            _say(f"{user.name:<24} {user.role:<7} since {user.created}{groups}")
+        if not users:
+            _say(f"no users in {store.where}")
+    return 0

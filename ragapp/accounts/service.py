@@ -1,0 +1,172 @@
+"""The accounts service, the one way in to the accounts: the engine signs people in and checks their knowledge-base
+access with it, the Admin tab and the HTTP API reach it through the engine, and ``python -m ragapp.users`` opens
+it with ``open_accounts`` like the engine does.
+
+Signing in: a name, or a client address, with ``max_failed_logins`` failed sign-ins within ``lockout_s`` is
+refused for the rest of that window, even with the right password (so guessing gains nothing). Every refusal
+says the same thing whether the name exists or not, and costs the same bcrypt check (``UserStore.verify``), so
+error messages and timing name no users.
+
+Changes to users and knowledge-base rules take the acting user and check their role first
+(``Action.MANAGE_USERS``). Each is logged with who made it, never with a password, and counts from the changed
+user's next action (the accounts are read on every request).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+
+from ragapp.accounts.kb_access import KbAccess
+from ragapp.accounts.model import AdminError, KbAccessView, KbRule, LastAdminError, UserRecord, UserView, names
+from ragapp.accounts.store import UserStore, open_user_store
+from ragapp.accounts.throttle import LoginThrottle
+from ragapp.config import AuthSettings, Settings
+from ragapp.core.access import Action, Actor, require
+from ragapp.core.errors import LoginRefused
+from ragapp.db import Database
+
+log = logging.getLogger(__name__)
+
+WRONG = "Wrong name or password."
+
+
+def _no_kbs() -> tuple[str, ...]:
+    return ()
+
+
+class Accounts:
+    """``known_kbs``: the knowledge bases that hold documents, listed beside the ones that have a rule."""
+
+    def __init__(
+        self,
+        store: UserStore,
+        settings: AuthSettings,
+        clock: Callable[[], float] = time.monotonic,
+        known_kbs: Callable[[], Iterable[str]] = _no_kbs,
+    ) -> None:
+        self.store = store
+        self.kb = KbAccess(store, known_kbs)  # who may read and edit which knowledge base
+        self._known_kbs = known_kbs
+        self._throttle = LoginThrottle(settings.max_failed_logins, settings.lockout_s, clock)
+
+    # -- who is asking --------------------------------------------------------------------------
+
+    def login(self, name: str, password: str, client: str = "") -> Actor:
+        """The user signing in, or ``LoginRefused`` with a message that names no user."""
+        name = name.strip()
+        keys = (f"name:{name.lower()}", f"client:{client}")
+        wait = self._throttle.wait_s(*keys)
+        if wait > 0:
+            log.warning("sign-in refused (throttled) for %r from %s", name, client or "?")
+            raise LoginRefused(f"Too many failed sign-ins; try again in {wait:.0f} s.")
+        record = self.store.verify(name, password)
+        if record is None:
+            self._throttle.failed(*keys)
+            log.warning("failed sign-in for %r from %s", name, client or "?")
+            raise LoginRefused(WRONG)
+        self._throttle.succeeded(keys[0])
+        log.info("%s signed in from %s", name, client or "?")
+        return record.actor
+
+    def actor(self, name: str) -> Actor | None:
+        """``name`` with the role and groups the accounts give them now; None for a name nobody has."""
+        record = self.store.get(name)
+        return None if record is None else record.actor
+
+    def key_user(self, key: str) -> str | None:
+        """Whose API key ``key`` is; None when it is nobody's (or was revoked)."""
+        return self.store.key_user(key)
+
+    # -- users ----------------------------------------------------------------------------------
+
+    def users(self, *, actor: Actor) -> list[UserView]:
+        require(actor, Action.MANAGE_USERS)
+        return [UserView.of(r) for r in self.store.users()]
+
+    def add_user(self, name: str, password: str, role: str, groups: Iterable[str] = (), *, actor: Actor) -> UserView:
+        require(actor, Action.MANAGE_USERS)
+        record = self.store.add(name.strip(), password, role, names(groups))
+        log.info("%s added user %s (%s, groups: %s)", actor.name, record.name, record.role, list(record.groups))
+        return UserView.of(record)
+
+    def set_role(self, name: str, role: str, *, actor: Actor) -> None:
+        require(actor, Action.MANAGE_USERS)
+        record = self._known(name)
+        if record.role == "admin" and role != "admin":
+            _not_yourself(record, actor, "demote")
+        with _last_admin():
+            self.store.set_role(record.name, role)
+        log.info("%s changed the role of %s: %s -> %s", actor.name, record.name, record.role, role)
+
+    def set_password(self, name: str, password: str, *, actor: Actor) -> None:
+        require(actor, Action.MANAGE_USERS)
+        record = self._known(name)
+        self.store.set_password(record.name, password)
+        log.info("%s reset the password of %s", actor.name, record.name)
+
+    def remove_user(self, name: str, *, actor: Actor) -> None:
+        require(actor, Action.MANAGE_USERS)
+        record = self._known(name)
+        if record.role == "admin":
+            _not_yourself(record, actor, "remove")
+        with _last_admin():
+            self.store.remove(record.name)
+        log.info("%s removed user %s (%s)", actor.name, record.name, record.role)
+
+    def _known(self, name: str) -> UserRecord:
+        record = self.store.get((name or "").strip())
+        if record is None:
+            raise AdminError(f"There is no user {name!r}; pick one from the list.")
+        return record
+
+    # -- knowledge-base rules -------------------------------------------------------------------
+
+    def kb_access(self, *, actor: Actor) -> list[KbAccessView]:
+        """Every knowledge base that holds documents or has a rule, with its readers and editors."""
+        require(actor, Action.MANAGE_USERS)
+        rules = self.store.kb_rules()
+        kbs = sorted(set(self._known_kbs()) | set(rules))
+        none = KbRule()
+        return [KbAccessView(kb, rules.get(kb, none).readers, rules.get(kb, none).editors, kb in rules) for kb in kbs]
+
+    def set_kb_access(self, kb: str, readers: Iterable[str], editors: Iterable[str], *, actor: Actor) -> KbAccessView:
+        """Who may read and edit ``kb`` (a checked knowledge-base name; readers and editors are names or
+        ``group:NAME``); no readers and no editors opens it to every signed-in user again."""
+        require(actor, Action.MANAGE_USERS)
+        rule = KbRule(names(readers), names(editors))
+        self.store.set_kb_rule(kb, rule if rule.readers or rule.editors else None)
+        if rule.readers or rule.editors:
+            log.info(
+                "%s set the rule of %s: readers %s, editors %s", actor.name, kb, list(rule.readers),
+                list(rule.editors),
+            )  # fmt: skip
+        else:
+            log.info("%s opened %s to every signed-in user", actor.name, kb)
+        return KbAccessView(kb, rule.readers, rule.editors, bool(rule.readers or rule.editors))
+
+
+def open_accounts(
+    settings: Settings, database: Database | None = None, known_kbs: Callable[[], Iterable[str]] = _no_kbs
+) -> Accounts:
+    """The accounts in the shared PostgreSQL database when there is one, else in the users file."""
+    auth = settings.auth
+    store = open_user_store(auth.users_path(settings.paths.state_dir), auth.bcrypt_rounds, database)
+    return Accounts(store, auth, known_kbs=known_kbs)
+
+
+def _not_yourself(record: UserRecord, actor: Actor, what: str) -> None:
+    """An admin leaves the admins only by another admin's hand; the store keeps the last one (its rule runs
+    inside the locked edit, so it holds across replicas and for ``python -m ragapp.users``)."""
+    if record.name == actor.name:
+        raise AdminError(f"You may not {what} yourself: another admin must do it (so the app always keeps an admin).")
+
+
+@contextmanager
+def _last_admin() -> Iterator[None]:
+    try:
+        yield
+    except LastAdminError as exc:
+        raise AdminError(str(exc)) from None
