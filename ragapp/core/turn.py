@@ -30,7 +30,7 @@ from ragapp.core.events import (
     TraceEvent,
     WaitEvent,
 )
-from ragapp.core.serial import SKIP, Stored
+from ragapp.core.serial import SKIP, Stored, dump
 from ragapp.core.types import Chunk, Citation, RetrievedChunk
 
 
@@ -150,8 +150,8 @@ class Turn(Stored):
 
     def _stage(self, e: StageEvent) -> None:
         if e.status == "started":
-            self.steps.append(StageStep(e.stage, "started", self.seconds, detail=dict(e.detail),
-                                        started_detail=dict(e.detail)))  # fmt: skip
+            detail = dump(e.detail)  # as JSON keeps it: a turn reads back from its stored form the same
+            self.steps.append(StageStep(e.stage, "started", self.seconds, detail=detail, started_detail=detail))
             return
         step = next((s for s in reversed(self.stages) if s.stage == e.stage and s.pending), None)
         if step is None:  # a stage that reports only its end
@@ -159,7 +159,7 @@ class Turn(Stored):
             self.steps.append(step)
         step.status, step.duration_s, step.error, step.wait = e.status, e.duration_s, e.error, None
         step.ended_s = self.seconds
-        step.detail = dict(e.detail)
+        step.detail = dump(e.detail)
 
     def _wait(self, e: WaitEvent) -> None:
         step = self.pending()
@@ -206,6 +206,22 @@ class Turn(Stored):
 
     def _trace(self, e: TraceEvent) -> None:
         self.trace_id = e.trace_id
+
+
+@dataclass
+class Exchange(Stored):
+    """One question of a conversation and the turn that answered it, as the conversation keeps them: ``said``
+    is the user's side as shown (the question typed, or the choice picked when the app asked back)."""
+
+    said: str
+    turn: Turn
+
+    def cited_documents(self) -> set[str]:
+        """The documents its answer cites or quotes."""
+        cited = {c.chunk.doc_id for c in self.turn.citations}
+        if self.turn.evidence is not None:
+            cited.add(self.turn.evidence.citation.chunk.doc_id)
+        return cited
 
 
 def _keep(name: str) -> Callable[[Turn, Any], None]:

@@ -1,10 +1,10 @@
 """Past conversations, per owner (a signed-in user, or a browser when accounts are off), in a SQLite file or the
 deployment's shared PostgreSQL database.
 
-A conversation is kept as it was shown: every chat message (role, content, its step/citation metadata, the
-document a citation points at, the trace of the answer) as JSON, and the memory the next question needs (recent
-turns and the summary of older ones). Opening one gives back exactly what was on screen. Writes are synchronous:
-one per finished answer, small next to the answer itself.
+A conversation is kept as a JSON list of records (the engine's exchanges: each question with the turn that
+answered it; or, for one kept by an older version, the chat's messages as shown; see
+``ragapp.engine.conversations``) and the memory the next question needs (recent turns and the summary of older
+ones). Writes are synchronous: one per finished answer, small next to the answer itself.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from ragapp.engine.engine import Engine
-from ragapp.ui.conversation_view import memory_of, message_of, turns_of
+from ragapp.ui.conversation_view import memory_of, message_of, records_of, turns_of
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.state import Session, actor_of, owner_of
 
@@ -45,8 +45,9 @@ class ChatHistory:
             owner_of(self.engine, stored, request),
             session.conversation_id,
             title,
-            session.records,
+            session.exchanges,
             memory_of(session.history, session.summary),
+            shown=session.records if session.as_shown else None,
             actor=actor_of(self.engine, request),
         )
         session.conversation_id = kept
@@ -67,8 +68,12 @@ class ChatHistory:
         if found is None:
             return [], Session(), ""
         history, summary = turns_of(found.memory)
-        session = Session(history=history, summary=summary, records=list(found.messages), conversation_id=found.id)
-        return [message_of(r) for r in found.messages], session, found.id
+        session = Session(history=history, summary=summary, conversation_id=found.id)
+        if found.as_shown:
+            session.records, session.as_shown = list(found.messages), True
+        else:
+            session.records, session.exchanges = records_of(found.exchanges, found.deleted), list(found.exchanges)
+        return [message_of(r) for r in session.records], session, found.id
 
     def restore(
         self, stored: str | None, open_id: str | None, request: gr.Request | None = None

@@ -1,17 +1,21 @@
-"""Chat messages <-> the plain records a conversation is stored as (``Conversations`` in the engine).
+"""Chat messages <-> records: one plain record per message the chat shows, what a click on a message looks up.
 
-A record is what Gradio's chat shows (role, content, metadata, options) plus two keys of ours: ``doc_id`` (the
-document a citation message points at) and ``trace_id`` (the trace of the answer the message belongs to, for
-feedback). Pure functions: tested without a browser.
+A record is what Gradio's chat shows (role, content, metadata, options) plus keys of ours: ``doc_id`` and
+``chunk_id`` (the passage a citation message points at, with its ``highlights``) and ``trace_id`` (the trace of
+the answer the message belongs to, for feedback). A kept conversation's records are drawn again from its
+exchanges (``records_of``); one kept before exchanges were is its records as stored (``message_of``). Pure
+functions: tested without a browser.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
 import gradio as gr
 
+from ragapp.core.turn import Exchange
 from ragapp.core.types import ChatTurn, Citation
 from ragapp.ui.render import EVIDENCE_LABEL, TurnView, source_messages
 
@@ -61,6 +65,16 @@ def turns_of(memory: dict[str, Any]) -> tuple[list[ChatTurn], str]:
     ]  # fmt: skip
     summary = memory.get("summary")
     return turns, summary if isinstance(summary, str) else ""
+
+
+def records_of(exchanges: Sequence[Exchange], deleted: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The records of a kept conversation, drawn again from its exchanges as they were drawn live; a citation
+    of a document in ``deleted`` is marked (``doc_deleted``)."""
+    records: list[dict[str, Any]] = []
+    for exchange in exchanges:
+        records.append(record_of(gr.ChatMessage(role="user", content=exchange.said)))
+        records.extend(turn_records(TurnView(exchange.turn)))
+    return [{**r, "doc_deleted": True} if r.get("doc_id") in deleted else r for r in records]
 
 
 def turn_records(view: TurnView) -> list[dict[str, Any]]:

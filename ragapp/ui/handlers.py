@@ -18,6 +18,7 @@ from gradio.utils import get_upload_folder
 
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, may
 from ragapp.core.errors import AccessDenied, RagAppError
+from ragapp.core.turn import Exchange
 from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
@@ -136,7 +137,9 @@ class Handlers:
         owner: str = "anonymous",
         actor: Actor = LOCAL_ACTOR,
     ) -> Iterator[tuple[str, list[Any], Session]]:
-        """Stream one answer to ``question`` (``asked`` is what the user typed, for the history)."""
+        """Stream one answer to ``question`` (``asked`` is what the user typed, for the history; the user's side
+        of this turn is the last message of ``chat``)."""
+        said = str(getattr(chat[-1], "content", "")) if chat else asked
         view = TurnView()
         yield "", chat + view.messages(), session
         events = self.engine.chat.ask(
@@ -161,6 +164,7 @@ class Handlers:
             session.pending, session.pending_question = view.turn.clarify, asked
         if session.pending is None:  # asking back is not an answer: the pick will complete this turn
             session.remember(asked, view.answer)
+        session.exchanges.append(Exchange(said, view.turn))
         # What the chat shows now, to keep: the records so far, this turn's question, then its answer.
         session.records = [*session.records, *(record_of(m) for m in chat[len(session.records) :]), *turn_records(view)]
         yield "", chat + view.messages(), session

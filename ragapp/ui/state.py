@@ -10,6 +10,7 @@ import gradio as gr
 
 from ragapp.core.access import Actor
 from ragapp.core.events import ClarifyEvent, MemoryEvent
+from ragapp.core.turn import Exchange
 from ragapp.core.types import ChatTurn
 
 
@@ -22,9 +23,13 @@ class Session:
     # The question the app asked back about, and what it asked; cleared by the user's pick or a new question.
     pending_question: str = ""
     pending: ClarifyEvent | None = None
-    # The conversation as shown, one stored record per chat message (see ``ui.conversation_view``), and its id
-    # in the conversation store once saved.
+    # The conversation as shown, one record per chat message (see ``ui.conversation_view``: what a click on a
+    # message looks up); what is kept of it, each question with the turn that answered it; and its id in the
+    # conversation store once saved. ``as_shown``: reopened from a conversation kept as its messages (before
+    # exchanges were kept), so it goes on being kept that way.
     records: list[dict[str, Any]] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+    as_shown: bool = False
     conversation_id: str | None = None
     # The answer a thumbs-down was given on, while its comment box is open.
     feedback_trace: str = ""

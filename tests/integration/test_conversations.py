@@ -14,7 +14,7 @@ import pytest
 from ragapp.core.access import Actor
 from ragapp.core.errors import AccessDenied
 from ragapp.ui.chats import ChatHistory, Feedback
-from ragapp.ui.conversation_view import DELETED_MARK
+from ragapp.ui.conversation_view import DELETED_MARK, records_of
 from ragapp.ui.handlers import Handlers
 from ragapp.ui.state import Session
 from ragapp.ui.traces import TraceHandlers
@@ -90,6 +90,45 @@ def test_a_deleted_documents_citation_stays_readable_and_says_so(rig: Any) -> No
     assert cited and all(m.metadata["title"].endswith(DELETED_MARK) for m in cited)
     assert all("90 minutes" in m.content for m in cited)  # the passage is still there to read
     assert [m.content for m in reopened if "DELETED" not in m.content] == [m.content for m in chat]
+
+
+def test_a_chat_is_kept_as_the_engines_records_and_drawn_again_from_them(rig: Any) -> None:
+    owner = rig.engine.signer.sign("browser:one")
+    _chat, session = _answer(rig, owner, "How long does the Alpha battery last?", [], None)
+    found = rig.engine.conversations.open("browser:one", session.conversation_id)
+    (exchange,) = found.exchanges  # no messages as shown: the question and the turn that answered it
+    assert not found.as_shown and found.messages == ()
+    assert exchange.said == "How long does the Alpha battery last?"
+    assert exchange.turn.text == "The Alpha battery lasts 90 minutes [1]." and exchange.turn.trace_id
+    assert [c.chunk.source for c in exchange.turn.citations] == ["robots.md"]
+    assert records_of(found.exchanges) == session.records  # drawn again exactly as drawn live
+
+
+def test_a_damaged_exchange_opens_as_far_as_it_reads(rig: Any) -> None:
+    owner = rig.engine.signer.sign("browser:one")
+    _chat, session = _answer(rig, owner, "How long does the Alpha battery last?", [], None)
+    good = rig.engine.conversations.open("browser:one", session.conversation_id).exchanges[0].to_dict()
+    damaged = [{"said": 3, "turn": "junk"}, {**good, "turn": {**good["turn"], "steps": "junk", "answer": [1]}}]
+    kept = rig.engine.conversations.save("browser:one", None, "Damaged", [], {}, shown=damaged)
+    reopened, restored, _, _ = ChatHistory(rig.engine).restore(owner, kept)
+    # The first is an empty question; the second has no steps and no checked answer (nor its citations), but its
+    # quoted evidence and the text that streamed.
+    assert [(m.role, m.metadata) for m in reopened] == [("user", {})] * 2 + [("assistant", {})] * 2
+    assert reopened[1].content == "How long does the Alpha battery last?" and "90 minutes" in reopened[3].content
+    assert len(restored.exchanges) == 2
+
+
+def test_a_chat_kept_as_shown_by_an_older_version_opens_and_goes_on_that_way(rig: Any) -> None:
+    owner = rig.engine.signer.sign("browser:one")
+    chat, session = _answer(rig, owner, "How long does the Alpha battery last?", [], None)
+    old = rig.engine.conversations.save("browser:one", None, "Old chat", [], {}, shown=session.records)
+    reopened, restored, kept, _ = ChatHistory(rig.engine).restore(owner, old)
+    assert kept == old and restored.as_shown and restored.exchanges == []
+    assert _shown(reopened) == _shown(chat) and restored.records == session.records
+    chat2, session2 = _answer(rig, owner, "And on eco mode?", reopened, restored)
+    found = rig.engine.conversations.open("browser:one", old)
+    assert found.as_shown and len(found.messages) == len(chat2)  # both questions, still as shown
+    assert session2.conversation_id == old
 
 
 def test_rename_and_delete_a_chat(rig: Any) -> None:
