@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from ragapp.core.errors import ConfigError
+from ragapp.core.lifecycle import started
 from ragapp.db import Database
 
 log = logging.getLogger(__name__)
@@ -91,14 +92,27 @@ class DatabaseDocument:
     (a deployment that set its users up in a file before moving to PostgreSQL keeps them)."""
 
     def __init__(self, db: Database, seed: Path | None = None) -> None:
-        self._db = db
+        self._target = db
+        self._seed = seed
+        self._started: Database | None = None
         self.where = f"the accounts table of {db.where}"
-        db.ensure_schema("accounts", _STEPS)
-        if seed is not None and seed.exists():
+
+    def start(self) -> Self:
+        """Create or migrate the table, and take the accounts from the seed file the first time."""
+        if self._started is not None:
+            return self
+        self._target.ensure_schema("accounts", _STEPS)
+        self._started = self._target
+        if self._seed is not None and self._seed.exists():
             with self.editing():
                 if self._row() is None:
-                    self.save(FileDocument(seed).load())
-                    log.info("accounts taken from %s into %s", seed, db.where)
+                    self.save(FileDocument(self._seed).load())
+                    log.info("accounts taken from %s into %s", self._seed, self._target.where)
+        return self
+
+    @property
+    def _db(self) -> Database:
+        return started(self, self._started)
 
     def _row(self) -> str | None:
         row = self._db.one("SELECT body FROM accounts WHERE name = ?", (_ROW,))

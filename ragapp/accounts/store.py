@@ -281,5 +281,5 @@ def open_user_store(users_file: Path, rounds: int, database: Database | None = N
     """The accounts: in the shared PostgreSQL database when there is one (taken from ``users_file`` the first
     time, if it exists), else in ``users_file``."""
     if database is not None and database.dialect == "postgres":
-        return UserStore(DatabaseDocument(database, seed=users_file), rounds)
+        return UserStore(DatabaseDocument(database, seed=users_file).start(), rounds)
     return UserStore(users_file, rounds)

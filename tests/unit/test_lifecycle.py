@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from ragapp.accounts.document import DatabaseDocument
 from ragapp.core.events import StageEvent
 from ragapp.core.lifecycle import NotStartedError
 from ragapp.core.stages import begin
+from ragapp.db.sqlite import SqliteDatabase
 from ragapp.models.llm import stream_within
 from ragapp.models.pool import MODEL_CALLS, WorkerPool
 from ragapp.router.store import IntentStore
@@ -120,3 +122,18 @@ def test_a_pool_runs_at_most_its_size_at_once_and_starts_again_after_close() -> 
     assert done.acquire(timeout=5.0)
     pool.close()
     pool.close()
+
+
+def test_the_accounts_table_is_made_and_seeded_by_start_not_the_constructor(tmp_path: Path) -> None:
+    seed = tmp_path / "users.json"
+    seed.write_text('{"users": {"ann": {"role": "admin"}}}', "utf-8")
+    db = SqliteDatabase(tmp_path / "shared.sqlite3")
+    try:
+        document = DatabaseDocument(db, seed=seed)
+        assert db.one("SELECT name FROM sqlite_master WHERE name = 'accounts'") is None
+        with pytest.raises(NotStartedError):
+            document.load()
+        assert document.start() is document and document.start() is document
+        assert document.load() == {"users": {"ann": {"role": "admin"}}}
+    finally:
+        db.close()

@@ -60,10 +60,10 @@ def test_a_users_file_from_before_is_taken_over_once(replica_db: Callable[[], An
     old = tmp_path / "users.json"
     UserStore(old, ROUNDS).add("bob", "bob's long password", "admin")
     db = replica_db()
-    moved = UserStore(DatabaseDocument(db, seed=old), ROUNDS)
+    moved = UserStore(DatabaseDocument(db, seed=old).start(), ROUNDS)
     assert moved.verify("bob", "bob's long password") is not None
     moved.remove("bob")
-    again = UserStore(DatabaseDocument(db, seed=old), ROUNDS)  # the next start: the file is not read again
+    again = UserStore(DatabaseDocument(db, seed=old).start(), ROUNDS)  # the next start: the file is not read again
     assert again.users() == []
 
 
