@@ -30,6 +30,7 @@ from ragapp.core.events import (
     TraceEvent,
     WaitEvent,
 )
+from ragapp.core.markers import draft_numbers
 from ragapp.core.serial import SKIP, Stored, dump
 from ragapp.core.types import Chunk, Citation, RetrievedChunk
 
@@ -103,8 +104,9 @@ class Turn(Stored):
 
     @property
     def text(self) -> str:
-        """The answer as text: the checked one once it came, else what streamed so far."""
-        return self.answer.text if self.answer is not None else self.streamed
+        """The answer as text: the checked one once it came, else what streamed so far (its markers numbered
+        as the checked answer's will be: ``draft_numbers``)."""
+        return self.answer.text if self.answer is not None else draft_numbers(self.streamed)
 
     @property
     def done(self) -> bool:

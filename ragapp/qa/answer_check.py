@@ -19,6 +19,7 @@ from dataclasses import replace
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.facts import key_facts
 from ragapp.core.lang import is_chinese
+from ragapp.core.markers import cited_numbers
 from ragapp.core.types import (
     Chunk,
     Citation,
@@ -28,7 +29,6 @@ from ragapp.core.types import (
     RetrievedChunk,
     SentenceSupport,
 )
-from ragapp.qa.citations import cited_numbers
 from ragapp.qa.confidence import DEFAULT_THRESHOLDS, SentenceScorer, Thresholds, assess
 from ragapp.qa.grounding import (
     SupportRules,

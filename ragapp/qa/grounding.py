@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 
 from ragapp.core.facts import PassageFacts, key_facts
 from ragapp.core.lang import is_chinese
+from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.types import SentenceSupport
-from ragapp.qa.citations import MARKER, cited_numbers
 from ragapp.store.tokenize import tokenize
 
 _CLOSE = "\"'”’」』)）*_"

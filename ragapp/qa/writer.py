@@ -16,7 +16,7 @@ from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk
 from ragapp.models.llm import LLM, Waiting, stream_with_waits
 from ragapp.qa.answer_check import checked_answer, composed, evidence_for, reranker_scorer
-from ragapp.qa.citations import citations_for
+from ragapp.qa.citations import citations_for, renumbered
 from ragapp.qa.condense import condense
 from ragapp.qa.confidence import SentenceScorer, Thresholds
 from ragapp.qa.grounding import SupportRules
@@ -82,7 +82,7 @@ class AnswerWriter:
             # a part's answer is checked against the part; the quote shown first was chosen for the whole
             answer = yield from self._checked(part or question, reply, kept, scorer, evidence if part is None else None)
             answers.append(answer)
-        yield answers[0] if len(answers) == 1 else composed(question, parts, answers)
+        yield renumbered(answers[0] if len(answers) == 1 else composed(question, parts, answers))
 
     def _checked(
         self,

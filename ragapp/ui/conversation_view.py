@@ -17,7 +17,7 @@ import gradio as gr
 
 from ragapp.core.turn import Exchange
 from ragapp.core.types import ChatTurn, Citation
-from ragapp.ui.render import EVIDENCE_LABEL, TurnView, source_messages
+from ragapp.ui.render import EVIDENCE_LABEL, TurnView, shown_evidence, source_messages
 
 DELETED_MARK = " · 🗑️ document deleted · 文档已删除"
 _SHOWN_KEYS = ("role", "content", "metadata", "options")
@@ -81,14 +81,14 @@ def turn_records(view: TurnView) -> list[dict[str, Any]]:
     """The records of one answered turn (the assistant side, as ``view.messages()`` shows it); a citation's
     record names its document, its chunk and the sentences it supports (to show it on its page later)."""
     turn = view.turn
-    messages = view.messages()
+    messages, evidence = view.messages(), shown_evidence(turn)
     cited = list(turn.citations)
     sources = len(source_messages(turn)) if cited else 0  # the citations' messages come last, in order
     citations: list[Citation | None] = [None] * (len(messages) - sources) + cited[:sources]
     records = []
     for message, citation in zip(messages, citations, strict=True):
-        if citation is None and turn.evidence is not None and str(message.content).startswith(EVIDENCE_LABEL):
-            citation = replace(turn.evidence.citation, highlights=(turn.evidence.quote,))  # the quote shown first
+        if citation is None and evidence is not None and str(message.content).startswith(EVIDENCE_LABEL):
+            citation = replace(evidence.citation, highlights=(evidence.quote,))  # the quote shown first
         record = record_of(message, trace_id=turn.trace_id or None)
         if citation is not None:
             record |= {"doc_id": citation.chunk.doc_id, "chunk_id": citation.chunk.chunk_id}

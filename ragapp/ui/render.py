@@ -73,8 +73,9 @@ class TurnView:
     def messages(self) -> list[gr.ChatMessage]:
         turn = self.turn
         out = [m for step in turn.steps if (m := step_message(step)) is not None]
-        if turn.evidence is not None:
-            out.append(evidence_message(turn.evidence))
+        evidence = shown_evidence(turn)
+        if evidence is not None:
+            out.append(evidence_message(evidence))
         if turn.text or turn.done:
             shown = answer_markup(turn.answer) if turn.answer is not None else turn.text
             answer = gr.ChatMessage(role="assistant", content=no_remote_content(shown or turn.text))
@@ -86,6 +87,24 @@ class TurnView:
             out.append(gr.ChatMessage(role="assistant", content=rewrite_note(turn.rewrite)))
         out.extend(source_messages(turn))
         return out
+
+
+def shown_evidence(turn: Turn) -> EvidenceEvent | None:
+    """The quote above the answer (when one was shown): the documents' best sentence while the model writes;
+    once the answer is checked, the passage it cites first, by its sentence that supports the answer. None under
+    an answer that rests on no passage: a refusal lists its nearest passages as sources, never a quote that
+    reads as an answer."""
+    answer = turn.answer
+    if answer is None or turn.evidence is None:
+        return turn.evidence
+    if answer.abstained or not answer.grounded or not answer.citations:
+        return None
+    first = answer.citations[0]
+    if first.highlights:
+        return EvidenceEvent(first.highlights[0], first)
+    if turn.evidence.citation.chunk.chunk_id == first.chunk.chunk_id:
+        return EvidenceEvent(turn.evidence.quote, first)
+    return None
 
 
 def source_messages(turn: Turn) -> list[gr.ChatMessage]:

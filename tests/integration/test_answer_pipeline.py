@@ -105,9 +105,10 @@ def test_citations_map_to_the_passages_numbered_in_the_prompt(demo: Rig, demo_ll
     chunks = retrieval_of(events).chunks
     assert len(chunks) >= 3
     answer = answer_of(events)
-    assert [c.number for c in answer.citations] == [2, 1, 3]
-    for citation in answer.citations:
-        assert citation.chunk == chunks[citation.number - 1].chunk
+    # Shown numbered 1..n in the order the answer first cites them, each the passage the model meant.
+    assert [c.number for c in answer.citations] == [1, 2, 3]
+    assert [c.chunk for c in answer.citations] == [chunks[1].chunk, chunks[0].chunk, chunks[2].chunk]
+    assert answer.text == "Cliff sensors [1]. Clean them [2][1]; see also [2, 3]."
 
     (messages,) = demo_llm.calls
     assert messages[0] == ChatTurn("system", SYSTEM_EN)

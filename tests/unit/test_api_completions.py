@@ -102,3 +102,22 @@ def test_a_clarification_is_numbered_and_a_reply_naming_a_choice_resumes_it() ->
     assert reply("alpha › specs")[1].choice == "alpha.specs"  # type: ignore[index]
     assert reply("7") is None and reply("tell me more") is None  # a new question
     assert reply("2", owner="user:bob") is None  # somebody else's clarification is not theirs to resume
+
+
+def test_a_streamed_draft_carries_the_markers_the_checked_answer_ends_with() -> None:
+    lamp = Chunk("doc2:0", "doc2", 0, "The lamp runs 14 hours.", "lamp.pdf")
+    turn = Turn("workflow")
+    pieces = ["The lamp runs 14 hours [", "3]. The kettle ", "boils in 3 minutes [1", "]."]
+    sent = [turn.apply(TokenEvent(piece)) for piece in pieces]
+    # [3] is the first passage cited: it is [1] as soon as it is written whole, and nothing is sent twice
+    assert sent == ["The lamp runs 14 hours ", "[1]. The kettle ", "boils in 3 minutes ", "[2]."]
+    final = AnswerEvent(
+        "The lamp runs 14 hours [1]. The kettle boils in 3 minutes [2].",
+        (Citation(1, lamp), Citation(2, CHUNK)),
+        grounded=True,
+    )
+    assert turn.apply(final) == ""
+    streamed = "".join(sent)
+    assert streamed == final.text and turn.tail() == ("", False)  # nothing to replace
+    last = last_chunk(turn, "ragapp-workflow", 0)
+    assert [c["number"] for c in last["choices"][0]["delta"]["citations"]] == [1, 2]

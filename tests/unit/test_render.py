@@ -84,6 +84,25 @@ def test_the_evidence_sentence_shows_before_the_answer_and_stays_above_it() -> N
     assert _contents(view)[:2] == [evidence.content, "Twelve months [1]."]
 
 
+def test_the_quote_becomes_the_passage_the_answer_cites_first_and_a_refusal_shows_none() -> None:
+    other = Chunk("d2-0000", "d2", 0, "Screens are covered for 36 months. Keys for 6.", "warranty.pdf", page=7)
+    quoted = "Screens are covered for 36 months."
+    view = TurnView()
+    view.apply(EvidenceEvent(quoted, Citation(4, other, None, (quoted,))))
+    assert "\\[4\\] warranty.pdf · p. 7" in _contents(view)[0]  # while the model writes: the best sentence
+    cited = Citation(1, CHUNK, None, ("Batteries are covered for 12 months.",))
+    view.apply(AnswerEvent("Twelve months [1].", (cited,), grounded=True))
+    assert _contents(view)[0] == (
+        "📌 From the documents · 文档原文 · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
+        "> <mark>Batteries are covered for 12 months.</mark>"
+    )
+
+    refused = TurnView()
+    refused.apply(EvidenceEvent(quoted, Citation(4, other, None, (quoted,))))
+    refused.apply(AnswerEvent("The documents do not say this.", (Citation(1, other),), False, abstained=True))
+    assert [c for c in _contents(refused) if c.startswith("📌")] == []  # its nearest passage is a source below
+
+
 def test_answer_without_citations_lists_the_passages_consulted() -> None:
     view = TurnView()
     view.apply(RetrievalEvent((RETRIEVED,)))

@@ -139,14 +139,19 @@ class Turn:
     mode: str
     id: str = field(default_factory=lambda: f"chatcmpl-{secrets.token_hex(12)}")
     outcome: Outcome = field(default_factory=Outcome)
+    streamed: str = ""  # what the stream has sent of the answer
 
     def apply(self, event: EngineEvent) -> str:
-        """Take one event; returns the text it adds to a stream ("" for none)."""
-        return self.outcome.apply(event)
-
-    @property
-    def streamed(self) -> str:
-        return self.outcome.streamed
+        """Take one event; returns the text it adds to a stream ("" for none): the draft with its markers
+        numbered as the checked answer's will be, a marker held back until it is written whole."""
+        self.outcome.apply(event)
+        if self.outcome.answer is not None:
+            return ""  # the rest comes in the last chunk (``tail``)
+        draft = self.outcome.text
+        if not draft.startswith(self.streamed):  # cannot happen (``draft_numbers`` only grows); never resend
+            return ""
+        added, self.streamed = draft[len(self.streamed) :], draft
+        return added
 
     @property
     def answer(self) -> AnswerEvent | None:
