@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.e2e]
 
@@ -41,6 +42,8 @@ def _tab_names(page: Any) -> list[str]:
 def _shows(page: Any, lang: str) -> None:
     """The page is in ``lang``: its tabs, the question box, the send button, the examples of that language."""
     page.get_by_role("tab", name=TABS[lang][1], exact=True).wait_for()
+    # Tabs not open are renamed by the page's script, late ones again up to 2 s after a switch: wait for it.
+    expect(page.get_by_role("tab")).to_have_text(TABS[lang], timeout=10_000)
     assert _tab_names(page) == TABS[lang]
     placeholder = {"en": "Type a question and press Enter", "zh": "输入问题后按回车"}[lang]
     assert page.locator("#question textarea").get_attribute("placeholder") == placeholder
