@@ -108,6 +108,12 @@ class IngestSettings(BaseModel):
         "words and reads identifiers right, and the English lines of mixed pages too. Off: PP-OCRv4 reads every "
         "page (it runs English words together).",
     )
+    join_broken_words: bool = Field(
+        True,
+        description="Join words a line end broke with a hyphen ('man-' + 'agement'), as typeset PDFs and scans "
+        "have them, so search and quotes see the whole word; a word the document also writes hyphenated keeps "
+        "its hyphen. Latin script only.",
+    )
     ocr_dpi: int = Field(
         200,
         ge=72,

@@ -25,6 +25,7 @@ class ParseOptions:
     ocr_max_pages: int = 300
     pdf_tables: bool = True
     ocr_latin: bool = True  # Tesseract reads Latin-script pages (ragapp.models.ocr)
+    join_broken_words: bool = True  # "man-\nagement" -> "management" (ragapp.ingest.hyphens)
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,12 @@ The parsers live in ``ragapp.ingest.parsers``, one module per family, each regis
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from ragapp.core.errors import EmptyDocumentError, IngestError, UnsupportedFileError
-from ragapp.core.types import ParsedDocument
+from ragapp.core.types import ParsedDocument, Section
+from ragapp.ingest.hyphens import hyphenated_words, join_broken_words
 from ragapp.ingest.parse_context import ParseOptions, ParseProgress, parsing
 from ragapp.ingest.parsers import epub, images, office, pdf, text  # noqa: F401  (each registers its file types)
 from ragapp.ingest.parsers.base import (
@@ -70,6 +72,8 @@ def parse_file(
             f"{name}: could not read this {ext} file; it may be corrupt or password-protected ({type(exc).__name__})."
         ) from exc
     sections = tuple(s for s in doc.sections if s.text.strip())
+    if options.join_broken_words:
+        sections = _words_joined(sections)
     if not sections:
         hint = (
             "The pages hold no text a reader or OCR could find (blank, or images too faint to read)."
@@ -78,3 +82,9 @@ def parse_file(
         )
         raise EmptyDocumentError(f"{name}: no text found. {hint}")
     return ParsedDocument(doc.name, doc.file_type, sections, doc.pages, doc.report, doc.ocr_boxes)
+
+
+def _words_joined(sections: tuple[Section, ...]) -> tuple[Section, ...]:
+    """The sections with words broken over line ends made whole (tables aside: a cell's lines are its own)."""
+    hyphenated = hyphenated_words([s.text for s in sections])
+    return tuple(s if s.has_table else replace(s, text=join_broken_words(s.text, hyphenated)) for s in sections)
