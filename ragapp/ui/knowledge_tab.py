@@ -3,7 +3,9 @@ components and the events that tie them to the handlers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
@@ -58,7 +60,8 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
             )
             with gr.Row():
                 add = gr.Button(t("kb.add"), variant="primary", elem_id="add-files", scale=4)
-                stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1)
+                # Enabled while an upload runs (``wire_knowledge_tab``).
+                stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1, interactive=False)
         report = gr.Markdown(elem_id="ingest-report")
         docs = gr.Dataframe(
             value=handlers.documents_table if public else [],
@@ -116,14 +119,21 @@ def wire_knowledge(
     tab.reindex.click(documents.reindex, inputs=[tab.to_delete, owner], outputs=[tab.report]).then(
         handlers.refresh, inputs=[scope], outputs=refreshed
     )
-    tab.add.click(
+    # Stop is enabled for the upload's length; its progress shows once, where its report will be.
+    tab.add.click(_stoppable(True), outputs=[tab.stop], queue=False).then(
         handlers.upload,
         inputs=[tab.upload, tab.kb_choice, scope, owner, upload_control],
         outputs=[tab.report, tab.docs, tab.to_delete, tab.upload, status, tab.kb_choice, scope],
-    ).then(handlers.left_out_report, outputs=[tab.left_out])
+        show_progress_on=[tab.report],
+    ).then(_stoppable(False), outputs=[tab.stop], queue=False).then(handlers.left_out_report, outputs=[tab.left_out])
     tab.delete.click(
         handlers.delete,
         inputs=[tab.to_delete, scope],
         outputs=[tab.report, *refreshed],
         api_name="delete_document",
     ).then(handlers.left_out_report, outputs=[tab.left_out])
+
+
+def _stoppable(running: bool) -> Callable[[], Any]:
+    """The Stop button's state: enabled while an upload runs."""
+    return lambda: gr.update(interactive=running)

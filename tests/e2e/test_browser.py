@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.e2e]
 
@@ -102,9 +103,12 @@ def test_upload_of_corrupt_file_reports_error_and_keeps_documents(
     page.get_by_role("tab", name="Knowledge").click()
     page.locator("#documents").get_by_text("kettle_notes.md").filter(visible=True).first.wait_for()
     rows_before = page.locator("#documents tbody tr").count()
+    stop = page.locator("#stop-upload")
+    expect(stop).to_be_disabled()  # nothing to stop
     _choose_file(page, bad)
     page.locator("#add-files").click()
     page.locator("#ingest-report").get_by_text("broken.pdf: could not read").wait_for()
+    expect(stop).to_be_disabled()  # the upload is over
     assert page.locator("#documents tbody tr").count() == rows_before
     page.locator("#documents").get_by_text("kettle_notes.md").filter(visible=True).first.wait_for()
 
