@@ -75,9 +75,10 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
         with gr.Column(visible=False, elem_id="doc-view") as doc_view:
             doc_quality = gr.Markdown(elem_id="doc-quality")
             doc_search = gr.Textbox(show_label=False, placeholder=t("kb.doc_search"), elem_id="doc-search")
+            # Fixed widths for the short columns: long passages would squeeze them to a letter a line.
             doc_chunks = gr.Dataframe(
                 headers=CHUNK_HEADERS, interactive=False, wrap=True, max_height=420, label=t("kb.doc_chunks"),
-                elem_id="doc-chunks",
+                elem_id="doc-chunks", column_widths=["5%", "7%", "22%", "9%", "57%"],
             )  # fmt: skip
         with gr.Accordion(t("kb.left_out"), open=False):
             left_out = gr.Markdown(handlers.left_out_report if public else "", elem_id="left-out")

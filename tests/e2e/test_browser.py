@@ -113,6 +113,40 @@ def test_upload_of_corrupt_file_reports_error_and_keeps_documents(
     page.locator("#documents").get_by_text("kettle_notes.md").filter(visible=True).first.wait_for()
 
 
+# Per header cell of a table head: its text, and how many lines that text takes as laid out.
+HEADER_LINES = """(head) => Object.fromEntries(Array.from(head.querySelectorAll("th")).map((th) => {
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  const tops = new Set();
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.nodeValue.trim()) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const rect of range.getClientRects()) if (rect.width > 0) tops.add(Math.round(rect.top));
+  }
+  return [th.innerText.trim(), tops.size];
+}).filter(([text]) => text))"""
+LONG_TEXT = "# 1 Maintenance\n\n" + "".join(
+    f"## 1.{n} Part {n}\n\n" + f"Paragraph {n} describes the cleaning of part {n} in detail. " * 30 + "\n\n"
+    for n in range(1, 4)
+)
+
+
+def test_the_chunk_table_keeps_its_headers_readable(
+    scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
+) -> None:
+    _, url = scripted_app({"maintenance.md": LONG_TEXT})
+    page = open_page(url)  # 1280 px wide
+    page.locator("#question textarea").wait_for()
+    page.get_by_role("tab", name="Knowledge").click()
+    page.locator("#documents").get_by_text("maintenance.md").filter(visible=True).first.click()
+    page.locator("#doc-chunks").get_by_text("Paragraph 1", exact=False).first.wait_for(state="attached")
+    # Each column at least as wide as its header, with long passages beside it: every header on one line.
+    lines = page.locator("#doc-chunks thead").first.evaluate(HEADER_LINES)
+    assert set(lines) == {"#", "Page", "Heading", "Read as", "Text"} and set(lines.values()) == {1}, lines
+    fits = "(t) => t.getBoundingClientRect().right <= t.closest('#doc-chunks').getBoundingClientRect().right + 1"
+    assert page.locator("#doc-chunks table").first.evaluate(fits)  # no text cut on the right
+
+
 SCOPED_TEXT = """# Vega VR-3 router notes
 
 The factory reset button of the Vega VR-3 router must be held for 12 seconds.
