@@ -62,17 +62,23 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
     read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings, count, boxes) if settings.ocr else {}
     sections: list[Section] = []
     empty: list[int] = []
+    outline = Outline(reader)
     for number in range(1, count + 1):
+        heading = outline.heading()  # where the page begins
         if number in read:
             text, confidence = read[number]
-            section = Section(text=text, page=number, ocr_confidence=confidence)
+            page_sections = [Section(text=text, page=number, ocr_confidence=confidence, heading=heading)]
+            outline.turn(number, "")
         elif number in tables:
-            section = Section(text=tables[number][0], page=number, has_table=True)
-        else:
-            section = Section(text=texts[number], page=number)
-        if section.text.strip():
-            sections.append(section)
-        else:
+            page_sections = [Section(text=tables[number][0], page=number, has_table=True, heading=heading)]
+            outline.turn(number, "")
+        else:  # split where the outline's sections begin on the page
+            page_sections = [
+                Section(text=part, page=number, heading=h) for h, part in outline.turn(number, texts[number])
+            ]
+        kept = [section for section in page_sections if section.text.strip()]
+        sections.extend(kept)
+        if not kept:
             empty.append(number)
     scores = [confidence for text, confidence in read.values() if text.strip()]
     quality = ParseReport(
@@ -83,6 +89,81 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
         ocr_confidence=round(sum(scores) / len(scores), 4) if scores else None,
     )
     return ParsedDocument(name, "pdf", tuple(sections), count, quality, tuple(boxes))
+
+
+MAX_OUTLINE_ENTRIES = 5_000  # a larger (or looping) outline is read this far
+MAX_OUTLINE_DEPTH = 8
+MIN_SECTION_CHARS = 40  # non-space characters: a shorter part of a page joins the next part
+
+
+class Outline:
+    """The PDF's outline (bookmarks) as section headings: page by page, ``turn`` splits a page's text where a
+    section the outline places on it begins (its title found as a line of its own, with the number the text
+    gives it: "2.1 Basic types") and says each part's heading path ("2 Objects > 2.1 Basic types"). A title
+    not found on its page starts at the page's top. No outline, or an unreadable one: no headings."""
+
+    def __init__(self, reader: Any) -> None:
+        self._by_page: dict[int, list[tuple[int, str]]] = {}
+        self._path: list[str] = []
+        try:
+            self._walk(reader, reader.outline, 0, [0])
+        except Exception as exc:  # a broken outline costs the headings, never the document
+            log.info("PDF outline not read: %r", exc)
+            self._by_page = {}
+
+    def _walk(self, reader: Any, items: Any, depth: int, seen: list[int]) -> None:
+        for item in items:
+            if seen[0] >= MAX_OUTLINE_ENTRIES or depth > MAX_OUTLINE_DEPTH:
+                return
+            if isinstance(item, list):
+                self._walk(reader, item, depth + 1, seen)
+                continue
+            seen[0] += 1
+            title = " ".join(str(getattr(item, "title", "") or "").split())[:200]
+            page = reader.get_destination_page_number(item)
+            if title and page is not None and page >= 0:
+                self._by_page.setdefault(page + 1, []).append((depth, title))
+
+    def heading(self) -> str | None:
+        return " > ".join(self._path) or None
+
+    def turn(self, page: int, text: str) -> list[tuple[str | None, str]]:
+        """``text`` of ``page`` in parts, each with its heading path; the path moves on to the page's end."""
+        parts: list[tuple[str | None, str]] = []
+        at = 0
+        for depth, title in self._by_page.get(page, []):
+            found = _title_line(title, text, at)
+            if found is not None and found.start() > at:
+                parts.append((self.heading(), text[at : found.start()]))
+                at = found.start()
+            del self._path[depth:]
+            self._path.append(found.group(1).strip() if found is not None else title)
+        parts.append((self.heading(), text[at:]))
+        return _short_parts_joined(parts)
+
+
+def _short_parts_joined(parts: list[tuple[str | None, str]]) -> list[tuple[str | None, str]]:
+    """A part too short to stand alone (a title line with nothing under it before the next one, a running
+    header above the page's first section) goes with the part after it, under that one's heading."""
+    out: list[tuple[str | None, str]] = []
+    carried = ""
+    for index, (heading, text) in enumerate(parts):
+        if index < len(parts) - 1 and len("".join(text.split())) < MIN_SECTION_CHARS:
+            carried += text
+            continue
+        out.append((heading, carried + text))
+        carried = ""
+    return out
+
+
+def _title_line(title: str, text: str, start: int) -> re.Match[str] | None:
+    """The first line of ``text`` from ``start`` holding ``title`` alone after a section number ("2.1.6 NULL"),
+    else holding it alone ("NULL" written as a line of code comes second)."""
+    if not text:
+        return None
+    words = r"\s+".join(re.escape(word) for word in title.split())
+    numbered = re.compile(rf"(?m)^[ \t]*(\d+(?:\.\d+)*\.?[ \t]+{words})[ \t]*$").search(text, start)
+    return numbered or re.compile(rf"(?m)^[ \t]*({words})[ \t]*$").search(text, start)
 
 
 TABLE_KEEPS = 0.8  # a table whose cells hold less of its band's letters than this is read as text instead
