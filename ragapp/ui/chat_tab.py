@@ -30,6 +30,7 @@ def example_questions(path: Path = ASSETS / "examples.json", lang: str | None = 
 
 @dataclass(frozen=True)
 class ChatsSidebar:
+    panel: gr.Sidebar
     new_chat: gr.Button
     chat_list: gr.Radio
     chat_title: gr.Textbox
@@ -38,14 +39,14 @@ class ChatsSidebar:
 
 
 def build_chats_sidebar() -> ChatsSidebar:
-    with gr.Sidebar(label=t("chats.sidebar"), open=False, elem_id="chats-sidebar"):
+    with gr.Sidebar(label=t("chats.sidebar"), open=False, elem_id="chats-sidebar") as panel:
         new_chat = gr.Button(t("chats.new"), elem_id="new-chat")
         chat_list = gr.Radio(choices=[], label=t("chats.past"), elem_id="chat-list")
         chat_title = gr.Textbox(show_label=False, placeholder=t("chats.title"), elem_id="chat-title")
         with gr.Row():
             rename_chat = gr.Button(t("chats.rename"), size="sm", elem_id="rename-chat")
             delete_chat = gr.Button(t("common.delete"), size="sm", variant="stop", elem_id="delete-chat")
-    return ChatsSidebar(new_chat, chat_list, chat_title, rename_chat, delete_chat)
+    return ChatsSidebar(panel, new_chat, chat_list, chat_title, rename_chat, delete_chat)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
     with gr.Tab(t("chat.tab"), id="chat"):
         chatbot = gr.Chatbot(
             elem_id="chatbot",
-            height=560,
+            height=440,
             label=t("chat.chatbot"),
             buttons=["copy"],
             placeholder=t_str("chat.placeholder"),
@@ -106,6 +107,11 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
             )
             send = gr.Button(t("chat.send"), variant="primary", elem_id="send", scale=1)
             clear = gr.Button(t("chat.clear"), elem_id="clear", scale=1)
+        # The demo questions in the page's language (a style in ragapp.ui.i18n.HEAD hides the others).
+        for lang in ("en", "zh"):
+            if examples := example_questions(lang=lang):
+                with gr.Column(elem_id=f"examples-{lang}"):
+                    gr.Examples(examples=[[q] for q in examples], inputs=question, label=t("chat.examples"))
         with gr.Row():
             scope = gr.Dropdown(
                 choices=handlers.kb_names() if public else [],
@@ -124,11 +130,6 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
                 elem_id="chat-mode",
                 scale=1,
             )
-        # The demo questions in the page's language (a style in ragapp.ui.i18n.HEAD hides the others).
-        for lang in ("en", "zh"):
-            if examples := example_questions(lang=lang):
-                with gr.Column(elem_id=f"examples-{lang}"):
-                    gr.Examples(examples=[[q] for q in examples], inputs=question, label=t("chat.examples"))
     return ChatTab(
         chatbot, citation_view, citation_title, close_citation, citation_page, citation_section, feedback_row,
         comment, send_comment, save_case, question, send, clear, scope, mode,

@@ -301,8 +301,8 @@ class Handlers:
         """On page load: who is signed in (or that accounts are off), and the controls their role may use
         shown (upload, delete, editing the intent tree); the engine refuses the rest whatever the page shows."""
         username = getattr(request, "username", None) if request is not None else None
-        if self.engine.accounts is None:
-            line = "👤 Accounts are off: one local user may do everything (`RAGAPP_AUTH__ENABLED=true` turns them on)"
+        if self.engine.accounts is None:  # said under "About"
+            line = ""
             actor = LOCAL_ACTOR
         else:
             try:

@@ -24,12 +24,23 @@ PREFIX = "ragapp."
 TEXTS: dict[str, tuple[str, str]] = {
     # The header and the sidebar of chats
     "header.tagline": ("Ask questions about your documents", "就你的文档提问"),
+    "header.purpose": (
+        "Answers come from your documents only, each with the passages it rests on; "
+        "when the documents do not say, it tells you so.",
+        "回答只来自你的文档，并附上所依据的原文；文档里没有的，会直接告诉你。",
+    ),
+    "header.about": ("About this app", "关于本应用"),
+    "header.accounts_off": (
+        "👤 Accounts are off: one local user may do everything (`RAGAPP_AUTH__ENABLED=true` turns them on)",
+        "👤 未启用账户：本地单用户拥有全部权限（`RAGAPP_AUTH__ENABLED=true` 可启用账户）",
+    ),
     "header.ephemeral": (
         "⚠️ Nothing here is kept: uploaded documents, chats and traces are lost when the app restarts (it has no "
         "persistent storage).",
         "⚠️ 此处不保存任何内容：应用重启后，上传的文档、对话和追踪记录都会丢失（没有持久存储）。",
     ),
     "chats.sidebar": ("Chats", "会话"),
+    "chats.open": ("🗂️ Past chats", "🗂️ 历史对话"),
     "chats.new": ("➕ New chat", "➕ 新对话"),
     "chats.past": ("Past chats", "历史对话"),
     "chats.title": ("New title", "新标题"),

@@ -34,11 +34,14 @@ def build_ui(engine: Engine) -> gr.Blocks:
         open_chat = gr.BrowserState("", storage_key="ragapp-open-chat", secret=kept)
         sidebar = build_chats_sidebar()
         gr.Markdown(SWITCH, elem_id="language-switch")  # English · 中文: see ragapp/ui/i18n.py
+        # For people first: what the app is and does; the models and the index are under "About" below.
         gr.Markdown("# ragapp\n" + t("header.tagline"), elem_id="header")
+        gr.Markdown(t("header.purpose"), elem_id="purpose")
+        with gr.Row(equal_height=True):
+            open_chats = gr.Button(t("chats.open"), size="sm", elem_id="open-chats", scale=0, min_width=160)
+            account = gr.Markdown(elem_id="account")  # who is signed in, and Log out (none with accounts off)
         if engine.settings.paths.ephemeral:  # e.g. a Hugging Face Space without storage
             gr.Markdown(t("header.ephemeral"), elem_id="ephemeral-notice")
-        status = gr.Markdown(handlers.status_line(), elem_id="status-line")
-        account = gr.Markdown(elem_id="account")
         with gr.Tabs():
             chat = build_chat_tab(engine, handlers, public)
             knowledge = build_knowledge_tab(engine, handlers, public)
@@ -46,6 +49,11 @@ def build_ui(engine: Engine) -> gr.Blocks:
                 intent_editing = build_intents_tab(engine)
             build_traces_tab(engine, owner)
             admin = build_admin_tab(engine)  # admins only: shown and filled by the load event
+        with gr.Accordion(t("header.about"), open=False, elem_id="about"):
+            status = gr.Markdown(handlers.status_line(), elem_id="status-line")
+            if engine.accounts is None:
+                gr.Markdown(t("header.accounts_off"), elem_id="accounts-off")
+        open_chats.click(lambda: gr.Sidebar(open=True), outputs=[sidebar.panel], queue=False)
 
         history = wire_chat(engine, chat, sidebar, handlers, session, owner, open_chat)
         wire_knowledge(engine, knowledge, handlers, chat.scope, status, owner)

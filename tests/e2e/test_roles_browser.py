@@ -61,11 +61,13 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     editor.locator("#intent-save").wait_for(state="visible")
 
 
-def test_with_accounts_off_the_header_says_so(
+def test_with_accounts_off_the_about_section_says_so(
     scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
 ) -> None:
     _rig, url = scripted_app()
     page = open_page(url)
-    page.locator("#account").get_by_text("Accounts are off").wait_for()
+    page.locator("#about").get_by_text("About this app").click()
+    page.locator("#accounts-off").get_by_text("Accounts are off").wait_for()
+    assert page.locator("#account").inner_text().strip() == ""  # the header names nobody
     page.get_by_role("tab", name="Knowledge").click()
     page.locator("#upload").wait_for(state="visible")
