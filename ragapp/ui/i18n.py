@@ -7,7 +7,8 @@ the header's switch: a click on English or 中文 changes the page's language at
 ``?lang=en``, ``?lang=zh`` or ``?lang=auto`` (back to the browser's language) in the address do the same.
 
 What handlers compute at run time (toasts, the status line, reports, the chat's step bubbles) is plain text,
-which Gradio does not translate: those messages still say both languages.
+which Gradio does not translate: those messages still say both languages, but for the chat's own words around
+an answer (``ragapp.ui.render.both``), which carry both and show the page's.
 """
 
 from __future__ import annotations
@@ -337,6 +338,7 @@ _SCRIPT = """<script>
 # The page's language is on <html lang>: the examples of the other language are hidden, the current one is bold.
 _STYLE = """<style>
 html[lang^="zh"] #examples-en, html:not([lang^="zh"]) #examples-zh { display: none !important; }
+html[lang^="zh"] .lang-en, html:not([lang^="zh"]) .lang-zh { display: none !important; }
 #language-switch { text-align: right; }
 #language-switch a { text-decoration: none; }
 html[lang^="zh"] #language-switch a[href="?lang=zh"],

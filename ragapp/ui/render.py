@@ -49,7 +49,16 @@ _ACTIONS = {
     "system": "Reply directly (no search)",
     "fallback": "Search all knowledge bases",
 }
-UNSUPPORTED_MARK = "⚠️ not found in the documents"
+
+
+def both(english: str, chinese: str) -> str:
+    """Chat text in both languages, of which the page shows its own (a style in ``ragapp.ui.i18n.HEAD`` hides
+    the other): chat messages are made on the server, which does not know the page's language, and a kept
+    chat reopened after a switch follows it too."""
+    return f'<span class="lang-en">{english}</span><span class="lang-zh">{chinese}</span>'
+
+
+UNSUPPORTED_MARK = both("⚠️ not found in the documents", "⚠️ 文档中没有")
 _MARKDOWN_CHARS = re.compile(r"[\\`*_\[\]#|~]")
 _LIST_LEAD = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 SEARCH_ALL_CHOICE = {"label": "Search everything · 全部检索", "value": "*"}
@@ -219,7 +228,7 @@ def rewrite_note(event: RewriteEvent) -> str:
     """The small line under the answer that says what was searched."""
     parts = event.sub_questions if len(event.sub_questions) > 1 else (event.standalone,)
     searched = " · ".join(f"“{p}”" for p in parts)
-    return f"<sub>🔎 Searched as · 检索问题: {plain_markdown(searched)}</sub>"
+    return f"<sub>🔎 {both('Searched as', '检索问题')}: {plain_markdown(searched)}</sub>"
 
 
 def stage_summary(event: StageEvent) -> str:
@@ -271,7 +280,7 @@ def _where(citation: Citation) -> str:
     return citation.chunk.source + (f" · {where}" if where else "") + scanned
 
 
-EVIDENCE_LABEL = "📌 From the documents · 文档原文"
+EVIDENCE_LABEL = "📌 " + both("From the documents", "文档原文")
 
 
 def evidence_message(event: EvidenceEvent) -> gr.ChatMessage:
@@ -284,7 +293,7 @@ def evidence_message(event: EvidenceEvent) -> gr.ChatMessage:
 
 
 # A click on the passage (a chat message) opens it where it stands: the page drawn, or its section.
-OPEN_PAGE_HINT = "<sub>🔍 Click the passage to see it on its page · 点击原文查看所在页面</sub>"
+OPEN_PAGE_HINT = "<sub>🔍 " + both("Click the passage to see it on its page", "点击原文查看所在页面") + "</sub>"
 
 
 def citation_message(citation: Citation, opened: bool = False) -> gr.ChatMessage:

@@ -40,10 +40,12 @@ def test_unsupported_answer_is_refused_and_a_supported_one_highlights_its_senten
     ask_and_wait(page, QUESTION)
     answer = chat.get_by_text("Rinse the limescale filter every 14 days [1].")  # the wrong [2] fixed
     answer.first.wait_for()
-    evidence = chat.get_by_text("From the documents · 文档原文").last  # the quote shown before the answer
+    evidence = chat.get_by_text("From the documents").last  # the quote shown before the answer
     evidence.wait_for()
     assert chat.locator("mark").filter(has_text="should be rinsed every 14 days").count() >= 1
     chat.get_by_text("not found in the documents").first.wait_for()  # the sentence with 99% is marked
+    shown = chat.inner_text()  # an English page shows the chat's own words in English only
+    assert [w for w in ("文档原文", "文档中没有", "检索问题", "点击原文") if w in shown] == []
     chat.get_by_text("[1] orion_kettle_k9.md").last.click()  # open the citation: the passage...
     mark = chat.locator("mark").filter(has_text="should be rinsed every 14 days").last
     mark.wait_for(state="visible")  # ...with the sentence that supports the answer highlighted

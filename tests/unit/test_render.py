@@ -18,7 +18,7 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
-from ragapp.ui.render import OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title, highlighted
+from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title, highlighted
 from ragapp.ui.state import Session
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries are covered for 12 months.", "warranty.pdf", page=3, heading="Battery")
@@ -76,7 +76,7 @@ def test_the_evidence_sentence_shows_before_the_answer_and_stays_above_it() -> N
     view.apply(EvidenceEvent("Batteries are covered for 12 months.", Citation(1, CHUNK, None, (CHUNK.text,))))
     (evidence,) = view.messages()  # nothing generated yet: the quote is what the reader has
     assert evidence.content == (
-        "📌 From the documents · 文档原文 · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
+        f"{EVIDENCE_LABEL} · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
         "> <mark>Batteries are covered for 12 months.</mark>"
     )
     view.apply(TokenEvent("Twelve months [1]."))
@@ -93,7 +93,7 @@ def test_the_quote_becomes_the_passage_the_answer_cites_first_and_a_refusal_show
     cited = Citation(1, CHUNK, None, ("Batteries are covered for 12 months.",))
     view.apply(AnswerEvent("Twelve months [1].", (cited,), grounded=True))
     assert _contents(view)[0] == (
-        "📌 From the documents · 文档原文 · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
+        f"{EVIDENCE_LABEL} · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
         "> <mark>Batteries are covered for 12 months.</mark>"
     )
 
@@ -188,7 +188,10 @@ def test_rewritten_question_is_shown_small_under_the_answer() -> None:
     view.apply(AnswerEvent("2600 Pa [1].", (Citation(1, CHUNK),), grounded=True))
     answer, note, _source = view.messages()
     assert answer.content == "2600 Pa [1]."
-    assert note.content.startswith("<sub>🔎 Searched as") and "&lt;b&gt;suction" in note.content
+    assert (
+        note.content.startswith('<sub>🔎 <span class="lang-en">Searched as</span>')
+        and "&lt;b&gt;suction" in note.content
+    )
 
 
 # -- agent mode ---------------------------------------------------------------------------------
