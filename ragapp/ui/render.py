@@ -25,37 +25,39 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
 
-_STAGE_TITLES = {
-    "memory": "🗂️ Summarising earlier turns",
-    "rewrite": "✏️ Understanding the question",
-    "route": "🧭 Choosing where to look",
-    "retrieve": "🔎 Searching the knowledge base",
-    "translate": "🌐 Searching in the documents' language",
-    "rephrase": "🔁 Searching again with the answer's likely words",
-    "generate": "✍️ Writing the answer",
-    "agent": "🤖 Agent working",
-}
-_MODE_ICONS = {"agent": "🤖", "workflow": "🧭"}
-_ARGUMENT_CHARS = 300  # longer tool arguments are cut in the step bubble
-_PREVIEW_CHARS = 500
-_AGENT_COUNTS = (  # the agent stage's summary: detail key, singular, plural
-    ("steps", "step", "steps"),
-    ("model calls", "model call", "model calls"),
-    ("passages", "passage found", "passages found"),
-)
-_ACTIONS = {
-    "route": "Search in",
-    "clarify": "Ask which one is meant",
-    "system": "Reply directly (no search)",
-    "fallback": "Search all knowledge bases",
-}
-
 
 def both(english: str, chinese: str) -> str:
     """Chat text in both languages, of which the page shows its own (a style in ``ragapp.ui.i18n.HEAD`` hides
     the other): chat messages are made on the server, which does not know the page's language, and a kept
     chat reopened after a switch follows it too."""
     return f'<span class="lang-en">{english}</span><span class="lang-zh">{chinese}</span>'
+
+
+_STAGE_TITLES = {
+    "memory": "🗂️ " + both("Summarising earlier turns", "正在归纳之前的对话"),
+    "rewrite": "✏️ " + both("Understanding the question", "正在理解问题"),
+    "route": "🧭 " + both("Choosing where to look", "正在选择检索范围"),
+    "retrieve": "🔎 " + both("Searching the knowledge base", "正在检索知识库"),
+    "translate": "🌐 " + both("Searching in the documents' language", "正在用文档的语言检索"),
+    "rephrase": "🔁 " + both("Searching again with the answer's likely words", "正在换用答案可能的措辞再检索"),
+    "generate": "✍️ " + both("Writing the answer", "正在写回答"),
+    "agent": "🤖 " + both("Agent working", "智能体工作中"),
+}
+FAILED = both(": failed", "：失败")
+_MODE_ICONS = {"agent": "🤖", "workflow": "🧭"}
+_ARGUMENT_CHARS = 300  # longer tool arguments are cut in the step bubble
+_PREVIEW_CHARS = 500
+_AGENT_COUNTS = (  # the agent stage's summary: detail key, singular, plural, Chinese
+    ("steps", "step", "steps", "步"),
+    ("model calls", "model call", "model calls", "次模型调用"),
+    ("passages", "passage found", "passages found", "段原文"),
+)
+_ACTIONS = {
+    "route": both("Search in", "检索范围"),
+    "clarify": both("Ask which one is meant", "询问指的是哪一个"),
+    "system": both("Reply directly (no search)", "直接回复（不检索）"),
+    "fallback": both("Search all knowledge bases", "检索全部知识库"),
+}
 
 
 UNSUPPORTED_MARK = both("⚠️ not found in the documents", "⚠️ 文档中没有")
@@ -158,7 +160,7 @@ def stage_message(step: StageStep) -> gr.ChatMessage:
         if step.duration_s is not None:
             metadata["duration"] = round(step.duration_s, 2)
         if step.status == "failed":
-            metadata["title"] = f"❌ {title}: failed"
+            metadata["title"] = f"❌ {title}{FAILED}"
             content = step.error or ""
         elif step.routing is None:
             content = stage_summary(StageEvent(step.stage, step.status, step.duration_s, step.detail, step.error))
@@ -168,10 +170,11 @@ def stage_message(step: StageStep) -> gr.ChatMessage:
 def agent_step_message(event: AgentStepEvent) -> gr.ChatMessage:
     """One bubble per step: pending while the tool runs, done when it finishes or fails (a step that fails
     before it starts, an unreadable reply, gets one straight away)."""
-    title = f"🛠️ Step {event.step} · {event.tool if event.tool not in ('', '?') else 'no tool call'}"
+    tool = event.tool if event.tool not in ("", "?") else both("no tool call", "未调用工具")
+    title = f"🛠️ {both('Step', '步骤')} {event.step} · {tool}"
     metadata: dict[str, Any] = {"title": title, "status": "pending" if event.status == "started" else "done"}
     if event.status == "failed":
-        metadata["title"] = f"❌ {title}: failed"
+        metadata["title"] = f"❌ {title}{FAILED}"
     if event.duration_s is not None and event.status != "started":
         metadata["duration"] = round(event.duration_s, 2)
     return gr.ChatMessage(role="assistant", content=agent_step_body(event), metadata=metadata)  # type: ignore[arg-type]
@@ -183,8 +186,8 @@ def routing_summary(event: RoutingEvent) -> str:
     intents = ", ".join(f"{i.label} ({i.score:.2f})" for i in event.intents)
     lines = [f"**{action}**" + (f": {intents}" if intents else "")]
     if len(event.question) < 200:
-        lines.append(f"Question: {event.question}")
-    lines.append(f"Why: {event.reason}")
+        lines.append(f"{both('Question', '问题')}: {event.question}")
+    lines.append(f"{both('Why', '原因')}: {event.reason}")
     return "\n\n".join(lines)
 
 
@@ -200,19 +203,21 @@ def agent_step_body(event: AgentStepEvent) -> str:
     """The step bubble: why the model took the step, the call it made, and what came back (or the error)."""
     lines = []
     if event.thought:
-        lines.append(f"**Why:** {plain_markdown(event.thought)}")
+        lines.append(f"**{both('Why', '原因')}:** {plain_markdown(event.thought)}")
     if event.tool not in ("", "?"):
         arguments = json.dumps(event.arguments, ensure_ascii=False, default=str)
         if len(arguments) > _ARGUMENT_CHARS:
             arguments = arguments[:_ARGUMENT_CHARS] + "…"
-        lines.append(f"**Tool:** {code_span(event.tool)} {code_span(arguments)}")
+        lines.append(f"**{both('Tool', '工具')}:** {code_span(event.tool)} {code_span(arguments)}")
     if event.status == "failed":
-        lines.append(f"**Error:** {plain_markdown(event.error or 'the step failed')}")
+        error = plain_markdown(event.error) if event.error else both("the step failed", "这一步失败了")
+        lines.append(f"**{both('Error', '错误')}:** {error}")
     elif event.status == "finished":
-        preview = event.preview.strip() or "(no output)"
+        preview = event.preview.strip()
         if len(preview) > _PREVIEW_CHARS:
             preview = preview[:_PREVIEW_CHARS] + "…"
-        lines.append(f"**Result:** {plain_markdown(preview)}")
+        preview = plain_markdown(preview) if preview else both("(no output)", "（无输出）")
+        lines.append(f"**{both('Result', '结果')}:** {preview}")
     return "\n\n".join(lines)
 
 
@@ -234,14 +239,25 @@ def rewrite_note(event: RewriteEvent) -> str:
 def stage_summary(event: StageEvent) -> str:
     detail = event.detail
     if event.stage == "retrieve":
-        channels = ", ".join(f"{name}: {count} hits" for name, count in detail.get("channels", {}).items())
-        return (
-            f"{channels or 'no channel answered'} · {detail.get('candidates', 0)} fused candidates · "
-            f"{detail.get('relevant', 0)} relevant · reranker: {detail.get('reranker', 'off')}"
+        found = detail.get("channels", {}).items()
+        candidates, relevant, reranker = (
+            detail.get("candidates", 0),
+            detail.get("relevant", 0),
+            detail.get("reranker", "off"),
         )
+        english = (
+            f"{', '.join(f'{name}: {count} hits' for name, count in found) or 'no channel answered'} · "
+            f"{candidates} fused candidates · {relevant} relevant · reranker: {reranker}"
+        )
+        chinese = (
+            f"{'，'.join(f'{name}：{count} 条' for name, count in found) or '没有检索通道返回结果'} · "
+            f"融合后 {candidates} 个候选 · {relevant} 个相关 · 重排序：{reranker}"
+        )
+        return both(english, chinese)
     if event.stage == "agent" and event.status == "finished":
-        counts = [(detail.get(k, 0), one, many) for k, one, many in _AGENT_COUNTS]
-        return " · ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts)
+        counts = [(detail.get(k, 0), one, many, zh) for k, one, many, zh in _AGENT_COUNTS]
+        english = " · ".join(f"{n} {one if n == 1 else many}" for n, one, many, _zh in counts)
+        return both(english, " · ".join(f"{n} {zh}" for n, _one, _many, zh in counts))
     return ", ".join(f"{k}: {v}" for k, v in detail.items())
 
 
@@ -276,7 +292,7 @@ def _where(citation: Citation) -> str:
     a passage read from a scan, how sure the OCR was, so a reader knows to check an odd word against the page."""
     where = citation.chunk.location
     read = citation.chunk.ocr_confidence
-    scanned = f" · 🖨️ OCR {read:.0%} · 扫描识别" if read is not None else ""
+    scanned = f" · 🖨️ OCR {read:.0%}" if read is not None else ""  # the same words in both languages
     return citation.chunk.source + (f" · {where}" if where else "") + scanned
 
 
@@ -418,5 +434,8 @@ def consulted_message(chunks: tuple[RetrievedChunk, ...]) -> gr.ChatMessage:
     return gr.ChatMessage(
         role="assistant",
         content="\n".join(lines),
-        metadata={"title": "📚 Passages consulted (the answer cited none)", "status": "done"},
+        metadata={
+            "title": "📚 " + both("Passages consulted (the answer cited none)", "参考过的原文（回答未引用）"),
+            "status": "done",
+        },
     )

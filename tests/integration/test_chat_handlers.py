@@ -12,6 +12,7 @@ import pytest
 from ragapp.core.types import ChatTurn
 from ragapp.ui.handlers import Handlers
 from ragapp.ui.state import Session
+from tests.text import english
 
 pytestmark = pytest.mark.integration
 
@@ -110,6 +111,7 @@ def test_agent_mode_shows_each_step_then_a_cited_answer(chat: tuple[Handlers, An
         "90 minutes [1].",
     )
     _, messages, session = last(handlers.respond("How long does the Alpha battery last?", [], None, None, mode="agent"))
+    messages = english(messages)
     assert llm.pending == 0 and llm.json_calls == [True, True, False]  # two decisions, then the answer
     titles = [str((m.metadata or {}).get("title", "")) for m in messages]
     assert titles[:3] == ["", "🤖 Agent working", "🛠️ Step 1 · search_knowledge"]  # the question, the agent, step 1
@@ -137,6 +139,7 @@ def test_mode_defaults_to_the_configured_one_and_auto_says_what_it_chose(chat: t
     )
     question = "Which battery lasts longer, the Alpha or the Beta?"
     _, messages, _ = last(handlers.respond(question, [], None, mode="auto"))
+    messages = english(messages)
     contents = [str(m.content) for m in messages]
     assert contents[1] == "🤖 Auto chose agent: the question compares things"
     titles = [str((m.metadata or {}).get("title", "")) for m in messages]
@@ -151,5 +154,6 @@ def test_mode_defaults_to_the_configured_one_and_auto_says_what_it_chose(chat: t
         "90 minutes [1].",
     )
     _, messages, _ = last(handlers.respond("How long does the Alpha battery last?", [], None))
+    messages = english(messages)
     titles = [str((m.metadata or {}).get("title", "")) for m in messages]
     assert "🧭 Choosing where to look" in titles and not any("Step" in t for t in titles)

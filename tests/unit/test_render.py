@@ -20,6 +20,7 @@ from ragapp.core.events import (
 from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
 from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title, highlighted
 from ragapp.ui.state import Session
+from tests.text import english
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries are covered for 12 months.", "warranty.pdf", page=3, heading="Battery")
 RETRIEVED = RetrievedChunk(CHUNK, 0.03, {"vector": 1}, {"vector": 0.9})
@@ -32,7 +33,7 @@ def _contents(view: TurnView) -> list[str]:
 def test_stage_is_pending_then_done_with_duration_and_summary() -> None:
     view = TurnView()
     view.apply(StageEvent("retrieve", "started"))
-    (step,) = view.messages()
+    (step,) = english(view.messages())
     assert step.metadata == {"title": "🔎 Searching the knowledge base", "status": "pending"}
     view.apply(
         StageEvent(
@@ -42,7 +43,7 @@ def test_stage_is_pending_then_done_with_duration_and_summary() -> None:
             detail={"channels": {"vector": 20, "keyword": 7}, "candidates": 22, "relevant": 5, "reranker": "off"},
         )
     )
-    (step,) = view.messages()
+    (step,) = english(view.messages())
     assert step.metadata["status"] == "done"
     assert step.metadata["duration"] == 0.12
     assert step.content == "vector: 20 hits, keyword: 7 hits · 22 fused candidates · 5 relevant · reranker: off"
@@ -138,8 +139,8 @@ def test_a_cited_scanned_passage_says_how_sure_the_ocr_was() -> None:
     scanned = Chunk("d3-0000", "d3", 0, "Charge it for two hours.", "scan.pdf", page=2, ocr_confidence=0.874)
     view = TurnView()
     view.apply(AnswerEvent("Two hours [1].", (Citation(1, scanned),), grounded=True))
-    _answer, citation = view.messages()
-    assert citation.metadata["title"] == "📄 [1] scan.pdf · p. 2 · 🖨️ OCR 87% · 扫描识别"
+    _answer, citation = english(view.messages())
+    assert citation.metadata["title"] == "📄 [1] scan.pdf · p. 2 · 🖨️ OCR 87%"
     assert "OCR" not in citation_title(Citation(1, CHUNK))  # a text layer says nothing of OCR
 
 
@@ -161,7 +162,7 @@ def test_routing_decision_and_reason_fill_the_routing_step() -> None:
     view.apply(StageEvent("route", "started"))
     view.apply(StageEvent("route", "finished", duration_s=1.5, detail={"decision": "route"}))
     view.apply(RoutingEvent("How long?", "route", (LEAF_V1,), "routed to Products > Lumen V1 > Specs (0.90)"))
-    (step,) = view.messages()
+    (step,) = english(view.messages())
     assert step.metadata["title"] == "🧭 Choosing where to look"
     assert "**Search in**: Lumen V1 › Specs (0.90)" in str(step.content)
     assert "Why: routed to" in str(step.content)
@@ -202,7 +203,7 @@ SEARCH = {"query": "Alpha battery"}
 def test_agent_step_is_pending_then_done_with_the_call_and_its_result() -> None:
     view = TurnView()
     view.apply(AgentStepEvent(1, "started", "search_knowledge", SEARCH, "find the battery life"))
-    (step,) = view.messages()
+    (step,) = english(view.messages())
     assert step.metadata == {"title": "🛠️ Step 1 · search_knowledge", "status": "pending"}
     assert "**Why:** find the battery life" in str(step.content)
     assert '`search_knowledge` `{"query": "Alpha battery"}`' in str(step.content)
@@ -213,7 +214,7 @@ def test_agent_step_is_pending_then_done_with_the_call_and_its_result() -> None:
             1, "finished", "search_knowledge", SEARCH, "find the battery life", "2 passage(s): robots.md", 0.456
         )
     )
-    (step,) = view.messages()
+    (step,) = english(view.messages())
     assert step.metadata == {"title": "🛠️ Step 1 · search_knowledge", "status": "done", "duration": 0.46}
     assert "**Result:** 2 passage(s): robots.md" in str(step.content)
     assert "**Why:** find the battery life" in str(step.content)
@@ -227,7 +228,7 @@ def test_failed_agent_step_is_marked_with_its_error() -> None:
             2, "failed", "read_chunk", {"chunk_id": 7}, "read on", "", 0.01, "invalid arguments for read_chunk"
         )
     )
-    (step,) = view.messages()
+    (step,) = english(view.messages())
     assert step.metadata["title"] == "❌ 🛠️ Step 2 · read_chunk: failed"
     assert step.metadata["status"] == "done"
     assert "**Error:** invalid arguments for read_chunk" in str(step.content)
@@ -237,7 +238,7 @@ def test_failed_agent_step_is_marked_with_its_error() -> None:
 def test_unreadable_reply_is_a_failed_step_of_its_own() -> None:
     view = TurnView()
     view.apply(AgentStepEvent(1, "failed", "?", error="the reply was not a tool call or an answer"))
-    (step,) = view.messages()
+    (step,) = english(view.messages())
     assert step.metadata["title"] == "❌ 🛠️ Step 1 · no tool call: failed"
     assert step.content == "**Error:** the reply was not a tool call or an answer"
 
@@ -266,7 +267,7 @@ def test_agent_turn_shows_the_stage_the_steps_in_order_then_the_cited_answer() -
     view.apply(RetrievalEvent((RETRIEVED,)))
     view.apply(TokenEvent("12 months [1]."))
     view.apply(AnswerEvent("12 months [1].", (Citation(1, CHUNK),), grounded=True))
-    titles = [str((m.metadata or {}).get("title", m.content)) for m in view.messages()]
+    titles = [str((m.metadata or {}).get("title", m.content)) for m in english(view.messages())]
     assert titles == [
         "🤖 Agent working",
         "🛠️ Step 1 · search_knowledge",
@@ -276,10 +277,10 @@ def test_agent_turn_shows_the_stage_the_steps_in_order_then_the_cited_answer() -
         "12 months [1].",
         "📄 [1] warranty.pdf · p. 3 · Battery",
     ]
-    stage = view.messages()[0]
+    stage = english(view.messages())[0]
     assert stage.metadata == {"title": "🤖 Agent working", "status": "done", "duration": 2.5}
     assert stage.content == "3 steps · 1 model call · 1 passage found"
-    assert all((m.metadata or {}).get("status") != "pending" for m in view.messages())
+    assert all((m.metadata or {}).get("status") != "pending" for m in english(view.messages()))
 
 
 def test_step_events_update_the_bubble_of_their_own_step() -> None:
@@ -287,11 +288,11 @@ def test_step_events_update_the_bubble_of_their_own_step() -> None:
     view.apply(AgentStepEvent(1, "started", "search_knowledge", {"query": "Alpha"}, "first"))
     view.apply(AgentStepEvent(2, "started", "search_knowledge", {"query": "Beta"}, "second"))
     view.apply(AgentStepEvent(2, "finished", "search_knowledge", {"query": "Beta"}, "second", "Beta found", 0.2))
-    first, second = view.messages()
+    first, second = english(view.messages())
     assert first.metadata["status"] == "pending" and "Beta" not in str(first.content)
     assert second.metadata["status"] == "done" and "**Result:** Beta found" in str(second.content)
     view.apply(AgentStepEvent(1, "failed", "search_knowledge", {"query": "Alpha"}, "first", "", 0.3, "boom"))
-    first, second = view.messages()
+    first, second = english(view.messages())
     assert first.metadata["title"].startswith("❌ 🛠️ Step 1") and "**Error:** boom" in str(first.content)
     assert "**Result:** Beta found" in str(second.content) and second.metadata["title"] == "🛠️ Step 2 · search_knowledge"
 
@@ -310,7 +311,7 @@ def test_failed_agent_stage_falls_back_visibly() -> None:
     view.apply(StageEvent("agent", "started"))
     view.apply(StageEvent("agent", "failed", 1.0, error="model server unreachable"))
     view.apply(NoticeEvent("The agent could not work on this question; answering with the workflow.", "warning"))
-    stage, notice = view.messages()
+    stage, notice = english(view.messages())
     assert stage.metadata["title"] == "❌ 🤖 Agent working: failed" and stage.content == "model server unreachable"
     assert str(notice.content).startswith("⚠️ The agent could not work")
 

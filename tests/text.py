@@ -1,0 +1,33 @@
+"""What a page in one language shows of the chat's own words, which carry both (``ragapp.ui.render.both``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import gradio as gr
+
+_SPAN = re.compile(r'<span class="lang-(en|zh)">(.*?)</span>', re.S)
+
+
+def shown(text: str, lang: str = "en") -> str:
+    """``text`` as a page in ``lang`` shows it: its words in the other language gone."""
+    return _SPAN.sub(lambda m: m.group(2) if m.group(1) == lang else "", text)
+
+
+def english(messages: Sequence[Any]) -> list[Any]:
+    """Chat messages as an English page shows them (their titles and text)."""
+    out = []
+    for m in messages:
+        if not isinstance(m, gr.ChatMessage):
+            out.append(m)
+            continue
+        metadata = dict(m.metadata) if m.metadata else m.metadata
+        if metadata and "title" in metadata:
+            metadata["title"] = shown(str(metadata["title"]))
+        content = shown(m.content) if isinstance(m.content, str) else m.content
+        copy = gr.ChatMessage(role=m.role, content=content, metadata=metadata)  # type: ignore[arg-type]
+        copy.options = m.options
+        out.append(copy)
+    return out
