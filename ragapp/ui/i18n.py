@@ -80,6 +80,13 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.to_delete": ("Document to delete", "要删除的文档"),
     "kb.stop": ("Stop upload", "停止上传"),
     "kb.reindex": ("Index again", "重新索引"),
+    "kb.delete_doc": ("🗑️ Delete this document", "🗑️ 删除此文档"),
+    "kb.delete_confirm": (
+        "Delete this document from the knowledge base, with its chunks? This cannot be undone.",
+        "从知识库中删除此文档及其全部分块？删除后无法恢复。",
+    ),
+    "kb.delete_yes": ("Yes, delete it", "确定删除"),
+    "kb.delete_no": ("Cancel", "取消"),
     "kb.doc_hint": (
         "Click a document in the table to see how it was read and what it was cut into.",
         "点击表格中的文档，查看它的解析情况和切分出的片段。",

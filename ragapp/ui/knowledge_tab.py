@@ -32,7 +32,12 @@ class KnowledgeTab:
     doc_search: gr.Textbox
     doc_chunks: gr.Dataframe
     left_out: gr.Markdown
-    deleting: gr.Row
+    deleting: gr.Row  # the open document's actions: shown to those who may delete (the load event)
+    doc_reindex: gr.Button
+    doc_delete: gr.Button
+    confirm_row: gr.Row
+    confirm_delete: gr.Button
+    cancel_delete: gr.Button
     to_delete: gr.Dropdown
     reindex: gr.Button
     delete: gr.Button
@@ -73,6 +78,17 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
         gr.Markdown(t("kb.doc_hint"), elem_id="doc-hint")
         doc_id = gr.State("")
         with gr.Column(visible=False, elem_id="doc-view") as doc_view:
+            with gr.Row() as deleting:
+                doc_reindex = gr.Button(t("kb.reindex"), size="sm", elem_id="doc-reindex", scale=0, min_width=140)
+                doc_delete = gr.Button(
+                    t("kb.delete_doc"), size="sm", variant="stop", elem_id="doc-delete", scale=0, min_width=200
+                )
+            with gr.Row(visible=False, elem_id="doc-delete-confirm") as confirm_row:  # asked before deleting
+                gr.Markdown(t("kb.delete_confirm"))
+                confirm_delete = gr.Button(
+                    t("kb.delete_yes"), size="sm", variant="stop", elem_id="doc-delete-yes", scale=0
+                )
+                cancel_delete = gr.Button(t("kb.delete_no"), size="sm", elem_id="doc-delete-no", scale=0)
             doc_quality = gr.Markdown(elem_id="doc-quality")
             doc_search = gr.Textbox(show_label=False, placeholder=t("kb.doc_search"), elem_id="doc-search")
             # Fixed widths for the short columns: long passages would squeeze them to a letter a line.
@@ -82,7 +98,8 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
             )  # fmt: skip
         with gr.Accordion(t("kb.left_out"), open=False):
             left_out = gr.Markdown(handlers.left_out_report if public else "", elem_id="left-out")
-        with gr.Row() as deleting:
+        # Not shown: the page deletes from the document's view; scripts call this as ``/delete_document``.
+        with gr.Row(visible=False):
             to_delete = gr.Dropdown(
                 choices=handlers.document_choices() if public else [],
                 # Gradio checks an API call's value against the choices the page was built with (empty
@@ -96,7 +113,8 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
             delete = gr.Button(t("common.delete"), variant="stop", elem_id="delete", scale=1)
     return KnowledgeTab(
         uploading, kb_choice, upload, add, stop, report, docs, doc_id, doc_view, doc_quality, doc_search,
-        doc_chunks, left_out, deleting, to_delete, reindex, delete,
+        doc_chunks, left_out, deleting, doc_reindex, doc_delete, confirm_row, confirm_delete, cancel_delete,
+        to_delete, reindex, delete,
     )  # fmt: skip
 
 
@@ -113,7 +131,18 @@ def wire_knowledge(
     documents = DocumentHandlers(engine)
     upload_control = gr.State(UploadControl())  # the Stop button's signal, one per browser session
     refreshed = [tab.docs, tab.to_delete, status, tab.kb_choice, scope]
-    tab.docs.select(documents.open, outputs=[tab.doc_quality, tab.doc_chunks, tab.doc_id, tab.doc_view])
+    tab.docs.select(documents.open, outputs=[tab.doc_quality, tab.doc_chunks, tab.doc_id, tab.doc_view]).then(
+        _shown(False), outputs=[tab.confirm_row], queue=False
+    )
+    # The open document's actions: index it again; delete it once confirmed.
+    tab.doc_reindex.click(documents.reindex, inputs=[tab.doc_id, owner], outputs=[tab.report]).then(
+        handlers.refresh, inputs=[scope], outputs=refreshed
+    )
+    tab.doc_delete.click(_shown(True), outputs=[tab.confirm_row], queue=False)
+    tab.cancel_delete.click(_shown(False), outputs=[tab.confirm_row], queue=False)
+    tab.confirm_delete.click(handlers.delete, inputs=[tab.doc_id, scope], outputs=[tab.report, *refreshed]).then(
+        lambda: (gr.update(visible=False), gr.update(visible=False)), outputs=[tab.confirm_row, tab.doc_view]
+    ).then(handlers.left_out_report, outputs=[tab.left_out])
     tab.doc_search.submit(documents.search, inputs=[tab.doc_id, tab.doc_search], outputs=[tab.doc_chunks])
     # Not queued: it must reach the upload while that one still runs.
     tab.stop.click(documents.stop, inputs=[upload_control], queue=False)
@@ -133,6 +162,10 @@ def wire_knowledge(
         outputs=[tab.report, *refreshed],
         api_name="delete_document",
     ).then(handlers.left_out_report, outputs=[tab.left_out])
+
+
+def _shown(visible: bool) -> Callable[[], Any]:
+    return lambda: gr.update(visible=visible)
 
 
 def _stoppable(running: bool) -> Callable[[], Any]:

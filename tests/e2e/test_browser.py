@@ -147,6 +147,29 @@ def test_the_chunk_table_keeps_its_headers_readable(
     assert page.locator("#doc-chunks table").first.evaluate(fits)  # no text cut on the right
 
 
+def test_a_document_is_deleted_from_its_own_view_once_confirmed(
+    scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
+) -> None:
+    _, url = scripted_app({"maintenance.md": LONG_TEXT, "kettle_notes.md": UPLOAD_TEXT})
+    page = open_page(url)
+    page.locator("#question textarea").wait_for()
+    page.get_by_role("tab", name="Knowledge").click()
+    table = page.locator("#documents")
+    assert not page.locator("#delete-choice").is_visible()  # no separate picker to delete from
+    table.get_by_text("maintenance.md").filter(visible=True).first.click()
+    confirm = page.locator("#doc-delete-confirm")
+    page.locator("#doc-delete").click()
+    expect(confirm).to_be_visible()
+    page.locator("#doc-delete-no").click()  # changed one's mind: nothing happens
+    expect(confirm).to_be_hidden()
+    page.locator("#doc-delete").click()
+    page.locator("#doc-delete-yes").click()
+    page.locator("#ingest-report").get_by_text("maintenance.md: deleted").wait_for()
+    expect(table.get_by_text("maintenance.md").filter(visible=True)).to_have_count(0)
+    table.get_by_text("kettle_notes.md").filter(visible=True).first.wait_for()  # the other one stays
+    expect(page.locator("#doc-view")).to_be_hidden()
+
+
 SCOPED_TEXT = """# Vega VR-3 router notes
 
 The factory reset button of the Vega VR-3 router must be held for 12 seconds.

@@ -45,6 +45,7 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     page.locator("#documents").wait_for()
     assert page.locator("#upload").count() == 0 or not page.locator("#upload").is_visible()
     assert page.locator("#delete").count() == 0 or not page.locator("#delete").is_visible()
+    assert not page.locator("#doc-delete").is_visible()
     page.get_by_role("tab", name="Intents").click()
     page.locator("#intent-tree").wait_for()  # a reader may look at the tree...
     assert not page.locator("#intent-save").is_visible() and not page.locator("#intent-import").is_visible()
@@ -55,8 +56,8 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     sign_in(editor, "eddie", "editor password")
     editor.get_by_role("tab", name="Knowledge").click()
     editor.locator("#upload").wait_for(state="visible")
-    editor.locator("#documents").get_by_text("budget_2027.md").first.wait_for(state="attached")  # eddie may read it
-    editor.locator("#delete").wait_for(state="visible")
+    editor.locator("#documents").get_by_text("budget_2027.md").filter(visible=True).first.click()  # eddie may read it
+    editor.locator("#doc-delete").wait_for(state="visible")  # ...and delete it, from its view
     editor.get_by_role("tab", name="Intents").click()
     editor.locator("#intent-save").wait_for(state="visible")
 
