@@ -28,6 +28,14 @@ def example_questions(path: Path = ASSETS / "examples.json", lang: str | None = 
         return []
 
 
+# While an answer is being written its 👍/👎 (and copy) wait: a rating would judge a draft the check may change.
+# Gradio marks the question box, an output of the answer's event, as "generating" until the event ends.
+CHAT_STYLE = """<style>
+body:has(#question .generating) #chatbot .message-wrap >
+  .message-buttons-left:not(:has(~ .message-buttons-left)) { visibility: hidden; }
+</style>"""
+
+
 @dataclass(frozen=True)
 class ChatsSidebar:
     panel: gr.Sidebar
