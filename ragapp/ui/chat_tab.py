@@ -61,6 +61,7 @@ def build_chats_sidebar() -> ChatsSidebar:
 class ChatTab:
     chatbot: gr.Chatbot
     citation_view: gr.Column
+    citation_choice: gr.Radio
     citation_title: gr.Markdown
     close_citation: gr.Button
     citation_page: gr.Image
@@ -79,22 +80,26 @@ class ChatTab:
 def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
     """The Chat tab's components. ``public``: accounts are off, so the knowledge bases are listed at once."""
     with gr.Tab(t("chat.tab"), id="chat"):
-        chatbot = gr.Chatbot(
-            elem_id="chatbot",
-            height=440,
-            label=t("chat.chatbot"),
-            buttons=["copy"],
-            placeholder=t_str("chat.placeholder"),
-        )
-        # A citation clicked in the chat: its page, the passage marked (or its section, for other files).
-        with gr.Column(visible=False, elem_id="citation-view") as citation_view:
-            with gr.Row():
+        # The answer and, beside it (under it on a narrow screen), its sources: the cited passages in citation
+        # order, the one picked drawn on its page with the passage marked (or its section, for other files).
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3, min_width=480):
+                chatbot = gr.Chatbot(
+                    elem_id="chatbot",
+                    height=440,
+                    label=t("chat.chatbot"),
+                    buttons=["copy"],
+                    placeholder=t_str("chat.placeholder"),
+                )
+            with gr.Column(scale=2, min_width=360, visible=False, elem_id="citation-view") as citation_view:
+                with gr.Row():
+                    citation_choice = gr.Radio(choices=[], label=t("cite.sources"), elem_id="citation-choice")
+                    close_citation = gr.Button(t("cite.close"), size="sm", elem_id="citation-close", scale=0)
                 citation_title = gr.Markdown(elem_id="citation-title")
-                close_citation = gr.Button(t("cite.close"), size="sm", elem_id="citation-close", scale=0)
-            citation_page = gr.Image(
-                label=t("cite.page"), type="pil", interactive=False, visible=False, elem_id="citation-page"
-            )
-            citation_section = gr.Markdown(elem_id="citation-section")
+                citation_page = gr.Image(
+                    label=t("cite.page"), type="pil", interactive=False, visible=False, elem_id="citation-page"
+                )
+                citation_section = gr.Markdown(elem_id="citation-section")
         # Opened by a thumbs-down: say what was wrong, or keep the question as a test case.
         with gr.Row(visible=False, elem_id="feedback-row") as feedback_row:
             comment = gr.Textbox(
@@ -139,8 +144,8 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
                 scale=1,
             )
     return ChatTab(
-        chatbot, citation_view, citation_title, close_citation, citation_page, citation_section, feedback_row,
-        comment, send_comment, save_case, question, send, clear, scope, mode,
+        chatbot, citation_view, citation_choice, citation_title, close_citation, citation_page, citation_section,
+        feedback_row, comment, send_comment, save_case, question, send, clear, scope, mode,
     )  # fmt: skip
 
 
@@ -166,12 +171,19 @@ def wire_chat(
         "inputs": [session, owner],
         "outputs": [session, open_chat, sidebar.chat_list],
     }
-    question.submit(handlers.respond, **chat_io).then(**keep)  # type: ignore[arg-type]
-    tab.send.click(handlers.respond, **chat_io).then(**keep)  # type: ignore[arg-type]
+    # ...and its sources shown beside it.
+    citation = [tab.citation_page, tab.citation_title, tab.citation_view, tab.citation_section]
+    sources: dict[str, Any] = {
+        "fn": documents.cite_latest,
+        "inputs": [session],
+        "outputs": [*citation, tab.citation_choice],
+    }
+    question.submit(handlers.respond, **chat_io).then(**keep).then(**sources)  # type: ignore[arg-type]
+    tab.send.click(handlers.respond, **chat_io).then(**keep).then(**sources)  # type: ignore[arg-type]
     # A click on a choice the app offered when it asked back ("which product do you mean?").
     chatbot.option_select(
         handlers.choose, inputs=[chatbot, session, tab.scope, tab.mode, owner], outputs=[question, chatbot, session]
-    ).then(**keep)
+    ).then(**keep).then(**sources)
     fresh: dict[str, Any] = {
         "fn": history.new_chat,
         "inputs": [owner],
@@ -195,7 +207,7 @@ def wire_chat(
     tab.send_comment.click(feedback.comment, **comment_io)  # type: ignore[arg-type]
     tab.comment.submit(feedback.comment, **comment_io)  # type: ignore[arg-type]
     tab.save_case.click(feedback.save_case, inputs=[session, owner], outputs=[tab.feedback_row])
-    citation = [tab.citation_page, tab.citation_title, tab.citation_view, tab.citation_section]
-    chatbot.select(documents.cite, inputs=[session], outputs=citation)
+    chatbot.select(documents.cite, inputs=[session], outputs=[*citation, tab.citation_choice])
+    tab.citation_choice.input(documents.cite_picked, inputs=[tab.citation_choice, session], outputs=citation)
     tab.close_citation.click(lambda: gr.update(visible=False), outputs=[tab.citation_view])
     return history

@@ -17,7 +17,7 @@ import gradio as gr
 
 from ragapp.core.turn import Exchange
 from ragapp.core.types import ChatTurn, Citation
-from ragapp.ui.render import EVIDENCE_LABEL, TurnView, shown_evidence, source_messages
+from ragapp.ui.render import EVIDENCE_LABEL, TurnView, citation_title, shown_evidence, source_messages
 
 DELETED_MARK = " · 🗑️ document deleted · 文档已删除"
 _SHOWN_KEYS = ("role", "content", "metadata", "options")
@@ -87,11 +87,14 @@ def turn_records(view: TurnView) -> list[dict[str, Any]]:
     citations: list[Citation | None] = [None] * (len(messages) - sources) + cited[:sources]
     records = []
     for message, citation in zip(messages, citations, strict=True):
+        source = citation is not None  # one of the answer's sources (the quote above it is not one of its own)
         if citation is None and evidence is not None and str(message.content).startswith(EVIDENCE_LABEL):
             citation = replace(evidence.citation, highlights=(evidence.quote,))  # the quote shown first
         record = record_of(message, trace_id=turn.trace_id or None)
         if citation is not None:
             record |= {"doc_id": citation.chunk.doc_id, "chunk_id": citation.chunk.chunk_id}
+            if source:
+                record |= {"cited": citation.number, "label": citation_title(citation)}
             if citation.highlights:
                 record["highlights"] = list(citation.highlights)
         records.append(record)

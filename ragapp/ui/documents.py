@@ -127,18 +127,43 @@ class DocumentHandlers:
     @user_errors
     def cite(
         self, evt: gr.SelectData, session: Session | None, request: gr.Request | None = None
-    ) -> tuple[Any, Any, Any, Any]:
-        """A citation clicked in the chat: its page drawn with the passage marked (PDFs and scans), else the
-        section around it, the passage highlighted. Other messages leave the viewer as it is."""
+    ) -> tuple[Any, Any, Any, Any, Any]:
+        """A citation clicked in the chat: shown in the sources panel (see ``show``), picked in its list. Other
+        messages leave the panel as it is."""
         index = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         records = session.records if session is not None else []
         record = records[index] if isinstance(index, int) and 0 <= index < len(records) else {}
-        chunk_id = record.get("chunk_id")
-        if not chunk_id:  # not a citation: the viewer stays as it is
+        if not record.get("chunk_id"):  # not a citation: the panel stays as it is
+            return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
+        picked = gr.update(value=str(index)) if record.get("cited") else gr.update()
+        return (*self.show_record(record, request), picked)
+
+    def cite_latest(self, session: Session | None, request: gr.Request | None = None) -> tuple[Any, ...]:
+        """After an answer: its sources beside it, in citation order, the first shown; none, the panel closed."""
+        records = session.records if session is not None else []
+        start = max((i for i, r in enumerate(records) if r.get("role") == "user"), default=-1) + 1
+        cited = [(i, r) for i, r in enumerate(records) if i >= start and r.get("cited")]
+        if not cited:
+            return gr.update(), gr.update(), gr.update(visible=False), gr.update(), gr.update(choices=[], value=None)
+        choices = [(str(r.get("label") or f"[{r['cited']}]"), str(i)) for i, r in cited]
+        first = cited[0][1]
+        return (*self.show_record(first, request), gr.update(choices=choices, value=choices[0][1]))
+
+    def cite_picked(self, picked: str | None, session: Session | None, request: gr.Request | None = None) -> Any:
+        """A source picked in the panel's list."""
+        records = session.records if session is not None else []
+        index = int(picked) if picked and picked.isdigit() else -1
+        if not 0 <= index < len(records) or not records[index].get("chunk_id"):
             return gr.update(), gr.update(), gr.update(), gr.update()
+        return self.show_record(records[index], request)
+
+    def show_record(self, record: dict[str, Any], request: gr.Request | None = None) -> tuple[Any, Any, Any, Any]:
+        """A cited passage: its page drawn with the passage marked (PDFs and scans), else the section around it,
+        the passage highlighted."""
         view = self.engine.library.page_view(
-            str(chunk_id), [str(h) for h in record.get("highlights") or []], actor=actor_of(self.engine, request)
-        )
+            str(record["chunk_id"]), [str(h) for h in record.get("highlights") or []],
+            actor=actor_of(self.engine, request),
+        )  # fmt: skip
         title = f"📄 {escape_text(view.title)}"
         if view.png is not None:
             from PIL import Image

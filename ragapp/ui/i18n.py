@@ -94,6 +94,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.doc_search": ("Find in this document's chunks", "在该文档的片段中查找"),
     "kb.doc_chunks": ("Chunks", "片段"),
     "cite.close": ("Close", "关闭"),
+    "cite.sources": ("Sources of this answer", "本回答的出处"),
     "cite.page": ("The cited page", "引用的页面"),
     # The Intents tab
     "intents.tab": ("Intents", "意图"),
