@@ -1,4 +1,5 @@
-"""What a page in one language shows of the chat's own words, which carry both (``ragapp.ui.render.both``)."""
+"""What a page in one language shows of the chat's own words, which carry both (``ragapp.ui.render.both``), and
+of an answer's clickable [n] markers."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from typing import Any
 import gradio as gr
 
 _SPAN = re.compile(r'<span class="lang-(en|zh)">(.*?)</span>', re.S)
+_MARKER = re.compile(r'<span class="cite-marker">(.*?)</span>')
 
 
 def shown(text: str, lang: str = "en") -> str:
-    """``text`` as a page in ``lang`` shows it: its words in the other language gone."""
-    return _SPAN.sub(lambda m: m.group(2) if m.group(1) == lang else "", text)
+    """``text`` as a page in ``lang`` shows it: its words in the other language gone, a clickable [n] as its
+    text."""
+    return _MARKER.sub(r"\1", _SPAN.sub(lambda m: m.group(2) if m.group(1) == lang else "", text))
 
 
 def english(messages: Sequence[Any]) -> list[Any]:

@@ -30,10 +30,23 @@ def example_questions(path: Path = ASSETS / "examples.json", lang: str | None = 
 
 # While an answer is being written its 👍/👎 (and copy) wait: a rating would judge a draft the check may change.
 # Gradio marks the question box, an output of the answer's event, as "generating" until the event ends.
-CHAT_STYLE = """<style>
+# A [n] in an answer picks that source in the panel beside it.
+CHAT_HEAD = r"""<style>
 body:has(#question .generating) #chatbot .message-wrap >
   .message-buttons-left:not(:has(~ .message-buttons-left)) { visibility: hidden; }
-</style>"""
+#chatbot .cite-marker { cursor: pointer; color: var(--link-text-color); }
+</style>
+<script>
+document.addEventListener("click", (event) => {
+  const marker = event.target instanceof Element ? event.target.closest("#chatbot .cite-marker") : null;
+  if (!marker) return;
+  const number = (marker.textContent.match(/\d+/) || [""])[0];  // the first number of "[2]", "[2, 3]", "【2】"
+  const wanted = `[${number}]`;
+  const source = Array.from(document.querySelectorAll("#citation-choice label"))
+    .find((label) => label.innerText.trim().startsWith(wanted));
+  if (source) source.click();
+});
+</script>"""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.lang import is_chinese
+from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
 
@@ -382,7 +383,18 @@ def answer_markup(event: AnswerEvent) -> str:
     """The answer as displayed: each unsupported sentence muted and marked ⚠️ (a refusal is shown as it is), and
     under a low-confidence answer a note saying so and why."""
     note = low_confidence_note(event)
-    return _marked(event) + (f"\n\n{note}" if note else "")
+    return _clickable(_marked(event), {c.number for c in event.citations}) + (f"\n\n{note}" if note else "")
+
+
+def _clickable(text: str, numbers: set[int]) -> str:
+    """Each [n] marker of a citation the answer has, made a link to it in the sources beside the answer (the
+    page's script, ``ragapp.ui.chat_tab.CHAT_HEAD``, picks it there)."""
+
+    def marker(match: re.Match[str]) -> str:
+        first = cited_numbers(match.group(0))[0]
+        return f'<span class="cite-marker">{match.group(0)}</span>' if first in numbers else match.group(0)
+
+    return MARKER.sub(marker, text)
 
 
 # Why an answer is doubtful, by the check it failed (ragapp.qa.confidence), in the answer's language.

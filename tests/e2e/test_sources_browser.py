@@ -1,5 +1,6 @@
 """An answer's sources beside it (under it on a narrow screen): its cited passages in citation order, the first
-shown at once, another picked in the list; an answer that cites nothing closes the panel."""
+shown at once, another picked by its [n] in the answer or in the list; an answer that cites nothing closes the
+panel."""
 
 from __future__ import annotations
 
@@ -38,9 +39,13 @@ def test_the_sources_follow_the_answer_and_the_pick(
     expect(page.locator("#citation-section mark")).to_contain_text("90 minutes")
     chat, side = page.locator("#chatbot").bounding_box(), panel.bounding_box()
     assert chat and side and side["x"] >= chat["x"] + chat["width"] - 1  # beside the answer
-    sources.nth(1).click()
+    page.locator("#chatbot .cite-marker").filter(has_text="[2]").first.click()  # a [2] in the answer
     expect(title).to_contain_text("beta.md")
     expect(page.locator("#citation-section mark")).to_contain_text("150 minutes")
+    sources.nth(0).click()  # or a pick in the list
+    expect(title).to_contain_text("alpha.md")
+    sources.nth(1).click()
+    expect(title).to_contain_text("beta.md")
     page.screenshot(path=str(artifacts / "sources.png"))
 
     page.set_viewport_size({"width": 700, "height": 900})  # a narrow screen: under the answer

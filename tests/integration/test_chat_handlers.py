@@ -55,7 +55,7 @@ def test_ask_back_then_click_a_choice(chat: tuple[Handlers, Any]) -> None:
     llm.enqueue("The Beta battery lasts 150 minutes [1].")
     pick = gr.SelectData(None, {"index": 1, "value": "beta.specs"})
     _, messages, session = last(handlers.choose(pick, messages, session))
-    assert any(m.content == "The Beta battery lasts 150 minutes [1]." for m in messages)
+    assert any(m.content == "The Beta battery lasts 150 minutes [1]." for m in english(messages))
     assert any(getattr(m, "content", "") == "Beta robot › Specs" and m.role == "user" for m in messages)
     assert session.pending is None
     assert session.history == [

@@ -20,7 +20,7 @@ from ragapp.core.events import (
 from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
 from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title, highlighted
 from ragapp.ui.state import Session
-from tests.text import english
+from tests.text import english, shown
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries are covered for 12 months.", "warranty.pdf", page=3, heading="Battery")
 RETRIEVED = RetrievedChunk(CHUNK, 0.03, {"vector": 1}, {"vector": 0.9})
@@ -63,26 +63,26 @@ def test_tokens_stream_into_one_answer_then_citations_follow() -> None:
     view.apply(RetrievalEvent((RETRIEVED,)))
     for piece in ["Batteries ", "are covered ", "for 12 months [1]."]:
         view.apply(TokenEvent(piece))
-    assert _contents(view) == ["Batteries are covered for 12 months [1]."]
+    assert [str(m.content) for m in english(view.messages())] == ["Batteries are covered for 12 months [1]."]
     view.apply(AnswerEvent("Batteries are covered for 12 months [1].", (Citation(1, CHUNK),), grounded=True))
-    answer, citation = view.messages()
+    answer, citation = english(view.messages())
     assert answer.content == "Batteries are covered for 12 months [1]."
     assert citation.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"
-    assert citation.content == f"Batteries are covered for 12 months.\n\n{OPEN_PAGE_HINT}"
+    assert citation.content == f"Batteries are covered for 12 months.\n\n{shown(OPEN_PAGE_HINT)}"
 
 
 def test_the_evidence_sentence_shows_before_the_answer_and_stays_above_it() -> None:
     view = TurnView()
     view.apply(RetrievalEvent((RETRIEVED,)))
     view.apply(EvidenceEvent("Batteries are covered for 12 months.", Citation(1, CHUNK, None, (CHUNK.text,))))
-    (evidence,) = view.messages()  # nothing generated yet: the quote is what the reader has
+    (evidence,) = english(view.messages())  # nothing generated yet: the quote is what the reader has
     assert evidence.content == (
-        f"{EVIDENCE_LABEL} · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
+        f"{shown(EVIDENCE_LABEL)} · \\[1\\] warranty.pdf · p. 3 · Battery\n\n"
         "> <mark>Batteries are covered for 12 months.</mark>"
     )
     view.apply(TokenEvent("Twelve months [1]."))
     view.apply(AnswerEvent("Twelve months [1].", (Citation(1, CHUNK),), grounded=True))
-    assert _contents(view)[:2] == [evidence.content, "Twelve months [1]."]
+    assert [str(m.content) for m in english(view.messages())][:2] == [evidence.content, "Twelve months [1]."]
 
 
 def test_the_quote_becomes_the_passage_the_answer_cites_first_and_a_refusal_shows_none() -> None:
@@ -187,12 +187,9 @@ def test_rewritten_question_is_shown_small_under_the_answer() -> None:
         RewriteEvent("And the <b>V1</b>?", "What is the V1's <b>suction</b>?", ("What is the V1's <b>suction</b>?",))
     )
     view.apply(AnswerEvent("2600 Pa [1].", (Citation(1, CHUNK),), grounded=True))
-    answer, note, _source = view.messages()
+    answer, note, _source = english(view.messages())
     assert answer.content == "2600 Pa [1]."
-    assert (
-        note.content.startswith('<sub>🔎 <span class="lang-en">Searched as</span>')
-        and "&lt;b&gt;suction" in note.content
-    )
+    assert note.content.startswith("<sub>🔎 Searched as: ") and "&lt;b&gt;suction" in note.content
 
 
 # -- agent mode ---------------------------------------------------------------------------------
@@ -332,14 +329,14 @@ def test_the_checked_answer_replaces_the_draft_and_marks_the_unsupported_sentenc
             "Batteries are covered for 12 months [1]. Screens for 36 months.", (citation,), True, False, support
         )
     )
-    answer, source = view.messages()
+    answer, source = english(view.messages())
     assert answer.content == (
         'Batteries are covered for 12 months [1]. <span class="unsupported" style="opacity:0.6">Screens for 36 '
-        f"months.</span><sup> {UNSUPPORTED_MARK}</sup>"
+        f"months.</span><sup> {shown(UNSUPPORTED_MARK)}</sup>"
     )
     assert view.answer == "Batteries are covered for 12 months [1]. Screens for 36 months."  # what history keeps
     assert source.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"
-    assert source.content == f"<mark>Batteries are covered for 12 months.</mark>\n\n{OPEN_PAGE_HINT}"
+    assert source.content == f"<mark>Batteries are covered for 12 months.</mark>\n\n{shown(OPEN_PAGE_HINT)}"
 
 
 def test_a_refused_answer_is_shown_as_it_is_with_the_closest_passages() -> None:
