@@ -16,9 +16,10 @@ import gradio as gr
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import memory_of, message_of, records_of, turns_of
 from ragapp.ui.handlers import user_errors
+from ragapp.ui.i18n import both
 from ragapp.ui.state import Session, actor_of, owner_of
 
-THANKS = "Thanks, your feedback is kept with this answer's trace. · 感谢反馈，已随本次回答的追踪记录保存。"
+THANKS = both("Thanks, your feedback is kept with this answer's trace.", "感谢反馈，已随本次回答的追踪记录保存。")
 
 
 class ChatHistory:
@@ -182,5 +183,5 @@ class Feedback:
                 "that should answer it. · 该回答没有引用现存文档，请在追踪页选择应命中的文档。"
             )
         case = self.engine.observability.save_test_case(owner, trace.question, cited, None, trace.id)
-        gr.Info(f"Saved test case #{case.id} (Traces tab) · 已存为测试用例 #{case.id}")
+        gr.Info(both(f"Saved test case #{case.id} (Traces tab)", f"已存为测试用例 #{case.id}（见追踪页）"))
         return gr.update(visible=False)

@@ -17,9 +17,10 @@ import gradio as gr
 
 from ragapp.core.turn import Exchange
 from ragapp.core.types import ChatTurn, Citation
+from ragapp.ui.i18n import both
 from ragapp.ui.render import EVIDENCE_LABEL, TurnView, citation_title, shown_evidence, source_messages
 
-DELETED_MARK = " · 🗑️ document deleted · 文档已删除"
+DELETED_MARK = " · 🗑️ " + both("document deleted", "文档已删除")
 _SHOWN_KEYS = ("role", "content", "metadata", "options")
 
 

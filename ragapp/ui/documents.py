@@ -18,6 +18,7 @@ from ragapp.core.types import Chunk, ParseReport
 from ragapp.engine.engine import Engine
 from ragapp.engine.library import DocumentView
 from ragapp.ui.handlers import user_errors
+from ragapp.ui.i18n import both
 from ragapp.ui.render import escape_text, highlighted
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
@@ -122,7 +123,7 @@ class DocumentHandlers:
         """The Stop button: the upload in flight stops at its next page or batch."""
         if control is not None:
             control.cancel.set()
-            gr.Info("Stopping the upload… · 正在停止上传…")
+            gr.Info(both("Stopping the upload…", "正在停止上传…"))
 
     @user_errors
     def cite(

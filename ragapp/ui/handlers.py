@@ -23,7 +23,7 @@ from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
-from ragapp.ui.i18n import t
+from ragapp.ui.i18n import both, t
 from ragapp.ui.render import TurnView, escape_text, no_remote_content
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
@@ -32,9 +32,11 @@ T = TypeVar("T")
 
 DOC_HEADERS = ["Name", "Knowledge base", "Type", "Pages", "Chunks", "Left out", "Added (UTC)"]
 MODE_CHOICES = [(t("mode.workflow"), "workflow"), (t("mode.agent"), "agent"), (t("mode.auto"), "auto")]
-NOTHING_LEFT_OUT = (
+NOTHING_LEFT_OUT = both(
     "Nothing left out. Tables of contents, indexes and licence pages are listed here when an upload has them "
-    "(`RAGAPP_INGEST__KEEP_BOILERPLATE=true` indexes them instead) · 目录、索引和许可证页面不编入索引，在此列出"
+    "(`RAGAPP_INGEST__KEEP_BOILERPLATE=true` indexes them instead)",
+    "没有被排除的内容。上传的文档若有目录、索引和许可证页面，它们不编入索引，而在此列出"
+    "（`RAGAPP_INGEST__KEEP_BOILERPLATE=true` 可改为编入索引）",
 )
 _STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "failed": "❌", "cancelled": "⏹️"}
 
@@ -309,7 +311,8 @@ class Handlers:
                 actor = actor_of(self.engine, request)
             except AccessDenied:
                 actor = Actor(username or "?", "reader", frozenset())  # removed since signing in: read only
-            line = f"👤 Signed in as **{escape_text(actor.name)}** ({actor.role}) · [Log out · 退出](/logout)"
+            signed = both("Signed in as", "已登录：")
+            line = f"👤 {signed} **{escape_text(actor.name)}** ({actor.role}) · [{both('Log out', '退出')}](/logout)"
         return (
             line,
             gr.update(visible=may(actor, Action.UPLOAD)),

@@ -245,6 +245,14 @@ I18N = gr.I18n(
 )
 
 
+def both(english: str, chinese: str) -> str:
+    """Text made at run time in both languages, of which the page shows its own (a style in ``HEAD`` hides the
+    other): chat messages, reports and toasts are made on the server, which does not know the page's language,
+    and a kept chat reopened after a switch follows it too. For HTML and Markdown only (a table's cell, a
+    button's label or a step's live line shows the tags)."""
+    return f'<span class="lang-en">{english}</span><span class="lang-zh">{chinese}</span>'
+
+
 def t(key: str) -> I18nData:
     """The text ``key`` of ``TEXTS``, for a component property Gradio translates (label, info, placeholder, a
     button's or a Markdown's value, a tab's or an accordion's label, a choice's label)."""

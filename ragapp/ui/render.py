@@ -25,14 +25,7 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
-
-
-def both(english: str, chinese: str) -> str:
-    """Chat text in both languages, of which the page shows its own (a style in ``ragapp.ui.i18n.HEAD`` hides
-    the other): chat messages are made on the server, which does not know the page's language, and a kept
-    chat reopened after a switch follows it too."""
-    return f'<span class="lang-en">{english}</span><span class="lang-zh">{chinese}</span>'
-
+from ragapp.ui.i18n import both
 
 _STAGE_TITLES = {
     "memory": "🗂️ " + both("Summarising earlier turns", "正在归纳之前的对话"),

@@ -55,15 +55,17 @@ def test_clicking_a_citation_shows_its_page_with_the_passage_marked(
     rig.engine.library.ingest([(prices, prices.name)])
     rig.llm.enqueue("The Beta costs 699 euros [1].")
     session = _ask(rig, "What does the Beta cost?")
-    at = next(i for i, r in enumerate(session.records) if r.get("chunk_id"))
-    image, title, viewer, section = DocumentHandlers(rig.engine).cite(
+    at = next(i for i, r in enumerate(session.records) if r.get("cited"))  # the citation under the answer
+    image, title, viewer, section, picked = DocumentHandlers(rig.engine).cite(
         gr.SelectData(None, {"index": at, "value": ""}), session
     )
     assert image["visible"] is True and image["value"].size[0] == 1000
     assert "prices.pdf · p. 1" in title and viewer["visible"] is True and section == ""
+    assert picked["value"] == str(at)  # picked in the sources beside the answer
     # A click on the answer itself (not a citation) leaves the viewer as it is.
     answer_at = next(i for i, r in enumerate(session.records) if r.get("content", "").startswith("The Beta"))
     assert DocumentHandlers(rig.engine).cite(gr.SelectData(None, {"index": answer_at, "value": ""}), session) == (
+        gr.update(),
         gr.update(),
         gr.update(),
         gr.update(),
@@ -79,7 +81,7 @@ def test_a_markdown_citation_shows_its_section_highlighted(make_engine: Callable
     rig.llm.enqueue("It lasts 90 minutes [1].")
     session = _ask(rig, "How long does the Alpha battery last?")
     at = next(i for i, r in enumerate(session.records) if r.get("chunk_id"))
-    image, title, viewer, section = DocumentHandlers(rig.engine).cite(
+    image, title, viewer, section, _picked = DocumentHandlers(rig.engine).cite(
         gr.SelectData(None, {"index": at, "value": ""}), session
     )
     assert viewer["visible"] is True and image["visible"] is False and "guide.md" in title and "<mark>" in section
