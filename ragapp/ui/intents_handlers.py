@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from ragapp.engine import GROUP, Format, IntentTree, IntentTreeError, RoutingDec
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IntentDraft
 from ragapp.ui.handlers import user_errors
-from ragapp.ui.i18n import t
+from ragapp.ui.i18n import both, t
 from ragapp.ui.state import actor_of
 
 log = logging.getLogger(__name__)
@@ -36,11 +37,23 @@ TOP_LABEL = t("intents.top")
 _INDENT = "\u2003\u2003"  # em spaces: HTML does not collapse them, so the depth stays visible in the table
 _ICONS = {GROUP: "📂", "KB": "📄", "SYSTEM": "💬"}
 _ACTIONS = {
-    "route": ("➡️", "Route · 路由", "search the knowledge bases of the intents below · 检索下列意图的知识库"),
-    "clarify": ("❓", "Ask back · 反问澄清", "the question fits several intents: the user is asked which · 请用户确认"),
-    "system": ("💬", "Reply directly · 直接回复", "a message to the assistant, answered without searching · 无需检索"),
-    "fallback": ("🔍", "Fall back · 全库检索", "no intent kept: search every knowledge base · 检索全部知识库"),
-}
+    "route": (
+        "➡️", both("Route", "路由"),
+        both("search the knowledge bases of the intents below", "检索下列意图的知识库"),
+    ),
+    "clarify": (
+        "❓", both("Ask back", "反问澄清"),
+        both("the question fits several intents: the user is asked which", "问题符合多个意图：请用户确认是哪一个"),
+    ),
+    "system": (
+        "💬", both("Reply directly", "直接回复"),
+        both("a message to the assistant, answered without searching", "发给助手的话，无需检索直接回复"),
+    ),
+    "fallback": (
+        "🔍", both("Fall back", "全库检索"),
+        both("no intent kept: search every knowledge base", "没有选中意图：检索全部知识库"),
+    ),
+}  # fmt: skip
 
 # The editor form (code, parent, name, description, examples, kind, knowledge bases, top-k, prompt): what
 # ``pick`` fills and ``save`` reads. Delete and import answer message, summary, tree, picker and the form.
@@ -77,15 +90,15 @@ class IntentHandlers:
     def summary(self) -> str:
         tree = self.engine.intents.tree()
         if not len(tree):
-            return "The intent tree is empty: add an intent or import a file · 意图树为空：请新建意图或导入文件"
+            return both("The intent tree is empty: add an intent or import a file", "意图树为空：请新建意图或导入文件")
         kb, system = len(tree.leaves({"KB"})), len(tree.leaves({"SYSTEM"}))
         groups = len(tree) - kb - system
         note = ""
         if not self.engine.settings.workflow.route:
             note = " · ⚠️ routing is off (`RAGAPP_WORKFLOW__ROUTE=false`): the chat searches everything"
-        return (
-            f"**{len(tree)} intents · 个意图**: {groups} groups · 分组, {kb} KB leaves · 知识库意图, "
-            f"{system} SYSTEM leaves · 系统意图{note}"
+        return both(
+            f"**{len(tree)} intents**: {groups} groups, {kb} KB leaves, {system} SYSTEM leaves{note}",
+            f"**共 {len(tree)} 个意图**：{groups} 个分组，{kb} 个知识库意图，{system} 个系统意图{note}",
         )
 
     def pick_choices(self) -> list[tuple[str | I18nData, str]]:
@@ -147,16 +160,23 @@ class IntentHandlers:
         """The node picker changed: fill the form."""
         tree = self.engine.intents.tree()
         if picked and picked != NEW and picked not in tree:
-            message = f"⚠️ The intent `{picked}` no longer exists (deleted elsewhere?) · 该意图已不存在"
+            message = "⚠️ " + both(
+                f"The intent `{picked}` no longer exists (deleted elsewhere?)", f"意图 `{picked}` 已不存在"
+            )
             return (*self.form_values(None), message)
         if not picked or picked == NEW:
-            return (*self.form_values(None), "Fill in the form and press Save to add an intent · 填写后点击保存以新建")
+            return (
+                *self.form_values(None),
+                both("Fill in the form and press Save to add an intent", "填写后点击保存以新建意图"),
+            )
         node = tree.get(picked)
         assert node is not None
         under = len(tree.descendants(picked))
         note = ""
         if under:
-            note = f" Deleting it also deletes the {under} intent(s) under it · 删除将同时删除其下 {under} 个意图"
+            note = " " + both(
+                f"Deleting it also deletes the {under} intent(s) under it.", f"删除将同时删除其下 {under} 个意图。"
+            )
         return (*self.form_values(picked), f"Editing **{tree.full_path(picked)}** (`{picked}`).{note}")
 
     @staticmethod
@@ -281,22 +301,25 @@ class IntentHandlers:
         lines = [f"### {icon} {title}", meaning, ""]
         if decision.intents:
             tree = self.engine.intents.tree()
-            heading = "Offered choices · 候选意图" if decision.action == "clarify" else "Chosen · 选中意图"
+            heading = (
+                both("Offered choices", "候选意图") if decision.action == "clarify" else both("Chosen", "选中意图")
+            )
             lines.append(f"**{heading}:**")
             for leaf in decision.intents:
                 node = tree.get(leaf.code)
                 kbs = f" · KB: {', '.join(node.kbs)}" if node is not None and node.kbs else ""
                 lines.append(f"- {leaf.path} (`{leaf.code}`) — {leaf.score:.2f}{kbs}")
             lines.append("")
-        lines.append(f"**Reason · 原因:** {decision.reason}")
+        lines.append(f"**{both('Reason', '原因')}:** {decision.reason}")
         classification = decision.classification
         if classification is not None:
             if classification.error:
-                lines.append(f"\n**Model error · 模型错误:** {classification.error}")
+                lines.append(f"\n**{both('Model error', '模型错误')}:** {classification.error}")
             if classification.ignored:
                 ids = ", ".join(f"`{_plain(i)}`" for i in classification.ignored)
-                lines.append(f"\n**Ignored ids · 已忽略的编号** (not among the candidates · 不在候选列表中): {ids}")
-            lines.append(f"\n**Model time · 模型耗时:** {classification.duration_s:.1f} s")
+                why = both("not among the candidates", "不在候选列表中")
+                lines.append(f"\n**{both('Ignored ids', '已忽略的编号')}** ({why}): {ids}")
+            lines.append(f"\n**{both('Model time', '模型耗时')}:** {classification.duration_s:.1f} s")
         if not self.engine.settings.workflow.route:
             lines.append(
                 "\n⚠️ Routing is off (`RAGAPP_WORKFLOW__ROUTE=false`): the chat searches everything; this is "
@@ -357,9 +380,14 @@ def _unchanged(count: int) -> tuple[Any, ...]:
     return tuple(gr.update() for _ in range(count))
 
 
+_OURS = re.compile(r"&lt;(/span|span class=&quot;lang-(?:en|zh)&quot;)&gt;")
+
+
 def _toast(markdown: str) -> str:
-    """A message for a toast, which renders HTML rather than Markdown."""
-    return html.escape(markdown.replace("**", "").replace("`", ""))
+    """A message for a toast, which renders HTML rather than Markdown: escaped, but for the language spans of
+    ``both``."""
+    escaped = html.escape(markdown.replace("**", "").replace("`", ""))
+    return _OURS.sub(lambda m: "<" + m.group(1).replace("&quot;", '"') + ">", escaped)
 
 
 def _plain(text: str) -> str:

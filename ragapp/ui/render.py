@@ -164,8 +164,9 @@ def stage_message(step: StageStep) -> gr.ChatMessage:
 def agent_step_message(event: AgentStepEvent) -> gr.ChatMessage:
     """One bubble per step: pending while the tool runs, done when it finishes or fails (a step that fails
     before it starts, an unreadable reply, gets one straight away)."""
-    tool = event.tool if event.tool not in ("", "?") else both("no tool call", "未调用工具")
-    title = f"🛠️ {both('Step', '步骤')} {event.step} · {tool}"
+    called = event.tool not in ("", "?")
+    english = f"Step {event.step} · {event.tool if called else 'no tool call'}"
+    title = "🛠️ " + both(english, f"步骤 {event.step} · {event.tool if called else '未调用工具'}")  # each whole
     metadata: dict[str, Any] = {"title": title, "status": "pending" if event.status == "started" else "done"}
     if event.status == "failed":
         metadata["title"] = f"❌ {title}{FAILED}"
