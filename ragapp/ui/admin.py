@@ -21,7 +21,7 @@ from ragapp.core.access import Action, Actor, may
 from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import user_errors
-from ragapp.ui.i18n import t
+from ragapp.ui.i18n import both, t
 from ragapp.ui.render import escape_text
 from ragapp.ui.state import actor_of
 
@@ -38,8 +38,9 @@ def _frame(rows: list[list[Any]], headers: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=headers)
 
 
-def _ok(text: str) -> str:
-    return f"✅ {escape_text(text)}"
+def _ok(english: str, chinese: str) -> str:
+    """A change done, said in the page's language (names escaped: they are the users')."""
+    return f"✅ {both(escape_text(english), escape_text(chinese))}"
 
 
 class AdminHandlers:
@@ -109,14 +110,14 @@ class AdminHandlers:
     ) -> tuple[Any, ...]:
         actor = self._actor(request)
         user = self.engine.admin.add_user(name or "", password or "", role or "reader", groups or "", actor=actor)
-        note = _ok(f"Added {user.name} ({user.role}) · 已添加用户")
+        note = _ok(f"Added {user.name} ({user.role})", f"已添加用户 {user.name}（{user.role}）")
         return note, self.users_table(actor), self.user_choices(actor, user.name), "", "", ""
 
     @user_errors
     def set_role(self, name: str, role: str, request: gr.Request | None = None) -> tuple[Any, ...]:
         actor = self._actor(request)
         self.engine.admin.set_role(name or "", role or "", actor=actor)
-        return _ok(f"{name} is now {role} · 角色已修改"), self.users_table(actor)
+        return _ok(f"{name} is now {role}", f"{name} 的角色已改为 {role}"), self.users_table(actor)
 
     @user_errors
     def role_of(self, name: str | None, request: gr.Request | None = None) -> Any:
@@ -130,13 +131,13 @@ class AdminHandlers:
     def reset_password(self, name: str, password: str, request: gr.Request | None = None) -> tuple[str, str]:
         actor = self._actor(request)
         self.engine.admin.set_password(name or "", password or "", actor=actor)
-        return _ok(f"Changed the password of {name} · 密码已重置"), ""
+        return _ok(f"Changed the password of {name}", f"已重置 {name} 的密码"), ""
 
     @user_errors
     def remove_user(self, name: str, request: gr.Request | None = None) -> tuple[Any, ...]:
         actor = self._actor(request)
         self.engine.admin.remove_user(name or "", actor=actor)
-        return _ok(f"Removed {name} · 已删除用户"), self.users_table(actor), self.user_choices(actor)
+        return _ok(f"Removed {name}", f"已删除用户 {name}"), self.users_table(actor), self.user_choices(actor)
 
     @user_errors
     def kb_rule(self, kb: str | None, request: gr.Request | None = None) -> tuple[str, str]:
@@ -152,13 +153,16 @@ class AdminHandlers:
     def set_kb_access(self, kb: str, readers: str, editors: str, request: gr.Request | None = None) -> tuple[Any, ...]:
         actor = self._actor(request)
         view = self.engine.admin.set_kb_access(kb or "", readers or "", editors or "", actor=actor)
+        readers, editors = ", ".join(view.readers) or "-", ", ".join(view.editors) or "-"
         note = (
-            f"{view.kb}: readers {', '.join(view.readers) or '-'}, editors {', '.join(view.editors) or '-'} "
-            "(and admins) · 已更新访问规则"
+            _ok(
+                f"{view.kb}: readers {readers}, editors {editors} (and admins)",
+                f"{view.kb}：可读 {readers}，可编辑 {editors}（以及管理员）",
+            )
             if view.has_rule
-            else f"{view.kb} is open to every signed-in user · 已对所有登录用户开放"
+            else _ok(f"{view.kb} is open to every signed-in user", f"{view.kb} 已对所有登录用户开放")
         )
-        return _ok(note), self.kb_table(actor), self.kb_choices(actor, view.kb)
+        return note, self.kb_table(actor), self.kb_choices(actor, view.kb)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
     page.get_by_role("option", name="Reader").click()
     page.locator("#add-user").click()
     page.locator("#admin-report").get_by_text("Added newbie").wait_for()
+    assert "已添加" not in page.locator("#admin-report").inner_text()  # an English page: its words only
     page.locator("#users-table").get_by_text("newbie").first.wait_for(state="attached")
     assert page.locator("#new-user-password input").input_value() == ""  # the form forgets the password
     page.locator("#settings-view").get_by_text("scripted").first.wait_for(state="attached")
