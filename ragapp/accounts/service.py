@@ -25,7 +25,7 @@ from ragapp.accounts.store import UserStore, open_user_store
 from ragapp.accounts.throttle import LoginThrottle
 from ragapp.config import AuthSettings, Settings
 from ragapp.core.access import Action, Actor, require
-from ragapp.core.errors import LoginRefused
+from ragapp.core.errors import LoginRefused, LoginThrottled
 from ragapp.db import Database
 
 log = logging.getLogger(__name__)
@@ -55,13 +55,14 @@ class Accounts:
     # -- who is asking --------------------------------------------------------------------------
 
     def login(self, name: str, password: str, client: str = "") -> Actor:
-        """The user signing in, or ``LoginRefused`` with a message that names no user."""
+        """The user signing in, or ``LoginRefused`` with a message that names no user (``LoginThrottled`` while
+        that name or address waits)."""
         name = name.strip()
         keys = (f"name:{name.lower()}", f"client:{client}")
         wait = self._throttle.wait_s(*keys)
         if wait > 0:
             log.warning("sign-in refused (throttled) for %r from %s", name, client or "?")
-            raise LoginRefused(f"Too many failed sign-ins; try again in {wait:.0f} s.")
+            raise LoginThrottled(f"Too many failed sign-ins; try again in {wait:.0f} s.")
         record = self.store.verify(name, password)
         if record is None:
             self._throttle.failed(*keys)

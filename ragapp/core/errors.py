@@ -49,3 +49,7 @@ class AccessDenied(RagAppError):
 
 class LoginRefused(RagAppError):
     """A sign-in failed. The message never says whether the name exists."""
+
+
+class LoginThrottled(LoginRefused):
+    """A sign-in refused unchecked: too many failed lately for that name or client address."""

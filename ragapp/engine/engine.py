@@ -106,12 +106,17 @@ class Engine:
                 self._keys = open_accounts(self.settings, self.database)
         return self._keys.key_user(key)
 
-    def login(self, name: str, password: str, client: str = "") -> bool:
-        """For Gradio's login page: True when ``name`` signs in (refusals are throttled and logged)."""
+    def sign_in(self, name: str, password: str, client: str = "") -> Actor:
+        """``name`` signing in from the address ``client``; ``LoginRefused`` when they may not (refusals are
+        throttled and logged), ``LoginThrottled`` while that name or address waits after too many."""
         if self.accounts is None:
-            return False
+            raise LoginRefused("Accounts are off: there is nobody to sign in as.")
+        return self.accounts.login(name, password, client)
+
+    def login(self, name: str, password: str, client: str = "") -> bool:
+        """``sign_in`` as yes or no."""
         try:
-            self.accounts.login(name, password, client)
+            self.sign_in(name, password, client)
         except LoginRefused:
             return False
         return True

@@ -1,6 +1,6 @@
 """The served app: a FastAPI root with the HTTP API (/v1, ``ragapp.serve.api``) and the Gradio page mounted at
-/, behind the security headers, expiring sign-ins and per-user uploads, run by uvicorn. ``serve`` runs it for
-``app.py``; ``start_server`` runs it in a thread for tests."""
+/, behind the security headers, our sign-in page, expiring sign-ins and per-user uploads, run by uvicorn.
+``serve`` runs it for ``app.py``; ``start_server`` runs it in a thread for tests."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from ragapp.core.errors import LoginRefused
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.app import add_api
 from ragapp.serve.headers import SecurityHeaders
 from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client
+from ragapp.serve.signin import SignInFirst, add_sign_in_page, note_refusal
 from ragapp.serve.uploads import UploadOwners
 from ragapp.ui.mount import mount_page
 
@@ -42,15 +44,23 @@ def build_app(
     accounts = engine.accounts is not None
 
     def login(name: str, password: str) -> bool:
-        return engine.login(name, password, login_client.get())
+        try:
+            engine.sign_in(name, password, login_client.get())
+        except LoginRefused as refused:
+            note_refusal(refused)  # for the sign-in page to say why
+            return False
+        return True
 
     # Routes of our own go on `app` before the mount: the mount at / answers every path not routed before it.
     app.state.api_jobs = add_api(app, engine, host if host is not None else settings.ui.host)
+    add_sign_in_page(app, settings.ui.root_path, accounts)
     page = mount_page(app, engine, login if accounts else None, blocks)
     tokens = SessionTokens(settings.auth.session_hours * 3600, clock)
     page.use_tokens(tokens)
     sessions = Sessions(tokens, page.cookie_id)
     # The last added runs first: every response, a refusal included, gets the headers.
+    if accounts:  # signed-out browsers get our sign-in page, not Gradio's
+        app.add_middleware(SignInFirst, sessions=sessions, page_paths=page.page_paths, root_path=settings.ui.root_path)
     app.add_middleware(UploadOwners, sessions=sessions)
     app.add_middleware(SessionCookies, sessions=sessions)
     app.add_middleware(SecurityHeaders, https=settings.ui.https, frame_ancestors=settings.ui.frame_ancestors)

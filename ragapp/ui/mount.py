@@ -1,6 +1,7 @@
 """The page on a FastAPI app: Gradio mounted at / with what the served app needs of it (sign-in through the
-engine, the upload limit, the language), and the handles the server keeps to time sign-ins and to stop the page.
-Kept here so that only the UI package talks to Gradio; ``ragapp.serve`` builds the server around it."""
+engine, the upload limit, the language), and the handles the server keeps to time sign-ins, to send signed-out
+browsers to our sign-in page (``ragapp.ui.signin``) and to stop the page. Kept here so that only the UI package
+talks to Gradio; ``ragapp.serve`` builds the server around it."""
 
 from __future__ import annotations
 
@@ -18,8 +19,6 @@ from ragapp.ui.chat_tab import CHAT_HEAD
 from ragapp.ui.i18n import HEAD, I18N
 from ragapp.ui.layout import build_ui
 
-SIGN_IN_MESSAGE = "Sign in with the account your administrator gave you · 请用管理员分配的账号登录"
-
 
 @dataclass(frozen=True)
 class MountedPage:
@@ -29,6 +28,13 @@ class MountedPage:
     @property
     def cookie_id(self) -> str:
         return str(self.gradio.cookie_id)
+
+    @property
+    def page_paths(self) -> frozenset[str]:
+        """The paths that answer with the page, or Gradio's stock sign-in form to a signed-out browser: /, each
+        page of a multipage app, and Gradio's run history."""
+        pages = {f"/{route}" for route, *_ in self.blocks.pages if route}
+        return frozenset({"/", "/gradio_api/runs", *pages})
 
     def use_tokens(self, tokens: Any) -> None:
         """Keep the page's sign-ins in ``tokens`` (a dict-like that expires them)."""
@@ -44,7 +50,8 @@ def mount_page(
     app: FastAPI, engine: Engine, login: Callable[[str, str], bool] | None, blocks: Any = None
 ) -> MountedPage:
     """Mount ``blocks`` (default: the app's page, four answers at a time) at / of ``app``; with ``login``, behind
-    Gradio's sign-in page. Routes of ``app`` must be added before: the mount answers every path after it."""
+    Gradio's sign-in route (POST /login: ``ragapp.serve.signin`` serves the page that posts to it). Routes of
+    ``app`` must be added before: the mount answers every path after it."""
     settings = engine.settings
     page = blocks if blocks is not None else build_ui(engine).queue(default_concurrency_limit=4)
     gr.mount_gradio_app(
@@ -53,10 +60,9 @@ def mount_page(
         path="/",
         server_name=settings.ui.host,
         server_port=settings.ui.port,
-        # Accounts on: Gradio's login page asks, the engine checks (bcrypt, throttled per name and address) and
-        # every handler acts as the signed-in user's role.
+        # Accounts on: our sign-in page asks, Gradio's /login route has the engine check (bcrypt, throttled per
+        # name and address) and sets the cookies, and every handler acts as the signed-in user's role.
         auth=login,
-        auth_message=SIGN_IN_MESSAGE if login is not None else None,
         root_path=settings.ui.root_path or None,
         show_error=False,
         # Gradio's upload route itself refuses files over the ingest limit, before they are written to disk.

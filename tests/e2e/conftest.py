@@ -142,13 +142,15 @@ def open_page(browser: Any) -> Iterator[Callable[[str], Any]]:
 
 
 def _sign_in(page: Any, name: str, password: str) -> None:
-    page.get_by_label("username").fill(name)
-    page.get_by_label("password").fill(password)
-    page.get_by_role("button", name="Login").click()
+    # Not exact: Playwright matches a label by all its text, the other language's hidden words too.
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.locator("#account").get_by_text("Signed in as").wait_for()
 
 
 @pytest.fixture()
 def sign_in() -> Callable[[Any, str, str], None]:
-    """``sign_in(page, name, password)``: fill Gradio's login page and wait for the header to name the user."""
+    """``sign_in(page, name, password)``: fill the sign-in page (in English: ragapp.ui.signin) and wait for the
+    header to name the user."""
     return _sign_in

@@ -1,4 +1,4 @@
-"""Roles as people meet them in a real browser: Gradio's login page, then a reader sees no upload, delete or
+"""Roles as people meet them in a real browser: the sign-in page, then a reader sees no upload, delete or
 editing of the intent tree (and the header says who is signed in), an editor sees them; with accounts off the
 header says so. The engine's own refusal of a reader's call is tested over HTTP in
 tests/integration/test_roles_api.py."""
@@ -35,12 +35,14 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     rig.engine.library.ingest([(budget, budget.name)], kb="finance")
 
     page = open_page(url)
-    page.get_by_label("username").fill("rita")
-    page.get_by_label("password").fill("wrong password")
-    page.get_by_role("button", name="Login").click()
-    page.get_by_text("Incorrect").first.wait_for()  # the same words for a wrong name (see test_login_throttle)
+    page.get_by_label("Name").fill("rita")
+    page.get_by_label("Password").fill("wrong password")
+    page.get_by_role("button", name="Sign in").click()
+    # The same words for a wrong name (see test_login_throttle)
+    page.get_by_role("alert").get_by_text("Wrong name or password.").wait_for()
     sign_in(page, "rita", "reader password")
-    assert "rita" in page.locator("#account").inner_text() and "reader" in page.locator("#account").inner_text()
+    account = page.locator("#account").inner_text()
+    assert "rita" in account and "reader" in account.lower()  # the role's name, capitalised or not
     page.get_by_role("tab", name="Knowledge").click()
     page.locator("#documents").wait_for()
     assert page.locator("#upload").count() == 0 or not page.locator("#upload").is_visible()

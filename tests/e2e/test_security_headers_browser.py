@@ -45,11 +45,11 @@ def test_the_app_works_under_its_content_security_policy(
     console: list[str] = []
     page.on("console", lambda msg: console.append(msg.text) if "Content Security Policy" in msg.text else None)
     try:
-        reply = page.goto(url)
+        reply = page.goto(url)  # the sign-in page, under the same policy
         assert reply.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
-        page.get_by_label("username").fill("eddie")
-        page.get_by_label("password").fill("editor password")
-        page.get_by_role("button", name="Login").click()
+        page.get_by_label("Name").fill("eddie")
+        page.get_by_label("Password").fill("editor password")
+        page.get_by_role("button", name="Sign in").click()
         page.locator("#account").get_by_text("Signed in as").wait_for()
 
         page.get_by_role("tab", name="Knowledge").click()
@@ -79,8 +79,8 @@ def test_the_app_works_under_its_content_security_policy(
         page.screenshot(path=str(artifacts / "csp.png"), full_page=True)
         violations = page.evaluate("window.__violations")
 
-        page.goto(f"{url}/logout")  # Gradio's sign-out, mounted: back to the sign-in form
-        page.get_by_role("button", name="Login").wait_for()
+        page.goto(f"{url}/logout")  # Gradio's sign-out, mounted: back to the sign-in page
+        page.get_by_role("button", name="Sign in").wait_for()
         violations += page.evaluate("window.__violations")
     finally:
         context.close()
