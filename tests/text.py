@@ -34,3 +34,27 @@ def english(messages: Sequence[Any]) -> list[Any]:
         copy.options = m.options
         out.append(copy)
     return out
+
+
+def in_english(value: Any) -> Any:
+    """``value`` (a text, or rows of cells) as an English page shows it."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, list):
+        return [in_english(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(in_english(v) for v in value)
+    return value
+
+
+class English:
+    """A module of view functions whose results read as an English page shows them: ``English(views).header(t)``."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._module, name)
+        if not callable(found) or isinstance(found, type):
+            return found
+        return lambda *args, **kwargs: in_english(found(*args, **kwargs))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ragapp.core.lang import said_as
 from ragapp.qa.rewrite import looks_multi_part
 
 _COMPARISON = re.compile(
@@ -21,16 +22,19 @@ _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|[A-Z][\w'-]*))*\s+
 
 
 def choose_mode(question: str) -> tuple[Literal["workflow", "agent"], str]:
-    """("agent", why) for comparisons, multi-part questions and questions naming several things."""
+    """("agent", why) for comparisons, multi-part questions and questions naming several things (why: in the
+    question's language)."""
     if _COMPARISON.search(question):
-        return "agent", "the question compares things"
+        return "agent", said_as(question, "the question compares things", "问题在比较几样东西")
     if looks_multi_part(question):
-        return "agent", "the question asks several things"
+        return "agent", said_as(question, "the question asks several things", "问题包含几个小问题")
     if _BRIDGE.search(question):
-        return "agent", "the answer depends on first finding someone or something else"
+        english = "the answer depends on first finding someone or something else"
+        return "agent", said_as(question, english, "要先找到另一个人或事物才能回答")
     names = {
         m.group(0).strip() for m in _NAME.finditer(question[1:])
     }  # [1:]: a sentence's first word is capitalised anyway
     if len(names) >= 2:
-        return "agent", f"the question links several names ({', '.join(sorted(names)[:3])})"
-    return "workflow", "a single question: one search is enough"
+        shown = ", ".join(sorted(names)[:3])
+        return "agent", said_as(question, f"the question links several names ({shown})", f"问题涉及多个名称（{shown}）")
+    return "workflow", said_as(question, "a single question: one search is enough", "单个问题：检索一次即可")

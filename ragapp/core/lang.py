@@ -20,3 +20,8 @@ def is_chinese(text: str) -> bool:
 
 def language_of(text: str) -> Language:
     return "zh" if is_chinese(text) else "en"
+
+
+def said_as(question: str, english: str, chinese: str) -> str:
+    """What the engine says about a turn, in the language of the question (as its answer is)."""
+    return chinese if is_chinese(question) else english

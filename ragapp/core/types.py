@@ -278,6 +278,8 @@ class IngestResult:
     message: str
     doc_id: str | None = None
     chunks: int = 0
+    kb: str = ""  # where it went (added, replaced)
+    notes: tuple[str, ...] = ()  # what else the message says: parts left out, a coverage warning
 
 
 # The phases of ingesting one file, in order; "index" (the keyword index update) runs once for the whole batch.

@@ -10,7 +10,7 @@ from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
-from ragapp.core.lang import is_chinese
+from ragapp.core.lang import is_chinese, said_as
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Mode, RetrievalResult, Scope
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -85,7 +85,8 @@ class Chat:
         mode = mode or self._settings.agent.mode
         if clarified is None and mode == "auto":
             chosen, why = choose_mode(question)
-            yield ModeEvent(chosen, f"Auto chose {chosen}: {why}")
+            name = {"agent": "智能体", "workflow": "工作流"}[chosen]
+            yield ModeEvent(chosen, said_as(question, f"Auto chose {chosen}: {why}", f"自动模式选择了{name}：{why}"))
             mode = chosen
         if clarified is None and mode == "agent":
             yield from self._agent.ask(question, history, kbs, summary=summary)

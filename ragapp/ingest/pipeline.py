@@ -295,12 +295,12 @@ class Ingestor:
                         files.remove(old.record.doc_id)
         if again is not None:
             return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
-        note, warning = prepared.split.note, prepared.report.coverage_warning()
-        counts = "; ".join(filter(None, [f"{len(chunks)} chunks", note, warning]))
+        notes = tuple(filter(None, [prepared.split.note, prepared.report.coverage_warning()]))
+        counts = "; ".join([f"{len(chunks)} chunks", *notes])
         if replaced:
             message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
-            return IngestResult(name, "replaced", message, doc_id, len(chunks))
-        return IngestResult(name, "added", f"{name}: added to '{kb}' ({counts}).", doc_id, len(chunks))
+            return IngestResult(name, "replaced", message, doc_id, len(chunks), kb, notes)
+        return IngestResult(name, "added", f"{name}: added to '{kb}' ({counts}).", doc_id, len(chunks), kb, notes)
 
     def _undo_vectors(self, chunk_ids: list[str], reindexing: bool) -> None:
         """Best effort after a failed vector write: the part that got in goes, a reindexed document gets its old

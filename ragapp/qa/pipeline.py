@@ -31,7 +31,7 @@ from ragapp.core.events import (
     TokenEvent,
     WaitEvent,
 )
-from ragapp.core.lang import is_chinese
+from ragapp.core.lang import is_chinese, said_as
 from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
@@ -286,8 +286,12 @@ class AnswerPipeline:
                 # The intent's knowledge bases hold nothing relevant: the tree may not know a newer upload,
                 # or the model routed wrongly. Searching the wider scope costs one retrieval, not an answer.
                 result = self._retrieval.retrieve(part.question, kbs, part.top_k)
-                where = ", ".join(sorted(part.kbs or ())) or "the intent's knowledge bases"
-                yield NoticeEvent(f"Nothing relevant in {where}; searched {_scope_words(kbs)} instead.")
+                named = ", ".join(sorted(part.kbs or ()))
+                where = named or "the intent's knowledge bases"
+                english = f"Nothing relevant in {where}; searched {_scope_words(kbs)} instead."
+                wider = "全部知识库" if kbs is None else f"所选知识库（{', '.join(sorted(kbs))}）"
+                chinese = f"{named or '该意图的知识库'}中没有相关内容，已改为检索{wider}。"
+                yield NoticeEvent(said_as(question, english, chinese))
             w = self._settings.workflow
             if w.translate and needs_translation(part.question, result, w.translate_below_score):
                 result = yield from self._search_translated(part, result)

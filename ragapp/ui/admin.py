@@ -21,14 +21,17 @@ from ragapp.core.access import Action, Actor, may
 from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import user_errors
-from ragapp.ui.i18n import both, t
+from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.render import escape_text
 from ragapp.ui.state import actor_of
 
-USER_HEADERS = ["Name · 用户名", "Role · 角色", "Groups · 分组", "Added (UTC) · 创建时间"]
-KB_HEADERS = ["Knowledge base · 知识库", "Readers · 可读", "Editors · 可编辑"]
+# English names: the page renames them in Chinese (ragapp.ui.i18n.HEADERS).
+USER_HEADERS = ["Name", "Role", "Groups", "Added (UTC)"]
+USER_TYPES = ["str", "html", "str", "str"]  # the role in both languages
+KB_HEADERS = ["Knowledge base", "Readers", "Editors"]
+KB_TYPES = ["str", "html", "str"]  # "open to everyone" in both languages
 ROLE_CHOICES = [(t("role.reader"), "reader"), (t("role.editor"), "editor"), (t("role.admin"), "admin")]
-OPEN = "(open to everyone signed in · 所有登录用户可读)"
+OPEN = both("(open to everyone signed in)", "（所有登录用户可读）")
 
 INTRO = t("admin.intro")
 ACCOUNTS_OFF_NOTE = t("admin.accounts_off")
@@ -55,7 +58,10 @@ class AdminHandlers:
     # -- values ---------------------------------------------------------------------------------
 
     def users_table(self, actor: Actor) -> pd.DataFrame:
-        rows = [[u.name, u.role, ", ".join(u.groups), u.created] for u in self.engine.admin.users(actor=actor)]
+        rows = [
+            [u.name, both(*ROLE_WORDS.get(u.role, (u.role, u.role))), ", ".join(u.groups), u.created]
+            for u in self.engine.admin.users(actor=actor)
+        ]
         return _frame(rows, USER_HEADERS)
 
     def user_choices(self, actor: Actor, value: str | None = None) -> Any:
@@ -64,7 +70,7 @@ class AdminHandlers:
 
     def kb_table(self, actor: Actor) -> pd.DataFrame:
         rows = [
-            [v.kb, ", ".join(v.readers) or (OPEN if not v.has_rule else "-"), ", ".join(v.editors) or "-"]
+            [v.kb, escape_text(", ".join(v.readers)) or (OPEN if not v.has_rule else "-"), ", ".join(v.editors) or "-"]
             for v in self.engine.admin.kb_access(actor=actor)
         ]
         return _frame(rows, KB_HEADERS)
@@ -110,14 +116,16 @@ class AdminHandlers:
     ) -> tuple[Any, ...]:
         actor = self._actor(request)
         user = self.engine.admin.add_user(name or "", password or "", role or "reader", groups or "", actor=actor)
-        note = _ok(f"Added {user.name} ({user.role})", f"已添加用户 {user.name}（{user.role}）")
+        en, zh = ROLE_WORDS.get(user.role, (user.role, user.role))
+        note = _ok(f"Added {user.name} ({en.lower()})", f"已添加用户 {user.name}（{zh}）")
         return note, self.users_table(actor), self.user_choices(actor, user.name), "", "", ""
 
     @user_errors
     def set_role(self, name: str, role: str, request: gr.Request | None = None) -> tuple[Any, ...]:
         actor = self._actor(request)
         self.engine.admin.set_role(name or "", role or "", actor=actor)
-        return _ok(f"{name} is now {role}", f"{name} 的角色已改为 {role}"), self.users_table(actor)
+        en, zh = ROLE_WORDS.get(role, (role, role))
+        return _ok(f"{name} is now {en.lower()}", f"{name} 的角色已改为{zh}"), self.users_table(actor)
 
     @user_errors
     def role_of(self, name: str | None, request: gr.Request | None = None) -> Any:
@@ -184,7 +192,11 @@ def build_admin_tab(engine: Engine, handlers: AdminHandlers | None = None) -> Ad
         with gr.Column(visible=accounts_on, elem_id="admin-users"):
             gr.Markdown(t("admin.users_heading"))
             users = gr.Dataframe(
-                value=_frame([], USER_HEADERS), interactive=False, elem_id="users-table", label=t("admin.users")
+                value=_frame([], USER_HEADERS),
+                interactive=False,
+                elem_id="users-table",
+                label=t("admin.users"),
+                datatype=USER_TYPES,  # type: ignore[arg-type]
             )
             with gr.Accordion(t("admin.add_user"), open=True):
                 with gr.Row():
@@ -221,7 +233,11 @@ def build_admin_tab(engine: Engine, handlers: AdminHandlers | None = None) -> Ad
                 remove = gr.Button(t("admin.remove"), variant="stop", elem_id="remove-user")
             gr.Markdown(t("admin.kb_heading"))
             kbs = gr.Dataframe(
-                value=_frame([], KB_HEADERS), interactive=False, elem_id="kb-access", label=t("admin.kb_table")
+                value=_frame([], KB_HEADERS),
+                interactive=False,
+                elem_id="kb-access",
+                label=t("admin.kb_table"),
+                datatype=KB_TYPES,  # type: ignore[arg-type]
             )
             with gr.Row():
                 kb = gr.Dropdown(choices=[], allow_custom_value=True, label=t("admin.kb"), elem_id="kb-access-pick")

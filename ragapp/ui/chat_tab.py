@@ -63,7 +63,9 @@ def build_chats_sidebar() -> ChatsSidebar:
     with gr.Sidebar(label=t("chats.sidebar"), open=False, elem_id="chats-sidebar") as panel:
         new_chat = gr.Button(t("chats.new"), elem_id="new-chat")
         chat_list = gr.Radio(choices=[], label=t("chats.past"), elem_id="chat-list")
-        chat_title = gr.Textbox(show_label=False, placeholder=t("chats.title"), elem_id="chat-title")
+        chat_title = gr.Textbox(
+            label=t("chats.title"), show_label=False, placeholder=t("chats.title"), elem_id="chat-title"
+        )
         with gr.Row():
             rename_chat = gr.Button(t("chats.rename"), size="sm", elem_id="rename-chat")
             delete_chat = gr.Button(t("common.delete"), size="sm", variant="stop", elem_id="delete-chat")
@@ -116,6 +118,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
         # Opened by a thumbs-down: say what was wrong, or keep the question as a test case.
         with gr.Row(visible=False, elem_id="feedback-row") as feedback_row:
             comment = gr.Textbox(
+                label=t("chat.feedback_placeholder"),
                 show_label=False,
                 placeholder=t("chat.feedback_placeholder"),
                 elem_id="feedback-comment",
@@ -126,6 +129,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
         with gr.Row():
             question = gr.Textbox(
                 elem_id="question",
+                label=t("chat.question"),
                 show_label=False,
                 placeholder=t("chat.question"),
                 scale=8,

@@ -19,6 +19,8 @@ from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both
 from ragapp.ui.state import Session, actor_of, owner_of
 
+PICK_A_CHAT = both("Pick a chat in the list first.", "请先在列表中选择一个对话。")
+THUMBS_DOWN_FIRST = both("Give a thumbs-down on an answer first.", "请先对一个回答点踩。")
 THANKS = both("Thanks, your feedback is kept with this answer's trace.", "感谢反馈，已随本次回答的追踪记录保存。")
 
 
@@ -95,9 +97,9 @@ class ChatHistory:
         self, conversation_id: str | None, title: str, stored: str | None, request: gr.Request | None = None
     ) -> tuple[Any, str]:
         if not conversation_id:
-            raise gr.Error("Pick a chat in the list first.")
+            raise gr.Error(PICK_A_CHAT)
         if not (title or "").strip():
-            raise gr.Error("Type the new title first.")
+            raise gr.Error(both("Type the new title first.", "请先输入新标题。"))
         owner = owner_of(self.engine, stored, request)
         self.engine.conversations.rename(owner, conversation_id, title, actor=actor_of(self.engine, request))
         return self.listing(stored, conversation_id, request), ""
@@ -113,7 +115,7 @@ class ChatHistory:
     ) -> tuple[Any, list[Any], Session, str]:
         """Delete the picked chat; when it is the open one, the chat starts afresh."""
         if not conversation_id:
-            raise gr.Error("Pick a chat in the list first.")
+            raise gr.Error(PICK_A_CHAT)
         session = session or Session()
         owner = owner_of(self.engine, stored, request)
         self.engine.conversations.delete(owner, conversation_id, actor=actor_of(self.engine, request))
@@ -139,7 +141,12 @@ class Feedback:
         record = session.records[index] if isinstance(index, int) and 0 <= index < len(session.records) else {}
         trace_id = str(record.get("trace_id") or "")
         if not trace_id:
-            raise gr.Error("Feedback goes on an answer: this message has none (or tracing is off).")
+            raise gr.Error(
+                both(
+                    "Feedback goes on an answer: this message has none (or tracing is off).",
+                    "反馈针对回答：这条消息不是回答（或未开启追踪）。",
+                )
+            )
         rating = "up" if like.liked in (True, "Like") else "down" if like.liked in (False, "Dislike") else ""
         if not rating:  # the thumb was taken back: nothing to keep
             return gr.update(visible=False), session
@@ -156,7 +163,7 @@ class Feedback:
         """The comment on a thumbs-down, kept with the rating."""
         trace_id = session.feedback_trace if session is not None else ""
         if not trace_id:
-            raise gr.Error("Give a thumbs-down on an answer first.")
+            raise gr.Error(THUMBS_DOWN_FIRST)
         owner = owner_of(self.engine, stored, request)
         actor = actor_of(self.engine, request)
         self.engine.observability.give_feedback(trace_id, owner, "down", text or "", actor=actor)
@@ -169,18 +176,26 @@ class Feedback:
         them in the Traces tab, where the case is listed)."""
         trace_id = session.feedback_trace if session is not None else ""
         if session is None or not trace_id:
-            raise gr.Error("Give a thumbs-down on an answer first.")
+            raise gr.Error(THUMBS_DOWN_FIRST)
         owner, actor = owner_of(self.engine, stored, request), actor_of(self.engine, request)
         trace = self.engine.observability.trace(trace_id, owner, actor=actor)
         if trace is None:
-            raise gr.Error("That answer's trace is gone (traces are kept for a limited time).")
+            raise gr.Error(
+                both(
+                    "That answer's trace is gone (traces are kept for a limited time).",
+                    "这个回答的追踪记录已不在（追踪记录只保留一段时间）。",
+                )
+            )
         names = {d.doc_id: d.name for d in self.engine.library.documents(actor=actor)}
         cited = sorted({names[r["doc_id"]] for r in session.records if r.get("trace_id") == trace_id
                         and r.get("doc_id") in names})  # fmt: skip
         if not cited:
             raise gr.Error(
-                "This answer cites no document that still exists: open it in the Traces tab and pick the documents "
-                "that should answer it. · 该回答没有引用现存文档，请在追踪页选择应命中的文档。"
+                both(
+                    "This answer cites no document that still exists: open it in the Traces tab and pick the "
+                    "documents that should answer it.",
+                    "该回答没有引用现存文档，请在追踪页选择应命中的文档。",
+                )
             )
         case = self.engine.observability.save_test_case(owner, trace.question, cited, None, trace.id)
         gr.Info(both(f"Saved test case #{case.id} (Traces tab)", f"已存为测试用例 #{case.id}（见追踪页）"))

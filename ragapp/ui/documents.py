@@ -7,7 +7,6 @@ the signed-in user: the engine refuses a document or page of a knowledge base th
 
 from __future__ import annotations
 
-import html
 import io
 from typing import Any
 
@@ -17,12 +16,13 @@ import pandas as pd
 from ragapp.core.types import Chunk, ParseReport
 from ragapp.engine.engine import Engine
 from ragapp.engine.library import DocumentView
-from ragapp.ui.handlers import user_errors
+from ragapp.ui.handlers import ingest_line, user_errors
 from ragapp.ui.i18n import both
 from ragapp.ui.render import escape_text, highlighted
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 CHUNK_HEADERS = ["#", "Page", "Heading", "Read as", "Text"]
+CHUNK_TYPES = ["number", "str", "str", "html", "str"]  # how it was read, in both languages
 PREVIEW_CHARS = 300
 
 
@@ -32,26 +32,43 @@ def quality_line(view: DocumentView) -> str:
     record, report = view.record, view.report or ParseReport()
     parts = [f"**{escape_text(record.name)}** ({escape_text(record.kb)}, {record.file_type})"]
     if record.pages is not None:
-        parts.append(f"{record.pages} page{'s' if record.pages != 1 else ''}")
+        n = record.pages
+        parts.append(both(f"{n} page{'s' if n != 1 else ''}", f"{n} 页"))
     if report.pages_with_text is not None:
-        parts.append(f"{report.pages_with_text} with text")
+        n = report.pages_with_text
+        parts.append(both(f"{n} with text", f"{n} 页有文字"))
     if report.ocr_pages:
-        confidence = f" (confidence {report.ocr_confidence:.2f})" if report.ocr_confidence is not None else ""
-        parts.append(f"{len(report.ocr_pages)} read by OCR{confidence}")
+        n, sure = len(report.ocr_pages), report.ocr_confidence
+        parts.append(
+            both(
+                f"{n} read by OCR" + (f" (confidence {sure:.2f})" if sure is not None else ""),
+                f"{n} 页经 OCR 识别" + (f"（置信度 {sure:.2f}）" if sure is not None else ""),
+            )
+        )
     if report.tables:
-        parts.append(f"{report.tables} table{'s' if report.tables != 1 else ''}")
+        n = report.tables
+        parts.append(both(f"{n} table{'s' if n != 1 else ''}", f"{n} 个表格"))
     if report.empty_pages:
-        shown = ", ".join(str(p) for p in report.empty_pages[:20]) + ("…" if len(report.empty_pages) > 20 else "")
-        parts.append(f"⚠️ {len(report.empty_pages)} without any text (p. {shown})")
+        n = len(report.empty_pages)
+        shown = ", ".join(str(p) for p in report.empty_pages[:20]) + ("…" if n > 20 else "")
+        parts.append("⚠️ " + both(f"{n} without any text (p. {shown})", f"{n} 页没有任何文字（第 {shown} 页）"))
     if view.skipped:
-        parts.append(f"{len(view.skipped)} left out as boilerplate")
-    parts += [f"left out: {escape_text(what)}" for what in report.left_out]
+        n = len(view.skipped)
+        parts.append(both(f"{n} left out as boilerplate", f"{n} 处作为目录、索引等样板内容未编入"))
+    parts += [f"{both('left out', '未编入')}: {escape_text(what)}" for what in report.left_out]
     if report.coverage is not None:
-        warning = report.coverage_warning()
-        parts.append(escape_text(warning) if warning else f"{report.coverage:.1%} of its text indexed")
-    parts.append(f"{len(view.chunks)} chunks")
+        warning = report.coverage_warning()  # the engine's words
+        share = f"{report.coverage:.1%}"
+        indexed = both(f"{share} of its text indexed", f"{share} 的文字已编入索引")
+        parts.append(escape_text(warning) if warning else indexed)
+    parts.append(both(f"{len(view.chunks)} chunks", f"{len(view.chunks)} 个片段"))
     if view.report is None:
-        parts.append("read before parse reports were kept: index it again for one")
+        parts.append(
+            both(
+                "read before parse reports were kept: index it again for one",
+                "读取时尚未保存解析报告：重新索引即可生成",
+            )
+        )
     return " · ".join(parts)
 
 
@@ -66,9 +83,10 @@ def chunk_rows(chunks: tuple[Chunk, ...], needle: str = "") -> pd.DataFrame:
         if chunk.ocr_confidence is not None:
             read.append(f"OCR {chunk.ocr_confidence:.2f}")
         if chunk.has_table:
-            read.append("table")
+            read.append(both("table", "表格"))
         text = chunk.text if len(chunk.text) <= PREVIEW_CHARS else chunk.text[: PREVIEW_CHARS - 1] + "…"
-        rows.append([chunk.ordinal, chunk.page or "", chunk.heading or "", ", ".join(read) or "text", text])
+        how = ", ".join(read) or both("text", "文字")
+        rows.append([chunk.ordinal, chunk.page or "", chunk.heading or "", how, text])
     return pd.DataFrame(rows, columns=CHUNK_HEADERS)
 
 
@@ -84,7 +102,12 @@ class DocumentHandlers:
         actor = actor_of(self.engine, request)
         found = [d for d in self.engine.library.documents(actor=actor) if row[:2] == [d.name, d.kb]]
         if not found:
-            raise gr.Error("That document is no longer in the knowledge base; the table is refreshed on reload.")
+            raise gr.Error(
+                both(
+                    "That document is no longer in the knowledge base; the table is refreshed on reload.",
+                    "这份文档已不在知识库中；重新加载页面即可刷新表格。",
+                )
+            )
         return self.show(found[0].doc_id, request)
 
     def show(self, doc_id: str, request: gr.Request | None = None) -> tuple[str, pd.DataFrame, str, Any]:
@@ -94,7 +117,7 @@ class DocumentHandlers:
     @user_errors
     def search(self, doc_id: str | None, needle: str, request: gr.Request | None = None) -> pd.DataFrame:
         if not doc_id:
-            raise gr.Error("Pick a document in the table first.")
+            raise gr.Error(both("Pick a document in the table first.", "请先在表格中选择一份文档。"))
         view = self.engine.library.document_view(doc_id, actor=actor_of(self.engine, request))
         return chunk_rows(view.chunks, needle or "")
 
@@ -108,15 +131,16 @@ class DocumentHandlers:
     ) -> str:
         """Index the picked document again from its kept file."""
         if not doc_id:
-            raise gr.Error("Pick a document first.")
+            raise gr.Error(both("Pick a document first.", "请先选择一份文档。"))
         result = self.engine.library.reindex(
             doc_id,
             lambda update: progress(update.fraction, desc=update.text),
             owner=owner_of(self.engine, stored, request),
             actor=actor_of(self.engine, request),
         )
-        gr.Info(html.escape(result.message))
-        return f"🔄 {escape_text(result.message)}"
+        line = ingest_line(result)
+        gr.Info(line)  # toasts render HTML
+        return f"🔄 {line}"
 
     @staticmethod
     def stop(control: UploadControl | None) -> None:
@@ -170,7 +194,8 @@ class DocumentHandlers:
             from PIL import Image
 
             image = Image.open(io.BytesIO(view.png))
-            note = "" if view.highlighted else " · the passage could not be found on the page image"
+            missed = both("the passage could not be found on the page image", "在页面图像上没有找到这段原文")
+            note = "" if view.highlighted else f" · {missed}"
             return gr.update(value=image, visible=True), title + note, gr.update(visible=True), ""
         marks = [str(h) for h in record.get("highlights") or []] or [view.chunk.text]
         section = "\n\n".join(

@@ -23,8 +23,8 @@ from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
-from ragapp.ui.i18n import both, t
-from ragapp.ui.render import TurnView, escape_text, no_remote_content
+from ragapp.ui.i18n import ROLE_WORDS, both, t
+from ragapp.ui.render import TurnView, code_span, escape_text, no_remote_content
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,13 @@ def _to_gr_error(exc: Exception) -> gr.Error:
     if isinstance(exc, RagAppError):
         return gr.Error(html.escape(str(exc)))  # the modal renders HTML; messages hold file names
     log.exception("unexpected error in a UI handler")
-    return gr.Error(f"Something went wrong ({type(exc).__name__}). The details are in the server log.")
+    kind = type(exc).__name__
+    return gr.Error(
+        both(
+            f"Something went wrong ({kind}). The details are in the server log.",
+            f"出错了（{kind}），详情见服务器日志。",
+        )
+    )
 
 
 def user_errors(fn: Callable[..., T]) -> Callable[..., T]:
@@ -112,7 +118,7 @@ class Handlers:
             return
         session.pending = None
         value = str(choice.value)
-        label = next((c.label for c in pending.choices if c.code == value), "Search everything · 全部检索")
+        label = next((c.label for c in pending.choices if c.code == value), both("Search everything", "全部检索"))
         chat = [*chat, gr.ChatMessage(role="user", content=label)]
         clarified = Clarified(pending.sub_questions, pending.ambiguous, value)
         yield from self._turn(
@@ -254,10 +260,10 @@ class Handlers:
         progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
     ) -> tuple[str, list[list[Any]], Any, None, str, Any, Any]:
         if not files:
-            raise gr.Error("Choose or drop one or more files first.")
+            raise gr.Error(both("Choose or drop one or more files first.", "请先选择或拖入文件。"))
         target = kb_name(kb or DEFAULT_KB)  # a bad name is refused before any file is read
         pairs = [(Path(f), Path(f).name) for f in files]
-        progress(0.0, desc="Starting")
+        progress(0.0, desc="…")
         cancel = control.cancel if control is not None else None
         if cancel is not None:
             cancel.clear()  # a Stop pressed before this upload does not stop it
@@ -280,9 +286,14 @@ class Handlers:
         summary = ingest_summary(results)
         failed = [r for r in results if r.status == "failed"]
         if failed:
-            gr.Warning(f"{len(failed)} of {len(results)} file(s) could not be added; see the list.")
+            gr.Warning(
+                both(
+                    f"{len(failed)} of {len(results)} file(s) could not be added; see the list.",
+                    f"{len(results)} 个文件中有 {len(failed)} 个未能加入，详见列表。",
+                )
+            )
         else:
-            gr.Info("Knowledge base updated.")
+            gr.Info(both("Knowledge base updated.", "知识库已更新。"))
         table, choices, status, _kbs, scope_update = self.refresh(scope, request)
         kbs = gr.update(choices=self.upload_kb_choices(self._viewer(request)), value=target)
         return summary, table, choices, None, status, kbs, scope_update
@@ -292,11 +303,15 @@ class Handlers:
         self, doc_id: str | None, scope: list[str] | None = None, request: gr.Request | None = None
     ) -> tuple[str, list[list[Any]], Any, str, Any, Any]:
         if not doc_id:
-            raise gr.Error("Pick a document to delete.")
+            raise gr.Error(both("Pick a document to delete.", "请选择要删除的文档。"))
         name = self.engine.library.delete(doc_id, actor=actor_of(self.engine, request))
-        gr.Info(html.escape(f"Deleted {name}."))  # toasts render HTML
+        shown = html.escape(name)  # toasts render HTML
+        gr.Info(both(f"Deleted {shown}.", f"已删除 {shown}。"))
         table, choices, status, kbs, scope_update = self.refresh(scope, request)
-        report = f"🗑️ {escape_text(name)}: deleted from the catalog, the vector index and the keyword index."
+        report = f"🗑️ {escape_text(name)}: " + both(
+            "deleted from the catalog, the vector index and the keyword index.",
+            "已从目录、向量索引和关键词索引中删除。",
+        )
         return report, table, choices, status, kbs, scope_update
 
     def account(self, request: gr.Request | None = None) -> tuple[str, Any, Any, Any]:
@@ -312,7 +327,9 @@ class Handlers:
             except AccessDenied:
                 actor = Actor(username or "?", "reader", frozenset())  # removed since signing in: read only
             signed = both("Signed in as", "已登录：")
-            line = f"👤 {signed} **{escape_text(actor.name)}** ({actor.role}) · [{both('Log out', '退出')}](/logout)"
+            en, zh = ROLE_WORDS.get(actor.role, (actor.role, actor.role))
+            role = both(en.lower(), zh)
+            line = f"👤 {signed} **{escape_text(actor.name)}** ({role}) · [{both('Log out', '退出')}](/logout)"
         return (
             line,
             gr.update(visible=may(actor, Action.UPLOAD)),
@@ -323,11 +340,16 @@ class Handlers:
     def status_line(self) -> str:
         s = self.engine.status()
         rerank = (
-            f"🔁 Reranker: {s.reranker}"
+            f"🔁 {both('Reranker', '重排序模型')}: {code_span(s.reranker)}"
             if s.reranking_enabled
-            else "🔁 Reranking is **off** (`RAGAPP_RERANK__BACKEND=builtin` turns on the shipped one)"
+            else "🔁 "
+            + both(
+                "Reranking is **off** (`RAGAPP_RERANK__BACKEND=builtin` turns on the shipped one)",
+                "重排序**未开启**（`RAGAPP_RERANK__BACKEND=builtin` 可启用内置模型）",
+            )
         )
-        return f"🤖 {s.llm} · 🧮 {s.embedder} · {rerank} · 📚 {s.documents} documents, {s.chunks} chunks"
+        counts = both(f"{s.documents} documents, {s.chunks} chunks", f"{s.documents} 份文档，{s.chunks} 个片段")
+        return f"🤖 {code_span(s.llm)} · 🧮 {code_span(s.embedder)} · {rerank} · 📚 {counts}"  # names
 
 
 def scope_of(picked: list[str] | None) -> Scope:
@@ -341,4 +363,23 @@ def mode_of(picked: str | None) -> Mode | None:
 
 
 def ingest_summary(results: list[IngestResult]) -> str:
-    return "\n".join(f"{_STATUS_ICON[r.status]} {escape_text(r.message)}" for r in results)  # names are in them
+    return "\n".join(f"{_STATUS_ICON[r.status]} {ingest_line(r)}" for r in results)
+
+
+def ingest_line(result: IngestResult) -> str:
+    """What happened to one file, in both languages where the page has the words (the engine's notes and a
+    refusal's reason are its own, in English)."""
+    name, kb = escape_text(result.name), escape_text(result.kb)
+    notes = "".join(f"; {escape_text(n)}" for n in result.notes)
+    n = result.chunks
+    if result.status in ("added", "replaced") and result.kb:
+        if result.status == "added":
+            en, zh = f"added to '{kb}'", f"已加入“{kb}”"
+        else:
+            en, zh = f"replaced the earlier version in '{kb}'", f"已替换“{kb}”中的旧版本"
+        return f"{name}: " + both(f"{en} ({n} chunks{notes}).", f"{zh}（{n} 个片段{notes}）。")
+    if result.status == "replaced":
+        return f"{name}: " + both(f"indexed again ({n} chunks).", f"已重新索引（{n} 个片段）。")
+    if result.status == "cancelled":
+        return f"{name}: " + both("not added: the upload was stopped.", "未加入：上传已停止。")
+    return escape_text(result.message)  # names are in them

@@ -193,6 +193,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "cases.limit": ("Candidates to rerank", "重排候选数"),
     "cases.rerank": ("Rerank (the shipped model, if off)", "重排（未开启时用内置模型）"),
     "cases.run": ("Run evaluation", "运行评估"),
+    "cases.min_score": ("Lowest rerank score (min_rerank_score)", "最低重排得分（min_rerank_score）"),
+    "cases.chart": ("Hit rate, MRR, nDCG", "命中率、MRR、nDCG"),
     # The Admin tab
     "admin.tab": ("Admin", "管理"),
     "admin.intro": (
@@ -238,10 +240,97 @@ TEXTS: dict[str, tuple[str, str]] = {
     "role.admin": ("Admin", "管理员"),
 }
 
+# A role's name, in both languages (for text made at run time).
+ROLE_WORDS = {role: TEXTS[f"role.{role}"] for role in ("reader", "editor", "admin")}
+
+# Gradio's own words that Gradio 6.31 leaves untranslated: its status line's key (shown raw in either language)
+# and the footer's "Runs" link, which its Chinese table lacks.
+GRADIO_TEXTS: dict[str, tuple[str, str]] = {
+    "common.complete": ("Done", "完成"),
+    "common.runs": ("Runs", "运行记录"),
+    "common.runs_description": ("View runs saved in this browser", "查看保存在此浏览器中的运行记录"),
+}
+
+# Tables' column names, English -> Chinese. Gradio translates no table header, so the tables are built with the
+# English names and the page's script (``HEAD``) renames their header cells in a Chinese page, and back. A name
+# "A · B" whose A is here is renamed as A (B is a channel's or a method's name).
+HEADERS: dict[str, str] = {
+    # Knowledge
+    "Name": "名称",
+    "Knowledge base": "知识库",
+    "Type": "文件类型",
+    "Pages": "页数",
+    "Chunks": "片段数",
+    "Left out": "未编入",
+    "Added (UTC)": "添加时间 (UTC)",
+    "#": "#",
+    "Page": "页",
+    "Heading": "标题",
+    "Read as": "读取方式",
+    "Text": "文本",
+    # Intents
+    "Intent": "意图",
+    "Code": "代码",
+    "Kind": "类型",
+    "Knowledge bases": "检索的知识库",
+    "Examples": "示例",
+    "Top-k": "Top-k",
+    "Path": "路径",
+    "Score": "得分",
+    # Traces
+    "Time (UTC)": "时间 (UTC)",
+    "Question": "问题",
+    "Mode": "模式",
+    "Total (s)": "总耗时 (秒)",
+    "Status": "状态",
+    "Feedback": "反馈",
+    "Degradations": "降级",
+    "Final": "最终排名",
+    "Moved": "变动",
+    "Fused": "融合排名",
+    "Source": "来源",
+    "Chunk": "片段",
+    "Rank": "排名",
+    "Fused score": "融合得分",
+    "Rerank score": "重排得分",
+    "In prompt": "进入提示",
+    "Channel": "通道",
+    "Document": "文档",
+    "Chunk id": "片段编号",
+    "Step": "步骤",
+    "Tool": "工具",
+    "Arguments": "参数",
+    "Seconds": "秒",
+    "Result": "结果",
+    "Routed": "路由",
+    "Action": "动作",
+    "Reason": "原因",
+    # Test cases
+    "Expected documents": "应命中的文档",
+    "Saved (UTC)": "保存时间 (UTC)",
+    "Run": "运行",
+    "Expected": "应命中",
+    "First found at": "首次命中位置",
+    "Hit": "命中",
+    "MRR": "MRR",
+    "nDCG": "nDCG",
+    "Top documents": "排名靠前的文档",
+    "ms": "毫秒",
+    # Admin
+    "Role": "角色",
+    "Groups": "分组",
+    "Readers": "可读",
+    "Editors": "可编辑",
+}
+
+# The chat's buttons made at run time whose labels are the page's words (the others are intents' names): the page
+# renames them as it does the columns (Gradio translates neither).
+CHOICES: dict[str, str] = {"Search everything": "全部检索"}
+
 I18N = gr.I18n(
-    en={PREFIX + key: en for key, (en, _zh) in TEXTS.items()},
+    en={PREFIX + key: en for key, (en, _zh) in TEXTS.items()} | {key: en for key, (en, _zh) in GRADIO_TEXTS.items()},
     # Gradio looks a zh-CN or zh-TW browser's words up under zh-CN/zh-TW, then zh, then en.
-    zh={PREFIX + key: zh for key, (_en, zh) in TEXTS.items()},
+    zh={PREFIX + key: zh for key, (_en, zh) in TEXTS.items()} | {key: zh for key, (_en, zh) in GRADIO_TEXTS.items()},
 )
 
 
@@ -279,7 +368,8 @@ STORAGE_KEY = "ragapp-lang"
 # knows zh-CN and zh-TW only: other Chinese browsers (zh, zh-HK, zh-SG) would get English, so they are switched
 # too. Any failure leaves the page in the browser's language.
 _TAB_KEYS = ("chat.tab", "kb.tab", "intents.tab", "traces.tab", "admin.tab")
-_SCRIPT = """<script>
+_SCRIPT = (
+    """<script>
 (() => {
   const KEY = "__KEY__";
   const TABS = __TABS__;
@@ -335,6 +425,34 @@ _SCRIPT = """<script>
     };
     wait();
   }
+  // Tables' header cells and the chat's choice buttons in the page's language (English -> Chinese), whenever one
+  // is drawn or redrawn and whenever the language changes; a column "A · B" is renamed by its A.
+  const HEADERS = __HEADERS__;
+  const BACK = Object.fromEntries(Object.entries(HEADERS).map(([en, zh]) => [zh, en]));
+  const headerName = (text, lang) => {
+    const names = lang === "zh" ? HEADERS : BACK;
+    if (Object.hasOwn(names, text)) return names[text];
+    const cut = text.indexOf(" · ");
+    return cut > 0 && Object.hasOwn(names, text.slice(0, cut)) ? names[text.slice(0, cut)] + text.slice(cut) : null;
+  };
+  const renameHeaders = () => {
+    const lang = /^zh/i.test(document.documentElement.lang || "") ? "zh" : "en";
+    const cells = document.querySelectorAll("thead .header, #chatbot button.option");
+    cells.forEach((cell) => cell.childNodes.forEach((node) => {
+      if (node.nodeType !== Node.TEXT_NODE) return;
+      const text = node.nodeValue.trim();
+      const name = text ? headerName(text, lang) : null;
+      if (name !== null && name !== text) node.nodeValue = name;  // the same node: Gradio's updates still land
+    }));
+  };
+  let renaming = false;
+  new MutationObserver(() => {
+    if (renaming) return;
+    renaming = true;
+    setTimeout(() => { renaming = false; renameHeaders(); }, 50);
+  }).observe(document.documentElement, {
+    subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["lang"],
+  });
   // Capture: the links are a Markdown's, which would open them in a new tab.
   document.addEventListener("click", (event) => {
     const link = event.target instanceof Element ? event.target.closest("#language-switch a[href^='?lang=']") : null;
@@ -346,9 +464,14 @@ _SCRIPT = """<script>
     switchTo(FULL[chosen] || "en-US");
   }, true);
 })();
-</script>""".replace("__KEY__", STORAGE_KEY).replace(
-    "__TABS__",
-    json.dumps({lang: [TEXTS[key][i] for key in _TAB_KEYS] for i, lang in enumerate(("en", "zh"))}, ensure_ascii=False),
+</script>""".replace("__KEY__", STORAGE_KEY)
+    .replace("__HEADERS__", json.dumps(HEADERS | CHOICES, ensure_ascii=False))
+    .replace(
+        "__TABS__",
+        json.dumps(
+            {lang: [TEXTS[key][i] for key in _TAB_KEYS] for i, lang in enumerate(("en", "zh"))}, ensure_ascii=False
+        ),
+    )
 )
 
 # The page's language is on <html lang>: the examples of the other language are hidden, the current one is bold.
@@ -356,6 +479,18 @@ _STYLE = """<style>
 html[lang^="zh"] #examples-en, html:not([lang^="zh"]) #examples-zh { display: none !important; }
 html[lang^="zh"] .lang-en, html:not([lang^="zh"]) .lang-zh { display: none !important; }
 #language-switch { text-align: right; }
+/* Gradio 6.31 titles its toasts "Info", "Warning" and "Error" in English whatever the title asked for: the page
+   hides that word and says it in its own language. */
+.toast-title { visibility: hidden; font-size: 0 !important; }
+.toast-title::after { visibility: visible; font-size: var(--text-md); }
+.toast-title.info::after { content: "Info"; }
+.toast-title.warning::after { content: "Warning"; }
+.toast-title.error::after { content: "Error"; }
+.toast-title.success::after { content: "Done"; }
+html[lang^="zh"] .toast-title.info::after { content: "提示"; }
+html[lang^="zh"] .toast-title.warning::after { content: "注意"; }
+html[lang^="zh"] .toast-title.error::after { content: "出错了"; }
+html[lang^="zh"] .toast-title.success::after { content: "完成"; }
 #language-switch a { text-decoration: none; }
 html[lang^="zh"] #language-switch a[href="?lang=zh"],
 html:not([lang^="zh"]) #language-switch a[href="?lang=en"] { font-weight: bold; }

@@ -23,8 +23,10 @@ from ragapp.core.types import LeafScore
 from ragapp.engine import GROUP, Format, IntentTree, IntentTreeError, RoutingDecision
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IntentDraft
+from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
+from ragapp.ui.render import escape_text
 from ragapp.ui.state import actor_of
 
 log = logging.getLogger(__name__)
@@ -74,12 +76,12 @@ class IntentHandlers:
         rows: list[list[Any]] = []
         for depth, node in tree.walk():
             kind = tree.shown_kind(node.code)
-            top_k = "" if kind != "KB" else (str(node.top_k) if node.top_k is not None else "default · 默认")
+            top_k = "" if kind != "KB" else (str(node.top_k) if node.top_k is not None else "—")
             rows.append(
                 [
                     f"{_INDENT * depth}{_ICONS[kind]} {node.name}",
                     node.code,
-                    kind,
+                    both("group", "分组") if kind == GROUP else kind,  # KB and SYSTEM: the same in both
                     ", ".join(node.kbs),
                     len(node.examples),
                     top_k,
@@ -93,13 +95,14 @@ class IntentHandlers:
             return both("The intent tree is empty: add an intent or import a file", "意图树为空：请新建意图或导入文件")
         kb, system = len(tree.leaves({"KB"})), len(tree.leaves({"SYSTEM"}))
         groups = len(tree) - kb - system
-        note = ""
-        if not self.engine.settings.workflow.route:
-            note = " · ⚠️ routing is off (`RAGAPP_WORKFLOW__ROUTE=false`): the chat searches everything"
-        return both(
-            f"**{len(tree)} intents**: {groups} groups, {kb} KB leaves, {system} SYSTEM leaves{note}",
-            f"**共 {len(tree)} 个意图**：{groups} 个分组，{kb} 个知识库意图，{system} 个系统意图{note}",
+        off = " · ⚠️ " + both(
+            "routing is off (`RAGAPP_WORKFLOW__ROUTE=false`): the chat searches everything",
+            "路由已关闭（`RAGAPP_WORKFLOW__ROUTE=false`）：对话会检索全部知识库",
         )
+        return both(
+            f"**{len(tree)} intents**: {groups} groups, {kb} KB leaves, {system} SYSTEM leaves",
+            f"**共 {len(tree)} 个意图**：{groups} 个分组，{kb} 个知识库意图，{system} 个系统意图",
+        ) + ("" if self.engine.settings.workflow.route else off)
 
     def pick_choices(self) -> list[tuple[str | I18nData, str]]:
         tree = self.engine.intents.tree()
@@ -210,16 +213,18 @@ class IntentHandlers:
         try:
             saved = self.engine.intents.save(draft, replacing, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
-            return self._refused("Not saved · 未保存", exc.problems, 5)  # type: ignore[return-value]
+            return self._refused(both("Not saved", "未保存"), exc.problems, 5)  # type: ignore[return-value]
         tree = saved.tree
-        verb = "Added · 已新建" if saved.added else "Saved · 已保存"
+        verb = both("Added", "已新建") if saved.added else both("Saved", "已保存")
         message = f"✅ {verb}: **{tree.full_path(saved.code)}** (`{saved.code}`)"
         if saved.renamed_from is not None:
-            message += f", renamed from `{saved.renamed_from}` · 已改名"
+            message += both(f", renamed from `{saved.renamed_from}`", f"，原编号 `{saved.renamed_from}`")
         if saved.made_group is not None:
-            message += (
-                f". **{tree.full_path(saved.made_group)}** had no child intents, so it is now a group (its kind, "
-                "knowledge bases, top-k and prompt were cleared) · 其父意图已变为分组"
+            group = tree.full_path(saved.made_group)
+            message += both(
+                f". **{group}** had no child intents, so it is now a group (its kind, knowledge bases, top-k and "
+                "prompt were cleared)",
+                f"。**{group}** 原本没有子意图，现已变为分组（其类型、知识库、top-k 和提示已清空）",
             )
         gr.Info(_toast(message))
         node = tree.get(saved.code)
@@ -235,17 +240,22 @@ class IntentHandlers:
     def delete(self, picked: str | None, request: gr.Request | None = None) -> tuple[Any, ...]:
         """Delete the picked intent and everything under it. Returns message, summary, tree, picker and the
         form (emptied after a deletion)."""
-        refused = "Nothing deleted · 未删除"
+        refused = both("Nothing deleted", "未删除")
         if not picked or picked == NEW:
-            return self._refused(refused, ["pick an intent to delete first"], _EDIT_OUTPUTS)
+            return self._refused(
+                refused, [both("pick an intent to delete first", "请先选择要删除的意图")], _EDIT_OUTPUTS
+            )
         try:
             deleted = self.engine.intents.delete(picked, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
             return self._refused(refused, exc.problems, _EDIT_OUTPUTS)
-        message = f"🗑️ Deleted · 已删除: **{deleted.path} (`{picked}`)**"
+        message = f"🗑️ {both('Deleted', '已删除')}: **{deleted.path} (`{picked}`)**"
         gone = deleted.count
         if gone > 1:
-            message += f" and the {gone - 1} intent(s) under it ({gone} in all) · 连同其下 {gone - 1} 个意图"
+            message += both(
+                f" and the {gone - 1} intent(s) under it ({gone} in all)",
+                f"，连同其下 {gone - 1} 个意图（共 {gone} 个）",
+            )
         return self._replaced(message)
 
     # -- import and export ---------------------------------------------------------------------
@@ -254,18 +264,20 @@ class IntentHandlers:
     def import_file(self, path: str | None, request: gr.Request | None = None) -> tuple[Any, ...]:
         """Replace the whole tree with a YAML/JSON file. A bad file changes nothing and lists every problem.
         Returns message, summary, tree, picker and the form (emptied after an import)."""
-        refused = "Not imported · 未导入"
+        refused = both("Not imported", "未导入")
         if not path:
-            return self._refused(refused, ["choose a .yaml, .yml or .json file first"], _EDIT_OUTPUTS)
+            first = both("choose a .yaml, .yml or .json file first", "请先选择 .yaml、.yml 或 .json 文件")
+            return self._refused(refused, [first], _EDIT_OUTPUTS)
         file = Path(path)
         try:
             tree = self.engine.intents.import_file(file, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
             return self._refused(f"{refused}: {file.name}", exc.problems, _EDIT_OUTPUTS)
         leaves = len(tree.leaves())
-        message = (
-            f"📥 Imported · 已导入 **{file.name}**: {len(tree)} intents, {leaves} leaves · "
-            f"共 {len(tree)} 个意图（{leaves} 个叶子）; the previous tree was replaced · 原意图树已被替换"
+        name = escape_text(file.name)
+        message = "📥 " + both(
+            f"Imported **{name}**: {len(tree)} intents, {leaves} leaves; the previous tree was replaced",
+            f"已导入 **{name}**：共 {len(tree)} 个意图（{leaves} 个叶子），原意图树已被替换",
         )
         return self._replaced(message)
 
@@ -275,7 +287,11 @@ class IntentHandlers:
         path = Path(tempfile.mkdtemp(prefix="ragapp-intents-")) / f"intents.{fmt}"
         path.write_text(text, encoding="utf-8")
         count = len(self.engine.intents.tree())
-        return str(path), f"📤 Exported · 已导出 {count} intents as `{path.name}`: download it below · 请在下方下载"
+        said = both(
+            f"Exported {count} intents as `{path.name}`: download it below",
+            f"已导出 {count} 个意图到 `{path.name}`，请在下方下载",
+        )
+        return str(path), f"📤 {said}"
 
     @user_errors
     def export_yaml(self) -> tuple[str, str]:
@@ -292,7 +308,7 @@ class IntentHandlers:
         """Classify ``question`` as the chat would: every leaf with its score, and the decision in words."""
         question = (question or "").strip()
         if not question:
-            return [], "Type a question to see how it would be routed · 请输入问题以测试意图路由"
+            return [], both("Type a question to see how it would be routed", "请输入问题以测试意图路由")
         decision = self.engine.intents.test(question)
         return score_rows(decision), self.decision_markdown(decision)
 
@@ -310,7 +326,7 @@ class IntentHandlers:
                 kbs = f" · KB: {', '.join(node.kbs)}" if node is not None and node.kbs else ""
                 lines.append(f"- {leaf.path} (`{leaf.code}`) — {leaf.score:.2f}{kbs}")
             lines.append("")
-        lines.append(f"**{both('Reason', '原因')}:** {decision.reason}")
+        lines.append(f"**{both('Reason', '原因')}:** {explained(decision.reason)}")
         classification = decision.classification
         if classification is not None:
             if classification.error:
@@ -322,8 +338,12 @@ class IntentHandlers:
             lines.append(f"\n**{both('Model time', '模型耗时')}:** {classification.duration_s:.1f} s")
         if not self.engine.settings.workflow.route:
             lines.append(
-                "\n⚠️ Routing is off (`RAGAPP_WORKFLOW__ROUTE=false`): the chat searches everything; this is "
-                "what it would do with routing on · 路由已关闭"
+                "\n⚠️ "
+                + both(
+                    "Routing is off (`RAGAPP_WORKFLOW__ROUTE=false`): the chat searches everything; this is what it "
+                    "would do with routing on",
+                    "路由已关闭（`RAGAPP_WORKFLOW__ROUTE=false`）：对话会检索全部知识库；以上是开启路由时的结果",
+                )
             )
         return "\n".join(lines)
 
@@ -344,9 +364,10 @@ class IntentHandlers:
     def _refused(title: str, problems: Sequence[str], outputs: int) -> tuple[Any, ...]:
         """An edit that changed nothing: a toast, the message listing every problem, and "no change" for the
         other ``outputs - 1`` outputs."""
-        gr.Warning(html.escape(f"{title}: " + "; ".join(problems)))  # toasts render HTML
+        gr.Warning(_toast(f"{title}: " + "; ".join(problems)))
         listed = "\n".join(f"- {p}" for p in problems)
-        return f"❌ **{title}** — nothing was changed · 意图树未改变:\n\n{listed}", *_unchanged(outputs - 1)
+        unchanged = both("nothing was changed", "意图树未改变")
+        return f"❌ **{title}** — {unchanged}:\n\n{listed}", *_unchanged(outputs - 1)
 
 
 def score_rows(decision: RoutingDecision) -> list[list[Any]]:

@@ -13,8 +13,9 @@ from ragapp.ui.i18n import t
 from ragapp.ui.intents_handlers import NEW, TOP, IntentHandlers
 
 KIND_CHOICES = [(t("intents.kind_group"), GROUP), (t("intents.kind_kb"), "KB"), (t("intents.kind_system"), "SYSTEM")]
-TREE_HEADERS = ["Intent · 意图", "Code · 代码", "Kind · 类型", "Knowledge bases · 知识库", "Examples · 示例", "Top-k"]
-SCORE_HEADERS = ["Path · 路径", "Code · 代码", "Kind · 类型", "Score · 分数"]
+# English names: the page renames them in Chinese (ragapp.ui.i18n.HEADERS).
+TREE_HEADERS = ["Intent", "Code", "Kind", "Knowledge bases", "Examples", "Top-k"]
+SCORE_HEADERS = ["Path", "Code", "Kind", "Score"]
 
 INTRO = t("intents.intro")
 
@@ -33,6 +34,7 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
         elem_id="intent-tree",
         label=t("intents.tree"),
         column_widths=["32%", "21%", "9%", "16%", "10%", "12%"],
+        datatype=["str", "str", "html", "str", "number", "str"],  # the kind in both languages
         max_height=1000,  # tall enough to show a tree of a few dozen nodes without scrolling inside the table
     )
     with gr.Row(equal_height=False, elem_id="intent-editing") as editing:
@@ -128,6 +130,7 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
     gr.Markdown(t("intents.test_heading"))
     with gr.Row():
         question = gr.Textbox(
+            label=t("intents.test_placeholder"),
             show_label=False,
             placeholder=t("intents.test_placeholder"),
             elem_id="intent-test-question",

@@ -11,7 +11,7 @@ import gradio as gr
 
 from ragapp.core.types import DEFAULT_KB
 from ragapp.engine.engine import Engine
-from ragapp.ui.documents import CHUNK_HEADERS, DocumentHandlers
+from ragapp.ui.documents import CHUNK_HEADERS, CHUNK_TYPES, DocumentHandlers
 from ragapp.ui.handlers import DOC_HEADERS, Handlers
 from ragapp.ui.i18n import t
 from ragapp.ui.state import UploadControl
@@ -90,11 +90,14 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
                 )
                 cancel_delete = gr.Button(t("kb.delete_no"), size="sm", elem_id="doc-delete-no", scale=0)
             doc_quality = gr.Markdown(elem_id="doc-quality")
-            doc_search = gr.Textbox(show_label=False, placeholder=t("kb.doc_search"), elem_id="doc-search")
+            doc_search = gr.Textbox(
+                label=t("kb.doc_search"), show_label=False, placeholder=t("kb.doc_search"), elem_id="doc-search"
+            )
             # Fixed widths for the short columns: long passages would squeeze them to a letter a line.
             doc_chunks = gr.Dataframe(
                 headers=CHUNK_HEADERS, interactive=False, wrap=True, max_height=420, label=t("kb.doc_chunks"),
                 elem_id="doc-chunks", column_widths=["5%", "7%", "22%", "9%", "57%"],
+                datatype=CHUNK_TYPES,  # type: ignore[arg-type]
             )  # fmt: skip
         with gr.Accordion(t("kb.left_out"), open=False):
             left_out = gr.Markdown(handlers.left_out_report if public else "", elem_id="left-out")

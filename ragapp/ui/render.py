@@ -25,6 +25,7 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
+from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import both
 
 _STAGE_TITLES = {
@@ -57,7 +58,7 @@ _ACTIONS = {
 UNSUPPORTED_MARK = both("⚠️ not found in the documents", "⚠️ 文档中没有")
 _MARKDOWN_CHARS = re.compile(r"[\\`*_\[\]#|~]")
 _LIST_LEAD = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
-SEARCH_ALL_CHOICE = {"label": "Search everything · 全部检索", "value": "*"}
+SEARCH_ALL_CHOICE = {"label": "Search everything", "value": "*"}  # renamed in a Chinese page (i18n.CHOICES)
 
 
 class TurnView:
@@ -144,12 +145,14 @@ def stage_message(step: StageStep) -> gr.ChatMessage:
     metadata: dict[str, Any] = {"title": title, "status": "pending" if step.pending else "done"}
     content = routing_summary(step.routing) if step.routing is not None else ""
     if step.pending:
-        reading = reading_words(step.started_detail) if "passages" in step.started_detail else ""
+        reading = reading_words(step.started_detail) if "passages" in step.started_detail else None
         wait = step.wait or WaitEvent(0, 0.0)
+        # Beside the title, seen while the step is collapsed; in the title, not Gradio's plain-text "log", so
+        # that it is said in the page's language.
         if step.stage == "generate" and (reading or step.wait is not None):
-            metadata["log"] = wait_line(wait, reading)
+            metadata["title"] = f"{title} · {wait_line(wait, reading)}"
         elif wait.ahead > 0:
-            metadata["log"] = wait_line(wait, "")
+            metadata["title"] = f"{title} · {wait_line(wait, None)}"
     else:
         if step.duration_s is not None:
             metadata["duration"] = round(step.duration_s, 2)
@@ -182,15 +185,15 @@ def routing_summary(event: RoutingEvent) -> str:
     lines = [f"**{action}**" + (f": {intents}" if intents else "")]
     if len(event.question) < 200:
         lines.append(f"{both('Question', '问题')}: {event.question}")
-    lines.append(f"{both('Why', '原因')}: {event.reason}")
+    lines.append(f"{both('Why', '原因')}: {explained(event.reason)}")
     return "\n\n".join(lines)
 
 
 def mode_line(event: ModeEvent) -> str:
     """'🤖 Auto chose agent: the question compares things': which way Auto mode took, and why."""
-    reason = (
-        event.reason if event.reason.lower().startswith("auto chose") else f"Auto chose {event.mode}: {event.reason}"
-    )
+    # The engine says why in the question's language ("Auto chose …" / "自动模式选择了…").
+    said = event.reason.lower().startswith("auto chose") or event.reason.startswith("自动模式")
+    reason = event.reason if said else f"Auto chose {event.mode}: {event.reason}"
     return f"{_MODE_ICONS.get(event.mode, 'ℹ️')} {plain_markdown(reason)}"
 
 
@@ -231,51 +234,75 @@ def rewrite_note(event: RewriteEvent) -> str:
     return f"<sub>🔎 {both('Searched as', '检索问题')}: {plain_markdown(searched)}</sub>"
 
 
+# The search channels' names, in both languages (a channel of a plug-in keeps its own name).
+_CHANNEL_WORDS = {"vector": ("vector", "向量"), "keyword": ("keyword", "关键词")}
+
+
 def stage_summary(event: StageEvent) -> str:
+    """What a finished stage did, from its detail, in both languages (names, questions and sentences as they
+    are: they are the user's and the documents' words)."""
     detail = event.detail
     if event.stage == "retrieve":
-        found = detail.get("channels", {}).items()
-        candidates, relevant, reranker = (
-            detail.get("candidates", 0),
-            detail.get("relevant", 0),
-            detail.get("reranker", "off"),
-        )
+        found = [(_CHANNEL_WORDS.get(name, (name, name)), count) for name, count in detail.get("channels", {}).items()]
+        candidates, relevant = detail.get("candidates", 0), detail.get("relevant", 0)
+        reranker = str(detail.get("reranker", "off"))
+        reranker_en, reranker_zh = ("off", "未开启") if reranker == "off" else (reranker, reranker)
         english = (
-            f"{', '.join(f'{name}: {count} hits' for name, count in found) or 'no channel answered'} · "
-            f"{candidates} fused candidates · {relevant} relevant · reranker: {reranker}"
+            f"{', '.join(f'{en}: {count} hits' for (en, _zh), count in found) or 'no channel answered'} · "
+            f"{candidates} fused candidates · {relevant} relevant · reranker: {reranker_en}"
         )
         chinese = (
-            f"{'，'.join(f'{name}：{count} 条' for name, count in found) or '没有检索通道返回结果'} · "
-            f"融合后 {candidates} 个候选 · {relevant} 个相关 · 重排序：{reranker}"
+            f"{'，'.join(f'{zh}：{count} 条' for (_en, zh), count in found) or '没有检索通道返回结果'} · "
+            f"融合后 {candidates} 个候选 · {relevant} 个相关 · 重排序：{reranker_zh}"
         )
-        return both(english, chinese)
+        return both(escape_text(english), escape_text(chinese))
     if event.stage == "agent" and event.status == "finished":
         counts = [(detail.get(k, 0), one, many, zh) for k, one, many, zh in _AGENT_COUNTS]
         english = " · ".join(f"{n} {one if n == 1 else many}" for n, one, many, _zh in counts)
         return both(english, " · ".join(f"{n} {zh}" for n, _one, _many, zh in counts))
-    return ", ".join(f"{k}: {v}" for k, v in detail.items())
+    if event.stage == "generate" and "chars" in detail:
+        n = detail["chars"]
+        return both(f"{n} characters written", f"写了 {n} 个字符")
+    if event.stage == "memory" and "turns folded" in detail:
+        n = detail["turns folded"]
+        return both(f"{n} earlier turn{'s' if n != 1 else ''} summarised", f"归纳了之前的 {n} 轮对话")
+    if event.stage == "rewrite" and "question" in detail:
+        question, parts = escape_text(str(detail["question"])), detail.get("parts", 1)
+        english = f"searched as “{question}”" + (f" in {parts} parts" if parts and parts > 1 else "")
+        return both(english, f"检索问题：“{question}”" + (f"，分为 {parts} 部分" if parts and parts > 1 else ""))
+    if event.stage == "route" and "decision" in detail:
+        action = _ACTIONS.get(str(detail["decision"]), escape_text(str(detail["decision"])))
+        intents = escape_text(", ".join(str(i) for i in detail.get("intents") or []))
+        return action + (f" · {intents}" if intents else "")
+    if event.stage == "translate" and "question" in detail:
+        return both("searched as", "检索问题") + f": “{escape_text(str(detail['question']))}”"
+    if event.stage == "rephrase" and "sentence" in detail:
+        return both("searched with", "检索用句") + f": “{escape_text(str(detail['sentence']))}”"
+    return escape_text(", ".join(f"{k}: {v}" for k, v in detail.items()))
 
 
-def reading_words(detail: dict[str, Any]) -> str:
-    """ "5 passages (≈ 600 tokens)": what the model reads before it writes, from the generate stage's detail."""
+def reading_words(detail: dict[str, Any]) -> tuple[str, str]:
+    """("5 passages (≈ 600 tokens)", "5 段资料（约 600 词元）"): what the model reads before it writes, from the
+    generate stage's detail."""
     count = int(detail.get("passages", 0))
     tokens = detail.get("prompt tokens")
-    about = f" (≈ {tokens} tokens · 约 {tokens} 词元)" if tokens else ""
-    return f"{count} passage{'s' if count != 1 else ''}{about}"
+    english = f"{count} passage{'s' if count != 1 else ''}" + (f" (≈ {tokens} tokens)" if tokens else "")
+    return english, f"{count} 段资料" + (f"（约 {tokens} 词元）" if tokens else "")
 
 
-def wait_line(event: WaitEvent, reading: str) -> str:
+def wait_line(event: WaitEvent, reading: tuple[str, str] | None) -> str:
     """The pending answer's live line: its place in the model's queue, or what the model is reading, and for
     how long."""
     clock = f" · {event.seconds:.0f} s"
     if event.ahead > 0:
         answers = "answer" if event.ahead == 1 else "answers"
-        return (
-            f"⏳ Waiting for the model: {event.ahead} {answers} ahead of yours · "
-            f"排队中，前面还有 {event.ahead} 个回答{clock}"
+        return both(
+            f"⏳ Waiting for the model: {event.ahead} {answers} ahead of yours{clock}",
+            f"⏳ 排队中，前面还有 {event.ahead} 个回答{clock}",
         )
-    what = f" {reading}" if reading else " the question"
-    return f"📖 Reading{what}… · 正在阅读资料…{clock}"
+    english, chinese = reading or ("the question", "问题")
+    space = " " if chinese[:1].isdigit() else ""  # "正在阅读 3 段资料", "正在阅读问题"
+    return both(f"📖 Reading {english}…{clock}", f"📖 正在阅读{space}{chinese}…{clock}")
 
 
 def citation_title(citation: Citation) -> str:

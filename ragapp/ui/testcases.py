@@ -12,12 +12,21 @@ import pandas as pd
 from ragapp.engine import FUSIONS, CaseReport, Trace
 from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import user_errors
-from ragapp.ui.i18n import t
+from ragapp.ui.i18n import both, t
 from ragapp.ui.state import owner_of
-from ragapp.ui.trace_charts import metrics_chart
+from ragapp.ui.trace_charts import RUN_MARKS, metrics_chart
 
 CASE_HEADERS = ["#", "Question", "Expected documents", "Knowledge bases", "Saved (UTC)"]
 RESULT_HEADERS = ["Run", "Question", "Expected", "First found at", "Hit", "MRR", "nDCG", "Top documents", "ms"]
+RESULT_TYPES = ["html", "str", "str", "html", "str", "number", "number", "str", "number"]
+# The engine's names of the two runs, in both languages.
+RUN_WORDS = {"current settings": ("current settings", "当前设置"), "with changes": ("with changes", "改动后")}
+
+
+def run_label(label: str, number: int) -> str:
+    """'① current settings': the run's mark in the chart and its name, in both languages."""
+    pair = RUN_WORDS.get(label)
+    return f"{RUN_MARKS[number % len(RUN_MARKS)]} " + (both(*pair) if pair else label)
 
 
 class CaseHandlers:
@@ -27,7 +36,7 @@ class CaseHandlers:
     def rows(self, stored: str | None, request: gr.Request | None = None) -> pd.DataFrame:
         cases = self.engine.observability.test_cases(owner_of(self.engine, stored, request))
         rows = [
-            [c.id, c.question, ", ".join(c.expected), ", ".join(c.kbs) if c.kbs else "all", c.created_at[:19]]
+            [c.id, c.question, ", ".join(c.expected), ", ".join(c.kbs) if c.kbs else "*", c.created_at[:19]]
             for c in cases
         ]
         return pd.DataFrame(rows, columns=CASE_HEADERS)
@@ -46,11 +55,11 @@ class CaseHandlers:
     ) -> tuple[str, Any, Any]:
         owner = owner_of(self.engine, stored, request)
         if not trace:
-            raise gr.Error("Open a request first.")
+            raise gr.Error(both("Open a request first.", "请先打开一个请求。"))
         if trace.kind != "chat":
-            raise gr.Error("Only questions can become test cases.")
+            raise gr.Error(both("Only questions can become test cases.", "只有提问才能存为测试用例。"))
         if not expected:
-            raise gr.Error("Pick the documents that should answer this question.")
+            raise gr.Error(both("Pick the documents that should answer this question.", "请选择应回答此问题的文档。"))
         kbs = None
         searches = trace.retrievals
         if searches and all(s.kbs is not None for s in searches):
@@ -59,14 +68,17 @@ class CaseHandlers:
             case = self.engine.observability.save_test_case(owner, trace.question, expected, kbs, trace.id or None)
         except ValueError as exc:
             raise gr.Error(str(exc)) from None
-        gr.Info(f"Saved test case #{case.id}.")
-        message = f"✅ Saved as test case #{case.id}: expects {', '.join(case.expected)}."
+        gr.Info(both(f"Saved test case #{case.id}.", f"已存为测试用例 #{case.id}。"))
+        expects = ", ".join(case.expected)
+        message = "✅ " + both(
+            f"Saved as test case #{case.id}: expects {expects}.", f"已存为测试用例 #{case.id}：应命中 {expects}。"
+        )
         return message, self.rows(stored, request), self.case_choices(stored, request)
 
     @user_errors
     def delete(self, stored: str | None, case_id: int | None, request: gr.Request | None = None) -> tuple[Any, Any]:
         if case_id is None:
-            raise gr.Error("Pick a test case to delete.")
+            raise gr.Error(both("Pick a test case to delete.", "请选择要删除的测试用例。"))
         self.engine.observability.delete_test_case(owner_of(self.engine, stored, request), int(case_id))
         return self.rows(stored, request), self.case_choices(stored, request)
 
@@ -84,8 +96,13 @@ class CaseHandlers:
     ) -> tuple[str, Any, pd.DataFrame]:
         owner = owner_of(self.engine, stored, request)
         if not self.engine.observability.test_cases(owner):
-            raise gr.Error("No test cases yet: open a request and use “Save as test case” first.")
-        progress(0.1, desc="Scoring the test cases")
+            raise gr.Error(
+                both(
+                    "No test cases yet: open a request and use “Save as test case” first.",
+                    "还没有测试用例：请先打开一个请求，点击“保存为测试用例”。",
+                )
+            )
+        progress(0.1, desc="…")  # the progress bar's own text is not translated: it says no words
         current = self.engine.settings.retrieval
         changes: dict[str, Any] = {}
         for key, value, kind in (
@@ -103,17 +120,24 @@ class CaseHandlers:
 
 
 def summary_markdown(reports: list[CaseReport], changes: dict[str, Any]) -> str:
-    lines = ["| run | hit rate | MRR@10 | nDCG@10 | settings |", "|---|---|---|---|---|"]
-    for r in reports:
+    head = [both(*words) for words in (("run", "运行"), ("hit rate", "命中率"), ("settings", "设置"))]
+    lines = [f"| {head[0]} | {head[1]} | MRR@10 | nDCG@10 | {head[2]} |", "|---|---|---|---|---|"]
+    for number, r in enumerate(reports):
         shown = ", ".join(f"{k}={v}" for k, v in r.settings.items())
-        lines.append(f"| {r.label} | {r.hit_rate:.3f} | {r.mrr:.3f} | {r.ndcg:.3f} | {shown} |")
+        lines.append(f"| {run_label(r.label, number)} | {r.hit_rate:.3f} | {r.mrr:.3f} | {r.ndcg:.3f} | {shown} |")
     if len(reports) == 2:
         delta = reports[1].ndcg - reports[0].ndcg
-        verdict = "better" if delta > 1e-9 else "worse" if delta < -1e-9 else "the same"
+        better, worse = delta > 1e-9, delta < -1e-9
+        verdict = both("better", "更好") if better else both("worse", "更差") if worse else both("the same", "持平")
+        changed = ", ".join(f"{k}={v}" for k, v in changes.items())
         lines.append(
-            f"\nWith the changes ({', '.join(f'{k}={v}' for k, v in changes.items())}) nDCG is "
-            f"**{verdict}** ({delta:+.3f}). To keep them, set the matching `RAGAPP_RETRIEVAL__*` "
-            "variables (see docs/configuration.md) and restart."
+            "\n"
+            + both(
+                f"With the changes ({changed}) nDCG is **{verdict}** ({delta:+.3f}). To keep them, set the matching "
+                "`RAGAPP_RETRIEVAL__*` variables (see docs/configuration.md) and restart.",
+                f"改动后（{changed}）nDCG **{verdict}**（{delta:+.3f}）。要保留改动，请设置对应的 "
+                "`RAGAPP_RETRIEVAL__*` 变量（见 docs/configuration.md）并重启。",
+            )
         )
     return "\n".join(lines)
 
@@ -121,17 +145,17 @@ def summary_markdown(reports: list[CaseReport], changes: dict[str, Any]) -> str:
 def results_frame(reports: list[CaseReport]) -> pd.DataFrame:
     rows = [
         [
-            r.label,
+            run_label(r.label, number),
             c.question,
             ", ".join(c.expected),
-            c.first_rank or "not in top 10",
+            c.first_rank or both("not in top 10", "不在前 10 名"),
             "✓" if c.hit else "✗",
             round(c.mrr, 3),
             round(c.ndcg, 3),
             ", ".join(c.ranked[:5]),
             round(c.seconds * 1000),
         ]
-        for r in reports
+        for number, r in enumerate(reports)
         for c in r.results
     ]
     return pd.DataFrame(rows, columns=RESULT_HEADERS)
@@ -167,12 +191,18 @@ def build_eval_panel(
             fusion = gr.Dropdown(FUSIONS.names(), value=s.fusion, label=t("cases.fusion"), elem_id="eval-fusion")
             top_k = gr.Number(s.context_top_k, precision=0, minimum=1, label=t("cases.top_k"), elem_id="eval-topk")
             limit = gr.Number(s.candidate_limit, precision=0, minimum=1, label=t("cases.limit"))
-            min_score = gr.Number(s.min_rerank_score, label="min_rerank_score")
+            min_score = gr.Number(s.min_rerank_score, label=t("cases.min_score"))
             rerank = gr.Checkbox(engine.status().reranking_enabled, label=t("cases.rerank"), elem_id="eval-rerank")
         run = gr.Button(t("cases.run"), variant="primary", elem_id="eval-run")
         metrics = gr.Markdown(elem_id="eval-metrics")
-        chart = gr.Plot(label="Hit rate, MRR, nDCG", elem_id="eval-chart")
-        results = gr.Dataframe(headers=RESULT_HEADERS, interactive=False, elem_id="eval-results", wrap=True)
+        chart = gr.Plot(label=t("cases.chart"), elem_id="eval-chart")
+        results = gr.Dataframe(
+            headers=RESULT_HEADERS,
+            interactive=False,
+            elem_id="eval-results",
+            wrap=True,
+            datatype=RESULT_TYPES,  # type: ignore[arg-type]
+        )
     save.click(h.save, inputs=[owner, current, expected], outputs=[saved, cases, to_delete])
     delete.click(h.delete, inputs=[owner, to_delete], outputs=[cases, to_delete])
     run.click(h.run, inputs=[owner, fusion, top_k, limit, min_score, rerank], outputs=[metrics, chart, results])

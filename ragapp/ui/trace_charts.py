@@ -25,6 +25,7 @@ KIND_COLOURS = {
     "library": "#cbd5e1",
 }
 FAILED = "#ef4444"
+RUN_MARKS = "①②③④"
 
 
 def waterfall(trace: Trace) -> go.Figure:
@@ -57,8 +58,9 @@ def waterfall(trace: Trace) -> go.Figure:
         )
     )
     figure.update_layout(
-        title=f"Spans of {trace.kind or 'the request'} ({(trace.total_s or 0):.2f} s)",
-        xaxis_title="milliseconds since the request started",
+        # A figure is drawn on the server, in no language: its title and axis say what needs no words.
+        title=f"{(trace.total_s or 0):.2f} s",
+        xaxis_title="ms",
         yaxis={"autorange": "reversed", "type": "category"},
         height=max(260, 28 * len(ordered) + 120),
         margin={"l": 10, "r": 60, "t": 50, "b": 40},
@@ -86,19 +88,19 @@ def _tree_order(spans: Sequence[Span]) -> list[Span]:
 def metrics_chart(reports: Sequence[CaseReport]) -> go.Figure:
     """Hit rate, MRR and nDCG per run, side by side (current settings vs the changes being tried)."""
     figure = go.Figure()
-    for report in reports:
+    for number, report in enumerate(reports):
         summary = report.summary()
         figure.add_bar(
-            name=report.label,
-            x=list(summary),
+            name=RUN_MARKS[number % len(RUN_MARKS)],  # a figure is drawn in no language: the runs are ① and ②
+            x=[name.replace("hit rate", "Hit") for name in summary],  # "Hit", "MRR@10", "nDCG@10": no words
             y=list(summary.values()),
             text=[f"{v:.2f}" for v in summary.values()],
             textposition="outside",
         )
     figure.update_layout(
         barmode="group",
-        yaxis={"range": [0, 1.1], "title": "score"},
-        title=f"{len(reports[0].results) if reports else 0} test cases",
+        yaxis={"range": [0, 1.1]},
+        title=f"n = {len(reports[0].results) if reports else 0}",
         height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
     )

@@ -11,6 +11,8 @@ from typing import Any
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
 from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
+from ragapp.ui.engine_words import explained
+from ragapp.ui.i18n import both
 from ragapp.ui.render import escape_text, plain_markdown
 
 STATUS_ICON = {
@@ -21,7 +23,19 @@ STATUS_ICON = {
     "not found": "🔍",
     "cancelled": "⏹️",
 }
+# The words of a trace's status and mode, in both languages (the list's cells and the header are HTML).
+STATUS_WORDS = {
+    "ok": ("ok", "正常"),
+    "degraded": ("degraded", "降级"),
+    "failed": ("failed", "失败"),
+    "clarified": ("asked back", "已反问"),
+    "not found": ("not found", "未找到"),
+    "cancelled": ("cancelled", "已取消"),
+}
+MODE_WORDS = {"workflow": ("workflow", "工作流"), "agent": ("agent", "智能体"), "auto": ("auto", "自动")}
+KIND_WORDS = {"chat": ("chat", "对话"), "ingest": ("upload", "上传"), "api": ("API", "API")}
 SUMMARY_HEADERS = ["Time (UTC)", "Question", "Mode", "Total (s)", "Status", "Feedback", "Degradations"]
+SUMMARY_TYPES = ["str", "str", "html", "str", "html", "str", "str"]  # the user's words stay text
 _RATING_ICON = {"up": "👍", "down": "👎"}
 FUSED_HEADERS_START = ["Final", "Moved", "Fused", "Source", "Chunk"]
 FUSED_HEADERS_END = ["Fused score", "Rerank score", "In prompt"]
@@ -32,9 +46,9 @@ def summary_rows(items: Sequence[TraceSummary]) -> list[list[Any]]:
         [
             _when(t.started_at),
             _short(t.question, 90),
-            t.mode,
+            _word(MODE_WORDS, t.mode),
             "" if t.total_s is None else f"{t.total_s:.2f}",
-            f"{STATUS_ICON.get(t.status, '')} {t.status}",
+            f"{STATUS_ICON.get(t.status, '')} {_word(STATUS_WORDS, t.status)}",
             _RATING_ICON.get(t.rating, "") + (f" {_short(t.comment, 60)}" if t.comment else ""),
             "; ".join(t.degradations),
         ]
@@ -47,7 +61,7 @@ def feedback_line(rating: str, comment: str) -> str:
     if rating not in _RATING_ICON:
         return ""
     said = f": “{escape_text(comment)}”" if comment else ""
-    return f"\n\n**Feedback** {_RATING_ICON[rating]}{said}"
+    return f"\n\n**{both('Feedback', '反馈')}** {_RATING_ICON[rating]}{said}"
 
 
 def header(trace: Trace) -> str:
@@ -55,11 +69,11 @@ def header(trace: Trace) -> str:
     # Traces hold what users typed and documents said (an admin reads everyone's): shown as text, never markup.
     lines = [f"### {STATUS_ICON.get(trace.status, '')} {escape_text(trace.question)}"]
     facts = [
-        f"**{trace.kind or 'chat'}**",
-        f"mode **{trace.mode or '?'}**",
-        f"status **{trace.status or '?'}**",
-        f"total **{(trace.total_s or 0):.2f} s**",
-        f"started {_when(trace.started_at)} UTC",
+        f"**{_word(KIND_WORDS, trace.kind or 'chat')}**",
+        f"{both('mode', '模式')} **{_word(MODE_WORDS, trace.mode or '?')}**",
+        f"{both('status', '状态')} **{_word(STATUS_WORDS, trace.status or '?')}**",
+        f"{both('total', '总耗时')} **{(trace.total_s or 0):.2f} s**",
+        f"{both('started', '开始于')} {_when(trace.started_at)} UTC",
         f"id `{trace.id}`",
     ]
     lines.append(" · ".join(facts))
@@ -67,43 +81,64 @@ def header(trace: Trace) -> str:
         lines.append(f"_{escape_text(trace.mode_reason)}_")
     rewrite = trace.rewrite
     if rewrite:
-        lines.append(f"- **Typed:** {escape_text(rewrite.original)}")
-        lines.append(f"- **Searched as:** {escape_text(rewrite.standalone)}")
+        lines.append(f"- **{both('Typed', '输入')}:** {escape_text(rewrite.original)}")
+        lines.append(f"- **{both('Searched as', '检索问题')}:** {escape_text(rewrite.standalone)}")
         subs = rewrite.sub_questions
         if len(subs) > 1:
-            lines += [f"  - part {i}: {escape_text(q)}" for i, q in enumerate(subs, start=1)]
+            lines += [f"  - {both('part', '子问题')} {i}: {escape_text(q)}" for i, q in enumerate(subs, start=1)]
     for error in trace.errors:
-        lines.append(f"> ❌ **Error:** {escape_text(error)}")
+        lines.append(f"> ❌ **{both('Error', '错误')}:** {escape_text(error)}")
     for message in trace.degradations:
-        lines.append(f"> ⚠️ **Degraded:** {escape_text(message)}")
+        lines.append(f"> ⚠️ **{both('Degraded', '降级')}:** {escape_text(message)}")
     for notice in trace.notices:
         if notice.level != "warning":
             lines.append(f"> ℹ️ {escape_text(notice.message)}")
     if trace.recorder_error:
-        lines.append(f"> 🧰 This trace may be incomplete: {trace.recorder_error}.")
+        incomplete = both("This trace may be incomplete", "此追踪记录可能不完整")
+        lines.append(f"> 🧰 {incomplete}: {escape_text(trace.recorder_error)}.")
     if trace.evidence:
         quote = escape_text(_short(" ".join(trace.evidence.quote.split()), 300))
-        lines.append(f"**Quoted first** [{trace.evidence.number}] {escape_text(trace.evidence.source)}: “{quote}”")
+        first = both("Quoted first", "最先引用")
+        lines.append(f"**{first}** [{trace.evidence.number}] {escape_text(trace.evidence.source)}: “{quote}”")
     answer = trace.answer
     if answer:
-        state = "abstained" if answer.abstained else "grounded" if answer.grounded else "not grounded"
-        lines.append(f"**Answer** ({state}):")
+        state = (
+            both("refused", "拒答")
+            if answer.abstained
+            else both("grounded", "有依据")
+            if answer.grounded
+            else both("not grounded", "无依据")
+        )
+        lines.append(f"**{both('Answer', '回答')}** ({state}):")
         text = answer.text
         shown = text if len(text) <= 600 else text[:599] + "…"
         lines.append("> " + plain_markdown(shown).replace("\n", "\n> "))
         if answer.confidence:
-            lines.append(f"**Confidence: {answer.confidence}**")
+            level = _word(CONFIDENCE_WORDS, answer.confidence)
+            lines.append(f"**{both('Confidence', '置信度')}: {level}**")
             lines.append("\n".join(check_line(c) for c in answer.checks))
         if answer.support:
-            lines.append("**Support check** (the model's answer, sentence by sentence):")
+            check = both("Support check (the model's answer, sentence by sentence)", "依据核对（逐句核对模型的回答）")
+            lines.append(f"**{check}:**")
             lines.append("\n".join(support_line(s) for s in answer.support))
     return "\n\n".join(lines)
 
 
+CONFIDENCE_WORDS = {"high": ("high", "高"), "medium": ("medium", "中"), "low": ("low", "低")}
+CHECK_WORDS = {
+    "on_topic": ("on topic", "切题"),
+    "supported": ("supported", "有依据"),
+    "fits": ("fits", "对题"),
+    "agrees": ("agrees", "与引文一致"),
+    "parts": ("parts", "各部分"),
+}
+
+
 def check_line(c: ConfidenceCheck) -> str:
-    """'- ✅ fits: gives the number asked for': one check behind the answer's confidence."""
-    detail = f": {escape_text(c.detail)}" if c.detail else ""
-    return f"- {'✅' if c.passed else '⚠️'} {c.check}{detail}"
+    """'- ✅ fits: gives the number asked for': one check behind the answer's confidence (its detail is the
+    engine's own words, in English)."""
+    detail = f": {explained(c.detail)}" if c.detail else ""
+    return f"- {'✅' if c.passed else '⚠️'} {_word(CHECK_WORDS, c.check)}{detail}"
 
 
 _SUPPORT_ICONS = {"supported": "✅", "unsupported": "⚠️", "neutral": "·"}
@@ -113,15 +148,31 @@ def support_line(s: SupportRecord) -> str:
     """'- ✅ “90 minutes [1].” cites [1] (facts: 90; words 100%)': one sentence of the support check."""
     said = escape_text(_short(" ".join(s.text.split()), 120))
     if s.status == "supported":
-        why = f"cites {', '.join(f'[{n}]' for n in s.passages) or 'nothing'}"
+        numbers = ", ".join(f"[{n}]" for n in s.passages)
+        why = both(f"cites {numbers or 'nothing'}", f"引用 {numbers or '无'}")
     elif s.status == "unsupported":
-        why = f"not in the passages ({'missing: ' + ', '.join(s.missing) if s.missing else 'too few of its words'})"
+        missing = ", ".join(s.missing)
+        why = both(
+            f"not in the passages ({'missing: ' + missing if s.missing else 'too few of its words'})",
+            f"不在原文中（{'缺少：' + missing if s.missing else '相同的词太少'}）",
+        )
     else:
-        why = "no key facts to check"
-    facts = f"facts: {', '.join(s.facts)}; " if s.facts else ""
+        why = both("no key facts to check", "没有要核对的关键事实")
+    facts = both(f"facts: {', '.join(s.facts)}; ", f"事实：{', '.join(s.facts)}；") if s.facts else ""
     changed = s.cited and list(s.cited) != s.passages
-    cited = f"; the model cited {', '.join(f'[{n}]' for n in s.cited)}" if changed else ""
-    return f"- {_SUPPORT_ICONS.get(s.status, '·')} “{said}” {why} ({facts}words {s.overlap:.0%}{cited})"
+    numbers = ", ".join(f"[{n}]" for n in s.cited)
+    cited = both(f"; the model cited {numbers}", f"；模型引用的是 {numbers}") if changed else ""
+    words = both(f"words {s.overlap:.0%}", f"词重合 {s.overlap:.0%}")
+    return f"- {_SUPPORT_ICONS.get(s.status, '·')} “{said}” {why} ({facts}{words}{cited})"
+
+
+ACTION_WORDS = {
+    "route": ("route", "路由"),
+    "clarify": ("ask back", "反问"),
+    "system": ("reply directly", "直接回复"),
+    "fallback": ("search everything", "全部检索"),
+}
+INTENT_TYPES = ["str", "str", "number", "html", "html"]  # the action and the reason in both languages
 
 
 def intent_rows(trace: Trace) -> list[list[Any]]:
@@ -130,18 +181,18 @@ def intent_rows(trace: Trace) -> list[list[Any]]:
     for routing in trace.routing:
         chosen = {i.code for i in routing.intents}
         scores = routing.scores or routing.intents
+        action, reason = _word(ACTION_WORDS, routing.action), explained(routing.reason)
         if not scores:
-            rows.append([routing.question, "—", "", routing.action, routing.reason])
+            rows.append([routing.question, "—", None, action, reason])
         for s in scores:
             mark = "✓ " if s.code in chosen else ""
-            rows.append([routing.question, mark + s.path, s.score, routing.action, routing.reason])
+            rows.append([routing.question, mark + s.path, s.score, action, reason])
     return rows
 
 
 def search_labels(trace: Trace) -> list[tuple[str, int]]:
-    return [
-        (f"{i + 1}. {_short(r.query, 60)}{' (cached)' if r.cached else ''}", i) for i, r in enumerate(trace.retrievals)
-    ]
+    # A dropdown's choice is text: "(cached)" is said with a sign both languages read.
+    return [(f"{i + 1}. {_short(r.query, 60)}{' ♻️' if r.cached else ''}", i) for i, r in enumerate(trace.retrievals)]
 
 
 def channel_names(search: RetrievalRecord) -> list[str]:
@@ -149,9 +200,9 @@ def channel_names(search: RetrievalRecord) -> list[str]:
 
 
 def channel_rows(search: RetrievalRecord, names: Mapping[str, str]) -> list[list[Any]]:
-    """Each channel's hits in its own order: channel, rank, score, document, chunk id."""
+    """Each channel's hits in its own order: channel, rank, score, document (🗑️: deleted), chunk id."""
     return [
-        [c.channel, h.rank, round(h.score, 4), names.get(doc_of(h.chunk_id), "(deleted)"), h.chunk_id]
+        [c.channel, h.rank, round(h.score, 4), names.get(doc_of(h.chunk_id), "🗑️"), h.chunk_id]
         for c in search.channels
         for h in c.hits
     ]
@@ -192,50 +243,65 @@ def fused_rows(search: RetrievalRecord, in_prompt: set[str] | None = None) -> li
 
 def search_note(search: RetrievalRecord) -> str:
     s = search.settings
+    budget, limit, top_k = s.get("recall_budget"), s.get("candidate_limit"), s.get("top_k")
     bits = [
-        f"fusion **{s.get('fusion')}**" + (f" (k={s.get('rrf_k')})" if s.get("fusion") == "rrf" else ""),
-        f"weights {s.get('weights')}",
-        f"reranker **{s.get('reranker')}**",
-        f"{s.get('recall_budget')} per channel → {s.get('candidate_limit')} candidates → {s.get('top_k')} in prompt",
-        f"{search.seconds * 1000:.0f} ms" + (" (cached)" if search.cached else ""),
+        f"{both('fusion', '融合')} **{s.get('fusion')}**"
+        + (f" (k={s.get('rrf_k')})" if s.get("fusion") == "rrf" else ""),
+        f"{both('weights', '权重')} {escape_text(str(s.get('weights')))}",
+        f"{both('reranker', '重排序')} **{s.get('reranker')}**",
+        both(
+            f"{budget} per channel → {limit} candidates → {top_k} in prompt",
+            f"每通道 {budget} 条 → {limit} 个候选 → {top_k} 个进入提示",
+        ),
+        f"{search.seconds * 1000:.0f} ms" + (both(" (cached)", "（缓存）") if search.cached else ""),
     ]
     if search.kbs is not None:
-        bits.append("knowledge bases: " + ", ".join(search.kbs))
+        bits.append(both("knowledge bases", "知识库") + ": " + escape_text(", ".join(search.kbs)))
     judged = [c for c in search.candidates if c.relevance]
     if judged:
         kept = sum(c.relevance.startswith("kept") for c in judged)
-        bits.append(f"relevance gate: {kept} kept, {len(judged) - kept} dropped")
+        dropped = len(judged) - kept
+        bits.append(both(f"relevance gate: {kept} kept, {dropped} dropped", f"相关性过滤：保留 {kept}，丢弃 {dropped}"))
     return " · ".join(bits)
 
 
 def relevance_lines(search: RetrievalRecord) -> str:
     """The relevance gate's decision on each candidate, in the final order (empty for older traces)."""
     return "\n".join(
-        f"- {c.final_rank}. {c.source}" + (f" ({c.location})" if c.location else "") + f" — {c.relevance}"
+        f"- {c.final_rank}. {escape_text(c.source)}"
+        + (f" ({escape_text(c.location)})" if c.location else "")
+        + f" — {_relevance(c.relevance)}"
         for c in search.candidates
         if c.relevance
     )
 
 
+def _relevance(said: str) -> str:
+    """The gate's 'kept: rerank score ≥ 0.2' with its verdict in both languages (its reason is the engine's)."""
+    verdict, _, reason = said.partition(": ")
+    words = {"kept": both("kept", "保留"), "dropped": both("dropped", "丢弃")}
+    return f"{words[verdict]}: {explained(reason)}" if verdict in words else escape_text(said)
+
+
 def llm_markdown(trace: Trace) -> str:
     """Every model call: the exact messages sent and the completion, with token counts."""
     if not trace.llm_calls:
-        return "_No model call in this request._"
+        return "_" + both("No model call in this request.", "此请求没有调用模型。") + "_"
     purpose = {s.attributes.get("call"): _parent_name(trace, s) for s in trace.spans if s.kind == "llm"}
     out = []
     for record in trace.llm_calls:
         call, index = record.call, record.index
-        tokens = f"{call.prompt_tokens} → {call.completion_tokens} tokens"
-        estimated = "" if call.usage_reported else " (estimated)"
-        title = f"#### Call {index + 1} · {purpose.get(index, '')} · {call.model}"
+        tokens = f"{call.prompt_tokens} → {call.completion_tokens} " + both("tokens", "词元")
+        estimated = "" if call.usage_reported else both(" (estimated)", "（估计）")
+        title = f"#### {both('Call', '调用')} {index + 1} · {purpose.get(index, '')} · {call.model}"
         out.append(f"{title}\n{tokens}{estimated} · {call.seconds:.2f} s" + (" · JSON" if call.json else ""))
         if call.error:
             out.append(f"> ❌ {call.error}")
         for m in call.messages:
             out.append(f"**{m.get('role', '')}**\n```text\n{_fence(m.get('content', ''))}\n```")
         if call.tool_calls:
-            out.append(f"**tool calls:** `{call.tool_calls}`")
-        out.append(f"**completion**\n```text\n{_fence(call.completion)}\n```")
+            out.append(f"**{both('tool calls', '工具调用')}:** `{call.tool_calls}`")
+        out.append(f"**{both('completion', '输出')}**\n```text\n{_fence(call.completion)}\n```")
     return "\n\n".join(out)
 
 
@@ -245,7 +311,7 @@ def agent_rows(trace: Trace) -> list[list[Any]]:
             s.step,
             s.tool,
             str(s.arguments),
-            ("❌ " if s.status == "failed" else "") + s.status,
+            ("❌ " if s.status == "failed" else "") + _word(STEP_WORDS, s.status),
             "" if s.duration_s is None else round(s.duration_s, 2),
             s.error or _short(s.preview, 160),
         ]
@@ -256,43 +322,82 @@ def agent_rows(trace: Trace) -> list[list[Any]]:
 def why_not(trace: Trace, doc_id: str, name: str) -> str:
     """Where the best chunk of document ``doc_id`` ranked in each channel, after fusion and after rerank, in
     every search of the request; or that no channel returned it."""
+    shown = escape_text(name)
     if not trace.retrievals:
-        return f"This request ran no search, so **{escape_text(name)}** could not be retrieved."
-    out = [f"### Why not **{escape_text(name)}**?"]
+        return both(
+            f"This request ran no search, so **{shown}** could not be retrieved.",
+            f"此请求没有检索，所以检索不到 **{shown}**。",
+        )
+    out = ["### " + both(f"Why not **{shown}**?", f"为什么没有 **{shown}**？")]
     for i, search in enumerate(trace.retrievals, start=1):
         s = search.settings
-        lines = [f"**Search {i}:** {escape_text(search.query)}"]
+        lines = [f"**{both('Search', '检索')} {i}:** {escape_text(search.query)}"]
         if search.kbs is not None:
-            lines.append(f"- searched only: {', '.join(search.kbs)}")
+            lines.append(f"- {both('searched only', '只检索了')}: {escape_text(', '.join(search.kbs))}")
         found_any = False
         for channel in search.channels:
             ranks = [h for h in channel.hits if doc_of(h.chunk_id) == doc_id]
             if ranks:
                 found_any = True
                 top = min(ranks, key=lambda h: h.rank)
-                lines.append(f"- {channel.channel}: best chunk at rank **{top.rank}** (score {top.score:.4f})")
+                said = both(
+                    f"best chunk at rank **{top.rank}** (score {top.score:.4f})",
+                    f"最好的片段排第 **{top.rank}**（得分 {top.score:.4f}）",
+                )
             else:
-                lines.append(f"- {channel.channel}: not in its top {len(channel.hits)}")
+                said = both(f"not in its top {len(channel.hits)}", f"不在其前 {len(channel.hits)} 名中")
+            lines.append(f"- {channel.channel}: {said}")
         mine = [c for c in search.candidates if c.doc_id == doc_id]
         if mine:
             best = min(mine, key=lambda c: c.final_rank)
-            lines.append(f"- after fusion: rank **{min(c.fused_rank for c in mine)}**")
+            fused = min(c.fused_rank for c in mine)
+            lines.append("- " + both(f"after fusion: rank **{fused}**", f"融合后：第 **{fused}** 名"))
             score = best.rerank_score
-            rerank = f"rank **{best.final_rank}**" + ("" if score is None else f" (rerank score {score:.4f})")
-            lines.append(f"- after rerank: {rerank}")
+            extra = "" if score is None else both(f" (rerank score {score:.4f})", f"（重排得分 {score:.4f}）")
+            lines.append(
+                "- " + both(f"after rerank: rank **{best.final_rank}**", f"重排后：第 **{best.final_rank}** 名") + extra
+            )
             gate = best.relevance  # the gate's own words ("" in traces recorded before it gave them)
+            minimum = s.get("min_rerank_score")
             if any(c.in_prompt for c in mine):
-                lines.append("- ✅ it **reached the prompt**" + (f" ({gate})" if gate else ""))
+                reached = both("it **reached the prompt**", "它**进入了提示**")
+                lines.append(f"- ✅ {reached}" + (f" ({_relevance(gate)})" if gate else ""))
             elif gate.startswith("dropped"):
-                lines.append(f"- ⛔ relevance gate: {gate}")
-            elif score is not None and s.get("min_rerank_score") is not None and score < s["min_rerank_score"]:
-                lines.append(f"- ⛔ dropped by the relevance threshold (min_rerank_score {s['min_rerank_score']})")
+                lines.append(f"- ⛔ {both('relevance gate', '相关性过滤')}: {_relevance(gate)}")
+            elif score is not None and minimum is not None and score < minimum:
+                lines.append(
+                    "- ⛔ "
+                    + both(
+                        f"dropped by the relevance threshold (min_rerank_score {minimum})",
+                        f"低于相关性阈值而被丢弃（min_rerank_score {minimum}）",
+                    )
+                )
             else:
-                lines.append(f"- ⛔ below the {s.get('top_k', '?')} chunks that fit the prompt, or judged not relevant")
+                top_k = s.get("top_k", "?")
+                lines.append(
+                    "- ⛔ "
+                    + both(
+                        f"below the {top_k} chunks that fit the prompt, or judged not relevant",
+                        f"排在能放进提示的 {top_k} 个片段之后，或被判为不相关",
+                    )
+                )
         elif found_any:
-            lines.append(f"- ⛔ fused below the {s.get('candidate_limit', '?')} candidates passed to the reranker")
+            limit = s.get("candidate_limit", "?")
+            lines.append(
+                "- ⛔ "
+                + both(
+                    f"fused below the {limit} candidates passed to the reranker",
+                    f"融合后排在交给重排序的 {limit} 个候选之后",
+                )
+            )
         else:
-            lines.append("- ⛔ **never retrieved**: no channel returned any of its chunks for this query")
+            lines.append(
+                "- ⛔ "
+                + both(
+                    "**never retrieved**: no channel returned any of its chunks for this query",
+                    "**从未被检索到**：没有任何通道为此查询返回它的片段",
+                )
+            )
         out.append("\n".join(lines))
     return "\n\n".join(out)
 
@@ -302,6 +407,15 @@ def cited_documents(trace: Trace) -> list[str]:
     cited = [c.source for c in trace.answer.citations] if trace.answer else []
     names = cited or [c.source for c in trace.context]
     return list(dict.fromkeys(names))
+
+
+STEP_WORDS = {"finished": ("finished", "完成"), "failed": ("failed", "失败"), "started": ("started", "进行中")}
+
+
+def _word(words: Mapping[str, tuple[str, str]], value: str) -> str:
+    """``value`` (a status, a mode) in both languages when ``words`` know it, else as it is (escaped)."""
+    pair = words.get(value)
+    return both(*pair) if pair else escape_text(value)
 
 
 def _parent_name(trace: Trace, span: Span) -> str:

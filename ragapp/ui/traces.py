@@ -21,7 +21,7 @@ from ragapp.engine import Trace
 from ragapp.engine.engine import Engine
 from ragapp.ui import trace_views as views
 from ragapp.ui.handlers import user_errors
-from ragapp.ui.i18n import t
+from ragapp.ui.i18n import both, t
 from ragapp.ui.state import actor_of, owner_of
 from ragapp.ui.testcases import build_eval_panel, build_save_case
 from ragapp.ui.trace_charts import waterfall
@@ -31,8 +31,9 @@ MODE_FILTER = ["all", "workflow", "agent", "auto", "ingest"]
 FEEDBACK_FILTER = [(t("traces.all"), "all"), (t("traces.down"), "down"), (t("traces.up"), "up"),
                    (t("traces.any"), "any"), (t("traces.none"), "none")]  # fmt: skip
 CHANNEL_HEADERS = ["Channel", "Rank", "Score", "Document", "Chunk id"]
-INTENT_HEADERS = ["Question", "Intent (✓ chosen)", "Score", "Action", "Why"]
-AGENT_HEADERS = ["Step", "Tool", "Arguments", "Status", "Seconds", "Result or error"]
+INTENT_HEADERS = ["Question", "Intent", "Score", "Action", "Reason"]  # ✓ marks the chosen intents
+AGENT_HEADERS = ["Step", "Tool", "Arguments", "Status", "Seconds", "Result"]
+AGENT_TYPES = ["number", "str", "str", "html", "number", "str"]  # the status in both languages
 
 
 class TraceHandlers:
@@ -85,11 +86,16 @@ class TraceHandlers:
     ) -> tuple[Any, ...]:
         row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         if not ids or row is None or row >= len(ids):
-            raise gr.Error("Pick a request in the list first.")
+            raise gr.Error(both("Pick a request in the list first.", "请先在列表中选择一个请求。"))
         owner, actor = owner_of(self.engine, stored, request), actor_of(self.engine, request)
         trace = self.engine.observability.trace(ids[row], owner, actor=actor, everyone=bool(everyone))
         if trace is None:
-            raise gr.Error("That trace is gone (traces are kept for a limited time). Refresh the list.")
+            raise gr.Error(
+                both(
+                    "That trace is gone (traces are kept for a limited time). Refresh the list.",
+                    "这条追踪记录已不在（追踪记录只保留一段时间），请刷新列表。",
+                )
+            )
         return self.show(trace, request)
 
     def everyone_box(self, request: gr.Request | None = None) -> Any:
@@ -128,23 +134,28 @@ class TraceHandlers:
         """Channel hits, the fused table and a settings line for search ``index`` of the trace (``names``:
         document id -> name, read from the catalog when not given)."""
         if trace is None or not trace.retrievals:
-            return _frame([], CHANNEL_HEADERS), pd.DataFrame(), "_No search ran in this request._"
+            return (
+                _frame([], CHANNEL_HEADERS),
+                pd.DataFrame(),
+                "_" + both("No search ran in this request.", "此请求没有检索。") + "_",
+            )
         searches = trace.retrievals
         search = searches[min(int(index or 0), len(searches) - 1)]
         channels = _frame(views.channel_rows(search, names or self.doc_names()), CHANNEL_HEADERS)
         fused = _frame(views.fused_rows(search, views.prompt_ids(trace) or None), views.fused_headers(search))
         relevance = views.relevance_lines(search)
-        note = views.search_note(search) + (f"\n\n**Relevance gate, per chunk**\n{relevance}" if relevance else "")
+        gate = both("Relevance gate, per chunk", "相关性过滤（逐个片段）")
+        note = views.search_note(search) + (f"\n\n**{gate}**\n{relevance}" if relevance else "")
         return channels, fused, note
 
     def why_not(self, trace: Trace | None, doc_id: str | None, request: gr.Request | None = None) -> str:
         if not trace:
-            return "Open a request first."
+            return both("Open a request first.", "请先打开一个请求。")
         if not doc_id:
-            return "Pick a document."
+            return both("Pick a document.", "请选择一份文档。")
         names = self.doc_names(request)
         if doc_id not in names:  # only a document the user may read is explained
-            return "Pick a document in the list."
+            return both("Pick a document in the list.", "请在列表中选择一份文档。")
         return views.why_not(trace, doc_id, names[doc_id])
 
     @staticmethod
@@ -182,6 +193,7 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
             headers=views.SUMMARY_HEADERS,
             interactive=False,
             elem_id="trace-list",
+            datatype=views.SUMMARY_TYPES,  # type: ignore[arg-type]
             label=t("traces.recent"),
             max_height=320,
         )
@@ -190,7 +202,12 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
             head = gr.Markdown(elem_id="trace-header")
             plot = gr.Plot(label=t("traces.waterfall"), elem_id="trace-waterfall")
             with gr.Accordion(t("traces.intents"), open=False):
-                intents = gr.Dataframe(headers=INTENT_HEADERS, interactive=False, elem_id="trace-intents")
+                intents = gr.Dataframe(
+                    headers=INTENT_HEADERS,
+                    interactive=False,
+                    elem_id="trace-intents",
+                    datatype=views.INTENT_TYPES,  # type: ignore[arg-type]
+                )
             search = gr.Dropdown(label=t("traces.search"), choices=[], elem_id="trace-search", visible=False)
             note = gr.Markdown(elem_id="trace-search-note")
             fused = gr.Dataframe(interactive=False, elem_id="trace-fused", label=t("traces.fused"), wrap=True)
@@ -199,7 +216,12 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
             with gr.Accordion(t("traces.calls"), open=False):
                 calls = gr.Markdown(elem_id="trace-llm")
             with gr.Accordion(t("traces.agent"), open=False):
-                steps = gr.Dataframe(headers=AGENT_HEADERS, interactive=False, elem_id="trace-agent")
+                steps = gr.Dataframe(
+                    headers=AGENT_HEADERS,
+                    interactive=False,
+                    elem_id="trace-agent",
+                    datatype=AGENT_TYPES,  # type: ignore[arg-type]
+                )
             with gr.Row():
                 doc = gr.Dropdown(label=t("traces.why_doc"), elem_id="why-doc", scale=3)
                 why = gr.Button(t("traces.why"), elem_id="why-button", scale=1)

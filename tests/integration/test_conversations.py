@@ -18,6 +18,7 @@ from ragapp.ui.conversation_view import DELETED_MARK, records_of
 from ragapp.ui.handlers import Handlers
 from ragapp.ui.state import Session
 from ragapp.ui.traces import TraceHandlers
+from tests.text import shown
 
 pytestmark = pytest.mark.integration
 
@@ -158,7 +159,7 @@ def test_a_thumbs_down_is_kept_with_the_trace_and_becomes_a_test_case(rig: Any) 
     assert ids == [session.feedback_trace] and rows[0][5].startswith("👎 It is 120 minutes")
     assert traces.recent(owner, rating="up")[1] == []
     header = traces.show(rig.engine.observability.trace(ids[0], "browser:one"))[1]
-    assert "**Feedback** 👎" in header and "120 minutes" in header
+    assert "**Feedback** 👎" in shown(header) and "120 minutes" in header
 
     feedback.save_case(session, owner)
     (case,) = rig.engine.observability.test_cases("browser:one")

@@ -14,6 +14,7 @@ import pytest
 from ragapp.ui.documents import DocumentHandlers, chunk_rows
 from ragapp.ui.handlers import Handlers
 from ragapp.ui.state import UploadControl
+from tests.text import shown
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +43,7 @@ def test_a_documents_view_says_how_it_read_and_its_chunks_can_be_searched(
     assert handlers.search(doc_id, "alpha").shape[0] == 1 and handlers.search(doc_id, "nothing like it").empty
     prices_id = next(d.doc_id for d in rig.engine.library.documents() if d.name == "prices.pdf")
     line, table, _, _ = handlers.show(prices_id)
-    assert "1 table" in line and table.iloc[0]["Read as"] == "table"
+    assert "1 table" in shown(line) and shown(table.iloc[0]["Read as"]) == "table"
     with pytest.raises(gr.Error):
         handlers.open(gr.SelectData(None, {"index": [0, 0], "value": "x", "row_value": ["gone.pdf", "default"]}))
 

@@ -48,8 +48,34 @@ def test_each_text_is_one_language(key: str) -> None:
 def test_the_i18n_object_holds_every_key_in_both_languages() -> None:
     translations = I18N.translations_dict
     assert set(translations) == {"en", "zh"}  # zh-CN and zh-TW browsers fall back to zh in Gradio's frontend
-    assert set(translations["en"]) == set(translations["zh"]) == {PREFIX + key for key in TEXTS}
+    ours = {PREFIX + key for key in TEXTS} | set(i18n.GRADIO_TEXTS)  # and Gradio's words it leaves untranslated
+    assert set(translations["en"]) == set(translations["zh"]) == ours
     assert translations["en"][PREFIX + "kb.tab"] == "Knowledge" and translations["zh"][PREFIX + "kb.tab"] == "知识库"
+    assert translations["zh"]["common.complete"] == "完成"
+
+
+def test_each_column_name_has_one_chinese_name_of_its_own() -> None:
+    """The page renames a table's English column names in a Chinese page, and back: a Chinese name shared by two
+    English ones would come back as the wrong one."""
+    chinese = list(i18n.HEADERS.values())
+    assert len(set(chinese)) == len(chinese)
+    for en, zh in i18n.HEADERS.items():
+        assert en.strip() and zh.strip() and not CJK.search(en) and " · " not in en + zh
+    assert '"Knowledge base": "知识库"' in i18n.HEAD  # the script holds them
+
+
+def test_every_table_names_its_columns_from_the_list() -> None:
+    """Each table's English column names are ones the page can rename (a new column needs its Chinese)."""
+    from ragapp.ui import admin, documents, handlers, intents_layout, testcases, trace_views, traces
+
+    tables = [
+        admin.USER_HEADERS, admin.KB_HEADERS, documents.CHUNK_HEADERS, handlers.DOC_HEADERS,
+        intents_layout.TREE_HEADERS, intents_layout.SCORE_HEADERS, testcases.CASE_HEADERS,
+        testcases.RESULT_HEADERS, trace_views.SUMMARY_HEADERS, trace_views.FUSED_HEADERS_START,
+        trace_views.FUSED_HEADERS_END, traces.CHANNEL_HEADERS, traces.INTENT_HEADERS, traces.AGENT_HEADERS,
+    ]  # fmt: skip
+    missing = sorted({name for table in tables for name in table} - set(i18n.HEADERS))
+    assert missing == [], f"add these column names to HEADERS in ragapp/ui/i18n.py: {missing}"
 
 
 def test_t_marks_the_key_for_the_frontend() -> None:

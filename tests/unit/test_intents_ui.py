@@ -90,8 +90,9 @@ def test_tree_rows_indent_each_node_by_depth_and_describe_it(h: IntentHandlers) 
     depths = [len(row[0]) - len(row[0].lstrip(_INDENT[0])) for row in rows]
     assert depths == [0, 2, 4, 2, 0]  # two em spaces a level
     assert rows[2] == [f"{_INDENT * 2}📄 Specs", "kettle.specs", "KB", "default", 2, "3"]
-    assert rows[0][2:] == ["group", "", 0, ""]
-    assert rows[3][2:] == ["KB", "default", 0, "default · 默认"]  # no top-k of its own
+    assert shown(rows[0][2]) == "group" and shown(rows[0][2], "zh") == "分组"
+    assert rows[0][3:] == ["", 0, ""]
+    assert rows[3][2:] == ["KB", "default", 0, "—"]  # no top-k of its own
     assert rows[4] == ["💬 Greeting", "hello", "SYSTEM", "", 0, ""]
     assert "5 intents" in h.summary() and "2 KB leaves" in h.summary()
 
@@ -179,7 +180,7 @@ def test_saving_a_node_under_a_leaf_makes_that_leaf_a_group(h: IntentHandlers) -
     assert toaster is not None and toaster.kind is None and toaster.kbs == ()
     assert tree.get("toaster.specs").parent == "toaster"  # type: ignore[union-attr]
     assert "now a group" in message
-    assert [row[2] for row in rows if row[1] == "toaster"] == ["group"]
+    assert [shown(row[2]) for row in rows if row[1] == "toaster"] == ["group"]
 
 
 @pytest.mark.parametrize(

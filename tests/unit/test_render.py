@@ -177,7 +177,7 @@ def test_clarification_offers_each_choice_and_search_everything() -> None:
     assert answer.options == [
         {"label": "Lumen V1 › Specs", "value": "v1.specs"},
         {"label": "Glide W3 › Specs", "value": "w3.specs"},
-        {"label": "Search everything · 全部检索", "value": "*"},
+        {"label": "Search everything", "value": "*"},
     ]
 
 
@@ -359,17 +359,21 @@ def test_a_waiting_answer_shows_its_place_in_line_then_what_the_model_reads() ->
     view = TurnView()
     view.apply(StageEvent("generate", "started", detail={"model": "m", "passages": 3, "prompt tokens": 420}))
 
-    def line() -> str:
-        return str(view.messages()[0].metadata.get("log", ""))  # beside the title, seen while it is collapsed
+    def line(lang: str = "en") -> str:  # in the title, seen while the step is collapsed
+        return shown(str(view.messages()[0].metadata["title"]), lang)
 
     assert "Reading 3 passages (≈ 420 tokens" in line()
+    assert "正在阅读 3 段资料（约 420 词元）" in line("zh")
     view.apply(WaitEvent(2, 1.2))
     assert "2 answers ahead of yours" in line()
     view.apply(WaitEvent(1, 6.0))
-    assert "1 answer ahead of yours · 排队中，前面还有 1 个回答 · 6 s" in line()
+    assert line() == "✍️ Writing the answer · ⏳ Waiting for the model: 1 answer ahead of yours · 6 s"
+    assert line("zh") == "✍️ 正在写回答 · ⏳ 排队中，前面还有 1 个回答 · 6 s"
     view.apply(WaitEvent(0, 9.4))
-    assert line().startswith("📖 Reading 3 passages") and line().endswith("· 9 s")
+    assert line() == "✍️ Writing the answer · 📖 Reading 3 passages (≈ 420 tokens)… · 9 s"
     view.apply(TokenEvent("Twelve"))
     view.apply(StageEvent("generate", "finished", duration_s=12.0, detail={"chars": 6}))
     step = view.messages()[0]
     assert step.metadata["status"] == "done" and "log" not in step.metadata
+    assert line() == "✍️ Writing the answer"
+    assert shown(step.content) == "6 characters written"

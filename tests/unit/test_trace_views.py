@@ -28,7 +28,10 @@ from ragapp.tracing.model import Trace
 from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
 from ragapp.ui import trace_charts as charts
-from ragapp.ui import trace_views as views
+from ragapp.ui import trace_views
+from tests.text import English
+
+views = English(trace_views)  # results as an English page shows them
 
 # -- a hand-built search ---------------------------------------------------------------------------
 # vector: doca, docb, docc; keyword: docb, docd. RRF fuses docb, doca, docd, docc; candidate_limit 3 cuts docc.
@@ -221,7 +224,7 @@ def test_channel_rows_list_each_channels_hits_with_document_names() -> None:
     assert rows == [
         ["vector", 1, 0.91, "a.pdf", "doca-0001"],
         ["vector", 2, 0.85, "b.pdf", "docb-0000"],
-        ["vector", 3, 0.8, "(deleted)", "docc-0003"],
+        ["vector", 3, 0.8, "🗑️", "docc-0003"],
         ["keyword", 1, 7.5, "b.pdf", "docb-0000"],
         ["keyword", 2, 3, "d.pdf", "docd-0002"],
     ]
@@ -245,7 +248,7 @@ def test_intent_rows_mark_the_chosen_leaves() -> None:
     assert views.intent_rows(trace) == [
         ["battery?", "✓ Lumen > Battery", 0.9, "route", "clear"],
         ["battery?", "Lumen > Case", 0.3, "route", "clear"],
-        ["hello", "—", "", "fallback", "no leaf"],
+        ["hello", "—", None, "search everything", "no leaf"],  # the action in words
     ]
 
 
@@ -412,13 +415,13 @@ def test_metrics_chart_groups_one_bar_trace_per_report() -> None:
     current = CaseReport("current", (_result("q1", True, 1.0, 1.0), _result("q2", False, 0.0, 0.0)), k=10)
     trying = CaseReport("trying", (_result("q1", True, 0.5, 0.63), _result("q2", True, 1.0, 1.0)), k=10)
     figure = charts.metrics_chart([current, trying])
-    assert [t.name for t in figure.data] == ["current", "trying"]
-    assert list(figure.data[0].x) == ["hit rate", "MRR@10", "nDCG@10"]
+    assert [t.name for t in figure.data] == ["①", "②"]  # a figure says no words: the runs are named in the table
+    assert list(figure.data[0].x) == ["Hit", "MRR@10", "nDCG@10"]
     assert list(figure.data[0].y) == [0.5, 0.5, 0.5]
     assert list(figure.data[1].y) == pytest.approx([1.0, 0.75, 0.815])
     assert figure.layout.barmode == "group"
-    assert figure.layout.title.text == "2 test cases"
-    assert charts.metrics_chart([]).layout.title.text == "0 test cases"
+    assert figure.layout.title.text == "n = 2"  # test cases
+    assert charts.metrics_chart([]).layout.title.text == "n = 0"
 
 
 # -- test cases ------------------------------------------------------------------------------------
@@ -510,7 +513,7 @@ def test_header_shows_the_support_check_per_sentence() -> None:
     ]
     trace = _trace(answer={"text": "No.", "grounded": False, "abstained": True, "citations": [], "support": support})
     text = views.header(trace)
-    assert "**Answer** (abstained):" in text
+    assert "**Answer** (refused):" in text
     assert "- ✅ “90 minutes \\[1\\].” cites [1] (facts: 90; words 100%; the model cited [2])" in text
     assert "- ⚠️ “300 in eco mode.” not in the passages (missing: 300) (facts: 300; words 50%)" in text
     assert "- · “Sure.” no key facts to check (words 0%)" in text

@@ -1,0 +1,128 @@
+"""The engine's own explanations in the page's language: a relevance gate's reason, a routing reason, a
+confidence check's detail. The engine explains in English, as its logs, traces and HTTP API do; this table gives
+the page the same explanation in Chinese, phrase by phrase, and ``explained`` shows the one the page speaks.
+
+Written here, not in a library: gettext would need the engine to mark and format its messages through it, and
+the engine keeps no words of the page. A phrasing not listed shows in English in both languages: when the engine
+says something new, add it here (``tests/unit/test_engine_words.py`` holds one example of each).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+
+from ragapp.ui.i18n import both
+
+Chinese = Callable[[re.Match[str]], str]
+
+_KINDS = {"number": "数字", "version": "版本号", "year": "年份", "yes-no": "是或否"}
+
+
+def _kind(m: re.Match[str]) -> str:
+    return _KINDS.get(m["kind"], m["kind"])
+
+
+def _named(m: re.Match[str]) -> str:
+    chose = f"（模型选的是 {m['model']}）" if m["model"] else ""
+    return f"问题提到了 {m['paths']}{chose}"
+
+
+def _other_language_kept(m: re.Match[str]) -> str:
+    lead = f"，比其他语言的中位数高 {m['lead']}" if m["lead"] else ""
+    return f"其他语言：向量排名 {m['rank']}，相似度 ≥ {m['min']}{lead}"
+
+
+_PHRASES: list[tuple[str, str | Chinese]] = [
+    # The relevance gate (ragapp.retrieval.relevance)
+    (
+        r"both channels agree \((?P<ranks>.*); fused rank (?P<rank>\d+)\)",
+        "两个通道都找到了它（{ranks}；融合排名 {rank}）",
+    ),
+    (r"rerank score below (?P<min>\S+)", "重排得分低于 {min}"),
+    (r"more than (?P<margin>\S+) below the best rerank score", "比最高重排得分低 {margin} 以上"),
+    (r"rerank score ≥ (?P<min>\S+)", "重排得分 ≥ {min}"),
+    (r"other language, not found by the vector channel", "其他语言，向量通道没有找到"),
+    (r"other language: vector rank (?P<rank>\d+) or similarity too low", "其他语言：向量排名 {rank}，或相似度过低"),
+    (
+        r"other language: similarity only (?P<lead>\S+) against the other-language median",
+        "其他语言：相似度只比其他语言的中位数高 {lead}",
+    ),
+    (
+        r"other language: vector rank (?P<rank>\d+), similarity ≥ (?P<min>[^,]+)"
+        r"(?:, (?P<lead>\S+) above the other-language median)?",
+        _other_language_kept,
+    ),
+    (
+        r"other language: keyword rank (?P<rank>\d+) among the other-language passages \(shared names\)",
+        "其他语言：在其他语言的资料中关键词排名 {rank}（有共同的名称）",
+    ),
+    (r"vector similarity ≥ (?P<min>\S+)", "向量相似度 ≥ {min}"),
+    (r"keyword score ≥ (?P<min>\S+)", "关键词得分 ≥ {min}"),
+    (r"both channels, vector similarity ≥ (?P<min>\S+)", "两个通道都找到，向量相似度 ≥ {min}"),
+    (r"channel scores below the thresholds", "各通道得分都低于阈值"),
+    (r"names none of what the question names", "没有提到问题中的任何名称"),
+    # Routing (ragapp.router)
+    (
+        r"intent routing is off \(RAGAPP_WORKFLOW__ROUTE=false\): searching everything",
+        "意图路由已关闭（RAGAPP_WORKFLOW__ROUTE=false）：检索全部",
+    ),
+    (r"the intent tree has no leaves: searching everything", "意图树没有叶子意图：检索全部"),
+    (r"no intent \((?P<error>.*)\): searching everything", "没有意图（{error}）：检索全部"),
+    (
+        r"the best intent, (?P<path>.*), scored (?P<score>\S+) < (?P<min>\S+): searching everything",
+        "得分最高的意图 {path} 只有 {score} < {min}：检索全部",
+    ),
+    (r"the model matched no intent: searching everything", "模型没有匹配到任何意图：检索全部"),
+    (r"the question names (?P<paths>.*?)(?: \(the model chose (?P<model>.*)\))?", _named),
+    (
+        r"(?P<count>\d+) intents under different parents scored within (?P<margin>\S+): (?P<paths>.*)",
+        "{count} 个不同上级下的意图得分相差不到 {margin}：{paths}",
+    ),
+    (
+        r"'(?P<name>.*)' exists under (?P<count>\d+) parents and the question names none of them: (?P<paths>.*)",
+        "“{name}”在 {count} 个上级下都有，问题没有指明是哪一个：{paths}",
+    ),
+    (r"routed to (?P<paths>.*)", "路由到 {paths}"),
+    (r"a message to the assistant: (?P<path>.*)", "发给助手的话：{path}"),
+    # The answer's confidence (ragapp.qa.confidence, ragapp.qa.answer_check)
+    (r"(?P<n>\d+) of (?P<of>\d+) sentences not in the passages", "{of} 句中有 {n} 句不在原文中"),
+    (r"none of its sentences is in the passages", "没有一句在原文中"),
+    (r"(?P<n>\d+) of (?P<of>\d+) sentences in the passages", "{of} 句中有 {n} 句在原文中"),
+    (r"a citation stands where the answer's value belongs", "回答中该给出数值的地方只有一个引用"),
+    (r"the question asks for a (?P<kind>\S+); the answer gives none", lambda m: f"问题问的是{_kind(m)}，回答没有给出"),
+    (r"gives the (?P<kind>\S+) asked for", lambda m: f"给出了所问的{_kind(m)}"),
+    (r"the quoted sentence does not say (?P<missing>.*)", "引用的原文句子没有说 {missing}"),
+    (r"the quoted sentence says the same", "引用的原文句子说法一致"),
+    (r"(?P<n>\d+) of (?P<of>\d+) parts not in the documents", "{of} 个部分中有 {n} 个在文档中找不到"),
+    (
+        r"the model's reply only repeated the question; the documents' own sentence is shown instead",
+        "模型的回复只是重复了问题，改为显示文档的原句",
+    ),
+]
+_COMPILED = [(re.compile(pattern), chinese) for pattern, chinese in _PHRASES]
+_PART = re.compile(r"part (?P<n>\d+)(?:: (?P<rest>.*))?")
+
+
+def in_chinese(english: str) -> str | None:
+    """The engine's explanation ``english`` in Chinese; None when the table does not know the phrasing."""
+    part = _PART.fullmatch(english)
+    if part is not None:  # "part 2: 1 of 2 sentences in the passages"
+        rest = in_chinese(part["rest"]) if part["rest"] else ""
+        return None if rest is None else f"第 {part['n']} 部分" + (f"：{rest}" if rest else "")
+    for pattern, chinese in _COMPILED:
+        match = pattern.fullmatch(english)
+        if match is not None:
+            if callable(chinese):
+                return chinese(match)
+            return chinese.format(**{k: v or "" for k, v in match.groupdict().items()})
+    return None
+
+
+def explained(english: str) -> str:
+    """The explanation as the page shows it, HTML escaped (it may quote names): in both languages when the table
+    knows it."""
+    chinese = in_chinese(english)
+    shown = html.escape(english, quote=False)
+    return shown if chinese is None else both(shown, html.escape(chinese, quote=False))

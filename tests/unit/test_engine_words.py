@@ -1,0 +1,92 @@
+"""The engine's explanations said in Chinese on a Chinese page (``ragapp.ui.engine_words``): one example of each
+phrasing the engine uses, and what happens to one the table does not know."""
+
+from __future__ import annotations
+
+from html import unescape
+
+import pytest
+
+from ragapp.ui.engine_words import explained, in_chinese
+from tests.text import shown
+
+EXAMPLES = [
+    (
+        "both channels agree (keyword 1, vector 2; fused rank 1)",
+        "两个通道都找到了它（keyword 1, vector 2；融合排名 1）",
+    ),
+    ("rerank score below 0.2", "重排得分低于 0.2"),
+    ("more than 0.3 below the best rerank score", "比最高重排得分低 0.3 以上"),
+    ("rerank score ≥ 0.2", "重排得分 ≥ 0.2"),
+    ("other language, not found by the vector channel", "其他语言，向量通道没有找到"),
+    ("other language: vector rank 7 or similarity too low", "其他语言：向量排名 7，或相似度过低"),
+    (
+        "other language: similarity only +0.010 against the other-language median",
+        "其他语言：相似度只比其他语言的中位数高 +0.010",
+    ),
+    ("other language: vector rank 2, similarity ≥ 0.74", "其他语言：向量排名 2，相似度 ≥ 0.74"),
+    (
+        "other language: vector rank 2, similarity ≥ 0.74, +0.031 above the other-language median",
+        "其他语言：向量排名 2，相似度 ≥ 0.74，比其他语言的中位数高 +0.031",
+    ),
+    (
+        "other language: keyword rank 1 among the other-language passages (shared names)",
+        "其他语言：在其他语言的资料中关键词排名 1（有共同的名称）",
+    ),
+    ("vector similarity ≥ 0.875", "向量相似度 ≥ 0.875"),
+    ("keyword score ≥ 6", "关键词得分 ≥ 6"),
+    ("both channels, vector similarity ≥ 0.8", "两个通道都找到，向量相似度 ≥ 0.8"),
+    ("channel scores below the thresholds", "各通道得分都低于阈值"),
+    ("names none of what the question names", "没有提到问题中的任何名称"),
+    (
+        "intent routing is off (RAGAPP_WORKFLOW__ROUTE=false): searching everything",
+        "意图路由已关闭（RAGAPP_WORKFLOW__ROUTE=false）：检索全部",
+    ),
+    ("the intent tree has no leaves: searching everything", "意图树没有叶子意图：检索全部"),
+    ("no intent (timed out): searching everything", "没有意图（timed out）：检索全部"),
+    (
+        "the best intent, Kettle > Specs, scored 0.31 < 0.50: searching everything",
+        "得分最高的意图 Kettle > Specs 只有 0.31 < 0.50：检索全部",
+    ),
+    ("the model matched no intent: searching everything", "模型没有匹配到任何意图：检索全部"),
+    ("the question names V1 > Specs", "问题提到了 V1 > Specs"),
+    ("the question names V1 > Specs (the model chose V2 > Specs)", "问题提到了 V1 > Specs（模型选的是 V2 > Specs）"),
+    (
+        "2 intents under different parents scored within 0.10: A (0.80); B (0.75)",
+        "2 个不同上级下的意图得分相差不到 0.10：A (0.80); B (0.75)",
+    ),
+    (
+        "'Specs' exists under 2 parents and the question names none of them: V1 > Specs; V2 > Specs",
+        "“Specs”在 2 个上级下都有，问题没有指明是哪一个：V1 > Specs; V2 > Specs",
+    ),
+    ("routed to Kettle > Specs (0.91)", "路由到 Kettle > Specs (0.91)"),
+    ("a message to the assistant: Greeting (0.97)", "发给助手的话：Greeting (0.97)"),
+    ("1 of 3 sentences not in the passages", "3 句中有 1 句不在原文中"),
+    ("none of its sentences is in the passages", "没有一句在原文中"),
+    ("2 of 2 sentences in the passages", "2 句中有 2 句在原文中"),
+    ("a citation stands where the answer's value belongs", "回答中该给出数值的地方只有一个引用"),
+    ("the question asks for a year; the answer gives none", "问题问的是年份，回答没有给出"),
+    ("gives the number asked for", "给出了所问的数字"),
+    ("the quoted sentence does not say 90, 120", "引用的原文句子没有说 90, 120"),
+    ("the quoted sentence says the same", "引用的原文句子说法一致"),
+    ("1 of 2 parts not in the documents", "2 个部分中有 1 个在文档中找不到"),
+    ("part 2: 1 of 2 sentences in the passages", "第 2 部分：2 句中有 1 句在原文中"),
+    ("part 1", "第 1 部分"),
+    (
+        "the model's reply only repeated the question; the documents' own sentence is shown instead",
+        "模型的回复只是重复了问题，改为显示文档的原句",
+    ),
+]
+
+
+@pytest.mark.parametrize(("english", "chinese"), EXAMPLES)
+def test_each_phrasing_the_engine_uses_has_its_chinese(english: str, chinese: str) -> None:
+    assert in_chinese(english) == chinese
+    said = explained(english)  # HTML: escaped
+    assert unescape(shown(said, "en")) == english and unescape(shown(said, "zh")) == chinese
+
+
+def test_a_phrasing_not_listed_shows_as_the_engine_said_it_escaped() -> None:
+    assert in_chinese("something new <b>") is None
+    assert explained("something new <b>") == "something new &lt;b&gt;"
+    assert in_chinese("part 3: something new") is None
