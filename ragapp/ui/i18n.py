@@ -6,9 +6,10 @@ accordion, choice and Markdown text that holds a key made by ``t(key)``. ``HEAD`
 the header's switch: a click on English or 中文 changes the page's language at once and the browser remembers it;
 ``?lang=en``, ``?lang=zh`` or ``?lang=auto`` (back to the browser's language) in the address do the same.
 
-What handlers compute at run time (toasts, the status line, reports, the chat's step bubbles) is plain text,
-which Gradio does not translate: those messages still say both languages, but for the chat's own words around
-an answer (``ragapp.ui.render.both``), which carry both and show the page's.
+What handlers compute at run time (toasts, errors, reports, the chat's step bubbles) is made on the server,
+which does not know the page's language: it carries both (``both``) and a style in ``HEAD`` shows the page's.
+Gradio translates no table header either: tables name their columns in English and the script in ``HEAD``
+renames them (``HEADERS``). See docs/chats.md, "The page's language".
 """
 
 from __future__ import annotations
