@@ -32,12 +32,14 @@ from ragapp.core.types import (
 from ragapp.qa.confidence import DEFAULT_THRESHOLDS, SentenceScorer, Thresholds, assess
 from ragapp.qa.grounding import (
     SupportRules,
+    about_the_question,
     best_sentence,
     check_support,
     core_unsupported,
     model_refused,
     split_sentences,
     strip_markers,
+    without_stray_end,
 )
 from ragapp.qa.prompts import part_missing_message, quoted_message, unsupported_message
 from ragapp.rerank.base import Reranker
@@ -74,10 +76,10 @@ def checked_answer(
         if evidence is not None:
             return quoted_answer(question, evidence)
     ocr = [c.chunk.ocr_confidence is not None for c in kept]
-    support = tuple(check_support(reply, [as_shown(c) for c in kept], rules, ocr))
+    support = tuple(about_the_question(question, check_support(reply, [as_shown(c) for c in kept], rules, ocr)))
     if not said or core_unsupported(support):
         return _refusal(question, kept, support)
-    text = "".join(s.text for s in support).strip()
+    text = without_stray_end("".join(s.text for s in support).strip())
     refused = model_refused(support)
     quote = evidence.quote if evidence is not None else None
     shown = [as_shown(c) for c in kept]

@@ -37,13 +37,24 @@ _MARKERS = re.compile(rf"[ \t]*{MARKER.pattern}")
 _TAIL = re.compile(rf"(.*?)([.!?。！？]?[{_CLOSE}]*)(\s*)$", re.DOTALL)
 # Sentences that only point at the passages: "This is stated in the passage on page 10.", "这在段落 [1] 中有说明。"
 _POINTER = re.compile(
-    r"(?:this|it|that|these|which)(?: information)?\s+(?:is|was|are|were|can be)\s+(?:also\s+)?"
-    r"(?:stated|mentioned|found|described|explained|shown|given|noted|specified|indicated|documented)\s+"
-    r"(?:in|on|at|by)(?:\s*[.!?]?$|\s+(?:the\s+)?(?:passage|page|context|document|section|text)s?\b"  # "in [2]."
+    r"(?:this|it|that|these|which|the answer)(?: information| option| function| behaviou?r| value)?\s+"
+    r"(?:is|was|are|were|can be)\s+(?:also\s+)?"
+    r"(?:stated|mentioned|found|described|explained|shown|given|noted|specified|indicated|documented|defined|"
+    r"covered|listed|discussed|confirmed)\s+"
+    r"(?:in|on|at|by)(?:\s+both(?:\s+and)?)?"  # "in both [1] and [2]."
+    r"(?:\s*[.!?]?$|\s+(?:the\s+)?(?:context\s+)?(?:passage|page|context|document|section|text)s?\b"  # "in [2]."
     r"(?:(?!\bthat\b)[^.!?]){0,60}(?:,\s*(?:where|which)\b.*)?[.!?]?$)|"  # "… that X is 5" says something
+    # "The passage that provides this information is [3]."
+    r"the (?:passage|document|context|source)s? (?:that|which) (?:provides?|gives?|contains?|states?|mentions?) "
+    r"(?:this|the|that) (?:information|answer|detail)s? (?:is|are)\s*[.!?]?$|"
     r"(?:这|此|以上)[^。！？]{0,12}(?:段落|文档|资料|第\s*\d+\s*页)[^。！？]{0,12}(?:说明|提到|提及|给出|指出)[^。！？]*[。！？]?$",
     re.IGNORECASE,
 )
+# A code a question may name and an answer's other sentences may swap for a neighbour's: E07, LB-5200, V2.
+_CODE = re.compile(r"(?<![\w-])[A-Za-z]{1,4}-?\d{1,5}[A-Za-z]?(?![\w-])")
+# What a small model sometimes leaves at the end: an empty quotation ('" "'), a quote mark opened and never
+# closed.
+_EMPTY_QUOTE_END = re.compile(r"\s*(?:[\"“”]\s*){2,}$")
 # How models say the documents do not hold the answer (the prompt asks them to say exactly that).
 _REFUSAL = re.compile(
     r"(does not|doesn't|do not|don't) (contain|mention|say|include|cover|provide)|no (information|mention)|"
@@ -117,6 +128,35 @@ def is_pointer(sentence: str) -> bool:
     """A sentence that only says where the answer is ("This is stated in the passage [1].", "According to
     passage [2], ..." is not one: it goes on to say something)."""
     return bool(_POINTER.match(strip_markers(sentence).strip()))
+
+
+def about_the_question(question: str, support: Sequence[SentenceSupport]) -> list[SentenceSupport]:
+    """The answer's sentences without those a model pads it with about a neighbour of what was asked: after the
+    first, a sentence that names codes (E12, LB-5200) and none of the question's, when the question names some
+    ("What does E07 mean?" answered "E07 means … [1]. E12 means … [2]."): its passage was retrieved for being
+    close to the question, and the sentence answers another one."""
+    asked = {_code(c) for c in _CODE.findall(question)}
+    if not asked:
+        return list(support)
+    kept = list(support[:1])
+    for sentence in support[1:]:
+        named = {_code(c) for c in _CODE.findall(strip_markers(sentence.text))}
+        if named and not named & asked:
+            continue
+        kept.append(sentence)
+    return kept
+
+
+def _code(code: str) -> str:
+    return code.replace("-", "").casefold()
+
+
+def without_stray_end(text: str) -> str:
+    """``text`` without an empty quotation at its end, or a last quote mark that closes nothing."""
+    text = _EMPTY_QUOTE_END.sub("", text).rstrip()
+    if text.endswith('"') and text.count('"') % 2 == 1:
+        text = text[:-1].rstrip()
+    return text
 
 
 def core_unsupported(support: Sequence[SentenceSupport]) -> bool:
