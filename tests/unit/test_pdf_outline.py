@@ -1,6 +1,6 @@
 """A PDF's outline (bookmarks) gives its chunks their section headings: a page splits where a section begins,
 each part under its heading path with the number the text gives it, and a part too short to stand alone goes
-with the next."""
+with the next. Without an outline, the text's own numbered headings do the same."""
 
 from __future__ import annotations
 
@@ -54,6 +54,32 @@ def test_the_outline_gives_each_part_of_a_page_its_heading(make_documents: Any, 
     assert "ninety minutes" in doc.sections[2].text and "warranty" in doc.sections[3].text
 
 
-def test_without_an_outline_a_page_is_one_section_without_a_heading(make_documents: Any, tmp_path: Path) -> None:
+def test_without_an_outline_the_texts_own_numbered_headings_give_them(make_documents: Any, tmp_path: Path) -> None:
     doc = parse_file(_manual(make_documents, tmp_path, outline=False))
-    assert [(s.page, s.heading) for s in doc.sections] == [(1, None), (2, None)]
+    shown = [(s.page, s.heading, s.text.strip().splitlines()[0]) for s in doc.sections]
+    assert shown == [
+        (1, "1 Care", "Chapter 1: Care 1"),
+        (1, "1 Care > 1.1 Cleaning", "1.1 Cleaning"),
+        (2, "1 Care > 1.2 Battery", "Chapter 1: Care 2"),
+        (2, "2 Repairs", "2 Repairs"),
+    ]
+
+
+def test_only_numbers_that_follow_on_make_headings() -> None:
+    """A numbered list, a table of contents, a figure's axis and a sentence that starts with a number are
+    text: a heading's number follows the last one taken, and its title is short, capitalised, without a page."""
+    from ragapp.ingest.parsers.pdf import NumberedHeadings
+
+    headings = NumberedHeadings()
+    contents = "Contents\n1 Care 3\n2 Repairs 9\n10 20 30 40\n"  # pages at the ends: not headings
+    assert headings.turn(1, contents) == [(None, contents)]
+    page = (
+        "1 Care\nKeep it dry, always, and store it somewhere cool and out of the sun.\n"
+        "3 Remove the case\n1.25 the query length is used unless set otherwise by the user\n"
+        "1.1 Cleaning\nWipe the cliff sensors with a dry cloth once a week, never with water.\n"
+        "1.3 Battery\n2 Repairs\nOnly a service centre may open the case for any reason at all.\n"
+    )
+    parts = headings.turn(2, page)
+    assert [h for h, _text in parts] == ["1 Care", "1 Care > 1.1 Cleaning", "2 Repairs"]
+    assert "3 Remove the case" in parts[0][1] and "1.3 Battery" in parts[1][1]  # not next: text
+    assert headings.heading() == "2 Repairs"  # the next page starts under it

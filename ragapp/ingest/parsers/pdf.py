@@ -62,16 +62,18 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
     read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings, count, boxes) if settings.ocr else {}
     sections: list[Section] = []
     empty: list[int] = []
-    outline = Outline(reader)
+    outline: Outline | NumberedHeadings = Outline(reader)
+    if not outline:  # no bookmarks: the text's own numbered headings ("2.1 Lexical conventions"), if it has some
+        outline = NumberedHeadings()
     for number in range(1, count + 1):
         heading = outline.heading()  # where the page begins
         if number in read:
             text, confidence = read[number]
             page_sections = [Section(text=text, page=number, ocr_confidence=confidence, heading=heading)]
-            outline.turn(number, "")
+            outline.turn(number, text)  # kept whole; the headings on it move the path on
         elif number in tables:
             page_sections = [Section(text=tables[number][0], page=number, has_table=True, heading=heading)]
-            outline.turn(number, "")
+            outline.turn(number, texts[number])
         else:  # split where the outline's sections begin on the page
             page_sections = [
                 Section(text=part, page=number, heading=h) for h, part in outline.turn(number, texts[number])
@@ -124,6 +126,9 @@ class Outline:
             if title and page is not None and page >= 0:
                 self._by_page.setdefault(page + 1, []).append((depth, title))
 
+    def __bool__(self) -> bool:
+        return bool(self._by_page)
+
     def heading(self) -> str | None:
         return " > ".join(self._path) or None
 
@@ -140,6 +145,62 @@ class Outline:
             self._path.append(found.group(1).strip() if found is not None else title)
         parts.append((self.heading(), text[at:]))
         return _short_parts_joined(parts)
+
+
+# A line that may be a numbered heading: "2", "2.1" or "2.1.3" (a dot after it or not), then a title that starts
+# with a capital or a Chinese character, ends without a page number (a table of contents, a running header) and
+# is short.
+_NUMBERED = re.compile(r"(?m)^[ \t]*((\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+([A-Z\u4e00-\u9fff][^\n]{0,78}?))[ \t]*$")
+MAX_TITLE_WORDS = 12
+
+
+class NumberedHeadings:
+    """Section headings from the text's own numbering, for a PDF without an outline: a line "2.1 Lexical
+    conventions" starts a section when its number follows the last one taken (the next sibling, the first
+    child, or the next section of a level above: 2.1 after 2, 2.2 after 2.1, 3 after 2.2.4); the first taken is
+    a 1 (or 1.1). Anything else that looks like one (a numbered list item, a figure's axis, a table of contents
+    line ending with its page) is text. Headings numbered in words ("第一章", "一、") are not read."""
+
+    def __init__(self) -> None:
+        self._numbers: list[int] = []
+        self._path: list[str] = []
+
+    def heading(self) -> str | None:
+        return " > ".join(self._path) or None
+
+    def turn(self, page: int, text: str) -> list[tuple[str | None, str]]:
+        """``text`` of ``page`` in parts, each with its heading path; the path moves on to the page's end."""
+        parts: list[tuple[str | None, str]] = []
+        at = 0
+        for found in _NUMBERED.finditer(text):
+            numbers = [int(n) for n in found.group(2).split(".")]
+            title = found.group(3).strip()
+            if not self._follows(numbers) or not _title_like(title):
+                continue
+            if found.start() > at:
+                parts.append((self.heading(), text[at : found.start()]))
+                at = found.start()
+            self._numbers = numbers
+            del self._path[len(numbers) - 1 :]
+            self._path.append(" ".join(found.group(1).split()))
+        parts.append((self.heading(), text[at:]))
+        return _short_parts_joined(parts)
+
+    def _follows(self, numbers: list[int]) -> bool:
+        last = self._numbers
+        if not last:
+            return numbers in ([1], [1, 1])
+        depth = len(numbers)
+        if depth == len(last) + 1:  # the first child
+            return numbers[:-1] == last and numbers[-1] == 1
+        if depth <= len(last):  # the next at that level
+            return numbers[:-1] == last[: depth - 1] and numbers[-1] == last[depth - 1] + 1
+        return False
+
+
+def _title_like(title: str) -> bool:
+    words = title.split()
+    return len(words) <= MAX_TITLE_WORDS and not title.endswith((",", ";", ":")) and not words[-1].isdigit()
 
 
 def _short_parts_joined(parts: list[tuple[str | None, str]]) -> list[tuple[str | None, str]]:
