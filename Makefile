@@ -77,9 +77,10 @@ test-slow: setup-dev
 test-all: setup-dev
 	$(PY) -m pytest
 
-# Re-take the README screenshot (assets/screenshot.png) from the browser test.
+# Re-take the README screenshot (assets/screenshot.png) and the docs' pictures in both languages (docs/assets/:
+# chat, knowledge and sign-in, English and Chinese) from the browser tests that take them.
 screenshot: setup-dev
-	RAGAPP_UPDATE_SCREENSHOT=1 $(PY) -m pytest tests/e2e -k cites_the_uploaded_file
+	RAGAPP_UPDATE_SCREENSHOT=1 $(PY) -m pytest tests/e2e -k "cites_the_uploaded_file or every_tab_speaks or sees_the_page_in_its_language"
 
 # Retrieval quality on the BEIR sets in $(DATA) (see docs/benchmarks.md, "Measured"); the indexed corpora are kept
 # in $(EVAL_CACHE), so only the first run pays for embedding (SciFact: about 40 min on 2 cores).

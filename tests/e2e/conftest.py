@@ -81,6 +81,22 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
+DOCS_PICTURES = Path(__file__).resolve().parents[2] / "docs" / "assets"
+
+
+def _keep_for_docs(picture: Path) -> None:
+    if os.environ.get("RAGAPP_UPDATE_SCREENSHOT") == "1":
+        DOCS_PICTURES.mkdir(exist_ok=True)
+        shutil.copy(picture, DOCS_PICTURES / picture.name)
+
+
+@pytest.fixture(scope="session")
+def keep_for_docs() -> Callable[[Path], None]:
+    """``keep(picture)``: with ``make screenshot`` (RAGAPP_UPDATE_SCREENSHOT=1), the docs' copy of ``picture``
+    (docs/assets/) is refreshed from the browser test that took it."""
+    return _keep_for_docs
+
+
 @pytest.fixture()
 def scripted_app(make_engine: Callable[..., Any]) -> Iterator[Callable[..., tuple[Any, str]]]:
     """``start(documents, **overrides)``: a real engine with the scripted LLM (``make_engine``) holding

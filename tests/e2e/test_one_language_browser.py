@@ -94,7 +94,9 @@ def _check(page: Any, lang: str, where: str, seen: dict[str, list[str]]) -> None
         seen[where] = found
 
 
-def _walk(page: Any, rig: Any, lang: str, artifacts: Path) -> dict[str, list[str]]:
+def _walk(
+    page: Any, rig: Any, lang: str, artifacts: Path, keep_for_docs: Callable[[Path], None]
+) -> dict[str, list[str]]:
     """Every tab with what a reader opens in it; returns, per place, the lines in the other language."""
     seen: dict[str, list[str]] = {}
     tabs = TABS[lang]
@@ -109,9 +111,11 @@ def _walk(page: Any, rig: Any, lang: str, artifacts: Path) -> dict[str, list[str
         " && !document.querySelector('.generating')",
         timeout=60_000,
     )
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(artifacts / f"chat-{lang}.png"))
+    keep_for_docs(artifacts / f"chat-{lang}.png")
     page.locator("#about .label-wrap").click()  # the model and index line
     _check(page, lang, "chat", seen)
-    page.screenshot(path=str(artifacts / f"chat-{lang}.png"))
 
     page.get_by_role("tab", name=tabs[1], exact=True).click()
     name = next(iter(DOCS[lang]))
@@ -120,6 +124,7 @@ def _walk(page: Any, rig: Any, lang: str, artifacts: Path) -> dict[str, list[str
     page.locator("#doc-chunks").get_by_text(DOCS[lang][name].split("\n")[2][:6]).first.wait_for(state="attached")
     _check(page, lang, "knowledge", seen)
     page.screenshot(path=str(artifacts / f"knowledge-{lang}.png"))
+    keep_for_docs(artifacts / f"knowledge-{lang}.png")
 
     page.get_by_role("tab", name=tabs[2], exact=True).click()
     page.locator("#intent-tree").wait_for()
@@ -156,7 +161,11 @@ def _walk(page: Any, rig: Any, lang: str, artifacts: Path) -> dict[str, list[str
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_tab_speaks_the_pages_language_only(
-    lang: str, scripted_app: Callable[..., Any], browser: Any, artifacts: Path
+    lang: str,
+    scripted_app: Callable[..., Any],
+    browser: Any,
+    artifacts: Path,
+    keep_for_docs: Callable[[Path], None],
 ) -> None:
     rig, url = scripted_app(DOCS[lang])
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LOCALES[lang])
@@ -166,7 +175,7 @@ def test_every_tab_speaks_the_pages_language_only(
         page.goto(url)
         page.locator("#question textarea").wait_for()
         expect(page.get_by_role("tab")).to_have_text(TABS[lang], timeout=10_000)
-        seen = _walk(page, rig, lang, artifacts)
+        seen = _walk(page, rig, lang, artifacts, keep_for_docs)
         assert not seen, f"text of the other language on a page in {lang}:\n" + "\n".join(
             f"{where}: {line!r}" for where, lines in seen.items() for line in lines
         )

@@ -74,7 +74,11 @@ def _in_chinese(page: Any) -> None:
 
 
 def test_each_browser_sees_the_page_in_its_language_and_the_switch_changes_it(
-    scripted_app: Callable[..., Any], browser: Any, tmp_path: Path, artifacts: Path
+    scripted_app: Callable[..., Any],
+    browser: Any,
+    tmp_path: Path,
+    artifacts: Path,
+    keep_for_docs: Callable[[Path], None],
 ) -> None:
     url = _accounts(scripted_app, tmp_path)
     english = _open(browser, url)
@@ -82,10 +86,12 @@ def test_each_browser_sees_the_page_in_its_language_and_the_switch_changes_it(
     _in_english(english)
     assert english.locator("#other-sign-ins").count() == 0  # no other way to sign in configured
     english.screenshot(path=str(artifacts / "signin-en.png"))
+    keep_for_docs(artifacts / "signin-en.png")
 
     chinese = _open(browser, url, locale="zh-CN")
     _in_chinese(chinese)
     chinese.screenshot(path=str(artifacts / "signin-zh.png"))
+    keep_for_docs(artifacts / "signin-zh.png")
     asked = _open(browser, f"{url}/?lang=zh")  # an English browser asking for Chinese, at the app's address
     assert asked.url == f"{url}/signin?lang=zh"
     _in_chinese(asked)
