@@ -100,6 +100,32 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
         r"the model's reply only repeated the question; the documents' own sentence is shown instead",
         "模型的回复只是重复了问题，改为显示文档的原句",
     ),
+    # Notices of a turn (ragapp.agent.runner, ragapp.qa.writer) and a search's degradations
+    # (ragapp.retrieval.pipeline; "A; B" is said part by part)
+    (
+        r"The agent could not work on this question \((?P<error>.*)\); answering with the workflow instead\.",
+        "智能体无法处理这个问题（{error}），改用工作流回答。",
+    ),
+    (
+        r"The model failed mid-way \((?P<error>.*)\); answering from what was found\.",
+        "模型中途出错（{error}），根据已找到的资料回答。",
+    ),
+    (
+        r"The agent kept repeating a call; answering from what was found\.",
+        "智能体一直重复同一个调用，根据已找到的资料回答。",
+    ),
+    (
+        r"Reached the limit of (?P<n>\d+) agent steps; answering from what was found\.",
+        "已达到 {n} 步的上限，根据已找到的资料回答。",
+    ),
+    (r"The language model failed \((?P<error>.*)\)", "语言模型出错（{error}）"),
+    (r"The language model returned an empty answer", "语言模型返回了空回答"),
+    (r"(?P<channel>\S+) search timed out after (?P<s>\S+) s", "{channel} 检索超时（{s} 秒）"),
+    (r"(?P<channel>\S+) search failed \((?P<error>\w+)\)", "{channel} 检索失败（{error}）"),
+    (r"this answer uses (?P<channels>.+) search only", "本次回答只用了 {channels} 检索"),
+    (r"no search channel answered", "没有检索通道返回结果"),
+    (r"reranker failed \((?P<error>\w+)\)", "重排序失败（{error}）"),
+    (r"using the fused order", "改用融合后的排序"),
 ]
 _COMPILED = [(re.compile(pattern), chinese) for pattern, chinese in _PHRASES]
 _PART = re.compile(r"part (?P<n>\d+)(?:: (?P<rest>.*))?")
@@ -117,12 +143,14 @@ def in_chinese(english: str) -> str | None:
             if callable(chinese):
                 return chinese(match)
             return chinese.format(**{k: v or "" for k, v in match.groupdict().items()})
+    if "; " in english:  # "vector search timed out after 5 s; this answer uses keyword search only"
+        parts = [in_chinese(part) for part in english.split("; ")]
+        return "；".join(p for p in parts if p is not None) if all(p is not None for p in parts) else None
     return None
 
 
-def explained(english: str) -> str:
-    """The explanation as the page shows it, HTML escaped (it may quote names): in both languages when the table
-    knows it."""
+def explained(english: str, escape: Callable[[str], str] = lambda text: html.escape(text, quote=False)) -> str:
+    """The explanation as the page shows it, escaped (it may quote names, and a notice a document's words:
+    pass ``render.escape_text`` where Markdown renders it): in both languages when the table knows it."""
     chinese = in_chinese(english)
-    shown = html.escape(english, quote=False)
-    return shown if chinese is None else both(shown, html.escape(chinese, quote=False))
+    return escape(english) if chinese is None else both(escape(english), escape(chinese))

@@ -326,7 +326,7 @@ class IntentHandlers:
                 kbs = f" · KB: {', '.join(node.kbs)}" if node is not None and node.kbs else ""
                 lines.append(f"- {leaf.path} (`{leaf.code}`) — {leaf.score:.2f}{kbs}")
             lines.append("")
-        lines.append(f"**{both('Reason', '原因')}:** {explained(decision.reason)}")
+        lines.append(f"**{both('Reason', '原因')}:** {explained(decision.reason, escape_text)}")
         classification = decision.classification
         if classification is not None:
             if classification.error:

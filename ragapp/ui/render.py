@@ -130,7 +130,8 @@ def step_message(step: Step) -> gr.ChatMessage | None:
     """One step's bubble (None: nothing to show, as for a stage that reported only its end)."""
     if isinstance(step, NoticeEvent):
         icon = "⚠️" if step.level == "warning" else "ℹ️"
-        return gr.ChatMessage(role="assistant", content=f"{icon} {escape_text(step.message)}")
+        said = explained(step.message, escape_text)  # the engine's words; a notice may quote a document
+        return gr.ChatMessage(role="assistant", content=f"{icon} {said}")
     if isinstance(step, ModeEvent):
         return gr.ChatMessage(role="assistant", content=mode_line(step))
     if isinstance(step, AgentStepEvent):
@@ -185,7 +186,7 @@ def routing_summary(event: RoutingEvent) -> str:
     lines = [f"**{action}**" + (f": {intents}" if intents else "")]
     if len(event.question) < 200:
         lines.append(f"{both('Question', '问题')}: {event.question}")
-    lines.append(f"{both('Why', '原因')}: {explained(event.reason)}")
+    lines.append(f"{both('Why', '原因')}: {explained(event.reason, escape_text)}")
     return "\n\n".join(lines)
 
 

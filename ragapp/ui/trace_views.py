@@ -89,10 +89,10 @@ def header(trace: Trace) -> str:
     for error in trace.errors:
         lines.append(f"> ❌ **{both('Error', '错误')}:** {escape_text(error)}")
     for message in trace.degradations:
-        lines.append(f"> ⚠️ **{both('Degraded', '降级')}:** {escape_text(message)}")
+        lines.append(f"> ⚠️ **{both('Degraded', '降级')}:** {explained(message, escape_text)}")
     for notice in trace.notices:
         if notice.level != "warning":
-            lines.append(f"> ℹ️ {escape_text(notice.message)}")
+            lines.append(f"> ℹ️ {explained(notice.message, escape_text)}")
     if trace.recorder_error:
         incomplete = both("This trace may be incomplete", "此追踪记录可能不完整")
         lines.append(f"> 🧰 {incomplete}: {escape_text(trace.recorder_error)}.")
@@ -137,7 +137,7 @@ CHECK_WORDS = {
 def check_line(c: ConfidenceCheck) -> str:
     """'- ✅ fits: gives the number asked for': one check behind the answer's confidence (its detail is the
     engine's own words, in English)."""
-    detail = f": {explained(c.detail)}" if c.detail else ""
+    detail = f": {explained(c.detail, escape_text)}" if c.detail else ""
     return f"- {'✅' if c.passed else '⚠️'} {_word(CHECK_WORDS, c.check)}{detail}"
 
 
@@ -181,7 +181,7 @@ def intent_rows(trace: Trace) -> list[list[Any]]:
     for routing in trace.routing:
         chosen = {i.code for i in routing.intents}
         scores = routing.scores or routing.intents
-        action, reason = _word(ACTION_WORDS, routing.action), explained(routing.reason)
+        action, reason = _word(ACTION_WORDS, routing.action), explained(routing.reason)  # an HTML cell
         if not scores:
             rows.append([routing.question, "—", None, action, reason])
         for s in scores:
@@ -280,7 +280,7 @@ def _relevance(said: str) -> str:
     """The gate's 'kept: rerank score ≥ 0.2' with its verdict in both languages (its reason is the engine's)."""
     verdict, _, reason = said.partition(": ")
     words = {"kept": both("kept", "保留"), "dropped": both("dropped", "丢弃")}
-    return f"{words[verdict]}: {explained(reason)}" if verdict in words else escape_text(said)
+    return f"{words[verdict]}: {explained(reason, escape_text)}" if verdict in words else escape_text(said)
 
 
 def llm_markdown(trace: Trace) -> str:

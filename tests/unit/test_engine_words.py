@@ -76,6 +76,27 @@ EXAMPLES = [
         "the model's reply only repeated the question; the documents' own sentence is shown instead",
         "模型的回复只是重复了问题，改为显示文档的原句",
     ),
+    (
+        "The agent could not work on this question (timed out); answering with the workflow instead.",
+        "智能体无法处理这个问题（timed out），改用工作流回答。",
+    ),
+    ("The model failed mid-way (boom); answering from what was found.", "模型中途出错（boom），根据已找到的资料回答。"),
+    (
+        "The agent kept repeating a call; answering from what was found.",
+        "智能体一直重复同一个调用，根据已找到的资料回答。",
+    ),
+    ("Reached the limit of 6 agent steps; answering from what was found.", "已达到 6 步的上限，根据已找到的资料回答。"),
+    ("The language model failed (LLMError: down)", "语言模型出错（LLMError: down）"),
+    ("The language model returned an empty answer", "语言模型返回了空回答"),
+    (
+        "vector search timed out after 5 s; this answer uses keyword search only",
+        "vector 检索超时（5 秒）；本次回答只用了 keyword 检索",
+    ),
+    (
+        "keyword search failed (OSError); no search channel answered",
+        "keyword 检索失败（OSError）；没有检索通道返回结果",
+    ),
+    ("reranker failed (RuntimeError); using the fused order", "重排序失败（RuntimeError）；改用融合后的排序"),
 ]
 
 

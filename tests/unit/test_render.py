@@ -123,7 +123,8 @@ def test_not_found_answer_has_no_sources() -> None:
 def test_notice_is_shown_as_a_warning_line() -> None:
     view = TurnView()
     view.apply(NoticeEvent("keyword search timed out after 5 s", level="warning"))
-    assert _contents(view) == ["⚠️ keyword search timed out after 5 s"]
+    assert [shown(c) for c in _contents(view)] == ["⚠️ keyword search timed out after 5 s"]
+    assert [shown(c, "zh") for c in _contents(view)] == ["⚠️ keyword 检索超时（5 秒）"]
 
 
 def test_citation_passage_markup_is_escaped() -> None:
