@@ -20,6 +20,7 @@ from ragapp.config.system import (
     EmbeddingSettings,
     IngestSettings,
     LLMSettings,
+    McpSettings,
     PathSettings,
     StoreSettings,
     TraceSettings,
@@ -33,6 +34,7 @@ __all__ = [
     "EmbeddingSettings",
     "IngestSettings",
     "LLMSettings",
+    "McpSettings",
     "PathSettings",
     "RerankSettings",
     "RetrievalSettings",
@@ -63,6 +65,7 @@ class Settings(BaseSettings):
     ui: UISettings = Field(default_factory=UISettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -172,6 +172,21 @@ class UISettings(BaseModel):
     )
 
 
+class McpSettings(BaseModel):
+    enabled: bool = Field(
+        True,
+        description="Serve the knowledge base to MCP clients at /mcp (streamable HTTP), with the HTTP API's keys.",
+    )
+    user: str | None = Field(
+        None,
+        description="The user the stdio MCP server (python -m ragapp.mcp) acts for, with that user's role and "
+        "knowledge-base access (accounts on); none: the local user.",
+    )
+    call_timeout_s: float = Field(
+        300.0, gt=0, description="Longest an MCP tool call may take (an ask included) before it is refused."
+    )
+
+
 class AuthSettings(BaseModel):
     enabled: bool = Field(
         False,

@@ -176,6 +176,17 @@ class Library:
         same = tuple(c for c in window if (c.page, c.heading) == (chunk.page, chunk.heading)) or (chunk,)
         return PageView(chunk, title, section=same)
 
+    def passage(self, chunk_id: str, around: int = 1, *, actor: Actor = LOCAL_ACTOR) -> tuple[Chunk, tuple[Chunk, ...]]:
+        """A chunk and its document's chunks around it (``around`` on each side), for a reader or a tool that
+        wants its context; ``IngestError`` for an id no longer there, ``AccessDenied`` for a base not readable."""
+        require(actor, Action.CHAT)
+        catalog = self._store.catalog
+        chunk = catalog.chunks([chunk_id]).get(chunk_id)
+        if chunk is None:
+            raise IngestError(f"No passage {chunk_id!r} in the knowledge base (its document may have been deleted).")
+        self._readable(chunk.doc_id, actor)
+        return chunk, tuple(catalog.chunk_window(chunk_id, around))
+
     def delete(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Remove a document from the catalog, the vectors and the keyword index; returns its name."""
         require(actor, Action.DELETE)

@@ -17,7 +17,9 @@ from fastapi import FastAPI
 from ragapp.core.errors import LoginRefused
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.app import add_api
+from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.headers import SecurityHeaders
+from ragapp.serve.mcp_mount import lifespan, mount_mcp
 from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client
 from ragapp.serve.signin import SignInFirst, add_sign_in_page, note_refusal
 from ragapp.serve.uploads import UploadOwners
@@ -40,7 +42,7 @@ def build_app(
     """
     settings = engine.settings
     # FastAPI's own docs pages load their scripts from a CDN: the API serves a page of its own at /docs.
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     accounts = engine.accounts is not None
 
     def login(name: str, password: str) -> bool:
@@ -52,7 +54,10 @@ def build_app(
         return True
 
     # Routes of our own go on `app` before the mount: the mount at / answers every path not routed before it.
-    app.state.api_jobs = add_api(app, engine, host if host is not None else settings.ui.host)
+    served_on = host if host is not None else settings.ui.host
+    check = KeyCheck(engine, served_on)
+    app.state.api_jobs = add_api(app, engine, check)
+    app.state.mcp = mount_mcp(app, engine, check, served_on) if settings.mcp.enabled else None
     add_sign_in_page(app, settings.ui.root_path, accounts)
     page = mount_page(app, engine, login if accounts else None, blocks)
     tokens = SessionTokens(settings.auth.session_hours * 3600, clock)

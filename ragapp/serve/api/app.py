@@ -48,10 +48,9 @@ def _health(engine: Engine) -> APIRouter:
     return api
 
 
-def add_api(app: FastAPI, engine: Engine, host: str) -> Jobs:
-    """Put the API on ``app`` (served on ``host``, which decides whether keys are required); returns the upload
-    jobs, to close when the server stops."""
-    check = KeyCheck(engine, host)
+def add_api(app: FastAPI, engine: Engine, check: KeyCheck) -> Jobs:
+    """Put the API on ``app`` (``check`` resolves its keys); returns the upload jobs, to close when the server
+    stops."""
     jobs = Jobs(engine)
     for router in (
         _health(engine),

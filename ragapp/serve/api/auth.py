@@ -61,7 +61,11 @@ class KeyCheck:
         )
 
     def __call__(self, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
-        key = credentials.credentials.strip() if credentials is not None else ""
+        return self.caller(credentials.credentials if credentials is not None else "")
+
+    def caller(self, key: str) -> Caller:
+        """Who a request with API key ``key`` ("" for none) acts for; ``ApiError`` (401) when it may not call."""
+        key = key.strip()
         user = self._engine.key_user(key) if key else None
         if user is None:
             if self.required:
