@@ -4,6 +4,7 @@ for its user, with that user's role and knowledge bases."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -50,7 +51,9 @@ def mount_mcp(app: FastAPI, engine: Engine, check: KeyCheck, host: str) -> Any:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """The app's lifespan: the MCP server's session manager runs while the app does."""
+    """The app's lifespan: its event loop noted (``app.state.loop``, for a close from another thread), and the
+    MCP server's session manager running while the app does."""
+    app.state.loop = asyncio.get_running_loop()
     server = getattr(app.state, "mcp", None)
     if server is None:
         yield

@@ -110,7 +110,8 @@ class RunningServer:
     thread: threading.Thread
 
     def close(self) -> None:
-        self.app.state.page.close()  # the page's queue and event streams first, then the server
+        # the page's queue and event streams first (on the server's loop), then the server
+        self.app.state.page.close(getattr(self.app.state, "loop", None))
         self.app.state.api_jobs.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)

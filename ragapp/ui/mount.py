@@ -5,6 +5,7 @@ talks to Gradio; ``ragapp.serve`` builds the server around it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,10 +41,15 @@ class MountedPage:
         """Keep the page's sign-ins in ``tokens`` (a dict-like that expires them)."""
         self.gradio.tokens = tokens
 
-    def close(self) -> None:
-        """As Blocks.close() does: the queue stops and the pages' event streams end."""
+    def close(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """As Blocks.close() does: the queue stops and the pages' event streams end. ``loop``: the server's
+        event loop, when this is called from another thread: an asyncio event is set on its own loop (set from
+        another thread it raced the streams waiting on it, and a close failed now and then)."""
         self.blocks._queue.close()
-        self.gradio.stop_event.set()
+        if loop is not None and loop.is_running():
+            loop.call_soon_threadsafe(self.gradio.stop_event.set)
+        else:
+            self.gradio.stop_event.set()
 
 
 def mount_page(
