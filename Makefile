@@ -17,7 +17,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage \
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-mcp bench-injection bench-parsers bench-ocr bench-coverage \
 	cluster test-cluster test-slow bench-scale docs space
 
 $(VENV)/bin/python:
@@ -122,6 +122,10 @@ bench-load: setup
 # The HTTP API under load: retrieval-only calls, then streamed answers, from 8 clients at once (local model)
 bench-api: setup
 	$(PY) -m ragbench.api --users 8 --requests 16 --output results/bench/api.json
+
+# What the MCP server adds to a search, against POST /v1/retrieve (docs/benchmarks.md).
+bench-mcp: setup
+	$(PY) -m ragbench.mcp_overhead --rounds 5 --output results/bench/mcp.json
 
 # Parser speed on real and generated files, OCR speed and character error rate on rendered manual pages.
 bench-parsers: setup
