@@ -4,8 +4,8 @@
 
 Builds the app from the default settings over a fresh state (the demo documents), serves it in this process on
 a free loopback port (``start_server``) and asks each demo question ``--rounds`` times both ways, one client, one
-call at a time: ``POST /v1/retrieve`` (httpx) and the MCP ``search`` tool at /mcp (the ``mcp`` SDK's client,
-one connection kept open). Each question is searched once first, untimed, so both ways read the engine's
+call at a time: ``POST /v1/retrieve`` (httpx) and the MCP ``search`` tool at /mcp (the ``mcp`` SDK's client
+session, kept open). Each question is searched once first, untimed, so both ways read the engine's
 retrieval cache: the difference is the transport's and the result's shaping, not the search. The order of the
 two alternates from call to call. Prints p50/p95 of each and of the per-call difference.
 """
@@ -22,8 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
-import httpx2
+import httpx
 
+from ragapp.agent.mcp_tools import mcp_session
 from ragbench.api import local_server
 from ragbench.bench.answer import DEMO_QUESTIONS, percentile
 from ragbench.cli import run_command
@@ -36,14 +37,10 @@ async def _timed(call: Callable[[str], Awaitable[None]], question: str) -> float
 
 
 async def measure(url: str, questions: list[str], rounds: int) -> dict[str, list[float]]:
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
     times: dict[str, list[float]] = {"retrieve": [], "mcp": [], "difference": []}
     async with (
-        httpx2.AsyncClient(base_url=url, timeout=120) as http,
-        httpx2.AsyncClient(timeout=120) as mcp_http,
-        Client(streamable_http_client(f"{url}/mcp", http_client=mcp_http)) as client,
+        httpx.AsyncClient(base_url=url, timeout=120) as http,
+        mcp_session(url=f"{url}/mcp") as client,
     ):
 
         async def api(question: str) -> None:
@@ -52,7 +49,7 @@ async def measure(url: str, questions: list[str], rounds: int) -> dict[str, list
 
         async def tool(question: str) -> None:
             result = await client.call_tool("search", {"query": question})
-            if result.is_error:
+            if result.isError:
                 raise RuntimeError(result.content)
 
         for question in questions:  # the searches themselves, once: then both ways read the cache

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragapp.agent.mcp_tools import McpTools, ServerTools
 from ragapp.agent.protocol import Step, call_text, parse_step, system_prompt
 from ragapp.agent.tools.base import TOOLS, PassageBook, Tool, ToolContext, function_schema
 from ragapp.config import Settings
@@ -75,8 +76,10 @@ class AgentRunner:
         catalog: Catalog,
         workflow: AnswerPipeline,
         settings: Settings,
+        mcp: McpTools | None = None,
     ) -> None:
         self._llm = llm
+        self._mcp = mcp or McpTools(settings.agent.mcp_servers, settings.agent.tool_timeout_s)
         self._retrieval = retrieval
         self._catalog = catalog
         self._workflow = workflow
@@ -86,7 +89,7 @@ class AgentRunner:
             for n in settings.agent.tools
             if not (settings.agent.knowledge == "middleware" and n == "search_knowledge")
         ]
-        self._tools: dict[str, Tool] = {name: TOOLS.get(name)() for name in names}
+        self._own: dict[str, Tool] = {name: TOOLS.get(name)() for name in names}
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="agent-tool")
 
     @property
@@ -94,8 +97,19 @@ class AgentRunner:
         protocol = self._settings.agent.protocol
         return protocol == "native" or (protocol == "auto" and isinstance(self._llm, ToolCallingLLM))
 
+    @property
+    def _tools(self) -> dict[str, Tool]:
+        """The agent's own tools, then the configured MCP servers' (reached on first use)."""
+        remote: dict[str, Tool] = {t.name: t for t in self._mcp.tools() if t.name not in self._own}
+        return self._own | remote
+
+    def mcp_servers(self) -> list[ServerTools]:
+        """The configured MCP servers and their tools (or why none), for the page."""
+        return self._mcp.listing()
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._mcp.close()
 
     def ask(
         self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None, *, summary: str = ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 
 class RerankSettings(BaseModel):
@@ -261,6 +261,23 @@ class WorkflowSettings(BaseModel):
     )
 
 
+class McpServer(BaseModel):
+    """One MCP server the agent may use: a command started over stdio, or a streamable HTTP URL."""
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$", description="Prefixes its tools' names.")
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> McpServer:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"MCP server {self.name!r}: give either a command (stdio) or a url (HTTP), not both")
+        return self
+
+
 class AgentSettings(BaseModel):
     mode: Literal["workflow", "agent", "auto"] = Field(
         "workflow",
@@ -284,3 +301,9 @@ class AgentSettings(BaseModel):
     max_steps: int = Field(6, ge=1, le=20, description="Tool steps before the agent must answer.")
     tool_timeout_s: float = Field(10.0, gt=0, description="Time budget of one tool call.")
     step_timeout_s: float = Field(60.0, gt=0, description="Time budget of one agent decision (a model call).")
+    mcp_servers: list[McpServer] = Field(
+        default_factory=list,
+        description='Other MCP servers whose tools the agent may call, as JSON: [{"name": "weather", "url": '
+        '"http://host/mcp", "headers": {...}}] or [{"name": "files", "command": "python", "args": [...], "env": '
+        "{...}}]. Each call has the tool time budget; its result is quoted data the answer may cite.",
+    )

@@ -10,7 +10,7 @@ knowledge-base rules are the accounts service's (``ragapp.accounts.service``): t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from pydantic import BaseModel, SecretStr
 
 from ragapp.accounts.model import KbAccessView, UserView
 from ragapp.accounts.service import Accounts
+from ragapp.agent.mcp_tools import ServerTools
 from ragapp.config import Settings
 from ragapp.core.access import Action, Actor, require
 from ragapp.core.errors import ConfigError
@@ -30,14 +31,20 @@ ACCOUNTS_OFF = (
 SET, NOT_SET = "•••• (set)", "(not set)"
 # A setting is secret when a word of its name is one of these (``api_key``, ``auth_token``); substrings would
 # hide ``max_tokens`` and ``min_keyword_score``.
-_SECRET_WORDS = frozenset({"key", "secret", "password", "passwd", "token", "credential", "credentials"})
+# "headers" and "env" of an MCP server (agent.mcp_servers) hold tokens under names of their own: shown as set or not.
+_SECRET_WORDS = frozenset(
+    {"key", "secret", "password", "passwd", "token", "credential", "credentials", "headers", "env"}
+)
 _URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")  # the password in https://user:pass@host
 
 
 class Admin:
-    def __init__(self, settings: Settings, accounts: Accounts | None) -> None:
+    def __init__(
+        self, settings: Settings, accounts: Accounts | None, agent_tools: Callable[[], list[ServerTools]] | None = None
+    ) -> None:
         self._settings = settings
         self._accounts = accounts  # None: accounts off
+        self._agent_tools = agent_tools or list
 
     @property
     def accounts_on(self) -> bool:
@@ -76,6 +83,11 @@ class Admin:
         return accounts.set_kb_access(kb_name(kb), readers, editors, actor=actor)
 
     # -- settings -------------------------------------------------------------------------------
+
+    def agent_tools(self) -> list[ServerTools]:
+        """The MCP servers configured for Agent mode (``agent.mcp_servers``), each with its tools or why it has
+        none (reaching them if not yet)."""
+        return self._agent_tools()
 
     def settings_view(self, *, actor: Actor) -> dict[str, Any]:
         """The effective settings as a nested dict, ready for JSON; secrets show only whether they are set."""

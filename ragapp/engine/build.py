@@ -142,7 +142,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         closers=tuple(c for c in (follower, agent, retrieval, intent_store, catalog, database) if c is not None),
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
-        admin=Admin(settings, accounts),
+        admin=Admin(settings, accounts, agent.mcp_servers),
         database=database,
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:

@@ -17,8 +17,6 @@ from ragapp.mcp.server import Caller, CallRefused, build_mcp
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.api.errors import ApiError
 
-PATH = "/mcp"
-
 
 def mount_mcp(app: FastAPI, engine: Engine, check: KeyCheck, host: str) -> Any:
     """Mount the MCP server at /mcp of ``app`` (routes added before it stay theirs); returns the server, whose
@@ -33,19 +31,13 @@ def mount_mcp(app: FastAPI, engine: Engine, check: KeyCheck, host: str) -> Any:
             raise CallRefused(refused.message) from None
         return Caller(caller.actor, caller.owner)
 
-    server = build_mcp(engine, who)
-    # Stateless: any replica answers any call (no session to keep), as the HTTP API does. The SDK's app is one
-    # route (no auth of its own): it joins the app's routes, as /mcp exactly, not a mount (which would answer
-    # /mcp/ only, and leave /mcp to the page's mount at /).
     # On loopback the SDK refuses a Host or Origin header other than loopback's (DNS rebinding); behind a trusted
     # proxy the Host is the public name, so the proxy is left to check it.
     behind_proxy = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    security = behind_proxy if engine.settings.ui.trust_proxy else None
-    built = server.streamable_http_app(
-        streamable_http_path=PATH, stateless_http=True, host=host, transport_security=security
-    )
-    routes = built.routes
-    app.router.routes.extend(routes)
+    server = build_mcp(engine, who, host, behind_proxy if engine.settings.ui.trust_proxy else None)
+    # The SDK's app is one route at /mcp (no auth of its own): it joins the app's routes, as /mcp exactly, not a
+    # mount (which would answer /mcp/ only, and leave /mcp to the page's mount at /).
+    app.router.routes.extend(server.streamable_http_app().routes)
     return server
 
 

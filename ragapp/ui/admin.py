@@ -22,7 +22,7 @@ from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import ROLE_WORDS, both, t
-from ragapp.ui.render import escape_text
+from ragapp.ui.render import code_span, escape_text
 from ragapp.ui.state import actor_of
 
 # English names: the page renames them in Chinese (ragapp.ui.i18n.HEADERS).
@@ -109,6 +109,29 @@ class AdminHandlers:
             self.kb_choices(actor),
             settings,
         )
+
+    def agent_tools(self, request: gr.Request | None = None) -> str:
+        """The MCP servers Agent mode may use, each with its tools or why it has none (for who may see settings)."""
+        try:
+            actor = self._actor(request)
+        except AccessDenied:
+            return ""
+        if not may(actor, Action.VIEW_SETTINGS):
+            return ""
+        listed = self.engine.admin.agent_tools()
+        if not listed:
+            return both(
+                "None configured (`RAGAPP_AGENT__MCP_SERVERS`, see docs/mcp.md).",
+                "未配置（`RAGAPP_AGENT__MCP_SERVERS`，见 docs/mcp.md）。",
+            )
+        lines = []
+        for server in listed:
+            name = f"**{escape_text(server.server)}**"
+            if server.error is not None:
+                lines.append(f"- {name}: ⚠️ {both('not reached', '无法连接')} ({escape_text(server.error)})")
+            else:
+                lines.append(f"- {name}: " + (", ".join(code_span(tool) for tool in server.tools) or "—"))
+        return "\n".join(lines)
 
     @user_errors
     def add_user(
@@ -251,9 +274,12 @@ def build_admin_tab(engine: Engine, handlers: AdminHandlers | None = None) -> Ad
             save_kb = gr.Button(t("admin.save_kb"), elem_id="save-kb-access")
         gr.Markdown(t("admin.settings_heading"))
         settings = gr.JSON(elem_id="settings-view", label=t("admin.settings"), open=True)
+        gr.Markdown(t("admin.mcp_heading"))
+        mcp = gr.Markdown(elem_id="agent-mcp-tools")
 
     outputs = [tab, note, users, picked, kbs, kb, settings]
     tab.select(h.load, outputs=outputs, api_visibility="private")
+    tab.select(h.agent_tools, outputs=[mcp], api_visibility="private")
     add.click(
         h.add_user,
         inputs=[new_name, new_password, new_role, new_groups],

@@ -13,6 +13,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ragapp.core.errors import RagAppError
 from ragapp.core.types import Chunk, ParseReport
 from ragapp.engine.engine import Engine
 from ragapp.engine.library import DocumentView
@@ -185,10 +186,14 @@ class DocumentHandlers:
     def show_record(self, record: dict[str, Any], request: gr.Request | None = None) -> tuple[Any, Any, Any, Any]:
         """A cited passage: its page drawn with the passage marked (PDFs and scans), else the section around it,
         the passage highlighted."""
-        view = self.engine.library.page_view(
-            str(record["chunk_id"]), [str(h) for h in record.get("highlights") or []],
-            actor=actor_of(self.engine, request),
-        )  # fmt: skip
+        try:
+            view = self.engine.library.page_view(
+                str(record["chunk_id"]), [str(h) for h in record.get("highlights") or []],
+                actor=actor_of(self.engine, request),
+            )  # fmt: skip
+        except RagAppError:  # not in the knowledge base: another MCP server's result, or a document since deleted
+            title = f"📄 {escape_text(str(record.get('label') or ''))}"
+            return gr.update(value=None, visible=False), title, gr.update(visible=True), str(record.get("content", ""))
         title = f"📄 {escape_text(view.title)}"
         if view.png is not None:
             from PIL import Image

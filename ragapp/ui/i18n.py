@@ -236,6 +236,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "admin.save_kb": ("Save access", "保存权限"),
     "admin.settings_heading": ("### ⚙️ Settings (read-only; secrets masked)", "### ⚙️ 设置（只读；密钥已隐藏）"),
     "admin.settings": ("Effective settings", "当前设置"),
+    "admin.mcp_heading": ("### 🧩 Agent mode's MCP servers and their tools", "### 🧩 智能体模式的 MCP 服务器及其工具"),
     "role.reader": ("Reader", "读者"),
     "role.editor": ("Editor", "编辑"),
     "role.admin": ("Admin", "管理员"),

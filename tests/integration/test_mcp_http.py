@@ -9,34 +9,31 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import ClientSession
+from pydantic import AnyUrl
 
 from ragapp.accounts.model import KbRule
+from ragapp.agent.mcp_tools import mcp_session
 from tests.integration.api_helpers import KETTLE, LAMP, Served
 
 pytestmark = pytest.mark.integration
 
 
-def _call(served: Served, user: str | None, work: Callable[[Client], Any]) -> Any:
-    """``work(client)`` with an MCP client connected to the app's /mcp with ``user``'s key (None: no key)."""
+def _call(served: Served, user: str | None, work: Callable[[ClientSession], Any]) -> Any:
+    """``work(client)`` with an MCP client session at the app's /mcp with ``user``'s key (None: no key)."""
 
     async def run() -> Any:
         headers = {"Authorization": f"Bearer {served.keys[user]}"} if user else {}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
-            Client(streamable_http_client(f"{served.url}/mcp", http_client=http)) as client,
-        ):
+        async with mcp_session(url=f"{served.url}/mcp", headers=headers) as client:
             return await work(client)
 
     return anyio.run(run)
 
 
 def _data(result: Any) -> Any:
-    assert not result.is_error, result.content
-    return result.structured_content
+    assert not result.isError, result.content
+    return result.structuredContent
 
 
 def test_an_mcp_client_searches_reads_lists_and_asks(serve_api: Callable[..., Served]) -> None:
@@ -44,7 +41,7 @@ def test_an_mcp_client_searches_reads_lists_and_asks(serve_api: Callable[..., Se
     served.rig.llm.enqueue("The Orion Kettle K9 boils 1.7 litres of water in 3 minutes [1].")
     progress: list[str] = []
 
-    async def work(client: Client) -> dict[str, Any]:
+    async def work(client: ClientSession) -> dict[str, Any]:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         found = _data(await client.call_tool("search", {"query": "How fast does the kettle boil?", "top_k": 3}))
         first = found["passages"][0]
@@ -57,17 +54,17 @@ def test_an_mcp_client_searches_reads_lists_and_asks(serve_api: Callable[..., Se
         asked = _data(
             await client.call_tool("ask", {"question": "How fast does the kettle boil?"}, progress_callback=step)
         )
-        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
-        listed = await client.read_resource("ragapp://knowledge-bases/default")
-        document = await client.read_resource(f"ragapp://documents/{first['chunk_id'].split('-')[0]}")
+        templates = [t.uriTemplate for t in (await client.list_resource_templates()).resourceTemplates]
+        listed = await client.read_resource(AnyUrl("ragapp://knowledge-bases/default"))
+        document = await client.read_resource(AnyUrl(f"ragapp://documents/{first['chunk_id'].split('-')[0]}"))
         return {"tools": tools, "found": found, "read": read, "bases": bases, "asked": asked, "templates": templates,
                 "listed": listed, "document": document}  # fmt: skip
 
     got = _call(served, None, work)  # loopback, accounts off: no key needed, as for /v1
     assert set(got["tools"]) == {"search", "read", "list_knowledge_bases", "ask"}
-    search_schema = got["tools"]["search"].input_schema
+    search_schema = got["tools"]["search"].inputSchema
     assert search_schema["required"] == ["query"] and search_schema["properties"]["top_k"]["maximum"] == 20
-    assert "passages" in got["tools"]["search"].output_schema["properties"]
+    assert "passages" in got["tools"]["search"].outputSchema["properties"]
     first = got["found"]["passages"][0]
     assert first["document"] == "kettle.md" and "1.7 litres" in first["text"] and first["rank"] == 1
     assert set(first["channel_ranks"]) <= {"vector", "keyword"} and first["channel_ranks"]
@@ -89,7 +86,7 @@ def test_an_mcp_client_searches_reads_lists_and_asks(serve_api: Callable[..., Se
 def test_bad_arguments_and_unknown_bases_come_back_as_tool_errors(serve_api: Callable[..., Served]) -> None:
     served = serve_api({"kettle.md": KETTLE})
 
-    async def work(client: Client) -> list[Any]:
+    async def work(client: ClientSession) -> list[Any]:
         return [
             await client.call_tool("search", {"query": "kettle", "top_k": 500}),
             await client.call_tool("search", {"query": ""}),
@@ -100,7 +97,7 @@ def test_bad_arguments_and_unknown_bases_come_back_as_tool_errors(serve_api: Cal
 
     too_many, empty, unknown, missing, bad_mode = _call(served, None, work)
     for result in (too_many, empty, unknown, missing, bad_mode):
-        assert result.is_error
+        assert result.isError
     assert "top_k" in too_many.content[0].text and "less than or equal to 20" in too_many.content[0].text
     assert "No knowledge base 'nowhere'" in unknown.content[0].text
     assert "No passage 'no-such-chunk'" in missing.content[0].text
@@ -112,23 +109,23 @@ def test_keys_and_knowledge_base_rules_hold_in_every_tool(serve_api: Callable[..
     served.rig.engine.accounts.store.set_kb_rule("default", KbRule(readers=("eddie",)))
     kettle = served.docs["kettle.md"]
 
-    async def tools(client: Client) -> list[Any]:
+    async def tools(client: ClientSession) -> list[Any]:
         return [
             await client.call_tool("list_knowledge_bases", {}),
             await client.call_tool("search", {"query": "kettle boils"}),
             await client.call_tool("search", {"query": "kettle", "knowledge_bases": ["default"]}),
         ]
 
-    async def document(client: Client) -> Any:
-        return await client.read_resource(f"ragapp://documents/{kettle}")
+    async def document(client: ClientSession) -> Any:
+        return await client.read_resource(AnyUrl(f"ragapp://documents/{kettle}"))
 
     bases, searched, named = _call(served, "rita", tools)  # a reader the base is closed to
     assert _data(bases)["result"] == [] and _data(searched)["passages"] == []
-    assert named.is_error and "No knowledge base 'default'" in named.content[0].text
+    assert named.isError and "No knowledge base 'default'" in named.content[0].text
     with pytest.raises(Exception, match=r"\S"):  # refused, not read
         _call(served, "rita", document)
     bases, searched, named = _call(served, "eddie", tools)  # a reader it is open to
     assert _data(bases)["result"][0]["name"] == "default" and _data(searched)["passages"]
     assert "boils 1.7 litres" in _call(served, "eddie", document).contents[0].text
     (refused, *_rest) = _call(served, None, tools)  # no key, accounts on
-    assert refused.is_error and "python -m ragapp.users key NAME" in refused.content[0].text
+    assert refused.isError and "python -m ragapp.users key NAME" in refused.content[0].text

@@ -13,9 +13,9 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
 from ragapp.accounts.store import UserStore
+from ragapp.agent.mcp_tools import mcp_session
 from tests.integration.api_helpers import KETTLE
 
 pytestmark = pytest.mark.integration
@@ -38,17 +38,16 @@ def test_a_desktop_client_searches_over_stdio(make_engine: Callable[..., Any], t
     (added,) = rig.engine.library.ingest([(path, path.name)])
     state = rig.state_dir
     rig.engine.close()  # the app is stopped; the desktop client starts its own server over the same state
-    command = StdioServerParameters(command=sys.executable, args=["-m", "ragapp.mcp"], env=_environment(state))
 
     async def work() -> tuple[Any, Any]:
-        async with Client(command, read_timeout_seconds=120) as client:
+        async with mcp_session(command=sys.executable, args=["-m", "ragapp.mcp"], env=_environment(state)) as client:
             bases = await client.call_tool("list_knowledge_bases", {})
             found = await client.call_tool("search", {"query": "How fast does the kettle boil?"})
             return bases, found
 
     bases, found = anyio.run(work)
-    assert bases.structured_content["result"] == [{"name": "default", "documents": 1, "chunks": added.chunks}]
-    (first, *_rest) = found.structured_content["passages"]
+    assert bases.structuredContent["result"] == [{"name": "default", "documents": 1, "chunks": added.chunks}]
+    (first, *_rest) = found.structuredContent["passages"]
     assert first["document"] == "kettle.md" and "1.7 litres" in first["text"]
 
 
