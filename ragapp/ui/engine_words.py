@@ -126,7 +126,50 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
     (r"no search channel answered", "没有检索通道返回结果"),
     (r"reranker failed \((?P<error>\w+)\)", "重排序失败（{error}）"),
     (r"using the fused order", "改用融合后的排序"),
+    # Uploads refused or left alone (ragapp.ingest), after the file's name and ": "
+    (
+        r"this looks like a binary file, not text; nothing was added\.",
+        "这看起来是二进制文件，不是文本；未加入任何内容。",
+    ),
+    (
+        r"the PDF is password-protected; remove the password and upload it again\.",
+        "该 PDF 有密码保护；请去掉密码后重新上传。",
+    ),
+    (
+        r"files of type '(?P<ext>[^']*)' are not supported\. Use (?P<known>.*)\.",
+        "不支持“{ext}”类型的文件。请使用 {known}。",
+    ),
+    (r"the file is empty\.", "文件是空的。"),
+    (
+        r"could not read this (?P<ext>\S+) file; it may be corrupt or password-protected \((?P<error>\w+)\)\.",
+        "无法读取这个 {ext} 文件，它可能已损坏或有密码保护（{error}）。",
+    ),
+    (r"no text found\.", "没有找到文字。"),
+    (
+        r"no text found\. The pages hold no text a reader or OCR could find \(blank, or images too faint to read\)\.",
+        "没有找到文字：页面上没有可读取或可经 OCR 识别的文字（空白页，或图像太模糊）。",
+    ),
+    (
+        r"already in the knowledge base as (?P<doc>.*) in '(?P<kb>[^']*)'; nothing changed\.",
+        "已在知识库中（“{kb}”中的 {doc}），未作改动。",
+    ),
+    (r"another upload of this file was stored first; nothing changed\.", "同一文件的另一次上传已先保存；未作改动。"),
+    (
+        r"(?P<size>\S+) MB is over the (?P<limit>\S+) MB limit \(RAGAPP_INGEST__MAX_FILE_MB\)\.",
+        "{size} MB 超过了 {limit} MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
+    ),
+    (r"That document is no longer in the knowledge base\.", "这份文档已不在知识库中。"),
+    (
+        r"No passage '(?P<id>[^']*)' in the knowledge base \(its document may have been deleted\)\.",
+        "知识库中没有片段 '{id}'（其文档可能已被删除）。",
+    ),
+    (
+        r"Knowledge base name (?P<name>.*) is not allowed: use (?P<rule>.*)\.",
+        "知识库名称 {name} 不可用：请使用 {rule}。",
+    ),
 ]
+# "report.pdf: the file is empty.": a file's name, then what happened to it.
+_NAMED = re.compile(r"(?P<name>[^:\n]{1,200}\.\w{1,5}): (?P<said>.+)", re.DOTALL)
 _COMPILED = [(re.compile(pattern), chinese) for pattern, chinese in _PHRASES]
 _PART = re.compile(r"part (?P<n>\d+)(?:: (?P<rest>.*))?")
 
@@ -143,6 +186,9 @@ def in_chinese(english: str) -> str | None:
             if callable(chinese):
                 return chinese(match)
             return chinese.format(**{k: v or "" for k, v in match.groupdict().items()})
+    named = _NAMED.fullmatch(english)
+    if named is not None and (said := in_chinese(named["said"])) is not None:
+        return f"{named['name']}：{said}"
     if "; " in english:  # "vector search timed out after 5 s; this answer uses keyword search only"
         parts = [in_chinese(part) for part in english.split("; ")]
         return "；".join(p for p in parts if p is not None) if all(p is not None for p in parts) else None

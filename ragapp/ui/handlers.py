@@ -23,6 +23,7 @@ from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
+from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.render import TurnView, code_span, escape_text, no_remote_content
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
@@ -43,7 +44,7 @@ _STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "fail
 
 def _to_gr_error(exc: Exception) -> gr.Error:
     if isinstance(exc, RagAppError):
-        return gr.Error(html.escape(str(exc)))  # the modal renders HTML; messages hold file names
+        return gr.Error(explained(str(exc)))  # the modal renders HTML (escaped: messages hold file names)
     log.exception("unexpected error in a UI handler")
     kind = type(exc).__name__
     return gr.Error(
@@ -382,4 +383,4 @@ def ingest_line(result: IngestResult) -> str:
         return f"{name}: " + both(f"indexed again ({n} chunks).", f"已重新索引（{n} 个片段）。")
     if result.status == "cancelled":
         return f"{name}: " + both("not added: the upload was stopped.", "未加入：上传已停止。")
-    return escape_text(result.message)  # names are in them
+    return explained(result.message, escape_text)  # names are in them

@@ -97,6 +97,20 @@ EXAMPLES = [
         "keyword 检索失败（OSError）；没有检索通道返回结果",
     ),
     ("reranker failed (RuntimeError); using the fused order", "重排序失败（RuntimeError）；改用融合后的排序"),
+    ("report.pdf: the file is empty.", "report.pdf：文件是空的。"),
+    (
+        "broken.pdf: could not read this .pdf file; it may be corrupt or password-protected (PdfReadError).",
+        "broken.pdf：无法读取这个 .pdf 文件，它可能已损坏或有密码保护（PdfReadError）。",
+    ),
+    (
+        "copy.txt: already in the knowledge base as notes.txt in 'alpha'; nothing changed.",
+        "copy.txt：已在知识库中（“alpha”中的 notes.txt），未作改动。",
+    ),
+    (
+        "x.pdf: 60.0 MB is over the 50 MB limit (RAGAPP_INGEST__MAX_FILE_MB).",
+        "x.pdf：60.0 MB 超过了 50 MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
+    ),
+    ("That document is no longer in the knowledge base.", "这份文档已不在知识库中。"),
 ]
 
 
