@@ -133,6 +133,24 @@ def _ask_and_wait(page: Any, question: str) -> None:
     )
 
 
+def _open_trace(page: Any, question: str) -> None:
+    """In the Traces tab: refresh until the request asking ``question`` is listed (its trace is written when the
+    request ends), then open it."""
+    row = page.locator("#trace-list").locator('[role=gridcell][data-col="1"]', has_text=question).first
+    for _ in range(20):
+        if row.count():
+            break
+        page.locator("#trace-refresh").click()
+        page.wait_for_timeout(500)
+    row.click()
+
+
+@pytest.fixture()
+def open_trace() -> Callable[[Any, str], None]:
+    """``open_trace(page, question)``: in the Traces tab, the request that asked ``question``, opened."""
+    return _open_trace
+
+
 @pytest.fixture()
 def ask_and_wait() -> Callable[[Any, str], None]:
     """``ask(page, question)``: type the question, send it, and wait until the answer is written."""

@@ -94,10 +94,10 @@ def _check(page: Any, lang: str, where: str, seen: dict[str, list[str]]) -> None
         seen[where] = found
 
 
-def _walk(
-    page: Any, rig: Any, lang: str, artifacts: Path, keep_for_docs: Callable[[Path], None]
-) -> dict[str, list[str]]:
-    """Every tab with what a reader opens in it; returns, per place, the lines in the other language."""
+def _walk(page: Any, rig: Any, lang: str, artifacts: Path, fixtures: dict[str, Any]) -> dict[str, list[str]]:
+    """Every tab with what a reader opens in it; returns, per place, the lines in the other language
+    (``fixtures``: ``keep_for_docs`` and ``open_trace``)."""
+    keep_for_docs, open_trace = fixtures["keep_for_docs"], fixtures["open_trace"]
     seen: dict[str, list[str]] = {}
     tabs = TABS[lang]
     question, reply = ASKED[lang]
@@ -131,14 +131,7 @@ def _walk(
     _check(page, lang, "intents", seen)
 
     page.get_by_role("tab", name=tabs[3], exact=True).click()
-    listing = page.locator("#trace-list")
-    row = listing.locator('[role=gridcell][data-col="1"]', has_text=question[:8]).first
-    for _ in range(20):  # the trace is written when the request ends
-        if row.count():
-            break
-        page.locator("#trace-refresh").click()
-        page.wait_for_timeout(500)
-    row.click()
+    open_trace(page, question[:8])
     expect(page.locator("#trace-detail")).to_be_visible()
     for accordion in page.locator("#trace-detail .label-wrap").all():  # every section opened
         accordion.click()
@@ -166,6 +159,7 @@ def test_every_tab_speaks_the_pages_language_only(
     browser: Any,
     artifacts: Path,
     keep_for_docs: Callable[[Path], None],
+    open_trace: Callable[[Any, str], None],
 ) -> None:
     rig, url = scripted_app(DOCS[lang])
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LOCALES[lang])
@@ -175,7 +169,7 @@ def test_every_tab_speaks_the_pages_language_only(
         page.goto(url)
         page.locator("#question textarea").wait_for()
         expect(page.get_by_role("tab")).to_have_text(TABS[lang], timeout=10_000)
-        seen = _walk(page, rig, lang, artifacts, keep_for_docs)
+        seen = _walk(page, rig, lang, artifacts, {"keep_for_docs": keep_for_docs, "open_trace": open_trace})
         assert not seen, f"text of the other language on a page in {lang}:\n" + "\n".join(
             f"{where}: {line!r}" for where, lines in seen.items() for line in lines
         )

@@ -32,6 +32,7 @@ def test_the_app_works_under_its_content_security_policy(
     scripted_app: Callable[..., Any],
     browser: Any,
     ask_and_wait: Callable[[Any, str], None],
+    open_trace: Callable[[Any, str], None],
     tmp_path: Path,
     artifacts: Path,
 ) -> None:
@@ -67,14 +68,7 @@ def test_the_app_works_under_its_content_security_policy(
         page.locator("#chatbot").get_by_text("Every 14 days").first.wait_for()
 
         page.get_by_role("tab", name="Traces").click()
-        # Gradio's dataframe: body cells of the second column
-        row = page.locator("#trace-list").locator('[role=gridcell][data-col="1"]', has_text=QUESTION).first
-        for _ in range(20):  # the trace is written when the request ends
-            if row.count():
-                break
-            page.locator("#trace-refresh").click()
-            page.wait_for_timeout(500)
-        row.click()
+        open_trace(page, QUESTION)
         page.locator("#trace-waterfall .js-plotly-plot").wait_for()
         page.screenshot(path=str(artifacts / "csp.png"), full_page=True)
         violations = page.evaluate("window.__violations")
