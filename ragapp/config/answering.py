@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, SecretStr, model_validator
 
 
 class RerankSettings(BaseModel):
@@ -28,8 +28,22 @@ class RerankSettings(BaseModel):
     batch_size: int = Field(32, ge=1, description="Pairs scored per batch.")
 
 
+class RemoteSource(BaseModel):
+    """Another ragapp searched as a retrieval channel (``remote:<name>``), over its ``POST /v1/retrieve``."""
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$", description="Names its passages: '<name> · doc'.")
+    url: str = Field(description="The other app's address, e.g. http://10.0.0.5:7860.")
+    api_key: SecretStr | None = Field(None, description="A key of that app (python -m ragapp.users key NAME).")
+
+
 class RetrievalSettings(BaseModel):
     channels: list[str] = Field(default_factory=lambda: ["vector", "keyword"], description="Retrieval channels to run.")
+    remotes: list[RemoteSource] = Field(
+        default_factory=list,
+        description='Other ragapp servers searched beside the channels, as JSON: [{"name": "hr", "url": '
+        '"http://10.0.0.5:7860", "api_key": "rag-..."}]. Each is the channel remote:<name> (its weight in '
+        "weights, its time in channel_timeout_s); it searches when no knowledge base is picked.",
+    )
     recall_budget: int = Field(20, ge=1, description="Candidates each channel returns.")
     fusion: str = Field(
         "zscore",

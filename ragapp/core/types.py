@@ -163,6 +163,10 @@ class KnowledgeBase:
 Scope = frozenset[str] | None
 
 
+# The name of a retrieval channel that searches another ragapp begins so: "remote:hr".
+REMOTE_PREFIX = "remote:"
+
+
 @dataclass(frozen=True)
 class ChannelHit:
     """One channel's opinion of one chunk: its 1-based rank and raw score. ``group`` names hits whose scores
@@ -173,6 +177,7 @@ class ChannelHit:
     rank: int
     score: float
     group: str | None = None
+    chunk: Chunk | None = None  # the passage itself, from a channel outside the catalog (another ragapp)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from ragapp.qa.pipeline import AnswerPipeline
 from ragapp.rerank.base import RERANKERS, Reranker
 from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.retrieval.remote import RemoteChannel
 from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
@@ -101,6 +102,8 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     else:
         deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)
         channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]
+        timeout = settings.retrieval.channel_timeout_s
+        channels += [RemoteChannel(source, timeout) for source in settings.retrieval.remotes]
     reranker = parts.reranker or RERANKERS.get(settings.rerank.backend)(settings)
     retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval, store.catch_up)
     llm = recording(parts.llm or LLMS.get(settings.llm.backend)(settings))

@@ -34,6 +34,9 @@ class Channel(ABC):
     @abstractmethod
     def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]: ...
 
+    def close(self) -> None:  # noqa: B027 (most channels hold nothing: closing them does nothing)
+        """Let go of what the channel holds open (a connection); the local channels hold nothing."""
+
 
 class VectorChannel(Channel):
     """Dense retrieval: cosine similarity in Chroma, balanced across languages.

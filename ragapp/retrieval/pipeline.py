@@ -73,11 +73,14 @@ class RetrievalPipeline:
         reranker: Reranker,
         settings: RetrievalSettings,
         catch_up: Callable[[int], bool] | None = None,
+        owns_channels: bool = True,
     ) -> None:
         """``catch_up(version)`` runs before each search that is not cached, with the catalog version the
         search reads: it brings what the process keeps of the stores up to that version and says whether they
-        are there (``KnowledgeStore.catch_up``; None: the channels are always current)."""
+        are there (``KnowledgeStore.catch_up``; None: the channels are always current). ``owns_channels``:
+        ``close`` closes them too (a variant shares its parent's)."""
         self._channels = list(channels)
+        self._owns_channels = owns_channels
         self._catch_up = catch_up
         self._catalog = catalog
         self._reranker = reranker
@@ -105,11 +108,14 @@ class RetrievalPipeline:
             reranker or self._reranker,
             settings.model_copy(update={"cache_size": 0}),
             self._catch_up,
+            owns_channels=False,
         )
 
     def close(self) -> None:
         """Stop the channel workers (a channel still running past its budget finishes on its own)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        for channel in self._channels if self._owns_channels else ():
+            channel.close()
 
     def retrieve(
         self, query: str, kbs: Scope = None, top_k: int | None = None, channels: Sequence[str] | None = None
@@ -149,7 +155,8 @@ class RetrievalPipeline:
         start = time.perf_counter()
         rankings = {r.channel: r.hits for r in results}
         fused = self._fuse(rankings, s)[: s.candidate_limit]
-        chunks = self._catalog.chunks(c.chunk_id for c in fused)
+        carried = {h.chunk_id: h.chunk for r in results for h in r.hits if h.chunk is not None}  # remote passages
+        chunks = self._catalog.chunks(c.chunk_id for c in fused if c.chunk_id not in carried) | carried
         candidates = [
             RetrievedChunk(chunks[c.chunk_id], c.fused_score, c.channel_ranks, c.channel_scores)
             for c in fused

@@ -35,7 +35,7 @@ from statistics import median
 from ragapp.config import RetrievalSettings
 from ragapp.core.facts import PassageFacts, key_facts
 from ragapp.core.lang import language_of
-from ragapp.core.types import Chunk, RelevanceDecision, RetrievedChunk
+from ragapp.core.types import REMOTE_PREFIX, Chunk, RelevanceDecision, RetrievedChunk
 
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
@@ -211,7 +211,13 @@ def _shared_names(
 
 def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
     """Without a rerank score: a strong vector match, a strong keyword match, or both channels agreeing on a
-    fair vector match (see ``python -m ragbench.calibrate_gate``)."""
+    fair vector match (see ``python -m ragbench.calibrate_gate``); a passage only another ragapp found passed
+    that app's own gate (it returns only those)."""
+    remote = [ch for ch in c.channel_ranks if ch.startswith(REMOTE_PREFIX)]
+    if remote and not set(c.channel_ranks) - set(remote):
+        return RelevanceDecision(
+            True, f"kept by {remote[0]}'s own relevance gate", c.channel_scores.get(remote[0], 0.0)
+        )
     vector = c.channel_scores.get("vector", 0.0)
     keyword = c.channel_scores.get("keyword", 0.0)
     if vector >= rules.min_vector_similarity:

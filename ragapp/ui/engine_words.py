@@ -62,6 +62,7 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
     (r"keyword score ≥ (?P<min>\S+)", "关键词得分 ≥ {min}"),
     (r"both channels, vector similarity ≥ (?P<min>\S+)", "两个通道都找到，向量相似度 ≥ {min}"),
     (r"channel scores below the thresholds", "各通道得分都低于阈值"),
+    (r"kept by (?P<channel>\S+)'s own relevance gate", "{channel} 自己的相关性过滤保留了它"),
     (r"names none of what the question names", "没有提到问题中的任何名称"),
     # Routing (ragapp.router)
     (

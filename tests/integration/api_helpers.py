@@ -19,6 +19,7 @@ class Served:
     url: str
     keys: dict[str, str] = field(default_factory=dict)
     docs: dict[str, str] = field(default_factory=dict)
+    server: Any = None  # the running server: ``server.close()`` takes the app down (the fixture's teardown too)
 
     def client(self, user: str | None = None, timeout: float = 30) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.keys[user]}"} if user else {}

@@ -40,7 +40,7 @@ def serve_api(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Calla
             docs[doc_name] = str(result.doc_id)
         server = start_server(rig.engine, "127.0.0.1", 0)
         servers.append(server)
-        return Served(rig, server.url, keys, docs)
+        return Served(rig, server.url, keys, docs, server)
 
     yield start
     for server in servers:
