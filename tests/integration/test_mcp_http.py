@@ -126,6 +126,14 @@ def test_keys_and_knowledge_base_rules_hold_in_every_tool(serve_api: Callable[..
         _call(served, "rita", document)
     bases, searched, named = _call(served, "eddie", tools)  # a reader it is open to
     assert _data(bases)["result"][0]["name"] == "default" and _data(searched)["passages"]
+    chunk_id = _data(searched)["passages"][0]["chunk_id"]
+
+    async def read(client: ClientSession) -> Any:
+        return await client.call_tool("read", {"chunk_id": chunk_id})
+
+    refused_read = _call(served, "rita", read)  # a passage found by eddie, asked for by rita: refused
+    assert refused_read.isError and "kettle" not in refused_read.content[0].text.lower()
+    assert "1.7 litres" in _data(_call(served, "eddie", read))["passage"]["text"]
     assert "boils 1.7 litres" in _call(served, "eddie", document).contents[0].text
     (refused, *_rest) = _call(served, None, tools)  # no key, accounts on
     assert refused.isError and "python -m ragapp.users key NAME" in refused.content[0].text
