@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 import httpx
 
 KETTLE = "# Orion Kettle K9\n\nThe Orion Kettle K9 boils 1.7 litres of water in 3 minutes.\n"
 LAMP = "# Lumen Desk Lamp\n\n## Battery\n\nThe Lumen desk lamp runs 14 hours on one charge of its battery.\n"
+
+
+T = TypeVar("T")
+
+
+def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``function(*args)`` run to its end on an event loop of its own, in a thread of its own: the browser tests'
+    Playwright keeps a loop running in the main thread for the whole session, where ``anyio.run`` refuses."""
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            done.append(anyio.run(function, *args))
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, name="test-async")
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 @dataclass

@@ -8,14 +8,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import pytest
 from mcp import ClientSession
 from pydantic import AnyUrl
 
 from ragapp.accounts.model import KbRule
 from ragapp.agent.mcp_tools import mcp_session
-from tests.integration.api_helpers import KETTLE, LAMP, Served
+from tests.integration.api_helpers import KETTLE, LAMP, Served, run_async
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +27,7 @@ def _call(served: Served, user: str | None, work: Callable[[ClientSession], Any]
         async with mcp_session(url=f"{served.url}/mcp", headers=headers) as client:
             return await work(client)
 
-    return anyio.run(run)
+    return run_async(run)
 
 
 def _data(result: Any) -> Any:

@@ -11,12 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from ragapp.accounts.store import UserStore
 from ragapp.agent.mcp_tools import mcp_session
-from tests.integration.api_helpers import KETTLE
+from tests.integration.api_helpers import KETTLE, run_async
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +44,7 @@ def test_a_desktop_client_searches_over_stdio(make_engine: Callable[..., Any], t
             found = await client.call_tool("search", {"query": "How fast does the kettle boil?"})
             return bases, found
 
-    bases, found = anyio.run(work)
+    bases, found = run_async(work)
     assert bases.structuredContent["result"] == [{"name": "default", "documents": 1, "chunks": added.chunks}]
     (first, *_rest) = found.structuredContent["passages"]
     assert first["document"] == "kettle.md" and "1.7 litres" in first["text"]
