@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ from ragapp.ingest.tables import markdown_table
 
 MAX_SHEET_ROWS = 100_000  # a sheet longer than this is read up to here, and says so
 MAX_SHEET_COLUMNS = 200
+# The delimiter is sniffed on the first lines, each cut short: csv.Sniffer's quote search backtracks, and one
+# 42 KB line of ',"' took it 7 s.
+SNIFF_LINES, SNIFF_LINE_CHARS = 20, 1_000
 
 
 @PARSERS.register(".docx")
@@ -154,21 +158,25 @@ def _cell(value: object) -> str:
 def parse_csv(path: Path, name: str) -> ParsedDocument:
     """The file as one Markdown table (first row: the header), the delimiter sniffed (comma, semicolon, tab)."""
     text = decode_text(path.read_bytes(), name)
-    sample = text[:65536]
+    sample = "".join(line[:SNIFF_LINE_CHARS] for line in itertools.islice(io.StringIO(text), SNIFF_LINES))
     try:
         dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel
     try:
-        rows = [
-            row[:MAX_SHEET_COLUMNS]
-            for _, row in zip(range(MAX_SHEET_ROWS), csv.reader(io.StringIO(text), dialect), strict=False)
-        ]
+        read = list(itertools.islice(csv.reader(io.StringIO(text), dialect), MAX_SHEET_ROWS + 1))
     except csv.Error as exc:
         raise IngestError(f"{name}: this CSV file could not be read ({exc}).") from None
+    rows = [row[:MAX_SHEET_COLUMNS] for row in read[:MAX_SHEET_ROWS]]
+    left_out = []  # what the limits cut, said in the document's view
+    if len(read) > MAX_SHEET_ROWS:
+        left_out.append(f"rows after the first {MAX_SHEET_ROWS:,}")
+    if any(len(row) > MAX_SHEET_COLUMNS for row in read):
+        left_out.append(f"columns after the first {MAX_SHEET_COLUMNS}")
     markdown = markdown_table(rows)
     sections = (Section(text=markdown, heading=Path(name).stem, has_table=True),) if markdown else ()
-    return ParsedDocument(name=name, file_type="csv", sections=sections, report=ParseReport(tables=len(sections)))
+    report = ParseReport(tables=len(sections), left_out=tuple(left_out))
+    return ParsedDocument(name=name, file_type="csv", sections=sections, report=report)
 
 
 # -- reference texts (ragapp.ingest.coverage): every paragraph and cell, read by the plainest route ---------------

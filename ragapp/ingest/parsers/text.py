@@ -98,7 +98,7 @@ class HtmlText:
 def parse_html(path: Path, name: str) -> ParsedDocument:
     """Every visible text of the page in document order under the heading it follows, tables as Markdown tables;
     scripts, styles, hidden parts and navigation blocks are left out (the report counts the navigation)."""
-    page = html_sections(decode_text(path.read_bytes()))
+    page = html_sections(decode_text(path.read_bytes(), name))
     report = ParseReport(tables=page.tables, left_out=navigation_note(page.navigation))
     return ParsedDocument(name=name, file_type="html", sections=tuple(page.sections), report=report)
 
