@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -18,8 +18,8 @@ T = TypeVar("T")
 HANG_S = 20.0  # far beyond any legitimate parse of these small files: past it the parser is stuck
 
 
-def finishes(work: Callable[[], T]) -> T:
-    """``work()``, failing the test if it has not finished after ``HANG_S`` seconds."""
+def finishes(work: Callable[[], T], within_s: float = HANG_S) -> T:
+    """``work()``, failing the test if it has not finished after ``within_s`` seconds (``HANG_S``)."""
     box: dict[str, object] = {}
 
     def run() -> None:
@@ -30,8 +30,8 @@ def finishes(work: Callable[[], T]) -> T:
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    thread.join(HANG_S)
-    assert not thread.is_alive(), f"still running after {HANG_S:.0f} s"
+    thread.join(within_s)
+    assert not thread.is_alive(), f"still running after {within_s:.0f} s"
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
@@ -96,3 +96,45 @@ def test_boilerplate_detection_reads_a_huge_single_line_at_once() -> None:
     doc = ParsedDocument("one-line.txt", "txt", (Section(line),))
     split = finishes(lambda: split_boilerplate(doc, "d1"))
     assert split.doc.sections[0].text == line
+
+
+def test_a_csv_line_that_makes_the_sniffer_backtrack_parses_at_once(tmp_path: Path) -> None:
+    """One 64 KB line of ',"' kept csv.Sniffer busy for over 10 s (its quote search backtracks): the delimiter
+    is now sniffed on the first lines, each cut short."""
+    from ragapp.ingest.parsers.office import parse_csv
+
+    path = _write(tmp_path, "odd.csv", b"a,b\n1,2\n" + b',"' * 32_000 + b"\n")
+    doc = finishes(lambda: parse_csv(path, path.name), within_s=5.0)
+    assert doc.sections and "| a | b |" in doc.sections[0].text
+
+
+def test_rows_and_columns_cut_by_the_limits_are_said(tmp_path: Path, monkeypatch: Any) -> None:
+    from ragapp.ingest.parsers import office
+
+    monkeypatch.setattr(office, "MAX_SHEET_ROWS", 3)
+    monkeypatch.setattr(office, "MAX_SHEET_COLUMNS", 2)
+    path = _write(tmp_path, "wide.csv", b"a,b,c\n1,2,3\n4,5,6\n7,8,9\n")
+    doc = office.parse_csv(path, path.name)
+    assert doc.report is not None and doc.report.left_out == ("rows after the first 3", "columns after the first 2")
+    assert "| a | b |" in doc.sections[0].text and "c" not in doc.sections[0].text.split("\n")[0]
+
+
+def test_an_html_file_full_of_nul_bytes_is_refused_by_its_name(tmp_path: Path) -> None:
+    path = _write(tmp_path, "page.html", b"<html><body><p>Hi</p>" + b"\x00" * 5_000 + b"</body></html>")
+    with pytest.raises(IngestError, match=r"^page\.html: this looks like a binary file"):
+        parse_file(path, path.name)
+
+
+def test_a_pdf_of_thousands_of_blank_pages_is_read_at_once(tmp_path: Path) -> None:
+    """Every blank page went to OCR (over a second each, up to the 300-page cap: minutes for one 250 KB file);
+    a thumbnail without ink now says a page is blank first."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for _ in range(2_000):
+        writer.add_blank_page(612, 792)
+    path = tmp_path / "blank.pdf"
+    with path.open("wb") as out:
+        writer.write(out)
+    with pytest.raises(IngestError, match=r"^blank\.pdf: no text found"):
+        finishes(lambda: parse_file(path, path.name), within_s=60.0)

@@ -322,6 +322,11 @@ def _ocr_pages(
             report("ocr", done / len(pages), f"OCR page {number}/{count} ({done + 1} of {len(pages)} scanned pages)")
             with PDFIUM_LOCK:
                 page = document[number - 1]
+                # A blank page has nothing to read: told by a thumbnail without ink (milliseconds), not by OCR
+                # (a second or more). A PDF of thousands of blank pages took minutes.
+                if blank(page):
+                    page.close()
+                    continue
                 # a poster-sized page stays bounded
                 scale = min(settings.ocr_dpi / 72, MAX_RENDER_SIDE / max(page.get_size()))
                 image = np.asarray(page.render(scale=scale).to_pil().convert("RGB"))
@@ -335,6 +340,17 @@ def _ocr_pages(
             document.close()
     report("ocr", 1.0, f"OCR done: {len(pages)} scanned pages read")
     return read
+
+
+THUMBNAIL_DPI = 36
+INK = 230  # a pixel darker than this (of 255) is ink: text at 36 dpi stays darker, a blank page is all 255
+
+
+def blank(page: Any) -> bool:
+    """Whether a PDFium page shows no ink at all, from a thumbnail (the caller holds ``PDFIUM_LOCK``)."""
+    scale = min(THUMBNAIL_DPI / 72, 512 / max(page.get_size()))
+    thumbnail = np.asarray(page.render(scale=scale, grayscale=True).to_pil().convert("L"))
+    return bool(thumbnail.size) and int(thumbnail.min()) > INK
 
 
 @REFERENCES.register(".pdf")
