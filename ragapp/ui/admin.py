@@ -22,10 +22,10 @@ from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import ROLE_WORDS, both, t
-from ragapp.ui.render import code_span, escape_text
+from ragapp.ui.markup import code_span, escape_text
 from ragapp.ui.state import actor_of
 
-# English names: the page renames them in Chinese (ragapp.ui.i18n.HEADERS).
+# English names: the page renames them in Chinese (ragapp.ui.page_language.HEADERS).
 USER_HEADERS = ["Name", "Role", "Groups", "Added (UTC)"]
 USER_TYPES = ["str", "html", "str", "str"]  # the role in both languages
 KB_HEADERS = ["Knowledge base", "Readers", "Editors"]

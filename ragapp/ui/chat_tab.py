@@ -137,7 +137,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
             )
             send = gr.Button(t("chat.send"), variant="primary", elem_id="send", scale=1)
             clear = gr.Button(t("chat.clear"), elem_id="clear", scale=1)
-        # The demo questions in the page's language (a style in ragapp.ui.i18n.HEAD hides the others).
+        # The demo questions in the page's language (a style in ragapp.ui.page_language.HEAD hides the others).
         for lang in ("en", "zh"):
             if examples := example_questions(lang=lang):
                 with gr.Column(elem_id=f"examples-{lang}"):

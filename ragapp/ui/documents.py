@@ -19,7 +19,7 @@ from ragapp.engine.engine import Engine
 from ragapp.engine.library import DocumentView
 from ragapp.ui.handlers import ingest_line, user_errors
 from ragapp.ui.i18n import both
-from ragapp.ui.render import escape_text, highlighted
+from ragapp.ui.markup import escape_text, highlighted
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 CHUNK_HEADERS = ["#", "Page", "Heading", "Read as", "Text"]

@@ -198,6 +198,6 @@ def in_chinese(english: str) -> str | None:
 
 def explained(english: str, escape: Callable[[str], str] = lambda text: html.escape(text, quote=False)) -> str:
     """The explanation as the page shows it, escaped (it may quote names, and a notice a document's words:
-    pass ``render.escape_text`` where Markdown renders it): in both languages when the table knows it."""
+    pass ``markup.escape_text`` where Markdown renders it): in both languages when the table knows it."""
     chinese = in_chinese(english)
     return escape(english) if chinese is None else both(escape(english), escape(chinese))

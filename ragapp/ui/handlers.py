@@ -25,7 +25,8 @@ from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
 from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import ROLE_WORDS, both, t
-from ragapp.ui.render import TurnView, code_span, escape_text, no_remote_content
+from ragapp.ui.markup import code_span, escape_text, no_remote_content
+from ragapp.ui.render import TurnView
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 log = logging.getLogger(__name__)

@@ -2,19 +2,18 @@
 
 Gradio's frontend picks the language from the browser (``navigator.language``: zh-CN and zh-TW read the ``zh``
 texts, every other language the ``en`` ones) and translates each label, placeholder, info, button, tab,
-accordion, choice and Markdown text that holds a key made by ``t(key)``. ``HEAD`` (mounted with the page) adds
-the header's switch: a click on English or 中文 changes the page's language at once and the browser remembers it;
-``?lang=en``, ``?lang=zh`` or ``?lang=auto`` (back to the browser's language) in the address do the same.
+accordion, choice and Markdown text that holds a key made by ``t(key)``. ``page_language.HEAD`` (mounted with
+the page) adds the header's switch: a click on English or 中文 changes the page's language at once and the
+browser remembers it; ``?lang=en``, ``?lang=zh`` or ``?lang=auto`` (back to the browser's language) in the
+address do the same.
 
 What handlers compute at run time (toasts, errors, reports, the chat's step bubbles) is made on the server,
 which does not know the page's language: it carries both (``both``) and a style in ``HEAD`` shows the page's.
 Gradio translates no table header either: tables name their columns in English and the script in ``HEAD``
-renames them (``HEADERS``). See docs/chats.md, "The page's language".
+renames them (``page_language.HEADERS``). See docs/chats.md, "The page's language".
 """
 
 from __future__ import annotations
-
-import json
 
 import gradio as gr
 from gradio.i18n import I18nData
@@ -253,82 +252,6 @@ GRADIO_TEXTS: dict[str, tuple[str, str]] = {
     "common.runs_description": ("View runs saved in this browser", "查看保存在此浏览器中的运行记录"),
 }
 
-# Tables' column names, English -> Chinese. Gradio translates no table header, so the tables are built with the
-# English names and the page's script (``HEAD``) renames their header cells in a Chinese page, and back. A name
-# "A · B" whose A is here is renamed as A (B is a channel's or a method's name).
-HEADERS: dict[str, str] = {
-    # Knowledge
-    "Name": "名称",
-    "Knowledge base": "知识库",
-    "Type": "文件类型",
-    "Pages": "页数",
-    "Chunks": "片段数",
-    "Left out": "未编入",
-    "Added (UTC)": "添加时间 (UTC)",
-    "#": "#",
-    "Page": "页",
-    "Heading": "标题",
-    "Read as": "读取方式",
-    "Text": "文本",
-    # Intents
-    "Intent": "意图",
-    "Code": "代码",
-    "Kind": "类型",
-    "Knowledge bases": "检索的知识库",
-    "Examples": "示例",
-    "Top-k": "Top-k",
-    "Path": "路径",
-    "Score": "得分",
-    # Traces
-    "Time (UTC)": "时间 (UTC)",
-    "Question": "问题",
-    "Mode": "模式",
-    "Total (s)": "总耗时 (秒)",
-    "Status": "状态",
-    "Feedback": "反馈",
-    "Degradations": "降级",
-    "Final": "最终排名",
-    "Moved": "变动",
-    "Fused": "融合排名",
-    "Source": "来源",
-    "Chunk": "片段",
-    "Rank": "排名",
-    "Fused score": "融合得分",
-    "Rerank score": "重排得分",
-    "In prompt": "进入提示",
-    "Channel": "通道",
-    "Document": "文档",
-    "Chunk id": "片段编号",
-    "Step": "步骤",
-    "Tool": "工具",
-    "Arguments": "参数",
-    "Seconds": "秒",
-    "Result": "结果",
-    "Routed": "路由",
-    "Action": "动作",
-    "Reason": "原因",
-    # Test cases
-    "Expected documents": "应命中的文档",
-    "Saved (UTC)": "保存时间 (UTC)",
-    "Run": "运行",
-    "Expected": "应命中",
-    "First found at": "首次命中位置",
-    "Hit": "命中",
-    "MRR": "MRR",
-    "nDCG": "nDCG",
-    "Top documents": "排名靠前的文档",
-    "ms": "毫秒",
-    # Admin
-    "Role": "角色",
-    "Groups": "分组",
-    "Readers": "可读",
-    "Editors": "可编辑",
-}
-
-# The chat's buttons made at run time whose labels are the page's words (the others are intents' names): the page
-# renames them as it does the columns (Gradio translates neither).
-CHOICES: dict[str, str] = {"Search everything": "全部检索"}
-
 I18N = gr.I18n(
     en={PREFIX + key: en for key, (en, _zh) in TEXTS.items()} | {key: en for key, (en, _zh) in GRADIO_TEXTS.items()},
     # Gradio looks a zh-CN or zh-TW browser's words up under zh-CN/zh-TW, then zh, then en.
@@ -356,151 +279,3 @@ def t_str(key: str) -> str:
     """``t(key)`` as the marked string Gradio's frontend translates, for properties typed ``str`` only (the
     chatbot's placeholder)."""
     return str(t(key))
-
-
-# Where the browser keeps the page's language ("en" or "zh"; none: the browser's language).
-STORAGE_KEY = "ragapp-lang"
-
-# Gradio's frontend has no setting for the language: it reads navigator.language once, before this script runs.
-# Its own Settings panel switches with changeLocale(), exported by its core module (loaded by then), which this
-# script imports. Everything on the page follows a change but the names of the tabs not open (Gradio 6.31: a
-# TabItem not shown keeps the label it was registered with), so the script renames those itself. On a page
-# being built it switches at once to a locale of ours alone ("zh", "en": no file of Gradio's to load, so set
-# before most of the page is built), then to the full one ("zh-CN", "en-US", with Gradio's own words). Gradio
-# knows zh-CN and zh-TW only: other Chinese browsers (zh, zh-HK, zh-SG) would get English, so they are switched
-# too. Any failure leaves the page in the browser's language.
-_TAB_KEYS = ("chat.tab", "kb.tab", "intents.tab", "traces.tab", "admin.tab")
-_SCRIPT = (
-    """<script>
-(() => {
-  const KEY = "__KEY__";
-  const TABS = __TABS__;
-  const FULL = { en: "en-US", zh: "zh-CN" };
-  const known = (lang) => lang === "en" || lang === "zh";
-  const stored = () => { try { return localStorage.getItem(KEY); } catch { return null; } };
-  const keep = (lang) => {
-    try { if (known(lang)) localStorage.setItem(KEY, lang); else localStorage.removeItem(KEY); } catch {}
-  };
-  const core = performance.getEntriesByType("resource").map((entry) => entry.name)
-    .find((name) => /\\/assets\\/core-[^/?]*\\.js$/.test(name));
-  // Every switch, the reader's or the page's own, starts a new generation; a timer or a pending import of an
-  // older one does nothing. A click on the switch right after a load must win over the load's own switch.
-  let generation = 0;
-  const current = (mine) => mine === generation;
-  const apply = (locale, mine = generation) => {
-    if (core) import(core).then((module) => {
-      if (current(mine) && module.changeLocale) module.changeLocale(locale);
-    }).catch(() => {});
-  };
-  const rename = (lang) => {
-    const other = lang === "zh" ? "en" : "zh";
-    document.querySelectorAll("[role=tablist] button, .overflow-menu button").forEach((button) => {
-      const text = button.firstChild;
-      const index = text && text.nodeType === Node.TEXT_NODE ? TABS[other].indexOf(text.nodeValue.trim()) : -1;
-      if (index >= 0) text.nodeValue = TABS[lang][index];  // the same node: Gradio's later updates still land
-    });
-  };
-  // Once the page is built and speaks ``locale``: the tabs renamed, and again a little later (late tabs).
-  const settled = (locale, mine, tries = 300) => {
-    if (!current(mine)) return;
-    const ready = document.getElementById("language-switch") && document.documentElement.lang === locale;
-    if (ready) [0, 500, 2000].forEach((ms) => setTimeout(() => current(mine) && rename(locale.slice(0, 2)), ms));
-    else if (tries > 0) setTimeout(() => settled(locale, mine, tries - 1), 100);
-  };
-  const switchTo = (locale) => { generation += 1; apply(locale, generation); settled(locale, generation); };
-  const asked = new URLSearchParams(window.location.search).get("lang");
-  if (asked) keep(asked);
-  const lang = stored();
-  const browser = navigator.language || "";
-  let full = null;
-  if (known(lang)) full = FULL[lang];
-  else if (/^zh/i.test(browser) && !/^zh-(CN|TW)$/i.test(browser)) {
-    full = /^zh-(HK|MO|Hant)/i.test(browser) ? "zh-TW" : "zh-CN";
-  }
-  if (full && full.slice(0, 2) !== (document.documentElement.lang || "").slice(0, 2)) apply(full.slice(0, 2));
-  if (full) {
-    const first = generation;  // a click before the page is built makes this switch moot
-    const wait = (tries = 300) => {
-      if (!current(first)) return;
-      if (document.getElementById("language-switch")) setTimeout(() => current(first) && switchTo(full), 300);
-      else if (tries > 0) setTimeout(() => wait(tries - 1), 100);
-    };
-    wait();
-  }
-  // Tables' header cells and the chat's choice buttons in the page's language (English -> Chinese), whenever one
-  // is drawn or redrawn and whenever the language changes; a column "A · B" is renamed by its A.
-  const HEADERS = __HEADERS__;
-  const BACK = Object.fromEntries(Object.entries(HEADERS).map(([en, zh]) => [zh, en]));
-  const headerName = (text, lang) => {
-    const names = lang === "zh" ? HEADERS : BACK;
-    if (Object.hasOwn(names, text)) return names[text];
-    const cut = text.indexOf(" · ");
-    return cut > 0 && Object.hasOwn(names, text.slice(0, cut)) ? names[text.slice(0, cut)] + text.slice(cut) : null;
-  };
-  const renameHeaders = () => {
-    const lang = /^zh/i.test(document.documentElement.lang || "") ? "zh" : "en";
-    const cells = document.querySelectorAll("thead .header, #chatbot button.option");
-    cells.forEach((cell) => cell.childNodes.forEach((node) => {
-      if (node.nodeType !== Node.TEXT_NODE) return;
-      const text = node.nodeValue.trim();
-      const name = text ? headerName(text, lang) : null;
-      if (name !== null && name !== text) node.nodeValue = name;  // the same node: Gradio's updates still land
-    }));
-  };
-  let renaming = false;
-  new MutationObserver(() => {
-    if (renaming) return;
-    renaming = true;
-    setTimeout(() => { renaming = false; renameHeaders(); }, 50);
-  }).observe(document.documentElement, {
-    subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["lang"],
-  });
-  // Capture: the links are a Markdown's, which would open them in a new tab.
-  document.addEventListener("click", (event) => {
-    const link = event.target instanceof Element ? event.target.closest("#language-switch a[href^='?lang=']") : null;
-    if (!link) return;
-    event.preventDefault();
-    event.stopPropagation();
-    const chosen = new URLSearchParams(link.getAttribute("href")).get("lang");
-    keep(chosen);
-    switchTo(FULL[chosen] || "en-US");
-  }, true);
-})();
-</script>""".replace("__KEY__", STORAGE_KEY)
-    .replace("__HEADERS__", json.dumps(HEADERS | CHOICES, ensure_ascii=False))
-    .replace(
-        "__TABS__",
-        json.dumps(
-            {lang: [TEXTS[key][i] for key in _TAB_KEYS] for i, lang in enumerate(("en", "zh"))}, ensure_ascii=False
-        ),
-    )
-)
-
-# The page's language is on <html lang>: the examples of the other language are hidden, the current one is bold.
-_STYLE = """<style>
-html[lang^="zh"] #examples-en, html:not([lang^="zh"]) #examples-zh { display: none !important; }
-html[lang^="zh"] .lang-en, html:not([lang^="zh"]) .lang-zh { display: none !important; }
-#language-switch { text-align: right; }
-/* Gradio 6.31 titles its toasts "Info", "Warning" and "Error" in English whatever the title asked for: the page
-   hides that word and says it in its own language. */
-.toast-title { visibility: hidden; font-size: 0 !important; }
-.toast-title::after { visibility: visible; font-size: var(--text-md); }
-.toast-title.info::after { content: "Info"; }
-.toast-title.warning::after { content: "Warning"; }
-.toast-title.error::after { content: "Error"; }
-.toast-title.success::after { content: "Done"; }
-html[lang^="zh"] .toast-title.info::after { content: "提示"; }
-html[lang^="zh"] .toast-title.warning::after { content: "注意"; }
-html[lang^="zh"] .toast-title.error::after { content: "出错了"; }
-html[lang^="zh"] .toast-title.success::after { content: "完成"; }
-#language-switch a { text-decoration: none; }
-html[lang^="zh"] #language-switch a[href="?lang=zh"],
-html:not([lang^="zh"]) #language-switch a[href="?lang=en"] { font-weight: bold; }
-</style>"""
-
-HEAD = _SCRIPT + _STYLE
-"""The page's ``head``: the language switch and the style that goes with it (mount it with ``I18N``)."""
-
-# The header's switch (a Markdown: gr.HTML runs scripts the page's Content-Security-Policy refuses). Each language
-# is named in itself, so that either reader finds theirs. The script reads a link's ?lang= on a page opened by it.
-SWITCH = "[English](?lang=en) · [中文](?lang=zh)"

@@ -26,7 +26,7 @@ from ragapp.engine.intent_edits import IntentDraft
 from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
-from ragapp.ui.render import escape_text
+from ragapp.ui.markup import escape_text
 from ragapp.ui.state import actor_of
 
 log = logging.getLogger(__name__)

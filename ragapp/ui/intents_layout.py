@@ -13,7 +13,7 @@ from ragapp.ui.i18n import t
 from ragapp.ui.intents_handlers import NEW, TOP, IntentHandlers
 
 KIND_CHOICES = [(t("intents.kind_group"), GROUP), (t("intents.kind_kb"), "KB"), (t("intents.kind_system"), "SYSTEM")]
-# English names: the page renames them in Chinese (ragapp.ui.i18n.HEADERS).
+# English names: the page renames them in Chinese (ragapp.ui.page_language.HEADERS).
 TREE_HEADERS = ["Intent", "Code", "Kind", "Knowledge bases", "Examples", "Top-k"]
 SCORE_HEADERS = ["Path", "Code", "Kind", "Score"]
 

@@ -8,9 +8,10 @@ from ragapp.engine.engine import Engine
 from ragapp.ui.admin import build_admin_tab
 from ragapp.ui.chat_tab import build_chat_tab, build_chats_sidebar, wire_chat
 from ragapp.ui.handlers import Handlers
-from ragapp.ui.i18n import SWITCH, t
+from ragapp.ui.i18n import t
 from ragapp.ui.intents_layout import build_intents_tab
 from ragapp.ui.knowledge_tab import build_knowledge_tab, wire_knowledge
+from ragapp.ui.page_language import SWITCH
 from ragapp.ui.state import ensure_owner
 from ragapp.ui.traces import build_traces_tab
 

@@ -17,8 +17,9 @@ from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
 from ragapp.ui.chat_tab import CHAT_HEAD
-from ragapp.ui.i18n import HEAD, I18N
+from ragapp.ui.i18n import I18N
 from ragapp.ui.layout import build_ui
+from ragapp.ui.page_language import HEAD
 
 
 @dataclass(frozen=True)

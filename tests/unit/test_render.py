@@ -18,7 +18,8 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
-from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title, highlighted
+from ragapp.ui.markup import highlighted
+from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title
 from ragapp.ui.state import Session
 from tests.text import english, shown
 

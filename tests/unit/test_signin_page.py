@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ragapp.ui.i18n import STORAGE_KEY
+from ragapp.ui.page_language import STORAGE_KEY
 from ragapp.ui.signin import MESSAGES, REFUSED_HEADER, SCRIPT, TEXTS, SignInLink, page_language, sign_in_page
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
