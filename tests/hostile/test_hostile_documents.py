@@ -1,4 +1,5 @@
-"""Hostile files of the new kinds: each refused with a clear message in bounded time, and nothing stored."""
+"""Hostile files of the new kinds: each refused with a clear message, parsed in a child process held to the
+limits of ``tests/hostile/bounded.py`` (60 s, 2 GB)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from ragapp.core.errors import IngestError
+from ragapp.core.types import ParsedDocument
 from ragapp.ingest.parsing import parse_file
+from tests.hostile.bounded import bounded
+
+
+def _parse(path: Path) -> ParsedDocument:
+    """What the child runs: ``path`` through the parser, as an upload is."""
+    return parse_file(path, path.name)
 
 
 def _png_header(path: Path, width: int, height: int) -> Path:
@@ -30,26 +38,26 @@ def test_office_files_that_are_not_zips_are_refused(tmp_path: Path, name: str) -
     path = tmp_path / name
     path.write_bytes(b"PK\x03\x04 this is not really a zip" * 10)
     with pytest.raises(IngestError, match=name.replace(".", r"\.")):
-        parse_file(path)
+        bounded(_parse, path)
 
 
 def test_an_image_claiming_billions_of_pixels_is_refused_before_decoding(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="megapixel limit"):
-        parse_file(_png_header(tmp_path / "bomb.png", 100_000, 100_000))
+        bounded(_parse, _png_header(tmp_path / "bomb.png", 100_000, 100_000))
 
 
 def test_a_csv_with_one_giant_field_is_refused_with_a_message(tmp_path: Path) -> None:
     path = tmp_path / "giant.csv"
     path.write_text('name,notes\nalpha,"' + "x" * 300_000 + '"\n', "utf-8")
     with pytest.raises(IngestError, match=r"giant\.csv"):
-        parse_file(path)
+        bounded(_parse, path)
 
 
 def test_a_csv_of_binary_junk_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "junk.csv"
     path.write_bytes(bytes(range(256)) * 200)
     with pytest.raises(IngestError, match="binary"):
-        parse_file(path)
+        bounded(_parse, path)
 
 
 def test_a_pdf_whose_pages_are_all_blank_images_says_no_text(tmp_path: Path) -> None:
@@ -58,4 +66,4 @@ def test_a_pdf_whose_pages_are_all_blank_images_says_no_text(tmp_path: Path) -> 
     path = tmp_path / "blank_scan.pdf"
     Image.new("RGB", (800, 1100), "white").save(path, "PDF", resolution=100)
     with pytest.raises(IngestError, match="no text found"):
-        parse_file(path)
+        bounded(_parse, path)

@@ -1,5 +1,6 @@
-"""Hostile text files through the parser: each is built here, parsed under a hang guard (a hang fails the test;
-no speed is asserted), and must give a clear message or the text it holds."""
+"""Hostile text files through the parser: each is built here, parsed in a child process held to the limits of
+``tests/hostile/bounded.py`` (60 s, 2 GB; past either the child is killed and the test fails), and must give
+a clear message or the text it holds."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any, TypeVar
 import pytest
 
 from ragapp.core.errors import IngestError
+from ragapp.core.types import ParsedDocument
 from ragapp.ingest.parsing import markdown_heading, parse_file
+from tests.hostile.bounded import bounded
 
 T = TypeVar("T")
 HANG_S = 20.0  # far beyond any legitimate parse of these small files: past it the parser is stuck
@@ -37,6 +40,11 @@ def finishes(work: Callable[[], T], within_s: float = HANG_S) -> T:
     return box["value"]  # type: ignore[return-value]
 
 
+def _parse(path: Path) -> ParsedDocument:
+    """What the child runs: ``path`` through the parser, as an upload is."""
+    return parse_file(path, path.name)
+
+
 def _write(tmp_path: Path, name: str, data: bytes) -> Path:
     path = tmp_path / name
     path.write_bytes(data)
@@ -46,7 +54,7 @@ def _write(tmp_path: Path, name: str, data: bytes) -> Path:
 def test_a_heading_with_a_long_run_of_spaces_parses_at_once(tmp_path: Path) -> None:
     # The old heading pattern backtracked cubically here: 3.2 KB took 58 s.
     path = _write(tmp_path, "spaces.md", ("# x" + " " * 50_000 + "y\n\nbody text\n").encode())
-    doc = finishes(lambda: parse_file(path))
+    doc = bounded(_parse, path)
     assert doc.sections[0].heading is not None and doc.sections[0].heading.startswith("x")
     assert doc.sections[0].text == "body text"
 
@@ -70,7 +78,7 @@ def test_markdown_headings_are_read_as_commonmark_writes_them(line: str, expecte
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
 def test_utf16_text_is_decoded_with_or_without_a_byte_order_mark(tmp_path: Path, encoding: str) -> None:
     text = "The filter is rinsed every 14 days. 滤网每 14 天冲洗一次。"
-    doc = finishes(lambda: parse_file(_write(tmp_path, "notes.txt", text.encode(encoding))))
+    doc = bounded(_parse, _write(tmp_path, "notes.txt", text.encode(encoding)))
     assert doc.sections[0].text == text
 
 
@@ -78,33 +86,34 @@ def test_utf16_text_is_decoded_with_or_without_a_byte_order_mark(tmp_path: Path,
 def test_binary_garbage_named_as_text_is_refused_with_a_message(tmp_path: Path, suffix: str) -> None:
     path = _write(tmp_path, "garbage" + suffix, os.urandom(48_000))
     with pytest.raises(IngestError, match="binary file"):
-        finishes(lambda: parse_file(path))
+        bounded(_parse, path)
 
 
 def test_text_with_a_few_control_characters_is_still_text(tmp_path: Path) -> None:
     text = "Page 1\fPage 2 has a form feed and a bell\x07 but is text.\n" * 20
-    doc = finishes(lambda: parse_file(_write(tmp_path, "log.txt", text.encode())))
+    doc = bounded(_parse, _write(tmp_path, "log.txt", text.encode()))
     assert "Page 2" in doc.sections[0].text
 
 
-def test_boilerplate_detection_reads_a_huge_single_line_at_once() -> None:
-    # The table-of-contents pattern backtracked quadratically on long lines: a 49 MB one-line file never finished.
-    from ragapp.core.types import ParsedDocument, Section
+def _one_line_kept() -> bool:
+    from ragapp.core.types import Section
     from ragapp.ingest.boilerplate import split_boilerplate
 
     line = "The kettle filter is rinsed every fourteen days. " * 200_000 + " 12"
     doc = ParsedDocument("one-line.txt", "txt", (Section(line),))
-    split = finishes(lambda: split_boilerplate(doc, "d1"))
-    assert split.doc.sections[0].text == line
+    return split_boilerplate(doc, "d1").doc.sections[0].text == line
+
+
+def test_boilerplate_detection_reads_a_huge_single_line_at_once() -> None:
+    # The table-of-contents pattern backtracked quadratically on long lines: a 49 MB one-line file never finished.
+    assert bounded(_one_line_kept)
 
 
 def test_a_csv_line_that_makes_the_sniffer_backtrack_parses_at_once(tmp_path: Path) -> None:
     """One 64 KB line of ',"' kept csv.Sniffer busy for over 10 s (its quote search backtracks): the delimiter
     is now sniffed on the first lines, each cut short."""
-    from ragapp.ingest.parsers.office import parse_csv
-
     path = _write(tmp_path, "odd.csv", b"a,b\n1,2\n" + b',"' * 32_000 + b"\n")
-    doc = finishes(lambda: parse_csv(path, path.name), within_s=5.0)
+    doc = bounded(_parse, path, within_s=5.0)
     assert doc.sections and "| a | b |" in doc.sections[0].text
 
 
@@ -122,7 +131,7 @@ def test_rows_and_columns_cut_by_the_limits_are_said(tmp_path: Path, monkeypatch
 def test_an_html_file_full_of_nul_bytes_is_refused_by_its_name(tmp_path: Path) -> None:
     path = _write(tmp_path, "page.html", b"<html><body><p>Hi</p>" + b"\x00" * 5_000 + b"</body></html>")
     with pytest.raises(IngestError, match=r"^page\.html: this looks like a binary file"):
-        parse_file(path, path.name)
+        bounded(_parse, path)
 
 
 def test_a_pdf_of_thousands_of_blank_pages_is_read_at_once(tmp_path: Path) -> None:
@@ -137,4 +146,4 @@ def test_a_pdf_of_thousands_of_blank_pages_is_read_at_once(tmp_path: Path) -> No
     with path.open("wb") as out:
         writer.write(out)
     with pytest.raises(IngestError, match=r"^blank\.pdf: no text found"):
-        finishes(lambda: parse_file(path, path.name), within_s=60.0)
+        bounded(_parse, path)
