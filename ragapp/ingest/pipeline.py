@@ -33,6 +33,7 @@ from ragapp.core.types import (
     IngestProgress,
     IngestResult,
     OcrBox,
+    ParsedDocument,
     ParseReport,
 )
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
@@ -103,6 +104,15 @@ def _too_many_chunks(name: str, count: str, limit: int) -> IngestError:
         f"{name}: it makes {count} chunks, over the {limit:,} a document may have (RAGAPP_INGEST__MAX_CHUNKS); "
         "split it into smaller files. Nothing was added."
     )
+
+
+def check_chunk_floor(doc: ParsedDocument, name: str, settings: IngestSettings) -> None:
+    """Refuse ``doc`` when it is sure to make over ``max_chunks`` chunks, before the splitter spends a minute on
+    it (49 MB of text: 81 s). No chunk is longer than ``chunk_size``: the text's length gives a floor on the
+    count."""
+    least = sum(len(section.text) for section in doc.sections) // settings.chunk_size
+    if least > settings.max_chunks:
+        raise _too_many_chunks(name, f"at least {least:,}", settings.max_chunks)
 
 
 class Ingestor:
@@ -210,11 +220,7 @@ class Ingestor:
         doc_id = content_hash[:16]
         # Tables of contents, indexes and licences match many questions and answer none: left out unless kept.
         split = BoilerplateSplit(parsed) if self._settings.keep_boilerplate else split_boilerplate(parsed, doc_id)
-        # No chunk is longer than chunk_size, so the text's length gives a floor on the count: a document sure to
-        # be over the limit is refused before the splitter spends a minute on it (49 MB of text: 81 s).
-        least = sum(len(section.text) for section in split.doc.sections) // self._settings.chunk_size
-        if least > self._settings.max_chunks:
-            raise _too_many_chunks(name, f"at least {least:,}", self._settings.max_chunks)
+        check_chunk_floor(split.doc, name, self._settings)
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise IngestError(f"{name}: no text found.")

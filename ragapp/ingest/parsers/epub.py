@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_zip, decode_text
-from ragapp.ingest.parsers.text import html_sections, navigation_note, visible_soup
+from ragapp.ingest.parsers.text import html_sections, navigation_note, visible_text
 
 MAX_CHAPTER_MB = 20  # one chapter larger than this unpacked is skipped (and said)
 
@@ -69,4 +69,4 @@ def _chapters(path: Path, name: str) -> Iterator[tuple[int, str | None]]:
 def epub_reference(path: Path, report: ParseReport) -> str:
     """All visible text of every chapter, navigation aside."""
     chapters = (markup for _number, markup in _chapters(path, path.name) if markup is not None)
-    return "\n".join(str(visible_soup(markup)[0].get_text("\n")) for markup in chapters)
+    return "\n".join(visible_text(markup) for markup in chapters)

@@ -1,0 +1,431 @@
+"""An HTML page's visible text, read as a stream: 49 MB of ``<p>hello world</p>`` built a BeautifulSoup tree of
+over 6 GB; streamed, memory grows with the text kept, not with the number of elements.
+
+Three stages, each fed by the one before: ``_Stream`` (the standard library's ``HTMLParser``, nesting elements
+as BeautifulSoup's "html.parser" builder does, so pages read as they did) drops what a reader never sees;
+``_Tables`` holds each table until it closes, to make it a Markdown table; ``_Walk`` puts the text under the
+heading it follows. Only a table (and a heading's first child, until it shows whether it holds a block) is
+held whole; everything else passes through.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Protocol
+
+from ragapp.core.types import Section
+from ragapp.ingest.tables import MAX_CELL_CHARS, markdown_table
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# Elements that end the paragraph before them and start a new one: every block-level element of HTML. Text
+# anywhere else (inline elements, or directly in <body>) joins the paragraph it stands in.
+_BLOCKS = frozenset(
+    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
+    "figure footer form frameset header hgroup hr html legend li main menu ol optgroup option p section "
+    "summary table ul tbody thead tfoot tr td th".split()
+)
+_TABLE = "ragapp-table"  # a table made Markdown, where it stood
+_STRUCTURE = _BLOCKS | _HEADINGS | {"pre", _TABLE}  # what a heading's own text stops at
+EMPTY_HEADINGS_KEPT = 3  # at most this many headings in a row without text lead a section's heading
+_INVISIBLE = frozenset({"script", "style", "noscript", "template", "head", "svg", "iframe", "object"})
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# Elements without content, closed as they open (BeautifulSoup's list for HTML).
+_VOID = frozenset(
+    "area base br col embed hr img input keygen link menuitem meta param source track wbr basefont bgsound "
+    "command frame image isindex nextid spacer".split()
+)
+_SEEN, _NAVIGATION, _GONE = 0, 1, 2  # an element: shown, inside a navigation block, or never shown
+
+
+class _Sink(Protocol):
+    def start(self, name: str) -> None: ...
+    def end(self, name: str) -> None: ...
+    def text(self, data: str) -> None: ...
+    def table(self, markdown: str) -> None: ...
+
+
+class _Stream(HTMLParser):
+    """Elements and text of the page as events to ``sink``, properly nested, without what a reader never sees
+    (scripts, styles, hidden elements) and without navigation blocks (counted in ``navigation``).
+
+    Nesting as BeautifulSoup's "html.parser" builder does: an end tag closes the latest open element of its
+    name and every element opened after it; an end tag with no open element of its name is ignored."""
+
+    def __init__(self, sink: _Sink) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sink = sink
+        self.navigation = 0
+        self._open: list[tuple[str, int]] = []  # (name, _SEEN / _NAVIGATION / _GONE), outermost first
+        self._counts: dict[str, int] = {}  # open elements by name: an end tag with none open is ignored
+        self._data: list[str] = []  # text since the last tag: one string, as BeautifulSoup keeps it
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._flush()
+        outer = self._open[-1][1] if self._open else _SEEN
+        found = dict(attrs) if attrs else {}
+        if outer == _GONE or tag in _INVISIBLE or "hidden" in found or _HIDDEN_STYLE.search(found.get("style") or ""):
+            state = _GONE
+        elif tag == "nav" or found.get("role") == "navigation":
+            self.navigation += 1
+            state = _NAVIGATION
+        else:
+            state = outer
+        self._open.append((tag, state))
+        self._counts[tag] = self._counts.get(tag, 0) + 1
+        if state == _SEEN:
+            self.sink.start(tag)
+        if tag in _VOID:
+            self._pop()
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID:
+            self._flush()
+            self._pop()
+
+    def handle_endtag(self, tag: str) -> None:
+        self._flush()
+        if not self._counts.get(tag):
+            return
+        while self._pop() != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        self._data.append(data)
+
+    def updatepos(self, i: int, j: int) -> int:
+        """Skips counting lines and columns (``getpos``), which nothing here reads: a tenth of the parse."""
+        return j
+
+    def close(self) -> None:
+        super().close()
+        self._flush()
+        while self._open:
+            self._pop()
+
+    def _pop(self) -> str:
+        name, state = self._open.pop()
+        self._counts[name] -= 1
+        if state == _SEEN:
+            self.sink.end(name)
+        return name
+
+    def _flush(self) -> None:
+        if self._data:
+            if not self._open or self._open[-1][1] == _SEEN:
+                self.sink.text("".join(self._data))
+            self._data.clear()
+
+
+class _Node:
+    """An element of a table held until the table closes."""
+
+    __slots__ = ("children", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.children: list[_Node | str] = []
+
+    def find_all(self, names: frozenset[str]) -> list[_Node]:
+        """The descendants named one of ``names``, in document order (an explicit stack: no recursion)."""
+        found: list[_Node] = []
+        stack = [iter(self.children)]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+            elif isinstance(child, _Node):
+                if child.name in names:
+                    found.append(child)
+                stack.append(iter(child.children))
+        return found
+
+    def strings(self) -> list[str]:
+        found: list[str] = []
+        stack = [iter(self.children)]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+            elif isinstance(child, str):
+                found.append(child)
+            else:
+                stack.append(iter(child.children))
+        return found
+
+
+class _Tables:
+    """Passes events on to ``sink``, except a table's: held until it closes, then sent as one Markdown table, or
+    (a table laying out prose, or a single framed cell) passed on as it came."""
+
+    def __init__(self, sink: _Sink) -> None:
+        self.sink = sink
+        self.count = 0
+        self._open: list[_Node] = []  # the held table's open elements, the table first
+
+    def start(self, name: str) -> None:
+        if self._open or name == "table":
+            node = _Node(name)
+            if self._open:
+                self._open[-1].children.append(node)
+            self._open.append(node)
+        else:
+            self.sink.start(name)
+
+    def end(self, name: str) -> None:
+        if not self._open:
+            self.sink.end(name)
+            return
+        table = self._open.pop()
+        if not self._open:
+            self._replay(self._convert(table))
+
+    def text(self, data: str) -> None:
+        if self._open:
+            self._open[-1].children.append(data)
+        else:
+            self.sink.text(data)
+
+    def table(self, markdown: str) -> None:  # pragma: no cover - nothing before this stage makes tables
+        self.sink.table(markdown)
+
+    def _convert(self, outer: _Node) -> _Node:
+        """``outer`` with every table in it (itself included) that makes a Markdown table replaced by it, the
+        innermost first: a table inside a cell is part of the cell's text."""
+        holder = _Node("")
+        holder.children.append(outer)
+        places: list[tuple[_Node, int]] = [(holder, 0)]  # (parent, index) of each table, in document order
+        stack = [(outer, iter(enumerate(outer.children)))]
+        while stack:
+            parent, children = stack[-1]
+            item = next(children, None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item[1], _Node):
+                if item[1].name == "table":
+                    places.append((parent, item[0]))
+                stack.append((item[1], iter(enumerate(item[1].children))))
+        for parent, index in reversed(places):
+            table = parent.children[index]
+            assert isinstance(table, _Node)
+            rows = [[_cell_text(c) for c in tr.find_all(_CELLS)] for tr in table.find_all(_ROWS)]
+            if any(len(cell) > MAX_CELL_CHARS for row in rows for cell in row):
+                continue  # a table laying out prose (a FAQ's answers): read as paragraphs, no cell cut short
+            markdown = markdown_table(rows)
+            if markdown:  # else one framed cell, or nothing: its text is read where it stands
+                made = _Node(_TABLE)
+                made.children.append(markdown)
+                parent.children[index] = made
+                self.count += 1
+        top = holder.children[0]
+        assert isinstance(top, _Node)
+        return top
+
+    def _replay(self, top: _Node) -> None:
+        """``top`` and all in it, as events to the sink."""
+        if top.name == _TABLE:
+            self.sink.table(str(top.children[0]))
+            return
+        self.sink.start(top.name)
+        stack = [iter(top.children)]
+        names = [top.name]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                self.sink.end(names.pop())
+            elif isinstance(child, str):
+                self.sink.text(child)
+            elif child.name == _TABLE:
+                self.sink.table(str(child.children[0]))
+            else:
+                self.sink.start(child.name)
+                stack.append(iter(child.children))
+                names.append(child.name)
+
+
+_ROWS, _CELLS = frozenset({"tr"}), frozenset({"td", "th"})
+
+
+def _cell_text(cell: _Node) -> str:
+    return " ".join(s.strip() for s in cell.strings() if s.strip())
+
+
+@dataclass
+class _Walk:
+    """The text under each heading: block-level elements and line breaks end paragraphs, ``<pre>`` keeps its
+    lines, a Markdown table is a paragraph of its own.
+
+    A heading's text is what comes before its first block (a heading left open by a stray end tag,
+    ``<h2>Index</h1>``, holds the rest of the page: that rest is read as the page's text). Whether a child of
+    the heading holds a block shows only once it closes or a block opens in it: until then its events wait in
+    ``_child``."""
+
+    sections: list[Section] = field(default_factory=list)
+    _heading: str | None = None
+    _paragraphs: list[str] = field(default_factory=list)
+    _line: list[str] = field(default_factory=list)
+    _has_table: bool = False
+    _lead: list[str] | None = None  # the open heading's own text so far; None when no heading is being read
+    _child: list[tuple[str, str]] = field(default_factory=list)  # events of the heading's open child
+    _depth: int = 0  # open elements inside the heading (or <pre>) being read
+    _pre: list[str] | None = None  # the open <pre>'s text
+
+    def start(self, name: str) -> None:
+        if self._pre is not None:
+            self._depth += 1
+        elif self._lead is not None and name not in _STRUCTURE:
+            self._child.append(("start", name))
+            self._depth += 1
+        else:
+            if self._lead is not None:
+                self._end_heading()
+            self._start(name)
+
+    def end(self, name: str) -> None:
+        if self._pre is not None:
+            if self._depth:
+                self._depth -= 1
+            else:
+                self._end_pre()
+        elif self._lead is not None:
+            if not self._depth:  # the heading itself, all of it its own text
+                self._end_heading(replay=False)
+                return
+            self._child.append(("end", name))
+            self._depth -= 1
+            if not self._depth:  # the child held no block: its text is the heading's, a line break a space
+                for kind, value in self._child:
+                    if kind == "text":
+                        self._lead.append(value)
+                    elif (kind, value) == ("start", "br"):
+                        self._lead.append(" ")
+                self._child.clear()
+        elif name in _BLOCKS:
+            self._end_paragraph()
+
+    def text(self, data: str) -> None:
+        if self._pre is not None:
+            self._pre.append(data)
+        elif self._lead is not None and self._depth:
+            self._child.append(("text", data))
+        elif self._lead is not None:
+            self._lead.append(data)
+        else:
+            self._line.append(data)
+
+    def table(self, markdown: str) -> None:
+        if self._pre is not None:
+            self._pre.append(markdown)
+            return
+        if self._lead is not None:
+            self._end_heading()
+        self._end_paragraph()
+        if markdown.strip():
+            self._paragraphs.append(markdown.strip())
+            self._has_table = True
+
+    def finish(self) -> list[Section]:
+        if self._pre is not None:
+            self._end_pre()
+        if self._lead is not None:
+            self._end_heading()
+        self._end_section()
+        return self.sections
+
+    def _start(self, name: str) -> None:
+        if name in _HEADINGS:
+            self._lead, self._depth = [], 0
+        elif name == "pre":
+            self._end_paragraph()
+            self._pre, self._depth = [], 0
+        elif name == "br" or name in _BLOCKS:
+            self._end_paragraph()
+
+    def _end_heading(self, replay: bool = True) -> None:
+        """The heading's own text read: it heads what follows; the events of a child that held a block are read
+        as the page's text."""
+        assert self._lead is not None
+        text = " ".join("".join(self._lead).split())
+        self._lead, self._depth = None, 0
+        if text:
+            # A heading with no text of its own ("Examples" right above "Example 1") leads the next one's.
+            if not self._end_section() and self._heading:
+                text = " > ".join([*self._heading.split(" > ")[-(EMPTY_HEADINGS_KEPT - 1) :], text])
+            self._heading = text
+        held, self._child = self._child, []
+        for kind, value in held if replay else ():
+            getattr(self, kind)(value)
+
+    def _end_pre(self) -> None:
+        assert self._pre is not None
+        code = "\n".join(row.rstrip() for row in "".join(self._pre).splitlines()).strip("\n")
+        self._pre, self._depth = None, 0
+        if code.strip():
+            self._paragraphs.append(code)
+
+    def _end_paragraph(self) -> None:
+        text = " ".join("".join(self._line).split())
+        if text:
+            self._paragraphs.append(text)
+        self._line.clear()
+
+    def _end_section(self) -> bool:
+        self._end_paragraph()
+        kept = bool(self._paragraphs)
+        if kept:
+            self.sections.append(Section("\n".join(self._paragraphs), heading=self._heading, has_table=self._has_table))
+        self._paragraphs.clear()
+        self._has_table = False
+        return kept
+
+
+@dataclass(frozen=True)
+class HtmlText:
+    """What an HTML page holds: its sections (the text under each heading), how many tables it had, and how many
+    navigation blocks (``<nav>``) were left out."""
+
+    sections: list[Section]
+    tables: int = 0
+    navigation: int = 0
+
+
+def html_sections(markup: str) -> HtmlText:
+    """The page's text: every visible text node, in document order, under the heading it follows. Block-level
+    elements and line breaks separate paragraphs, ``<pre>`` keeps its lines, a table becomes a Markdown table;
+    scripts, styles, hidden parts and navigation blocks are left out."""
+    walk = _Walk()
+    tables = _Tables(walk)
+    stream = _Stream(tables)
+    stream.feed(markup)
+    stream.close()
+    return HtmlText(walk.finish(), tables.count, stream.navigation)
+
+
+class _Strings:
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def start(self, name: str) -> None:
+        pass
+
+    def end(self, name: str) -> None:
+        pass
+
+    def text(self, data: str) -> None:
+        self.found.append(data)
+
+    def table(self, markdown: str) -> None:  # pragma: no cover - no stage before it makes tables
+        self.found.append(markdown)
+
+
+def visible_text(markup: str) -> str:
+    """Every visible text of the page, one string a line, navigation blocks aside: the plainest reading, a
+    reference for what ``html_sections`` kept."""
+    strings = _Strings()
+    stream = _Stream(strings)
+    stream.feed(markup)
+    stream.close()
+    return "\n".join(strings.found)
