@@ -15,7 +15,7 @@ from ragapp.core.errors import EmptyDocumentError, IngestError, UnsupportedFileE
 from ragapp.core.types import ParsedDocument, Section
 from ragapp.ingest.hyphens import hyphenated_words, join_broken_words
 from ragapp.ingest.parse_context import ParseOptions, ParseProgress, parsing
-from ragapp.ingest.parsers import epub, images, office, pdf, text  # noqa: F401  (each registers its file types)
+from ragapp.ingest.parsers import epub, images, office, pdf, text, xlsx  # noqa: F401  (each registers its file types)
 from ragapp.ingest.parsers.base import (
     PARSERS,
     REFERENCES,

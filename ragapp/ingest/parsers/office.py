@@ -1,4 +1,4 @@
-"""Word, PowerPoint, Excel and CSV. Tables come out as Markdown tables (``ragapp.ingest.tables``), which the
+"""Word, PowerPoint and CSV (Excel: ``xlsx``). Tables come out as Markdown tables (``ragapp.ingest.tables``), which the
 chunker cuts only between rows, repeating the header."""
 
 from __future__ import annotations
@@ -117,43 +117,6 @@ def parse_pptx(path: Path, name: str) -> ParsedDocument:
     return ParsedDocument(name=name, file_type="pptx", sections=tuple(sections), pages=len(deck.slides), report=report)
 
 
-@PARSERS.register(".xlsx")
-def parse_xlsx(path: Path, name: str) -> ParsedDocument:
-    """One section per sheet (headed by the sheet's name): its rows as a Markdown table whose first row is the
-    header, repeated in every chunk. Values as last computed by Excel (formulas are not evaluated)."""
-    from openpyxl import load_workbook
-
-    check_zip(path, name)
-    book = load_workbook(str(path), read_only=True, data_only=True)
-    sections: list[Section] = []
-    empty: list[int] = []
-    try:
-        for number, sheet in enumerate(book.worksheets, start=1):
-            rows = []
-            for row in sheet.iter_rows(values_only=True, max_col=MAX_SHEET_COLUMNS):
-                rows.append([_cell(v) for v in row])
-                if len(rows) >= MAX_SHEET_ROWS:
-                    break
-            markdown = markdown_table(rows)
-            if markdown:
-                sections.append(Section(text=markdown, page=number, heading=sheet.title, has_table=True))
-            else:
-                empty.append(number)
-        sheets = len(book.worksheets)
-    finally:
-        book.close()
-    report = ParseReport(pages_with_text=len(sections), empty_pages=tuple(empty), tables=len(sections))
-    return ParsedDocument(name=name, file_type="xlsx", sections=tuple(sections), pages=sheets, report=report)
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 @PARSERS.register(".csv")
 def parse_csv(path: Path, name: str) -> ParsedDocument:
     """The file as one Markdown table (first row: the header), the delimiter sniffed (comma, semicolon, tab)."""
@@ -206,22 +169,4 @@ def pptx_reference(path: Path, report: ParseReport) -> str:
                 lines.append(shape.text_frame.text)
         if slide.has_notes_slide and slide.notes_slide.notes_text_frame:
             lines.append(slide.notes_slide.notes_text_frame.text)
-    return "\n".join(lines)
-
-
-@REFERENCES.register(".xlsx")
-def xlsx_reference(path: Path, report: ParseReport) -> str:
-    """Every cell, rows beyond the parser's limit included (to twice it): a cut sheet reads as not covered."""
-    from openpyxl import load_workbook
-
-    book = load_workbook(str(path), read_only=True, data_only=True)
-    lines: list[str] = []
-    try:
-        for sheet in book.worksheets:
-            for number, row in enumerate(sheet.iter_rows(values_only=True), start=1):
-                lines.append(" ".join(_cell(v) for v in row))
-                if number >= 2 * MAX_SHEET_ROWS:
-                    break
-    finally:
-        book.close()
     return "\n".join(lines)
