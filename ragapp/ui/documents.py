@@ -17,6 +17,7 @@ from ragapp.core.errors import RagAppError
 from ragapp.core.types import Chunk, ParseReport
 from ragapp.engine.engine import Engine
 from ragapp.engine.library import DocumentView
+from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import ingest_line, user_errors
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import escape_text, highlighted
@@ -56,7 +57,7 @@ def quality_line(view: DocumentView) -> str:
     if view.skipped:
         n = len(view.skipped)
         parts.append(both(f"{n} left out as boilerplate", f"{n} 处作为目录、索引等样板内容未编入"))
-    parts += [f"{both('left out', '未编入')}: {escape_text(what)}" for what in report.left_out]
+    parts += [f"{both('left out', '未编入')}: {explained(what, escape_text)}" for what in report.left_out]
     if report.coverage is not None:
         warning = report.coverage_warning()  # the engine's words
         share = f"{report.coverage:.1%}"

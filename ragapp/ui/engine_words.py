@@ -29,6 +29,15 @@ def _named(m: re.Match[str]) -> str:
     return f"问题提到了 {m['paths']}{chose}"
 
 
+def _rows_not_read(m: re.Match[str]) -> str:
+    rows = f"第 {m['start']} 行起" if m["start"] else f"第 {m['rows']} 行"
+    whose = "整个工作簿的" if m["whose"] else ""
+    return f"工作表 {m['sheet']}：{rows}未读取（超出{whose}{_BUDGETS[m['budget']]}预算）"
+
+
+_BUDGETS = {"cell": "单元格", "character": "字符"}
+
+
 def _other_language_kept(m: re.Match[str]) -> str:
     lead = f"，比其他语言的中位数高 {m['lead']}" if m["lead"] else ""
     return f"其他语言：向量排名 {m['rank']}，相似度 ≥ {m['min']}{lead}"
@@ -158,6 +167,22 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
     (
         r"(?P<size>\S+) MB is over the (?P<limit>\S+) MB limit \(RAGAPP_INGEST__MAX_FILE_MB\)\.",
         "{size} MB 超过了 {limit} MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
+    ),
+    # What a parser left out (a document's report, ``left_out``)
+    (
+        r"sheet (?P<sheet>.+?): rows (?:from (?P<start>[\d,]+) on|(?P<rows>[\d,]+–[\d,]+)) not read "
+        r"\((?P<whose>the workbook's )?(?P<budget>cell|character) budget\)",
+        _rows_not_read,
+    ),
+    (r"sheet (?P<sheet>.+?): rows after the first (?P<n>[\d,]+) not read", "工作表 {sheet}：第 {n} 行之后的行未读取"),
+    (
+        r"sheet (?P<sheet>.+?): columns after the first (?P<n>[\d,]+) not read",
+        "工作表 {sheet}：第 {n} 列之后的列未读取",
+    ),
+    (
+        r"shared strings after the first (?P<n>[\d,]+)(?: of (?P<total>[\d,]+))? not read \(text budget\): "
+        r"(?P<cells>[\d,]+) cells? read as empty",
+        "共享字符串只读取了前 {n} 个（超出文字预算）：{cells} 个单元格按空白读取",
     ),
     (r"That document is no longer in the knowledge base\.", "这份文档已不在知识库中。"),
     (
