@@ -1,11 +1,11 @@
 """An HTML page's visible text, read as a stream: 49 MB of ``<p>hello world</p>`` built a BeautifulSoup tree of
-over 6 GB; streamed, memory grows with the text kept, not with the number of elements.
+5 to 6 GB; streamed, memory grows with the text kept, not with the number of elements.
 
 Three stages, each fed by the one before: ``_Stream`` (the standard library's ``HTMLParser``, nesting elements
 as BeautifulSoup's "html.parser" builder does, so pages read as they did) drops what a reader never sees;
-``_Tables`` holds each table until it closes, to make it a Markdown table; ``_Walk`` puts the text under the
-heading it follows. Only a table (and a heading's first child, until it shows whether it holds a block) is
-held whole; everything else passes through.
+``html_tables.Tables`` holds each table until it closes, to make it a Markdown table; ``_Walk`` puts the text
+under the heading it follows. Only a table (and a heading's first child, until it shows whether it holds a
+block) is held whole; everything else passes through.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Protocol
 
 from ragapp.core.types import Section
-from ragapp.ingest.tables import MAX_CELL_CHARS, markdown_table
+from ragapp.ingest.parsers.html_tables import TABLE as _TABLE
+from ragapp.ingest.parsers.html_tables import Sink, Tables
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # Elements that end the paragraph before them and start a new one: every block-level element of HTML. Text
@@ -26,7 +26,6 @@ _BLOCKS = frozenset(
     "figure footer form frameset header hgroup hr html legend li main menu ol optgroup option p section "
     "summary table ul tbody thead tfoot tr td th".split()
 )
-_TABLE = "ragapp-table"  # a table made Markdown, where it stood
 _STRUCTURE = _BLOCKS | _HEADINGS | {"pre", _TABLE}  # what a heading's own text stops at
 EMPTY_HEADINGS_KEPT = 3  # at most this many headings in a row without text lead a section's heading
 _INVISIBLE = frozenset({"script", "style", "noscript", "template", "head", "svg", "iframe", "object"})
@@ -39,13 +38,6 @@ _VOID = frozenset(
 _SEEN, _NAVIGATION, _GONE = 0, 1, 2  # an element: shown, inside a navigation block, or never shown
 
 
-class _Sink(Protocol):
-    def start(self, name: str) -> None: ...
-    def end(self, name: str) -> None: ...
-    def text(self, data: str) -> None: ...
-    def table(self, markdown: str) -> None: ...
-
-
 class _Stream(HTMLParser):
     """Elements and text of the page as events to ``sink``, properly nested, without what a reader never sees
     (scripts, styles, hidden elements) and without navigation blocks (counted in ``navigation``).
@@ -53,7 +45,7 @@ class _Stream(HTMLParser):
     Nesting as BeautifulSoup's "html.parser" builder does: an end tag closes the latest open element of its
     name and every element opened after it; an end tag with no open element of its name is ignored."""
 
-    def __init__(self, sink: _Sink) -> None:
+    def __init__(self, sink: Sink) -> None:
         super().__init__(convert_charrefs=True)
         self.sink = sink
         self.navigation = 0
@@ -117,140 +109,6 @@ class _Stream(HTMLParser):
             if not self._open or self._open[-1][1] == _SEEN:
                 self.sink.text("".join(self._data))
             self._data.clear()
-
-
-class _Node:
-    """An element of a table held until the table closes."""
-
-    __slots__ = ("children", "name")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.children: list[_Node | str] = []
-
-    def find_all(self, names: frozenset[str]) -> list[_Node]:
-        """The descendants named one of ``names``, in document order (an explicit stack: no recursion)."""
-        found: list[_Node] = []
-        stack = [iter(self.children)]
-        while stack:
-            child = next(stack[-1], None)
-            if child is None:
-                stack.pop()
-            elif isinstance(child, _Node):
-                if child.name in names:
-                    found.append(child)
-                stack.append(iter(child.children))
-        return found
-
-    def strings(self) -> list[str]:
-        found: list[str] = []
-        stack = [iter(self.children)]
-        while stack:
-            child = next(stack[-1], None)
-            if child is None:
-                stack.pop()
-            elif isinstance(child, str):
-                found.append(child)
-            else:
-                stack.append(iter(child.children))
-        return found
-
-
-class _Tables:
-    """Passes events on to ``sink``, except a table's: held until it closes, then sent as one Markdown table, or
-    (a table laying out prose, or a single framed cell) passed on as it came."""
-
-    def __init__(self, sink: _Sink) -> None:
-        self.sink = sink
-        self.count = 0
-        self._open: list[_Node] = []  # the held table's open elements, the table first
-
-    def start(self, name: str) -> None:
-        if self._open or name == "table":
-            node = _Node(name)
-            if self._open:
-                self._open[-1].children.append(node)
-            self._open.append(node)
-        else:
-            self.sink.start(name)
-
-    def end(self, name: str) -> None:
-        if not self._open:
-            self.sink.end(name)
-            return
-        table = self._open.pop()
-        if not self._open:
-            self._replay(self._convert(table))
-
-    def text(self, data: str) -> None:
-        if self._open:
-            self._open[-1].children.append(data)
-        else:
-            self.sink.text(data)
-
-    def table(self, markdown: str) -> None:  # pragma: no cover - nothing before this stage makes tables
-        self.sink.table(markdown)
-
-    def _convert(self, outer: _Node) -> _Node:
-        """``outer`` with every table in it (itself included) that makes a Markdown table replaced by it, the
-        innermost first: a table inside a cell is part of the cell's text."""
-        holder = _Node("")
-        holder.children.append(outer)
-        places: list[tuple[_Node, int]] = [(holder, 0)]  # (parent, index) of each table, in document order
-        stack = [(outer, iter(enumerate(outer.children)))]
-        while stack:
-            parent, children = stack[-1]
-            item = next(children, None)
-            if item is None:
-                stack.pop()
-            elif isinstance(item[1], _Node):
-                if item[1].name == "table":
-                    places.append((parent, item[0]))
-                stack.append((item[1], iter(enumerate(item[1].children))))
-        for parent, index in reversed(places):
-            table = parent.children[index]
-            assert isinstance(table, _Node)
-            rows = [[_cell_text(c) for c in tr.find_all(_CELLS)] for tr in table.find_all(_ROWS)]
-            if any(len(cell) > MAX_CELL_CHARS for row in rows for cell in row):
-                continue  # a table laying out prose (a FAQ's answers): read as paragraphs, no cell cut short
-            markdown = markdown_table(rows)
-            if markdown:  # else one framed cell, or nothing: its text is read where it stands
-                made = _Node(_TABLE)
-                made.children.append(markdown)
-                parent.children[index] = made
-                self.count += 1
-        top = holder.children[0]
-        assert isinstance(top, _Node)
-        return top
-
-    def _replay(self, top: _Node) -> None:
-        """``top`` and all in it, as events to the sink."""
-        if top.name == _TABLE:
-            self.sink.table(str(top.children[0]))
-            return
-        self.sink.start(top.name)
-        stack = [iter(top.children)]
-        names = [top.name]
-        while stack:
-            child = next(stack[-1], None)
-            if child is None:
-                stack.pop()
-                self.sink.end(names.pop())
-            elif isinstance(child, str):
-                self.sink.text(child)
-            elif child.name == _TABLE:
-                self.sink.table(str(child.children[0]))
-            else:
-                self.sink.start(child.name)
-                stack.append(iter(child.children))
-                names.append(child.name)
-
-
-_ROWS, _CELLS = frozenset({"tr"}), frozenset({"td", "th"})
-
-
-def _cell_text(cell: _Node) -> str:
-    return " ".join(s.strip() for s in cell.strings() if s.strip())
 
 
 @dataclass
@@ -397,7 +255,7 @@ def html_sections(markup: str) -> HtmlText:
     elements and line breaks separate paragraphs, ``<pre>`` keeps its lines, a table becomes a Markdown table;
     scripts, styles, hidden parts and navigation blocks are left out."""
     walk = _Walk()
-    tables = _Tables(walk)
+    tables = Tables(walk)
     stream = _Stream(tables)
     stream.feed(markup)
     stream.close()
