@@ -1,5 +1,6 @@
 """Hostile intent-tree files: an alias bomb, a tree nested past the limit, deep JSON, too many intents. Each is
-refused with a message saying why, under the hang guard, and nothing is imported."""
+refused with a message saying why, read in a child process held to 60 s and 2 GB (``tests/hostile/bounded.py``:
+an alias bomb expanded would take far more), and nothing is imported."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import pytest
 
 from ragapp.router.tree import MAX_DEPTH, MAX_NODES, IntentTreeError, parse_tree
-from tests.hostile.test_hostile_text import finishes
+from tests.hostile.bounded import bounded
 
 ALIAS_BOMB = """
 a: &a [{code: x, name: x}, {code: x, name: x}, {code: x, name: x}, {code: x, name: x}, {code: x, name: x}]
@@ -31,7 +32,7 @@ def _nested(depth: int) -> dict[str, object]:
 
 def _refused(text: str, fmt: str | None, match: str) -> None:
     with pytest.raises(IntentTreeError) as caught:
-        finishes(lambda: parse_tree(text, fmt))  # type: ignore[arg-type]
+        bounded(parse_tree, text, fmt)
     assert match in " ".join(caught.value.problems)
 
 
