@@ -38,6 +38,14 @@ def _rows_not_read(m: re.Match[str]) -> str:
 _BUDGETS = {"cell": "单元格", "character": "字符"}
 
 
+def _too_many_chunks(m: re.Match[str]) -> str:
+    count = ("至少 " if m["least"] else " ") + m["count"]
+    return (
+        f"它会切出{count} 个片段，超过了每份文档 {m['limit']} 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
+        "请拆成较小的文件。未加入任何内容。"
+    )
+
+
 def _other_language_kept(m: re.Match[str]) -> str:
     lead = f"，比其他语言的中位数高 {m['lead']}" if m["lead"] else ""
     return f"其他语言：向量排名 {m['rank']}，相似度 ≥ {m['min']}{lead}"
@@ -167,6 +175,11 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
     (
         r"(?P<size>\S+) MB is over the (?P<limit>\S+) MB limit \(RAGAPP_INGEST__MAX_FILE_MB\)\.",
         "{size} MB 超过了 {limit} MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
+    ),
+    (
+        r"it makes (?P<least>at least )?(?P<count>[\d,]+) chunks, over the (?P<limit>[\d,]+) a document may "
+        r"have \(RAGAPP_INGEST__MAX_CHUNKS\); split it into smaller files\. Nothing was added\.",
+        _too_many_chunks,
     ),
     # What a parser left out (a document's report, ``left_out``)
     (

@@ -111,6 +111,18 @@ EXAMPLES = [
         "x.pdf：60.0 MB 超过了 50 MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
     ),
     (
+        "hello.html: it makes at least 77,368 chunks, over the 20,000 a document may have "
+        "(RAGAPP_INGEST__MAX_CHUNKS); split it into smaller files. Nothing was added.",
+        "hello.html：它会切出至少 77,368 个片段，超过了每份文档 20,000 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
+        "请拆成较小的文件。未加入任何内容。",
+    ),
+    (
+        "headings.md: it makes 30,000 chunks, over the 50 a document may have (RAGAPP_INGEST__MAX_CHUNKS); "
+        "split it into smaller files. Nothing was added.",
+        "headings.md：它会切出 30,000 个片段，超过了每份文档 50 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
+        "请拆成较小的文件。未加入任何内容。",
+    ),
+    (
         "sheet Data: rows 4,998–100,000 not read (character budget)",
         "工作表 Data：第 4,998–100,000 行未读取（超出字符预算）",
     ),
