@@ -37,7 +37,11 @@ FILES = {
 
 @pytest.fixture
 def rig(make_engine: Callable[..., Rig], tmp_path: Path) -> Rig:
-    rig = make_engine()
+    return build(make_engine, tmp_path)
+
+
+def build(make_engine: Callable[..., Rig], tmp_path: Path, **overrides: Any) -> Rig:
+    rig = make_engine(**overrides)
     for name, (kb, text, origin) in FILES.items():
         path = tmp_path / name
         path.write_text(text, "utf-8")
@@ -80,6 +84,14 @@ def test_each_channel_alone_searches_only_the_filtered_documents(
     rig: Rig, channel: str, where: DocumentFilter | None, kbs: frozenset[str] | None, expected: set[str]
 ) -> None:
     assert found(rig, where, [channel], kbs) == {channel: expected}
+
+
+def test_the_keyword_channel_on_postgresql_is_filtered_too(
+    make_engine: Callable[..., Rig], tmp_path: Path, postgres_url: str
+) -> None:
+    rig = build(make_engine, tmp_path, store={"database_url": postgres_url, "keywords": "postgres"})
+    for where, kbs, expected in CASES:
+        assert found(rig, where, ["keyword"], kbs) == {"keyword": expected}, where
 
 
 def test_both_channels_are_filtered_before_fusion(rig: Rig) -> None:
