@@ -20,7 +20,8 @@ MAX_TAG_CHARS = 40
 _TAG = re.compile(r"^[\w][\w .:/+#&-]*$")
 
 # The metadata keys a document may carry (``document_meta``), as the catalog stores them.
-META_KEYS = ("title", "author", "created", "modified", "source", "path", "folder")
+# ``modified`` is the date the file declares; ``changed`` when it last changed where it lives (a synced source's).
+META_KEYS = ("title", "author", "created", "modified", "source", "path", "folder", "changed")
 UPLOAD_SOURCE = "upload"  # the source of a file uploaded in the UI or through the API
 
 

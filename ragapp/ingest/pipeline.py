@@ -109,7 +109,7 @@ def origin_meta(origin: FileOrigin | None) -> dict[str, str]:
     path = origin.path.replace("\\", "/").lstrip("/")
     meta = {"source": origin.source, "path": path, "folder": path.rpartition("/")[0]}
     if (changed := parse_date(origin.modified_at)) is not None:
-        meta["modified"] = changed  # when it changed where it lives beats the date the file declares
+        meta["changed"] = changed  # kept apart from the date the file declares: indexing again re-reads that one
     return meta
 
 

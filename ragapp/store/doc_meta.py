@@ -88,8 +88,13 @@ def matching(run: Run, where: DocumentFilter, kbs: Scope) -> frozenset[str]:
         if text is not None:
             add(f"LOWER({_meta_value(key)}) LIKE ? ESCAPE '\\'", "%" + _like(text.casefold()) + "%")
     for column, after, before in (
-        # A document that gives no date of change changed, as far as anyone knows, when it was added.
-        (f"COALESCE({_meta_value('modified')}, d.added_at)", where.modified_after, where.modified_before),
+        # When it changed at its source, else the date the file declares, else (as far as anyone knows) when
+        # it was added.
+        (
+            f"COALESCE({_meta_value('changed')}, {_meta_value('modified')}, d.added_at)",
+            where.modified_after,
+            where.modified_before,
+        ),
         ("d.added_at", where.added_after, where.added_before),
     ):
         if after is not None:

@@ -17,9 +17,10 @@ _FIELDS = (
     ("title", "Title", "标题"),
     ("author", "Author", "作者"),
     ("created", "Created", "创建于"),
-    ("modified", "Changed", "修改于"),
+    ("modified", "Modified", "修改于"),
     ("source", "Source", "来源"),
     ("path", "Path", "路径"),
+    ("changed", "Changed there", "在来源处修改于"),
 )
 
 

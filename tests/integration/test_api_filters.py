@@ -57,7 +57,7 @@ def test_tags_are_set_by_editors_validated_and_shown(served: Served) -> None:
         assert shown["meta"] == {"source": "upload", "path": "kettle.md"}
         vault = ada.get(f"/v1/documents/{served.docs['vault.md']}").json()
         assert vault["meta"] == {
-            "source": "vault-share", "path": "kitchen/vault.md", "folder": "kitchen", "modified": "2025-01-02 03:04:05",
+            "source": "vault-share", "path": "kitchen/vault.md", "folder": "kitchen", "changed": "2025-01-02 03:04:05",
         }  # fmt: skip
 
 

@@ -132,11 +132,13 @@ def test_where_a_file_came_from_is_kept_and_survives_reindex_and_move(rig: Rig) 
     library = rig.engine.library
     leave = library.document_view(doc_id(rig, "leave.txt"))
     assert leave.meta == {"source": "hr-share", "path": "policies/2024/leave.txt", "folder": "policies/2024",
-                          "modified": "2024-03-01 08:00:00"}  # fmt: skip
+                          "changed": "2024-03-01 08:00:00"}  # fmt: skip
     router = library.document_view(doc_id(rig, "router.txt"))
     assert router.meta == {"source": "upload", "path": "router.txt"}  # at the top: no folder
     assert router.tags == ("devices", "network")
 
+    assert library.reindex(leave.record.doc_id).status == "replaced"
+    assert library.document_view(leave.record.doc_id).meta == leave.meta  # where it came from is not in the file
     assert library.reindex(router.record.doc_id).status == "replaced"
     library.move(router.record.doc_id, "alpha")
     again = library.document_view(router.record.doc_id)

@@ -52,7 +52,8 @@ def library(catalog: Catalog) -> Catalog:
             "title": "Travel_Rules 100%",
             "source": "hr-share",
             "path": "policies/2023/travel.docx",
-            "modified": "2023-05-01 00:00:00",
+            "modified": "2023-05-01 00:00:00",  # what the file says; it changed at its source since:
+            "changed": "2024-02-01 00:00:00",
         },
         file_type="docx",
     )
@@ -96,8 +97,8 @@ def test_each_field_of_a_filter(library: Catalog) -> None:
     assert ids(library, title="rules 100%") == {"travel"}
     assert ids(library, title="_rules 100") == {"travel"}
     assert ids(library, title="%") == {"travel"}  # a literal percent sign, not a wildcard
-    assert ids(library, modified_after="2024-01-02") == {"leave", "notes"}  # no date: when it was added
-    assert ids(library, modified_before="2024-01-02") == {"travel", "old"}
+    assert ids(library, modified_after="2024-01-02") == {"leave", "notes", "travel"}  # no date: when it was added
+    assert ids(library, modified_before="2024-01-02") == {"old"}
     assert ids(library, added_after="2024-02-01") == {"notes"}
     assert ids(library, tags=("hr",), file_types=("txt",)) == {"notes"}  # every field must hold
 
@@ -134,3 +135,4 @@ def test_a_new_version_keeps_the_tags_and_indexed_again_keeps_its_origin(library
     meta = library.document_meta("travel")
     assert meta["title"] == "Travel Rules"  # read from the file again
     assert meta["path"] == "policies/2023/travel.docx"  # not in the file: kept
+    assert (meta["modified"], meta["changed"]) == ("2023-05-01 00:00:00", "2024-02-01 00:00:00")

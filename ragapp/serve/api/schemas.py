@@ -176,7 +176,7 @@ class LeftOutOut(BaseModel):
 class DocumentDetail(DocumentOut):
     meta: dict[str, str] = Field(
         description="What the file says about itself (title, author, created, modified) and where it came from "
-        "(source, path, folder); dates in UTC as YYYY-MM-DD HH:MM:SS."
+        "(source, path, folder, changed: when it last changed there); dates in UTC as YYYY-MM-DD HH:MM:SS."
     )
     tags: list[str] = Field(description="The tags users set (PUT /v1/documents/{id}/tags).")
     report: dict[str, Any] | None = Field(description="How the file read (pages with text, OCR, tables).")
