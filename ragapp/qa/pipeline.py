@@ -361,7 +361,7 @@ class AnswerPipeline:
         for result in results:
             for r in result.channel_results:
                 channels[r.channel] = channels.get(r.channel, 0) + len(r.hits)
-        return {
+        detail: dict[str, object] = {
             "channels": channels,
             "candidates": sum(len(r.candidates) for r in results),
             "relevant": found,
@@ -373,6 +373,9 @@ class AnswerPipeline:
             "kbs": [sorted(p.kbs) if p.kbs is not None else "all" for p in parts],
             "budget": budget,
         }
+        if parts and parts[0].docs is not None:  # every part has the question's filter
+            detail["filter documents"] = len(parts[0].docs)
+        return detail
 
 
 def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from ragapp.core.events import AgentStepEvent, AnswerEvent, NoticeEvent, RetrievalEvent
+from ragapp.core.events import AgentStepEvent, AnswerEvent, NoticeEvent, RetrievalEvent, StageEvent
 from ragapp.core.filters import DocumentFilter
 from ragapp.core.types import Chunk, FileOrigin
 from ragapp.store.bm25 import Bm25Index
@@ -205,3 +205,25 @@ def test_chroma_draws_its_top_k_from_the_admitted_documents(tmp_path: Path) -> N
     assert [c for c, _ in index.search(query, 3, "en", kbs=frozenset({"b"}), docs=frozenset({"far"}))] != []
     assert {c for c, _ in index.search(query, 5, "en", kbs=frozenset({"a"}), docs=frozenset({"far"}))} == {"far-0000"}
     assert index.search(query, 3, "en", docs=frozenset()) == []
+
+
+def test_what_a_file_says_about_itself_is_stored_and_filtered_on(rig: Rig, tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("The Zephyr heater gateway password is condor.")
+    document.core_properties.title, document.core_properties.author = "Heater Notes", "Li Wei"
+    document.save(str(tmp_path / "heater.docx"))
+    (result,) = rig.engine.library.ingest([(tmp_path / "heater.docx", "heater.docx")], kb="beta")
+    assert result.status == "added", result.message
+    meta = rig.engine.library.document_view(str(result.doc_id)).meta
+    assert (meta["title"], meta["author"], meta["source"], meta["path"]) == (
+        "Heater Notes", "Li Wei", "upload", "heater.docx",
+    )  # fmt: skip
+    for channel in ("vector", "keyword"):
+        assert found(rig, DocumentFilter(author="li wei"), [channel]) == {channel: {"heater.docx"}}
+        assert found(rig, DocumentFilter(title="heater", file_types=("docx",)), [channel]) == {channel: {"heater.docx"}}
+    rig.llm.enqueue("It is condor [1].")
+    events = list(rig.engine.chat.ask(QUESTION, where=DocumentFilter(author="Li"), mode="workflow"))
+    retrieve = next(e for e in events if isinstance(e, StageEvent) and e.stage == "retrieve" and e.status != "started")
+    assert retrieve.detail["filter documents"] == 1  # the trace says the filter was on, and how wide
