@@ -31,7 +31,7 @@ from ragapp.core.errors import LLMError
 from ragapp.core.events import AgentStepEvent, EngineEvent, NoticeEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.stages import begin
-from ragapp.core.types import ChatTurn, Scope, ToolCall
+from ragapp.core.types import ChatTurn, Docs, Scope, ToolCall
 from ragapp.models.llm import LLM, ToolCallingLLM, stream_within
 from ragapp.qa.pipeline import AnswerPipeline
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -112,12 +112,20 @@ class AgentRunner:
         self._mcp.close()
 
     def ask(
-        self, question: str, history: Sequence[ChatTurn] = (), kbs: Scope = None, *, summary: str = ""
+        self,
+        question: str,
+        history: Sequence[ChatTurn] = (),
+        kbs: Scope = None,
+        *,
+        summary: str = "",
+        docs: Docs = None,
     ) -> Iterator[EngineEvent]:
+        """Answer step by step with tools, searching the knowledge bases ``kbs`` and (with a document filter)
+        only the documents ``docs``: the tools' own filters narrow that further, never widen it."""
         question = question.strip()
         summary, kept = yield from self._workflow.remember(summary, list(history))
         history = kept
-        run = self._start(question, kept, kbs, summary)
+        run = self._start(question, kept, kbs, summary, docs)
         stage = yield from begin("agent", {"protocol": "native" if run.native else "json"})
         try:
             yield from self._loop(run)
@@ -126,7 +134,7 @@ class AgentRunner:
             yield NoticeEvent(
                 f"The agent could not work on this question ({exc}); answering with the workflow instead.", "warning"
             )
-            yield from self._workflow.ask(question, history, kbs, summary=summary)
+            yield from self._workflow.ask(question, history, kbs, summary=summary, docs=docs)
             return
         detail = {"steps": run.steps, "model calls": run.model_calls, "passages": len(run.context.passages.items)}
         yield stage.finished(detail)
@@ -134,9 +142,9 @@ class AgentRunner:
 
     # -- the loop ------------------------------------------------------------------------------
 
-    def _start(self, question: str, history: list[ChatTurn], kbs: Scope, summary: str) -> Run:
+    def _start(self, question: str, history: list[ChatTurn], kbs: Scope, summary: str, docs: Docs = None) -> Run:
         context = ToolContext(
-            self._retrieval, self._catalog, kbs, PassageBook(), self._settings.retrieval.context_top_k
+            self._retrieval, self._catalog, kbs, PassageBook(), self._settings.retrieval.context_top_k, docs
         )
         tools = list(self._tools.values())
         system = NATIVE_SYSTEM if self.native else system_prompt(tools, question)

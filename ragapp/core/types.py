@@ -162,6 +162,21 @@ class KnowledgeBase:
 # The knowledge bases a question searches: a set of names, or None for all of them.
 Scope = frozenset[str] | None
 
+# The documents a question may draw on, by id, after its ``DocumentFilter`` (None: no filter, every document of
+# its scope). An empty set finds nothing: a filter that matches no document never means "search everything".
+Docs = frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class FileOrigin:
+    """Where a file came from, for ``Ingestor.ingest_files``: ``source`` names it ("upload", or a synced folder or
+    repository), ``path`` is the file's path within that source ("/" separated, e.g. "policies/2024/leave.pdf"),
+    ``modified_at`` when it last changed there (ISO 8601; None: unknown)."""
+
+    source: str
+    path: str
+    modified_at: str | None = None
+
 
 # The name of a retrieval channel that searches another ragapp begins so: "remote:hr".
 REMOTE_PREFIX = "remote:"
@@ -341,6 +356,7 @@ class RetrievalResult:
     settings: dict[str, Any] = field(default_factory=dict)  # every knob this request ran with
     kbs: tuple[str, ...] | None = None  # the scope searched; None: all knowledge bases
     cached: bool = False
+    filtered: int | None = None  # how many documents a document filter let the channels search; None: no filter
     # chunk id -> channel -> what that channel added to its fused score (see ``fusion.contributions``)
     contributions: dict[str, dict[str, float]] = field(default_factory=dict)
     # chunk id -> the relevance gate's decision on that candidate (see ``ragapp.retrieval.relevance``)

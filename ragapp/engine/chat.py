@@ -10,10 +10,11 @@ from ragapp.agent.runner import AgentRunner
 from ragapp.config import Settings
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
+from ragapp.core.filters import DocumentFilter
 from ragapp.core.lang import is_chinese, said_as
-from ragapp.core.types import LOCAL_OWNER, ChatTurn, Mode, RetrievalResult, Scope
+from ragapp.core.types import LOCAL_OWNER, ChatTurn, Docs, Mode, RetrievalResult, Scope
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
-from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.retrieval.pipeline import NO_MATCH, RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
 
 
@@ -49,6 +50,7 @@ class Chat:
         mode: Mode | None = None,
         owner: str = LOCAL_OWNER,
         actor: Actor = LOCAL_ACTOR,
+        where: DocumentFilter | None = None,
     ) -> Iterator[EngineEvent]:
         """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
         stages, the rewritten question, routing, notices, retrieved chunks, tokens, answer. An unknown
@@ -61,10 +63,14 @@ class Chat:
         questions); None: the configured default. A resumed clarification always continues the workflow.
 
         Each call leaves a trace owned by ``owner`` (see ``Observability.traces``). ``actor`` only ever
-        searches the knowledge bases it may read, whatever ``kbs``, the mode or the agent's tool arguments say."""
+        searches the knowledge bases it may read, whatever ``kbs``, the mode or the agent's tool arguments say.
+
+        ``where`` keeps the search to the documents it admits (tags, path, type, author, dates), resolved once
+        here within those knowledge bases; one that admits none is said, and nothing is searched."""
         if self._access is not None:
             kbs = self._access.scope_for(actor, kbs)
-        events = self._ask(question, history, kbs, summary, clarified, mode)
+        docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
+        events = self._ask(question, history, kbs, summary, clarified, mode, docs)
         shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
         return self._recorder.chat(events, owner=owner, question=question, mode=shown)
 
@@ -76,8 +82,11 @@ class Chat:
         summary: str,
         clarified: Clarified | None,
         mode: Mode | None,
+        docs: Docs = None,
     ) -> Iterator[EngineEvent]:
         refusal = question_refusal(question, self._settings.workflow.max_question_chars)
+        if refusal is None and docs is not None and not docs:
+            refusal = said_as(question, NO_MATCH, "没有文档符合筛选条件，未进行检索。请放宽条件，或检查标签和路径。")
         if refusal is not None:  # before any model call or search: nothing to answer, or too much to embed
             yield NoticeEvent(refusal, level="warning")
             yield AnswerEvent(refusal, (), grounded=False)
@@ -89,17 +98,27 @@ class Chat:
             yield ModeEvent(chosen, said_as(question, f"Auto chose {chosen}: {why}", f"自动模式选择了{name}：{why}"))
             mode = chosen
         if clarified is None and mode == "agent":
-            yield from self._agent.ask(question, history, kbs, summary=summary)
+            yield from self._agent.ask(question, history, kbs, summary=summary, docs=docs)
             return
-        yield from self._answers.ask(question, history, kbs, summary=summary, clarified=clarified)
+        yield from self._answers.ask(question, history, kbs, summary=summary, clarified=clarified, docs=docs)
 
-    def retrieve(self, question: str, kbs: Scope = None, *, actor: Actor = LOCAL_ACTOR) -> RetrievalResult:
+    def retrieve(
+        self,
+        question: str,
+        kbs: Scope = None,
+        *,
+        actor: Actor = LOCAL_ACTOR,
+        where: DocumentFilter | None = None,
+        channels: Sequence[str] | None = None,
+    ) -> RetrievalResult:
         """The chunks ``question`` would be answered from, with everything the trace shows about them; like
-        ``ask``, only from the knowledge bases ``actor`` may read."""
+        ``ask``, only from the knowledge bases ``actor`` may read and the documents ``where`` admits, found by
+        the named ``channels`` (None: all)."""
         require(actor, Action.CHAT)
         if self._access is not None:
             kbs = self._access.scope_for(actor, kbs)
-        return self._retrieval.retrieve(question, kbs)
+        docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
+        return self._retrieval.retrieve(question, kbs, channels=channels, docs=docs)
 
 
 def question_refusal(question: str, max_chars: int) -> str | None:

@@ -7,17 +7,19 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragapp.accounts.kb_access import KbAccess
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import AccessDenied, IngestError
+from ragapp.core.filters import TagError, clean_tags
 from ragapp.core.types import (
     DEFAULT_KB,
     LOCAL_OWNER,
     Chunk,
     DocumentRecord,
+    FileOrigin,
     IngestProgress,
     IngestResult,
     KnowledgeBase,
@@ -41,6 +43,8 @@ class DocumentView:
     chunks: tuple[Chunk, ...]
     skipped: tuple[SkippedSection, ...]
     file_kept: bool  # its file is kept: it can be indexed again, and its pages shown
+    meta: dict[str, str] = field(default_factory=dict)  # title, author, dates; source, path, folder
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,7 @@ class Library:
 
     def ingest(
         self,
-        files: Sequence[tuple[Path, str]],
+        files: Sequence[tuple[Path, str] | tuple[Path, str, FileOrigin]],
         progress: Progress | None = None,
         kb: str = DEFAULT_KB,
         owner: str = LOCAL_OWNER,
@@ -85,7 +89,8 @@ class Library:
         actor: Actor = LOCAL_ACTOR,
         cancel: threading.Event | None = None,
     ) -> list[IngestResult]:
-        """Add files given as (path on disk, name to show) to knowledge base ``kb``. Never raises for a bad
+        """Add files given as (path on disk, name to show[, where it came from]) to knowledge base ``kb`` (see
+        ``Ingestor.ingest_files``). Never raises for a bad
         file; raises ``IngestError`` for an invalid ``kb`` name and ``AccessDenied`` for an ``actor`` who may
         not upload, before anything is stored. Setting ``cancel`` stops the batch cleanly (see
         ``Ingestor.ingest_files``)."""
@@ -100,7 +105,7 @@ class Library:
 
             return self._ingestor.ingest_files(files, both, kb, cancel)
 
-        return self._recorder.ingest(run, owner=owner, files=[name for _path, name in files])
+        return self._recorder.ingest(run, owner=owner, files=[item[1] for item in files])
 
     def check_upload(self, kb: str, *, actor: Actor = LOCAL_ACTOR) -> None:
         """Raise ``AccessDenied`` as ``ingest`` would for ``actor`` uploading to ``kb``, before any file is read
@@ -146,8 +151,35 @@ class Library:
         files = self._store.files
         return DocumentView(
             record, catalog.parse_report(doc_id), chunks, tuple(catalog.skipped_sections(doc_id)),
-            files is not None and files.find(doc_id) is not None,
+            files is not None and files.find(doc_id) is not None, catalog.document_meta(doc_id),
+            tuple(catalog.tags(doc_id)),
         )  # fmt: skip
+
+    def set_tags(self, doc_id: str, tags: Sequence[str], *, actor: Actor = LOCAL_ACTOR) -> tuple[str, ...]:
+        """Make ``tags`` the document's (cleaned: trimmed, lower case, each once); returns them as stored. Only
+        someone who may change the document's knowledge base may tag it.
+
+        Raises:
+            IngestError: the document is gone, or a tag breaks the rules (the message says which).
+            AccessDenied: ``actor`` may not change the document's knowledge base.
+        """
+        require(actor, Action.UPLOAD)
+        record = self._readable(doc_id, actor)
+        self._may_edit(actor, record.kb)
+        try:
+            cleaned = clean_tags(tags)
+        except TagError as exc:
+            raise IngestError(str(exc)) from None
+        if not self._store.catalog.set_tags(doc_id, cleaned):
+            raise IngestError("That document is no longer in the knowledge base.")
+        return cleaned
+
+    def tags(self, *, actor: Actor = LOCAL_ACTOR) -> list[str]:
+        """Every tag on a document ``actor`` may read, by name (what the Chat's filter offers)."""
+        catalog = self._store.catalog
+        if self._access is None:
+            return [tag for tag, _n in catalog.all_tags()]
+        return sorted({t for d in self.documents(actor=actor) for t in catalog.tags(d.doc_id)})
 
     def page_view(self, chunk_id: str, highlights: Sequence[str] = (), *, actor: Actor = LOCAL_ACTOR) -> PageView:
         """The cited chunk on its page: the page drawn, ``highlights`` (the supporting sentences; the whole chunk

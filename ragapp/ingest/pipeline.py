@@ -24,11 +24,13 @@ import numpy as np
 
 from ragapp.config import IngestSettings
 from ragapp.core.errors import IngestCancelled, IngestError, RagAppError
+from ragapp.core.filters import UPLOAD_SOURCE
 from ragapp.core.lang import language_of
 from ragapp.core.types import (
     DEFAULT_KB,
     Chunk,
     DocumentRecord,
+    FileOrigin,
     IngestPhase,
     IngestProgress,
     IngestResult,
@@ -39,6 +41,7 @@ from ragapp.core.types import (
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.coverage import with_coverage
+from ragapp.ingest.file_meta import file_meta, parse_date
 from ragapp.ingest.knowledge_store import (  # re-exported: callers import them from here
     WRITES,
     KnowledgeStore,
@@ -83,6 +86,7 @@ class _Prepared:
     split: BoilerplateSplit
     report: ParseReport
     ocr_boxes: tuple[OcrBox, ...]
+    meta: dict[str, str]  # what the file says about itself and where it came from (``document_meta``)
 
 
 def _cancellable(progress: Progress, cancel: threading.Event | None) -> Progress:
@@ -97,6 +101,17 @@ def _cancellable(progress: Progress, cancel: threading.Event | None) -> Progress
         progress(update)
 
     return checked
+
+
+def origin_meta(origin: FileOrigin | None) -> dict[str, str]:
+    """The catalog's metadata of where a file came from (none given: nothing, e.g. when indexing again)."""
+    if origin is None:
+        return {}
+    path = origin.path.replace("\\", "/").lstrip("/")
+    meta = {"source": origin.source, "path": path, "folder": path.rpartition("/")[0]}
+    if (changed := parse_date(origin.modified_at)) is not None:
+        meta["changed"] = changed  # kept apart from the date the file declares: indexing again re-reads that one
+    return meta
 
 
 def _too_many_chunks(name: str, count: str, limit: int) -> IngestError:
@@ -127,12 +142,14 @@ class Ingestor:
 
     def ingest_files(
         self,
-        files: Sequence[tuple[Path, str]],
+        files: Sequence[tuple[Path, str] | tuple[Path, str, FileOrigin]],
         progress: Progress = no_progress,
         kb: str = DEFAULT_KB,
         cancel: threading.Event | None = None,
     ) -> list[IngestResult]:
         """Ingest (path, display name) pairs into knowledge base ``kb``; one bad file never stops the others.
+        A third item, a ``FileOrigin``, says where the file came from (a synced folder: its source, path there
+        and time of change); without one it is an upload, its path the display name.
         Setting ``cancel`` stops the batch at the next page, batch or file: the files done stay, the one in
         flight leaves nothing behind (nothing is written before a file is embedded), the rest are not read.
 
@@ -141,14 +158,15 @@ class Ingestor:
         """
         kb = kb_name(kb)
         results: list[IngestResult] = []
-        for index, (path, given) in enumerate(files):
+        for index, (path, given, *more) in enumerate(files):
             name = document_name(given, path)
+            origin = more[0] if more else FileOrigin(UPLOAD_SOURCE, name)
             if cancel is not None and cancel.is_set():
                 results.append(IngestResult(name, "cancelled", f"{name}: not added, the upload was cancelled."))
                 continue
             file_progress = _FileProgress(_cancellable(progress, cancel), name, index, len(files))
             try:
-                results.append(self._ingest_one(path, name, kb, file_progress))
+                results.append(self._ingest_one(path, name, kb, file_progress, origin=origin))
             except IngestCancelled:
                 log.info("ingest of %s cancelled", name)
                 results.append(IngestResult(name, "cancelled", f"{name}: stopped; nothing of it was added."))
@@ -178,15 +196,27 @@ class Ingestor:
         return result
 
     def _ingest_one(
-        self, path: Path, name: str, kb: str, progress: _FileProgress, again: DocumentRecord | None = None
+        self,
+        path: Path,
+        name: str,
+        kb: str,
+        progress: _FileProgress,
+        again: DocumentRecord | None = None,
+        origin: FileOrigin | None = None,
     ) -> IngestResult:
         """``path`` read, chunked and embedded (``_prepare``), then stored (``_commit``); ``again``: the
-        document's own record, when it is indexed again under the same ids."""
-        prepared = self._prepare(path, name, kb, progress, again)
+        document's own record, when it is indexed again under the same ids (its origin is kept then)."""
+        prepared = self._prepare(path, name, kb, progress, again, origin)
         return prepared if isinstance(prepared, IngestResult) else self._commit(prepared, again)
 
     def _prepare(
-        self, path: Path, name: str, kb: str, progress: _FileProgress, again: DocumentRecord | None
+        self,
+        path: Path,
+        name: str,
+        kb: str,
+        progress: _FileProgress,
+        again: DocumentRecord | None,
+        origin: FileOrigin | None = None,
     ) -> _Prepared | IngestResult:
         """Everything before the stores are touched: the limits, the duplicate check, parsing (OCR included),
         boilerplate, chunks and their vectors; or the result, for a file that is already there."""
@@ -246,7 +276,8 @@ class Ingestor:
             chunks,
             lambda f, m: progress("embed", start + (0.97 - start) * f, m, round(f * n), n),
         )
-        return _Prepared(path, record, chunks, vectors, split, report, parsed.ocr_boxes)
+        meta = file_meta(path, Path(name).suffix.lstrip(".") or parsed.file_type) | origin_meta(origin)
+        return _Prepared(path, record, chunks, vectors, split, report, parsed.ocr_boxes, meta)
 
     def _commit(self, prepared: _Prepared, again: DocumentRecord | None) -> IngestResult:
         """``prepared`` into the stores, under the write lock (across replicas too): the kept file, the vectors,
@@ -283,7 +314,7 @@ class Ingestor:
                 with catalog.transaction() as tx:
                     replaced = catalog.store_document(
                         tx, record, chunks, prepared.split.skipped, prepared.report, prepared.ocr_boxes,
-                        again=again is not None,
+                        again=again is not None, meta=prepared.meta,
                     )  # fmt: skip
             except ContentAlreadyStored as lost:  # another replica stored the same file since the check above
                 return lost_race(self._store, name, kb, lost, chunks)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from ragapp.core.access import Actor
 from ragapp.core.errors import RagAppError
 from ragapp.core.events import StageEvent
+from ragapp.core.filters import DocumentFilter
 from ragapp.core.turn import Turn
 from ragapp.core.types import Chunk, RetrievalResult, Scope
 from ragapp.engine import retrieval_record
@@ -177,6 +178,13 @@ def build_mcp(
         ctx: Context,
         knowledge_bases: KnowledgeBases = None,
         top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many passages at most.")] = 5,
+        filter: Annotated[  # the name the HTTP API gives the same object
+            DocumentFilter | None,
+            Field(
+                description="Search only documents with these tags, path prefix or glob, file types, author, "
+                "title, or dates (all set fields must hold); none: every document."
+            ),
+        ] = None,
     ) -> SearchResult:
         who_calls = caller(ctx)
         refusal = question_refusal(query, engine.settings.workflow.max_question_chars)
@@ -186,7 +194,7 @@ def build_mcp(
 
         def searched() -> SearchResult:
             started = time.perf_counter()
-            result = engine.chat.retrieve(query, kbs, actor=who_calls.actor)
+            result = engine.chat.retrieve(query, kbs, actor=who_calls.actor, where=filter)
             return search_result(result, top_k, time.perf_counter() - started)
 
         return await run(searched)

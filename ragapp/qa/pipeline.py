@@ -33,7 +33,7 @@ from ragapp.core.events import (
 )
 from ragapp.core.lang import is_chinese, said_as
 from ragapp.core.stages import begin
-from ragapp.core.types import ChatTurn, LeafScore, RetrievalResult, RetrievedChunk, Scope
+from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
@@ -75,6 +75,7 @@ class Part:
     decision: RoutingDecision
     kbs: Scope
     top_k: int | None
+    docs: Docs = None  # the documents a filter admits (None: no filter), whatever knowledge bases are searched
 
 
 class AnswerPipeline:
@@ -96,9 +97,11 @@ class AnswerPipeline:
         *,
         summary: str = "",
         clarified: Clarified | None = None,
+        docs: Docs = None,
     ) -> Iterator[EngineEvent]:
-        """Answer ``question`` from the knowledge bases ``kbs`` (None: all of them). ``summary`` folds the
-        turns before ``history``; ``clarified`` resumes a question the app asked back about."""
+        """Answer ``question`` from the knowledge bases ``kbs`` (None: all of them) and, with a document filter,
+        only from the documents ``docs``. ``summary`` folds the turns before ``history``; ``clarified`` resumes
+        a question the app asked back about."""
         question = question.strip()
         history = list(history)
         summary, history = yield from self.remember(summary, history)
@@ -117,7 +120,7 @@ class AnswerPipeline:
             if decision.action == "clarify":
                 yield from self._ask_back(plan, decision)
                 return
-            parts.append(self._part(sub_question, decision, kbs))
+            parts.append(replace(self._part(sub_question, decision, kbs), docs=docs))
 
         asked = self._with_choice(plan.standalone, parts)
         system_parts = [p for p in parts if p.decision.action == "system"]
@@ -281,11 +284,11 @@ class AnswerPipeline:
         stage = yield from begin("retrieve")
         results = []
         for part in parts:
-            result = self._retrieval.retrieve(part.question, part.kbs, part.top_k)
+            result = self._retrieval.retrieve(part.question, part.kbs, part.top_k, docs=part.docs)
             if not result.chunks and part.kbs != kbs:
                 # The intent's knowledge bases hold nothing relevant: the tree may not know a newer upload,
                 # or the model routed wrongly. Searching the wider scope costs one retrieval, not an answer.
-                result = self._retrieval.retrieve(part.question, kbs, part.top_k)
+                result = self._retrieval.retrieve(part.question, kbs, part.top_k, docs=part.docs)
                 named = ", ".join(sorted(part.kbs or ()))
                 where = named or "the intent's knowledge bases"
                 english = f"Nothing relevant in {where}; searched {_scope_words(kbs)} instead."
@@ -336,7 +339,7 @@ class AnswerPipeline:
         """``result`` with the passages ``query`` finds in the same scope before its own, each once, at most as
         many as the part may use."""
         kbs = result.kbs if result.kbs is None else frozenset(result.kbs)
-        found = self._retrieval.retrieve(query, kbs, part.top_k)
+        found = self._retrieval.retrieve(query, kbs, part.top_k, docs=part.docs)
         limit = part.top_k or self._retrieval.settings.context_top_k
         both = {c.chunk.chunk_id: c for c in (*found.chunks, *result.chunks)}
         degraded = tuple(dict.fromkeys((*found.degraded, *result.degraded)))
@@ -358,7 +361,7 @@ class AnswerPipeline:
         for result in results:
             for r in result.channel_results:
                 channels[r.channel] = channels.get(r.channel, 0) + len(r.hits)
-        return {
+        detail: dict[str, object] = {
             "channels": channels,
             "candidates": sum(len(r.candidates) for r in results),
             "relevant": found,
@@ -370,6 +373,9 @@ class AnswerPipeline:
             "kbs": [sorted(p.kbs) if p.kbs is not None else "all" for p in parts],
             "budget": budget,
         }
+        if parts and parts[0].docs is not None:  # every part has the question's filter
+            detail["filter documents"] = len(parts[0].docs)
+        return detail
 
 
 def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragapp.core.lang import LANGUAGES
-from ragapp.core.types import ChannelHit, ChannelResult, Scope
+from ragapp.core.types import ChannelHit, ChannelResult, Docs, Scope
 from ragapp.models.embedders import Embedder
 from ragapp.registry import Registry
 from ragapp.retrieval.fusion import to_hits
@@ -25,14 +25,15 @@ from ragapp.store.vectors import ChromaVectorIndex
 class Channel(ABC):
     name: str
 
-    def retrieve(self, query: str, top_k: int, kbs: Scope = None) -> ChannelResult:
-        """The ``top_k`` best chunks for ``query`` among the knowledge bases ``kbs`` (None: all of them)."""
+    def retrieve(self, query: str, top_k: int, kbs: Scope = None, docs: Docs = None) -> ChannelResult:
+        """The ``top_k`` best chunks for ``query`` among the knowledge bases ``kbs`` (None: all of them) and the
+        documents ``docs`` (None: any; a filter's documents, searched before anything is cut)."""
         start = time.perf_counter()
-        hits = self._retrieve(query, top_k, kbs)
+        hits = self._retrieve(query, top_k, kbs, docs)
         return ChannelResult(self.name, tuple(hits), time.perf_counter() - start)
 
     @abstractmethod
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]: ...
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]: ...
 
     def close(self) -> None:  # noqa: B027 (most channels hold nothing: closing them does nothing)
         """Let go of what the channel holds open (a connection); the local channels hold nothing."""
@@ -53,21 +54,21 @@ class VectorChannel(Channel):
         self._embedder = embedder
         self._index = index
 
-    def retrieve(self, query: str, top_k: int, kbs: Scope = None) -> ChannelResult:
+    def retrieve(self, query: str, top_k: int, kbs: Scope = None, docs: Docs = None) -> ChannelResult:
         # Timed in two steps: on a CPU the query embedding usually costs more than the search itself.
         start = time.perf_counter()
         vector = self._embedder.embed_queries([query])[0]
         embedded = time.perf_counter()
-        hits = self._search(vector, top_k, kbs)
+        hits = self._search(vector, top_k, kbs, docs)
         done = time.perf_counter()
         stages = {"embed": embedded - start, "search": done - embedded}
         return ChannelResult(self.name, tuple(hits), done - start, stages)
 
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
-        return self._search(self._embedder.embed_queries([query])[0], top_k, kbs)
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
+        return self._search(self._embedder.embed_queries([query])[0], top_k, kbs, docs)
 
-    def _search(self, vector: np.ndarray, top_k: int, kbs: Scope) -> list[ChannelHit]:
-        per_language = [self._index.search(vector, top_k, language=lang, kbs=kbs) for lang in LANGUAGES]
+    def _search(self, vector: np.ndarray, top_k: int, kbs: Scope, docs: Docs) -> list[ChannelHit]:
+        per_language = [self._index.search(vector, top_k, language=lang, kbs=kbs, docs=docs) for lang in LANGUAGES]
         interleaved = sorted(
             (rank, -score, cid, lang)
             for lang, hits in zip(LANGUAGES, per_language, strict=True)
@@ -85,8 +86,8 @@ class KeywordChannel(Channel):
     def __init__(self, index: KeywordIndex) -> None:
         self._index = index
 
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
-        return to_hits(self._index.search(query, top_k, kbs=kbs))
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
+        return to_hits(self._index.search(query, top_k, kbs=kbs, docs=docs))
 
 
 @dataclass(frozen=True)

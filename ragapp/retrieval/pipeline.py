@@ -3,7 +3,9 @@
 channels (concurrent, each within its time budget) -> fusion by chunk id -> candidate cut -> rerank
 -> relevance gate (``relevance.decide``) -> context_top_k. A channel that fails or runs out of time
 contributes nothing and is named in ``degraded``; the other channels still answer. Results are cached per
-(question, scope, settings, catalog version), so any upload or delete makes every cached result stale. The
+(question, scope, documents, settings, catalog version), so any upload, delete or tag makes every cached result
+stale. A document filter (``docs``, resolved from a ``DocumentFilter`` by the caller) is applied inside each
+channel, before fusion; when it admits no document nothing is searched, and the result says so. The
 version a search reads is also the one it catches up to first (``catch_up``): a write that has returned, here
 or in another replica, is seen by the next search.
 """
@@ -20,7 +22,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
 from ragapp.config import RetrievalSettings
-from ragapp.core.types import ChannelResult, RetrievalResult, RetrievedChunk, Scope
+from ragapp.core.filters import DocumentFilter
+from ragapp.core.types import REMOTE_PREFIX, ChannelResult, Docs, RetrievalResult, RetrievedChunk, Scope
 from ragapp.rerank.base import Reranker
 from ragapp.retrieval.channels import Channel
 from ragapp.retrieval.fusion import FUSIONS, contributions, standardised
@@ -99,6 +102,10 @@ class RetrievalPipeline:
     def settings(self) -> RetrievalSettings:
         return self._settings
 
+    def documents_matching(self, where: DocumentFilter, kbs: Scope = None) -> Docs:
+        """The documents of ``kbs`` that ``where`` admits, to pass as ``docs``; None for an empty filter."""
+        return None if where.is_empty() else self._catalog.matching(where, kbs)
+
     def variant(self, settings: RetrievalSettings, reranker: Reranker | None = None) -> RetrievalPipeline:
         """The same channels and catalog with other settings (and reranker), for trying a change before
         keeping it. Uncached; ``close`` it when done."""
@@ -118,40 +125,58 @@ class RetrievalPipeline:
             channel.close()
 
     def retrieve(
-        self, query: str, kbs: Scope = None, top_k: int | None = None, channels: Sequence[str] | None = None
+        self,
+        query: str,
+        kbs: Scope = None,
+        top_k: int | None = None,
+        channels: Sequence[str] | None = None,
+        docs: Docs = None,
     ) -> RetrievalResult:
-        """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all); at most ``top_k`` of them
-        (None: ``context_top_k``), found by the named ``channels`` (None: all). Never raises for a failing
-        channel or reranker: what failed is listed in ``degraded``."""
+        """The chunks for ``query`` from the knowledge bases ``kbs`` (None: all) and the documents ``docs`` (None:
+        any; see ``Catalog.matching``); at most ``top_k`` of them (None: ``context_top_k``), found by the named
+        ``channels`` (None: all). Never raises for a failing channel or reranker: what failed is listed in
+        ``degraded``."""
         started = time.perf_counter()
-        result = self._retrieve_cached(query, kbs, top_k, channels)
+        if docs is not None and not docs:
+            result = RetrievalResult(
+                query, (), (), (), degraded=(NO_MATCH,), kbs=tuple(sorted(kbs)) if kbs is not None else None,
+                filtered=0, settings=self._settings.model_dump(),
+            )  # fmt: skip
+        else:
+            result = self._retrieve_cached(query, kbs, top_k, channels, docs)
         seconds = time.perf_counter() - started
         report(lambda trace: trace.retrieval(result, seconds))  # the request's trace, if it has one
         return result
 
     def _retrieve_cached(
-        self, query: str, kbs: Scope, top_k: int | None, channels: Sequence[str] | None
+        self, query: str, kbs: Scope, top_k: int | None, channels: Sequence[str] | None, docs: Docs = None
     ) -> RetrievalResult:
         scope = tuple(sorted(kbs)) if kbs is not None else None
         top_k = top_k or self._settings.context_top_k
         names = tuple(sorted(channels)) if channels is not None else None
         version = self._catalog.version
-        key = (normalise_query(query), scope, top_k, names, version)
+        key = (normalise_query(query), scope, top_k, names, docs, version)
         hit = self._cache.get(key)
         if hit is not None:
             return replace(hit, query=query, cached=True)
         current = self._catch_up(version) if self._catch_up is not None else True
-        result = self._retrieve(query, kbs, scope, top_k, names)
+        result = self._retrieve(query, kbs, scope, top_k, names, docs)
         if current and not result.degraded:  # a timeout is transient: do not remember its poorer answer
             self._cache.put(key, result)
         return result
 
     def _retrieve(
-        self, query: str, kbs: Scope, scope: tuple[str, ...] | None, top_k: int, names: tuple[str, ...] | None
+        self,
+        query: str,
+        kbs: Scope,
+        scope: tuple[str, ...] | None,
+        top_k: int,
+        names: tuple[str, ...] | None,
+        docs: Docs = None,
     ) -> RetrievalResult:
         s = self._settings
         timings: dict[str, float] = {}
-        results, degraded = self._run_channels(query, kbs, names)
+        results, degraded = self._run_channels(query, kbs, names, docs)
         start = time.perf_counter()
         rankings = {r.channel: r.hits for r in results}
         fused = self._fuse(rankings, s)[: s.candidate_limit]
@@ -187,12 +212,13 @@ class RetrievalPipeline:
             timings=timings | _channel_timings(results),
             settings=s.model_dump() | {"reranker": self._reranker.name, "top_k": top_k},
             kbs=scope,
+            filtered=len(docs) if docs is not None else None,
             contributions=contributions(rankings, s),
             decisions={c.chunk.chunk_id: d for c, d in zip(ranked, decisions, strict=True)},
         )
 
     def _run_channels(
-        self, query: str, kbs: Scope, names: tuple[str, ...] | None = None
+        self, query: str, kbs: Scope, names: tuple[str, ...] | None = None, docs: Docs = None
     ) -> tuple[list[ChannelResult], list[str]]:
         budget = self._settings.recall_budget
         timeout = self._settings.channel_timeout_s
@@ -201,7 +227,7 @@ class RetrievalPipeline:
 
         def run(channel: Channel) -> ChannelResult:
             started[channel.name] = time.monotonic()
-            return channel.retrieve(query, budget, kbs)
+            return channel.retrieve(query, budget, kbs, docs)
 
         submitted = time.monotonic()
         futures: dict[Future[ChannelResult], Channel] = {self._pool.submit(run, c): c for c in chosen}
@@ -241,11 +267,15 @@ class RetrievalPipeline:
         answered = [c.name for c in self._channels if any(r.channel == c.name for r in results)]
         outcome = f"this answer uses {' and '.join(answered)} search only" if answered else "no search channel answered"
         degraded = [f"{problem}; {outcome}" for problem in problems]
+        if docs is not None and any(c.name.startswith(REMOTE_PREFIX) for c in chosen):
+            degraded.append(REMOTE_SKIPPED)
         order = {c.name: i for i, c in enumerate(self._channels)}
         results.sort(key=lambda r: order[r.channel])
         return results, degraded
 
 
+NO_MATCH = "No document matches the filter; nothing was searched. Loosen the filter or check the tags and paths."
+REMOTE_SKIPPED = "Other ragapp sources were not searched: a document filter applies to this app's documents only."
 QUEUE_WAITS = 4  # how many channel budgets a search may wait for a free worker before it gives up
 
 

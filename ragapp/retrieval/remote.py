@@ -3,7 +3,8 @@ interface). ``RemoteChannel`` asks the other app's ``POST /v1/retrieve`` and ret
 kept, each carrying its text (they are in no local catalog) under a namespaced id (``<name>:<chunk id>``) and
 cited as "<name> · <document>". It runs beside the vector and keyword channels, with their time budget
 (``channel_timeout_s``): an app that is down or slow costs its passages and says so in the answer's notice,
-never the answer. It searches only when no knowledge base is picked (the picked names are this app's).
+never the answer. It searches only when no knowledge base is picked (the picked names are this app's) and no
+document filter is set (a filter is resolved into this app's documents; the other app's are not among them).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import httpx
 
 from ragapp.config.answering import RemoteSource
-from ragapp.core.types import REMOTE_PREFIX, ChannelHit, Chunk, Scope
+from ragapp.core.types import REMOTE_PREFIX, ChannelHit, Chunk, Docs, Scope
 from ragapp.retrieval.channels import Channel
 
 
@@ -26,8 +27,8 @@ class RemoteChannel(Channel):
             timeout=timeout_s,
         )
 
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
-        if kbs is not None:  # the user picked this app's knowledge bases
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
+        if kbs is not None or docs is not None:  # the user picked this app's knowledge bases, or documents
             return []
         reply = self._client.post("/v1/retrieve", json={"query": query})
         reply.raise_for_status()  # a refusal (a wrong key) is this channel's failure, said in the notice

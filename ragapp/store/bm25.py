@@ -3,7 +3,7 @@ version it was built with, and rebuilt when either changes.
 
 One global index serves every knowledge base: a scoped search multiplies the scores by a 0/1 mask over
 the chunks (bm25s's ``weight_mask``), so a small knowledge base still gets its full ``top_k`` even when
-another one holds every strong match.
+another one holds every strong match. A document filter masks the same way, by each chunk's document.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Self
 
 import numpy as np
 
+from ragapp.core.chunks import doc_of_chunk_id
 from ragapp.core.lifecycle import NotStartedError
 from ragapp.core.types import DEFAULT_KB, Chunk
 from ragapp.store.tokenize import TOKENIZER_VERSION, chunk_tokens, query_tokens
@@ -34,6 +35,7 @@ class Bm25Index:
         self._retriever: object | None = None
         self._chunk_ids: list[str] = []
         self._kbs: np.ndarray = np.array([], dtype=np.str_)  # knowledge base of each chunk, by position
+        self._docs: np.ndarray = np.array([], dtype=np.str_)  # document of each chunk, by position
         self._vocab: dict[str, int] = {}
         self._version = -1  # the catalog version indexed; -1: nothing usable, rebuild from the catalog
         self._started = False
@@ -73,12 +75,14 @@ class Bm25Index:
             kbs = np.array(meta["kbs"], dtype=np.str_)
             if len(kbs) != len(ids):
                 raise ValueError(f"{len(ids)} chunk ids but {len(kbs)} knowledge-base tags")
+            # Indexes saved before documents were kept: a chunk's id names its document.
+            docs = np.array(meta.get("docs") or [doc_of_chunk_id(cid) for cid in ids], dtype=np.str_)
             retriever = bm25s.BM25.load(str(self._dir / "index")) if ids else None
         except Exception as exc:  # a damaged index is rebuilt from the catalog, never fatal
             log.warning("BM25 index at %s is unreadable (%r); it will be rebuilt", self._dir, exc)
             return
         with self._lock:
-            self._retriever, self._chunk_ids, self._kbs = retriever, ids, kbs
+            self._retriever, self._chunk_ids, self._kbs, self._docs = retriever, ids, kbs, docs
             self._vocab = dict(getattr(retriever, "vocab_dict", {}) or {})
             self._version = int(meta["version"])
 
@@ -104,31 +108,38 @@ class Bm25Index:
             retriever.save(str(tmp / "index"))
         ids = [c.chunk_id for c in chunks]
         kbs = [(kb_of or {}).get(cid, DEFAULT_KB) for cid in ids]
-        meta = {"version": version, "tokenizer": TOKENIZER_VERSION, "chunk_ids": ids, "kbs": kbs}
+        docs = [c.doc_id for c in chunks]
+        meta = {"version": version, "tokenizer": TOKENIZER_VERSION, "chunk_ids": ids, "kbs": kbs, "docs": docs}
         (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), "utf-8")
         with self._lock:
             shutil.rmtree(self._dir, ignore_errors=True)
             tmp.rename(self._dir)
-            self._retriever, self._chunk_ids, self._kbs = retriever, ids, np.array(kbs, dtype=np.str_)
+            self._retriever, self._chunk_ids = retriever, ids
+            self._kbs, self._docs = np.array(kbs, dtype=np.str_), np.array(docs, dtype=np.str_)
             self._vocab = dict(getattr(retriever, "vocab_dict", {}) or {})
             self._version = version
 
-    def search(self, query: str, top_k: int, kbs: frozenset[str] | None = None) -> list[tuple[str, float]]:
-        """(chunk_id, score) pairs with score > 0, best first; only chunks of the knowledge bases ``kbs``
-        (None: all of them)."""
+    def search(
+        self, query: str, top_k: int, kbs: frozenset[str] | None = None, docs: frozenset[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """(chunk_id, score) pairs with score > 0, best first; only chunks of the knowledge bases ``kbs`` and
+        the documents ``docs`` (None: all of them)."""
         if not self._started:
             raise NotStartedError(self)
         with self._lock:
-            retriever, ids, vocab, tags = self._retriever, self._chunk_ids, self._vocab, self._kbs
+            retriever, ids, vocab, tags, owners = self._retriever, self._chunk_ids, self._vocab, self._kbs, self._docs
         tokens = [t for t in query_tokens(query) if t in vocab]
         if retriever is None or not tokens or not ids:
             return []
         mask: np.ndarray | None = None
-        if kbs is not None:
-            # Out-of-scope chunks score 0, and zero scores are dropped below, so whatever comes back is in scope.
-            mask = np.isin(tags, list(kbs)).astype(np.float32)
-            if not mask.any():
-                return []
+        # Out-of-scope chunks score 0, and zero scores are dropped below, so whatever comes back is in scope; the
+        # top_k are drawn from the chunks in scope alone.
+        for allowed, of in ((kbs, tags), (docs, owners)):
+            if allowed is not None:
+                inside = np.isin(of, list(allowed)).astype(np.float32)
+                mask = inside if mask is None else mask * inside
+        if mask is not None and not mask.any():
+            return []
         k = min(top_k, len(ids))
         docs, scores = retriever.retrieve(  # type: ignore[attr-defined]
             [tokens], k=k, show_progress=False, weight_mask=mask

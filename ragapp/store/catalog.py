@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any, Self
 
 from ragapp.core.errors import DuplicateDocumentError
+from ragapp.core.filters import DocumentFilter
 from ragapp.core.lifecycle import started
-from ragapp.core.types import Chunk, DocumentRecord, KnowledgeBase, OcrBox, ParseReport, SkippedSection
+from ragapp.core.types import Chunk, DocumentRecord, KnowledgeBase, OcrBox, ParseReport, Scope, SkippedSection
 from ragapp.db import Database, Rows, SqliteDatabase, Transaction
+from ragapp.store import doc_meta
 from ragapp.store.catalog_schema import prepare
 
 # The version is text (meta holds text); both engines add to it in place, so concurrent writers never lose a bump.
@@ -251,7 +253,31 @@ class Catalog:
         row = self._db.one("SELECT COUNT(*) FROM chunks")
         return int(row[0]) if row else 0
 
+    def document_meta(self, doc_id: str) -> dict[str, str]:
+        """What the document says about itself and where it came from (``ragapp.core.filters.META_KEYS``)."""
+        return doc_meta.read_meta(self._db.query, doc_id)
+
+    def tags(self, doc_id: str) -> list[str]:
+        return doc_meta.read_tags(self._db.query, doc_id)
+
+    def all_tags(self) -> list[tuple[str, int]]:
+        """Every tag in use and how many documents carry it, by tag."""
+        return doc_meta.all_tags(self._db.query)
+
+    def matching(self, where: DocumentFilter, kbs: Scope = None) -> frozenset[str]:
+        """The ids of the documents of ``kbs`` (None: all) that ``where`` admits: one query, at this version."""
+        return doc_meta.matching(self._db.query, where, kbs)
+
     # -- writes --------------------------------------------------------------------------------
+
+    def set_tags(self, doc_id: str, tags: Sequence[str]) -> bool:
+        """Make ``tags`` (cleaned: ``ragapp.core.filters.clean_tags``) the document's; False if it is gone. Bumps
+        the version, so cached searches filtered by tag are stale."""
+        with self.transaction() as tx:
+            if tx.one("SELECT 1 FROM documents WHERE doc_id = ?", (doc_id,)) is None:
+                return False
+            doc_meta.write_tags(tx, doc_id, tags)
+        return True
 
     def add_document(
         self,
@@ -261,8 +287,10 @@ class Catalog:
         skipped: Iterable[SkippedSection] = (),
         report: ParseReport | None = None,
         boxes: Iterable[OcrBox] = (),
+        meta: Mapping[str, str] | None = None,
     ) -> None:
-        """Insert inside a ``transaction()`` so the caller can roll back with the other stores.
+        """Insert inside a ``transaction()`` so the caller can roll back with the other stores; ``meta``: what
+        the file says about itself and where it came from (``document_meta``).
 
         Raises:
             ContentAlreadyStored: the same content (or document id) is stored already; the transaction must
@@ -310,6 +338,7 @@ class Catalog:
                 "INSERT INTO parse_reports (doc_id, report) VALUES (?, ?)",
                 (record.doc_id, json.dumps(report.to_dict())),
             )
+        doc_meta.write_meta(tx, record.doc_id, meta or {})
 
     def store_document(
         self,
@@ -321,9 +350,12 @@ class Catalog:
         boxes: Iterable[OcrBox] = (),
         *,
         again: bool = False,
+        meta: Mapping[str, str] | None = None,
     ) -> list[Replaced]:
         """Add ``record`` inside a ``transaction()`` in place of the documents of the same name in its knowledge
-        base (``again``: in place of its own earlier version, same id); returns what it replaced.
+        base (``again``: in place of its own earlier version, same id); returns what it replaced. The new
+        version keeps the tags of what it replaces; indexed ``again`` it also keeps the metadata ``meta`` does
+        not give anew (where it came from is not in the file).
 
         The check and the write happen under one lock per knowledge base, so two replicas storing the same
         name at once leave one document of that name, never two.
@@ -339,8 +371,11 @@ class Catalog:
             if existing:  # a concurrent upload of the same file, committed since the caller looked
                 raise ContentAlreadyStored(record.content_hash, existing[0])
             replaced = _documents(tx.query, *_named(record.name, record.kb))
+        tags = [t for old in replaced for t in doc_meta.read_tags(tx.query, old.doc_id)]
+        kept = doc_meta.read_meta(tx.query, record.doc_id) if again else {}
         gone = [Replaced(old, self.delete_document(tx, old.doc_id)) for old in replaced]
-        self.add_document(tx, record, chunks, skipped, report, boxes)
+        self.add_document(tx, record, chunks, skipped, report, boxes, kept | dict(meta or {}))
+        doc_meta.write_tags(tx, record.doc_id, tags)
         return gone
 
     def lock_kb(self, tx: Transaction, kb: str) -> None:

@@ -52,6 +52,19 @@ CREATE TABLE IF NOT EXISTS ocr_boxes (
 );
 CREATE INDEX IF NOT EXISTS ocr_boxes_by_page ON ocr_boxes(doc_id, page);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS document_meta (
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (doc_id, key)
+);
+CREATE INDEX IF NOT EXISTS document_meta_by_key ON document_meta(key, value);
+CREATE TABLE IF NOT EXISTS document_tags (
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (doc_id, tag)
+);
+CREATE INDEX IF NOT EXISTS document_tags_by_tag ON document_tags(tag);
 """
 # Run after the migrations, since older catalogs lack the columns they index.
 _SQLITE_INDEXES = """
@@ -108,6 +121,22 @@ CREATE TABLE ocr_boxes (
 CREATE INDEX ocr_boxes_by_page ON ocr_boxes(doc_id, page);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX documents_by_kb ON documents(kb, name)
+""",
+    # 2: what each document says about itself and where it came from (``document_meta``), and users' tags.
+    """
+CREATE TABLE document_meta (
+    doc_id TEXT COLLATE "C" NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    key TEXT COLLATE "C" NOT NULL,
+    value TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (doc_id, key)
+);
+CREATE INDEX document_meta_by_key ON document_meta(key, value);
+CREATE TABLE document_tags (
+    doc_id TEXT COLLATE "C" NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    tag TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (doc_id, tag)
+);
+CREATE INDEX document_tags_by_tag ON document_tags(tag)
 """,
 )
 

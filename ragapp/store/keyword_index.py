@@ -24,7 +24,11 @@ class KeywordIndex(Protocol):
 
     def rebuild(self, chunks: list[Chunk], version: int, kb_of: Mapping[str, str] | None = None) -> None: ...
 
-    def search(self, query: str, top_k: int, kbs: frozenset[str] | None = None) -> list[tuple[str, float]]: ...
+    def search(
+        self, query: str, top_k: int, kbs: frozenset[str] | None = None, docs: frozenset[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """The ``top_k`` best chunks among the knowledge bases ``kbs`` and the documents ``docs`` (None: all)."""
+        ...
 
 
 def open_keywords(kind: str, folder: Path, database: Database | None) -> KeywordIndex:

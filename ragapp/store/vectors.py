@@ -236,11 +236,17 @@ class ChromaVectorIndex:
         return count
 
     def search(
-        self, vector: np.ndarray, top_k: int, language: str | None = None, kbs: frozenset[str] | None = None
+        self,
+        vector: np.ndarray,
+        top_k: int,
+        language: str | None = None,
+        kbs: frozenset[str] | None = None,
+        docs: frozenset[str] | None = None,
     ) -> list[tuple[str, float]]:
         """(chunk_id, cosine similarity) pairs, best first. ``language`` keeps only chunks in that language,
-        ``kbs`` only chunks of those knowledge bases (None: all of them)."""
-        if kbs is not None and not kbs:
+        ``kbs`` only chunks of those knowledge bases, ``docs`` only chunks of those documents (None: all).
+        Chroma applies the filter before the nearest-neighbour search, so a filter still gets ``top_k`` hits."""
+        if (kbs is not None and not kbs) or (docs is not None and not docs):
             return []
         langs = [language] if language else list(self._collections)
         query = [np.asarray(vector, dtype=np.float32).tolist()]
@@ -251,7 +257,7 @@ class ChromaVectorIndex:
                 continue
             wanted = top_k if self.shared else min(top_k, total)  # a shared count may be out of date
             result = self._collections[lang].query(
-                query_embeddings=query, n_results=wanted, where=_where(kbs), include=["distances"]
+                query_embeddings=query, n_results=wanted, where=_where(kbs, docs), include=["distances"]
             )
             distances = (result.get("distances") or [[]])[0]
             hits += [(cid, 1.0 - float(d)) for cid, d in zip(result["ids"][0], distances, strict=True)]
@@ -268,9 +274,13 @@ def open_vectors(store: StoreSettings, folder: Path, embedder_name: str) -> Chro
     return ChromaVectorIndex.embedded(folder / "chroma", embedder_name, store.chroma_prefix)
 
 
-def _where(kbs: frozenset[str] | None) -> dict[str, Any] | None:
-    """The Chroma metadata filter for a knowledge-base scope (None: no filter)."""
-    if kbs is None:
+def _where(kbs: frozenset[str] | None, docs: frozenset[str] | None = None) -> dict[str, Any] | None:
+    """The Chroma metadata filter for a knowledge-base scope and a set of documents (None: no filter)."""
+    conditions = [
+        {field: values[0]} if len(values) == 1 else {field: {"$in": values}}
+        for field, values in (("kb", sorted(kbs or ())), ("doc_id", sorted(docs or ())))
+        if values
+    ]
+    if not conditions:
         return None
-    names = sorted(kbs)
-    return {"kb": names[0]} if len(names) == 1 else {"kb": {"$in": names}}
+    return conditions[0] if len(conditions) == 1 else {"$and": conditions}

@@ -90,6 +90,9 @@ class ChatTab:
     clear: gr.Button
     scope: gr.Dropdown
     mode: gr.Radio
+    filter_tags: gr.Dropdown
+    filter_path: gr.Textbox
+    filter_types: gr.Dropdown
 
 
 def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
@@ -160,9 +163,23 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
                 elem_id="chat-mode",
                 scale=1,
             )
+        # Narrows "Search in" to some documents: with any of the tags, a path starting so, of those types.
+        with gr.Accordion(t("chat.filter"), open=False, elem_id="chat-filter"), gr.Row():
+            filter_tags = gr.Dropdown(
+                choices=handlers.tag_names() if public else [], value=[], multiselect=True, allow_custom_value=True,
+                label=t("chat.filter_tags"), info=t("chat.filter_tags_info"), elem_id="chat-filter-tags",
+            )  # fmt: skip
+            filter_path = gr.Textbox(
+                label=t("chat.filter_path"), info=t("chat.filter_path_info"), elem_id="chat-filter-path"
+            )
+            filter_types = gr.Dropdown(
+                choices=[e.lstrip(".") for e in engine.library.supported_extensions()], value=[], multiselect=True,
+                label=t("chat.filter_types"), info=t("chat.filter_types_info"), elem_id="chat-filter-types",
+            )  # fmt: skip
     return ChatTab(
         chatbot, citation_view, citation_choice, citation_title, close_citation, citation_page, citation_section,
-        feedback_row, comment, send_comment, save_case, question, send, clear, scope, mode,
+        feedback_row, comment, send_comment, save_case, question, send, clear, scope, mode, filter_tags,
+        filter_path, filter_types,
     )  # fmt: skip
 
 
@@ -178,8 +195,9 @@ def wire_chat(
     """The Chat tab's and the sidebar's events; the chat history, whose ``restore`` the page's load calls."""
     history, feedback, documents = ChatHistory(engine), Feedback(engine), DocumentHandlers(engine)
     chatbot, question = tab.chatbot, tab.question
+    where = [tab.filter_tags, tab.filter_path, tab.filter_types]
     chat_io = {
-        "inputs": [question, chatbot, session, tab.scope, tab.mode, owner],
+        "inputs": [question, chatbot, session, tab.scope, tab.mode, owner, *where],
         "outputs": [question, chatbot, session],
     }
     # Each answer, once written, is kept in the user's chats.
@@ -199,7 +217,9 @@ def wire_chat(
     tab.send.click(handlers.respond, **chat_io).then(**keep).then(**sources)  # type: ignore[arg-type]
     # A click on a choice the app offered when it asked back ("which product do you mean?").
     chatbot.option_select(
-        handlers.choose, inputs=[chatbot, session, tab.scope, tab.mode, owner], outputs=[question, chatbot, session]
+        handlers.choose,
+        inputs=[chatbot, session, tab.scope, tab.mode, owner, *where],
+        outputs=[question, chatbot, session],
     ).then(**keep).then(**sources)
     fresh: dict[str, Any] = {
         "fn": history.new_chat,

@@ -15,9 +15,11 @@ from typing import Any, TypeVar, cast
 
 import gradio as gr
 from gradio.utils import get_upload_folder
+from pydantic import ValidationError
 
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, may
 from ragapp.core.errors import AccessDenied, RagAppError
+from ragapp.core.filters import DocumentFilter
 from ragapp.core.turn import Exchange
 from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
 from ragapp.engine import Clarified, kb_name
@@ -83,13 +85,19 @@ class Handlers:
         scope: list[str] | None = None,
         mode: str | None = None,
         owner: str | None = None,
+        tags: list[str] | None = None,
+        path: str | None = None,
+        types: list[str] | None = None,
         request: gr.Request | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one turn: steps, answer tokens, then one collapsible message per citation.
 
         ``scope`` is the knowledge bases picked in "Search in"; none picked searches all of them. ``mode`` is
-        the one picked in "Mode" (workflow, agent or auto); None: the configured default.
+        the one picked in "Mode" (workflow, agent or auto); None: the configured default. ``tags``, ``path``
+        and ``types`` are the filter under "Search in": documents with any of the tags, a path starting so,
+        of those file types (nothing set: every document).
         """
+        where = filter_of(tags, path, types)
         session = session or Session()
         question = (message or "").strip()
         if not question:
@@ -99,7 +107,7 @@ class Handlers:
         chat = [*chat, gr.ChatMessage(role="user", content=no_remote_content(question))]
         yield from self._turn(
             question, question, chat, session, scope, None, mode, owner_of(self.engine, owner, request),
-            actor_of(self.engine, request),
+            actor_of(self.engine, request), where,
         )  # fmt: skip
 
     def choose(
@@ -110,9 +118,13 @@ class Handlers:
         scope: list[str] | None = None,
         mode: str | None = None,
         owner: str | None = None,
+        tags: list[str] | None = None,
+        path: str | None = None,
+        types: list[str] | None = None,
         request: gr.Request | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """The user clicked one of the choices the app offered when it asked back: answer with that pick."""
+        where = filter_of(tags, path, types)
         session = session or Session()
         pending = session.pending
         if pending is None:  # a stale button (e.g. after "New chat"): nothing to resume
@@ -133,6 +145,7 @@ class Handlers:
             mode,
             owner_of(self.engine, owner, request),
             actor_of(self.engine, request),
+            where,
         )
 
     def _turn(
@@ -146,6 +159,7 @@ class Handlers:
         mode: str | None = None,
         owner: str = "anonymous",
         actor: Actor = LOCAL_ACTOR,
+        where: DocumentFilter | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one answer to ``question`` (``asked`` is what the user typed, for the history; the user's side
         of this turn is the last message of ``chat``)."""
@@ -161,6 +175,7 @@ class Handlers:
             mode=mode_of(mode),
             owner=owner,
             actor=actor,
+            where=where,
         )
         try:
             for event in events:
@@ -221,6 +236,10 @@ class Handlers:
     def kb_names(self, actor: Actor = LOCAL_ACTOR) -> list[str]:
         """The knowledge bases that hold documents (that ``actor`` may read): the choices of "Search in"."""
         return [kb.name for kb in self.engine.library.knowledge_bases(actor=actor)]
+
+    def tag_names(self, actor: Actor = LOCAL_ACTOR) -> list[str]:
+        """The tags on documents ``actor`` may read: the choices of the Chat's tag filter."""
+        return self.engine.library.tags(actor=actor)
 
     def upload_kb_choices(self, actor: Actor = LOCAL_ACTOR) -> list[str]:
         """Where an upload may go: the existing knowledge bases, and always the default one."""
@@ -357,6 +376,17 @@ class Handlers:
 def scope_of(picked: list[str] | None) -> Scope:
     """The knowledge bases picked in "Search in" as a scope: none picked means all of them."""
     return frozenset(picked) if picked else None
+
+
+def filter_of(tags: list[str] | None, path: str | None, types: list[str] | None) -> DocumentFilter | None:
+    """The Chat's filter as the engine takes it (None when nothing is set); ``gr.Error`` saying what is wrong."""
+    fields = {"tags": tuple(tags or ()), "path_prefix": (path or "").strip() or None, "file_types": tuple(types or ())}
+    try:
+        where = DocumentFilter(**fields)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise gr.Error(both(f"The filter is not valid: {problems}", f"筛选条件无效：{problems}")) from None
+    return None if where.is_empty() else where
 
 
 def mode_of(picked: str | None) -> Mode | None:

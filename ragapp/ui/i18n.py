@@ -59,6 +59,16 @@ TEXTS: dict[str, tuple[str, str]] = {
     "chat.clear": ("New chat", "新对话"),
     "chat.scope": ("Search in", "检索范围"),
     "chat.scope_info": ("Knowledge bases to search; none picked searches them all", "不选则检索全部知识库"),
+    "chat.filter": ("Filter documents", "筛选文档"),
+    "chat.filter_tags": ("Tags", "标签"),
+    "chat.filter_tags_info": ("Documents with any of these tags", "带有其中任一标签的文档"),
+    "chat.filter_path": ("Path starts with", "路径开头"),
+    "chat.filter_path_info": (
+        "e.g. policies/2024/ (an upload's path is its name)",
+        "例如 policies/2024/（上传文件的路径即其文件名）",
+    ),
+    "chat.filter_types": ("File types", "文件类型"),
+    "chat.filter_types_info": ("None picked: every type", "不选则包括全部类型"),
     "chat.mode": ("Mode", "模式"),
     "chat.mode_info": (
         "Workflow: one search, then the answer (fast). Agent: the model searches step by step (slower; for "
@@ -91,6 +101,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Click a document in the table to see how it was read and what it was cut into.",
         "点击表格中的文档，查看它的解析情况和切分出的片段。",
     ),
+    "kb.doc_tags": ("Tags", "标签"),
+    "kb.doc_tags_info": (
+        "Comma separated; the Chat's filter finds documents by them (letters, digits, spaces, . : / + # & -)",
+        "用逗号分隔；对话中的筛选可按标签查找文档（字母、数字、空格及 . : / + # & -）",
+    ),
+    "kb.doc_tags_save": ("Save tags", "保存标签"),
     "kb.doc_search": ("Find in this document's chunks", "在该文档的片段中查找"),
     "kb.doc_chunks": ("Chunks", "片段"),
     "cite.close": ("Close", "关闭"),

@@ -11,6 +11,7 @@ import gradio as gr
 
 from ragapp.core.types import DEFAULT_KB
 from ragapp.engine.engine import Engine
+from ragapp.ui.doc_about import TagHandlers
 from ragapp.ui.documents import CHUNK_HEADERS, CHUNK_TYPES, DocumentHandlers
 from ragapp.ui.handlers import DOC_HEADERS, Handlers
 from ragapp.ui.i18n import t
@@ -29,6 +30,9 @@ class KnowledgeTab:
     doc_id: gr.State
     doc_view: gr.Column
     doc_quality: gr.Markdown
+    doc_about: gr.Markdown  # metadata and tags
+    doc_tags: gr.Textbox
+    doc_tags_save: gr.Button
     doc_search: gr.Textbox
     doc_chunks: gr.Dataframe
     left_out: gr.Markdown
@@ -90,6 +94,10 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
                 )
                 cancel_delete = gr.Button(t("kb.delete_no"), size="sm", elem_id="doc-delete-no", scale=0)
             doc_quality = gr.Markdown(elem_id="doc-quality")
+            doc_about = gr.Markdown(elem_id="doc-about")
+            with gr.Row():
+                doc_tags = gr.Textbox(label=t("kb.doc_tags"), info=t("kb.doc_tags_info"), elem_id="doc-tags", scale=4)
+                doc_tags_save = gr.Button(t("kb.doc_tags_save"), size="sm", elem_id="doc-tags-save", scale=0)
             doc_search = gr.Textbox(
                 label=t("kb.doc_search"), show_label=False, placeholder=t("kb.doc_search"), elem_id="doc-search"
             )
@@ -115,7 +123,8 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
             reindex = gr.Button(t("kb.reindex"), elem_id="reindex", scale=1)
             delete = gr.Button(t("common.delete"), variant="stop", elem_id="delete", scale=1)
     return KnowledgeTab(
-        uploading, kb_choice, upload, add, stop, report, docs, doc_id, doc_view, doc_quality, doc_search,
+        uploading, kb_choice, upload, add, stop, report, docs, doc_id, doc_view, doc_quality, doc_about, doc_tags,
+        doc_tags_save, doc_search,
         doc_chunks, left_out, deleting, doc_reindex, doc_delete, confirm_row, confirm_delete, cancel_delete,
         to_delete, reindex, delete,
     )  # fmt: skip
@@ -131,12 +140,15 @@ def wire_knowledge(
 ) -> None:
     """The Knowledge tab's events. ``scope`` (the Chat tab's knowledge bases) and ``status`` (the header's
     line) follow every change to the documents."""
-    documents = DocumentHandlers(engine)
+    documents, tags = DocumentHandlers(engine), TagHandlers(engine)
     upload_control = gr.State(UploadControl())  # the Stop button's signal, one per browser session
     refreshed = [tab.docs, tab.to_delete, status, tab.kb_choice, scope]
     tab.docs.select(documents.open, outputs=[tab.doc_quality, tab.doc_chunks, tab.doc_id, tab.doc_view]).then(
         _shown(False), outputs=[tab.confirm_row], queue=False
-    )
+    ).then(tags.about, inputs=[tab.doc_id], outputs=[tab.doc_about, tab.doc_tags])
+    tag_io: dict[str, Any] = {"inputs": [tab.doc_id, tab.doc_tags], "outputs": [tab.doc_about, tab.doc_tags]}
+    tab.doc_tags_save.click(tags.save, **tag_io)
+    tab.doc_tags.submit(tags.save, **tag_io)
     # The open document's actions: index it again; delete it once confirmed.
     tab.doc_reindex.click(documents.reindex, inputs=[tab.doc_id, owner], outputs=[tab.report]).then(
         handlers.refresh, inputs=[scope], outputs=refreshed

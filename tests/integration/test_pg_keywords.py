@@ -139,6 +139,34 @@ def test_a_scoped_search_only_returns_chunks_of_those_knowledge_bases(db: Databa
     assert len(index.search("gearbox oil", 10, frozenset({"default"}))) == 6
 
 
+def test_a_document_filter_draws_the_top_k_from_its_documents(db: Database) -> None:
+    index = PgKeywordIndex(db).start()
+    strong = [chunk("strong", i, "gearbox oil gearbox oil grade") for i in range(5)]
+    weak = [chunk("weak", i, f"the gearbox note {i} among other words") for i in range(3)]
+    index.rebuild(strong + weak, 1, {c.chunk_id: "kb-a" for c in strong + weak})
+    assert {cid.split("-")[0] for cid in ids(index.search("gearbox oil", 3))} == {"strong"}
+    assert ids(index.search("gearbox oil", 3, docs=frozenset({"weak"}))) == ["weak-0000", "weak-0001", "weak-0002"]
+    assert len(index.search("gearbox oil", 10, frozenset({"kb-a"}), frozenset({"weak", "strong"}))) == 8
+    assert index.search("gearbox oil", 3, frozenset({"kb-b"}), frozenset({"weak"})) == []
+    assert index.search("gearbox oil", 3, docs=frozenset()) == []
+
+
+def test_rows_from_before_documents_were_kept_learn_theirs_from_the_chunk_id(postgres_url: str) -> None:
+    database = open_database(postgres_url, pool_size=1)
+    try:
+        database.ensure_schema("keywords", pg_keywords.SCHEMA_STEPS[:1])  # a database from the first release
+        database.execute(
+            "INSERT INTO keyword_terms (chunk_id, kb, digest, terms) VALUES (?, 'default', 'x', CAST(? AS tsvector))",
+            (chunk_id_of("old-doc", 12), tsvector_literal(["gearbox"])),
+        )
+        index = PgKeywordIndex(database).start()  # applies the step that adds each row's document
+        assert database.query("SELECT doc_id FROM keyword_terms") == [("old-doc",)]
+        index.rebuild([chunk("old-doc", 12, "gearbox")], 1)
+        assert ids(index.search("gearbox", 3, docs=frozenset({"old-doc"}))) == [chunk_id_of("old-doc", 12)]
+    finally:
+        database.close()
+
+
 def _frequencies(db: Database) -> tuple[dict[str, int], dict[str, int]]:
     """The stored document frequencies, and the ones PostgreSQL counts from the rows themselves."""
     kept = {str(t): int(n) for t, n in db.query("SELECT term, df FROM keyword_df")}

@@ -1,7 +1,8 @@
 """Another ragapp as a retrieval channel (``retrieval.remotes``): two real apps served on loopback, the first
 searching the second over its ``POST /v1/retrieve`` beside its own channels. The other app's passages are fused
 by a namespaced id, kept by its own gate, cited with its document's name; with it down, the answer still comes,
-from the local passages, with a notice. A picked knowledge base (this app's) leaves it out."""
+from the local passages, with a notice. A picked knowledge base (this app's) or a document
+filter leaves it out."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from ragapp.core.events import AnswerEvent, NoticeEvent
+from ragapp.core.filters import DocumentFilter
 from tests.integration.api_helpers import KETTLE, LAMP, Served
 
 pytestmark = pytest.mark.integration
@@ -39,6 +41,10 @@ def test_another_apps_passages_are_searched_cited_and_missed_gracefully(serve_ap
 
     scoped = engine.chat.retrieve("Lumen desk lamp battery hours", frozenset({"default"}))
     assert all(not c.chunk.chunk_id.startswith("hr:") for c in scoped.candidates)  # a pick is this app's bases
+    # A document filter names this app's documents: the other app is not asked, and the result says so.
+    filtered = engine.chat.retrieve("Lumen desk lamp battery hours", where=DocumentFilter(path_prefix="kettle"))
+    assert all(not c.chunk.chunk_id.startswith("hr:") for c in filtered.candidates)
+    assert any("Other ragapp sources were not searched" in d for d in filtered.degraded)
 
     other.server.close()  # the other app goes down
     down = engine.chat.retrieve("Does the Orion Kettle K9 boil 1.7 litres?")

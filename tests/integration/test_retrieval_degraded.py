@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ragapp.core.events import AnswerEvent, NoticeEvent, RetrievalEvent
-from ragapp.core.types import ChannelHit, Scope
+from ragapp.core.types import ChannelHit, Docs, Scope
 from ragapp.retrieval.channels import CHANNELS, Channel, ChannelDeps
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class SlowChannel(Channel):
 
     name = "slow"
 
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
         _release.wait(HANG_S)
         return []
 
@@ -46,7 +46,7 @@ class BrokenChannel(Channel):
 
     name = "broken"
 
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
         raise RuntimeError("index file is truncated")
 
 
@@ -159,7 +159,7 @@ class StalledChannel(Channel):
 
     name = "stalled"
 
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
         _release.wait(STALL_S)
         return []
 

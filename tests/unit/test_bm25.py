@@ -94,6 +94,7 @@ def test_persistence_round_trip_keeps_version_and_results(tmp_path: Path) -> Non
         "tokenizer": TOKENIZER_VERSION,
         "chunk_ids": [c.chunk_id for c in CHUNKS],
         "kbs": ["default"] * len(CHUNKS),  # rebuilt without a knowledge-base map: all in the default one
+        "docs": [c.doc_id for c in CHUNKS],  # what a document filter masks by
     }
 
 

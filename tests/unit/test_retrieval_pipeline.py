@@ -17,7 +17,16 @@ from pathlib import Path
 import pytest
 
 from ragapp.config import RetrievalSettings
-from ragapp.core.types import DEFAULT_KB, ChannelHit, Chunk, DocumentRecord, RetrievalResult, RetrievedChunk, Scope
+from ragapp.core.types import (
+    DEFAULT_KB,
+    ChannelHit,
+    Chunk,
+    Docs,
+    DocumentRecord,
+    RetrievalResult,
+    RetrievedChunk,
+    Scope,
+)
 from ragapp.retrieval.channels import Channel
 from ragapp.retrieval.fusion import FUSIONS, to_hits
 from ragapp.retrieval.pipeline import RetrievalPipeline, normalise_query
@@ -35,7 +44,7 @@ class ScriptedChannel(Channel):
         self.error = error
         self.calls: list[tuple[str, int, Scope]] = []
 
-    def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+    def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
         self.calls.append((query, top_k, kbs))
         if self.error is not None:
             raise self.error
@@ -411,7 +420,7 @@ def test_a_timed_out_channel_is_named_and_its_result_not_cached(
     release = threading.Event()
 
     class Stalling(ScriptedChannel):
-        def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+        def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
             release.wait(5.0)
             return super()._retrieve(query, top_k, kbs)
 
@@ -438,7 +447,7 @@ def test_a_channel_waiting_for_a_worker_is_not_timed_out_by_others_using_them(
     question gets both channels, as it would alone."""
 
     class Slow(ScriptedChannel):
-        def _retrieve(self, query: str, top_k: int, kbs: Scope) -> list[ChannelHit]:
+        def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
             threading.Event().wait(0.3)
             return super()._retrieve(query, top_k, kbs)
 

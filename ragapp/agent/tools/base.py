@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from ragapp.core.types import RetrievedChunk, Scope
+from ragapp.core.types import Docs, RetrievedChunk, Scope
 from ragapp.qa.injection import for_model
 from ragapp.registry import Registry
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -53,6 +53,7 @@ class ToolContext:
     scope: Scope
     passages: PassageBook
     default_top_k: int = 5
+    docs: Docs = None  # the documents the user's filter admits (None: no filter)
 
 
 @dataclass(frozen=True)

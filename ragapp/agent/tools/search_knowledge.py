@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragapp.agent.tools.base import TOOLS, ToolArgs, ToolContext, ToolOutput, passage_lines
+from ragapp.core.filters import MAX_TAGS, DocumentFilter, TagError, clean_tags
 
 CHANNELS = {"hybrid": None, "vector": ("vector",), "keyword": ("keyword",)}
 
@@ -20,6 +21,30 @@ class SearchArgs(ToolArgs):
         "hybrid", description="hybrid (default), vector (meaning) or keyword (exact words, codes, part numbers)."
     )
     knowledge_base: str | None = Field(None, description="Search only this knowledge base (default: all).")
+    tags: list[str] | None = Field(
+        None, max_length=MAX_TAGS, description="Search only documents with any of these tags (default: any)."
+    )
+    path_prefix: str | None = Field(
+        None, min_length=1, max_length=500, description="Search only documents whose path starts so, e.g. 'hr/'."
+    )
+    file_type: str | None = Field(
+        None, pattern=r"^\.?[A-Za-z0-9]{1,10}$", description="Search only files of this type, e.g. pdf or docx."
+    )
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: list[str] | None) -> list[str] | None:
+        try:
+            return list(clean_tags(tags)) if tags else None
+        except TagError as exc:
+            raise ValueError(str(exc)) from None
+
+    def document_filter(self) -> DocumentFilter:
+        """The arguments' document filter (empty when none is set)."""
+        return DocumentFilter(
+            tags=tuple(self.tags or ()), path_prefix=self.path_prefix,
+            file_types=(self.file_type,) if self.file_type else (),
+        )  # fmt: skip
 
 
 class SearchKnowledge:
@@ -45,11 +70,21 @@ class SearchKnowledge:
                     f"The knowledge base {args.knowledge_base!r} is outside the ones the user chose to search.",
                     "outside the user's scope",
                 )
-        result = ctx.retrieval.retrieve(args.query, kbs, args.top_k, CHANNELS[args.search_type])
+        docs = ctx.docs
+        wanted = args.document_filter()
+        if not wanted.is_empty():  # narrows the user's filter, never widens it
+            found = ctx.catalog.matching(wanted, kbs)
+            docs = found if docs is None else docs & found
+            if not docs:
+                return ToolOutput(
+                    f"No document matches the filter ({wanted.describe()}); search again without it or with another.",
+                    "no document matches the filter",
+                )
+        result = ctx.retrieval.retrieve(args.query, kbs, args.top_k, CHANNELS[args.search_type], docs=docs)
         if not result.chunks and args.search_type != "hybrid":
             # One channel alone rarely clears the relevance gate (it is calibrated on both agreeing), and small
             # models pick "keyword" for everything: try both channels before reporting nothing.
-            result = ctx.retrieval.retrieve(args.query, kbs, args.top_k)
+            result = ctx.retrieval.retrieve(args.query, kbs, args.top_k, docs=docs)
             notes += f"\nNote: {args.search_type} search alone found nothing relevant; these come from hybrid search."
         notes += "".join(f"\nNote: {m}" for m in result.degraded)
         if not result.chunks:

@@ -82,14 +82,16 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
                 question, picked, before = resumed
                 history = history_of(body.messages[:before], recent_turns)
                 events = engine.chat.ask(
-                    question, history, kbs, clarified=picked, owner=caller.owner, actor=caller.actor
+                    question, history, kbs, clarified=picked, owner=caller.owner, actor=caller.actor, where=body.filter
                 )
                 return events, Turn("workflow")
             question, history = conversation(body.messages, recent_turns)
             refusal = question_refusal(question, engine.settings.workflow.max_question_chars)
             if refusal is not None:  # too long to embed: said as an error, not as an answer
                 raise ApiError(400, refusal, "invalid_question")
-            events = engine.chat.ask(question, history, kbs, mode=mode, owner=caller.owner, actor=caller.actor)
+            events = engine.chat.ask(
+                question, history, kbs, mode=mode, owner=caller.owner, actor=caller.actor, where=body.filter
+            )
             return events, Turn(mode)
 
         events, turn = await run_in_threadpool(start)

@@ -27,6 +27,8 @@ from ragapp.serve.api.schemas import (
     JobOut,
     KnowledgeBaseOut,
     LeftOutOut,
+    TagsIn,
+    TagsOut,
 )
 from ragapp.serve.api.scope import scope_of
 
@@ -113,8 +115,16 @@ def router(engine: Engine, check: KeyCheck, jobs: Jobs) -> APIRouter:
         left_out = [LeftOutOut(location=s.location, reason=s.reason, preview=s.preview) for s in view.skipped]
         report = view.report.to_dict() if view.report is not None else None
         return DocumentDetail(
-            **document_out(view.record), report=report, file_kept=view.file_kept, chunk_list=chunks, left_out=left_out
-        )
+            **document_out(view.record), meta=view.meta, tags=list(view.tags), report=report,
+            file_kept=view.file_kept, chunk_list=chunks, left_out=left_out,
+        )  # fmt: skip
+
+    @api.put(
+        "/documents/{doc_id}/tags", response_model=TagsOut, summary="Set a document's tags (who may edit its base)"
+    )
+    def set_tags(doc_id: str, body: TagsIn, caller: Caller = Depends(check)) -> TagsOut:
+        readable(doc_id, caller)
+        return TagsOut(id=doc_id, tags=list(library.set_tags(doc_id, body.tags, actor=caller.actor)))
 
     @api.delete("/documents/{doc_id}", response_model=Deleted, summary="Remove a document (editors and admins)")
     def delete(doc_id: str, caller: Caller = Depends(check)) -> Deleted:

@@ -40,7 +40,7 @@ def retrieve_response(result: RetrievalResult, seconds: float) -> RetrieveRespon
     by_id = {c.chunk_id: c for c in candidates}
     return RetrieveResponse(
         query=record.query, kbs=record.kbs, cached=record.cached, seconds=record.seconds, degraded=record.degraded,
-        timings=record.timings, knobs=dump(result.settings),
+        filtered=result.filtered, timings=record.timings, knobs=dump(result.settings),
         chunks=[by_id[c.chunk.chunk_id] for c in result.chunks if c.chunk.chunk_id in by_id], candidates=candidates,
         channels=[
             ChannelOut(channel=ch.channel, seconds=ch.seconds,
@@ -60,7 +60,7 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
             raise ApiError(400, refusal, "invalid_query")
         kbs = scope_of(engine, body.kbs, caller.actor)
         started = time.perf_counter()
-        result = engine.chat.retrieve(body.query, kbs, actor=caller.actor)
+        result = engine.chat.retrieve(body.query, kbs, actor=caller.actor, where=body.filter)
         return retrieve_response(result, time.perf_counter() - started)
 
     return api

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragapp.core.filters import MAX_TAGS, DocumentFilter, TagError, clean_tags
+
+FILTER_DOC = (
+    "Search only the documents this admits (every field optional; all set fields must hold): tags (any of), "
+    "source, path_prefix, path_glob, file_types, author and title (contain, ignoring case), modified_after/before "
+    "and added_after/before (ISO dates). A filter no document matches finds nothing, and says so."
+)
 
 # -- chat --------------------------------------------------------------------------------------
 
@@ -43,6 +51,7 @@ class ChatCompletionRequest(BaseModel):
     kbs: list[str] | None = Field(
         None, description="Extension: the knowledge bases to search (GET /v1/knowledge-bases); none: all you may read."
     )
+    filter: DocumentFilter | None = Field(None, description="Extension. " + FILTER_DOC)
 
 
 class CitationOut(BaseModel):
@@ -165,6 +174,11 @@ class LeftOutOut(BaseModel):
 
 
 class DocumentDetail(DocumentOut):
+    meta: dict[str, str] = Field(
+        description="What the file says about itself (title, author, created, modified) and where it came from "
+        "(source, path, folder, changed: when it last changed there); dates in UTC as YYYY-MM-DD HH:MM:SS."
+    )
+    tags: list[str] = Field(description="The tags users set (PUT /v1/documents/{id}/tags).")
     report: dict[str, Any] | None = Field(description="How the file read (pages with text, OCR, tables).")
     file_kept: bool
     chunk_list: list[ChunkOut] = Field(description="Its chunks, in order.")
@@ -198,6 +212,28 @@ class JobOut(BaseModel):
     finished: str | None
 
 
+class TagsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tags: list[str] = Field(
+        max_length=MAX_TAGS,
+        description=f"The document's tags, replacing the ones it had ([] removes all): at most {MAX_TAGS}, each up to "
+        "40 letters, digits, spaces or . : / + # & -; stored in lower case.",
+    )
+
+    @field_validator("tags")
+    @classmethod
+    def _clean(cls, tags: list[str]) -> list[str]:
+        try:
+            return list(clean_tags(tags))
+        except TagError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class TagsOut(BaseModel):
+    id: str
+    tags: list[str]
+
+
 class Deleted(BaseModel):
     id: str
     name: str
@@ -210,6 +246,7 @@ class Deleted(BaseModel):
 class RetrieveRequest(BaseModel):
     query: str = Field(description="The question, searched as it is (no rewriting, no routing).")
     kbs: list[str] | None = Field(None, description="The knowledge bases to search; none: all you may read.")
+    filter: DocumentFilter | None = Field(None, description=FILTER_DOC)
 
 
 class RelevanceOut(BaseModel):
@@ -252,7 +289,10 @@ class RetrieveResponse(BaseModel):
     kbs: list[str] | None
     cached: bool
     seconds: float
-    degraded: list[str] = Field(description="Channels or models that failed (the search went on without them).")
+    degraded: list[str] = Field(
+        description="Channels or models that failed (the search went on without them), or a filter no document matches."
+    )
+    filtered: int | None = Field(None, description="How many documents the filter let the search use; null: no filter.")
     timings: dict[str, float]
     knobs: dict[str, Any] = Field(description="Every retrieval setting this search ran with.")
     chunks: list[CandidateOut] = Field(description="What an answer's prompt would get, best first.")
