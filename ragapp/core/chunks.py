@@ -11,9 +11,9 @@ def chunk_id_of(doc_id: str, ordinal: int) -> str:
 
 
 def doc_of_chunk_id(chunk_id: str) -> str:
-    """The document of a chunk id as ``chunk_id_of`` writes it (``<doc_id>-<4-digit ordinal>``)."""
+    """The document of a chunk id as ``chunk_id_of`` writes it (``<doc_id>-<ordinal of 4 digits or more>``)."""
     head, _, tail = chunk_id.rpartition("-")
-    return head if head and tail.isdigit() and len(tail) == 4 else chunk_id
+    return head if head and tail.isdigit() and len(tail) >= 4 else chunk_id
 
 
 def index_text(chunk: Chunk) -> str:

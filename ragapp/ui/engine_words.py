@@ -197,6 +197,8 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
         r"(?P<cells>[\d,]+) cells? read as empty",
         "共享字符串只读取了前 {n} 个（超出文字预算）：{cells} 个单元格按空白读取",
     ),
+    (r"rows after the first (?P<n>[\d,]+)", "第 {n} 行之后的行未读取"),  # a CSV file's
+    (r"columns after the first (?P<n>[\d,]+)", "第 {n} 列之后的列未读取"),
     (r"That document is no longer in the knowledge base\.", "这份文档已不在知识库中。"),
     (
         r"No passage '(?P<id>[^']*)' in the knowledge base \(its document may have been deleted\)\.",

@@ -144,6 +144,7 @@ def test_preview_sources_rejoins_names_that_hold_commas() -> None:
 def test_doc_of_chunk_id() -> None:
     assert doc_of_chunk_id("hp-9ef7d3566a7e-0001") == "hp-9ef7d3566a7e"
     assert doc_of_chunk_id("d01-0000") == "d01"
+    assert doc_of_chunk_id("d01-12345") == "d01"  # past 9,999 chunks the ordinal has five digits
     assert doc_of_chunk_id("plain") == "plain"
 
 

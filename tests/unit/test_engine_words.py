@@ -131,6 +131,8 @@ EXAMPLES = [
         "工作表 Q3：第 12 行起未读取（超出整个工作簿的单元格预算）",
     ),
     ("sheet Data: rows after the first 100,000 not read", "工作表 Data：第 100,000 行之后的行未读取"),
+    ("rows after the first 100,000", "第 100,000 行之后的行未读取"),
+    ("columns after the first 200", "第 200 列之后的列未读取"),
     ("sheet Data: columns after the first 200 not read", "工作表 Data：第 200 列之后的列未读取"),
     (
         "shared strings after the first 10,000 of 200,000 not read (text budget): 1 cell read as empty",
