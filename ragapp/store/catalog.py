@@ -355,6 +355,10 @@ class Catalog:
         tx.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         return ids
 
+    def rename_document(self, tx: Transaction, doc_id: str, name: str) -> None:
+        """Call a document ``name``, inside a ``transaction()`` (its chunks show the new name: they join it)."""
+        tx.execute("UPDATE documents SET name = ? WHERE doc_id = ?", (name, doc_id))
+
     def move_document(self, tx: Transaction, doc_id: str, kb: str) -> list[str]:
         """Put a document in knowledge base ``kb``, inside a ``transaction()``; returns its chunk ids."""
         tx.execute("UPDATE documents SET kb = ? WHERE doc_id = ?", (kb, doc_id))
