@@ -17,7 +17,7 @@ from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
 from ragapp.store.catalog import Catalog
 from ragapp.sync.runner import RunOutcome, SyncRunner
 from ragapp.sync.scheduler import Scheduler
-from ragapp.sync.sources import KINDS, Kind, Source, SourceStatus, SyncError, display_name
+from ragapp.sync.sources import KINDS, Source, SourceStatus, SyncError, display_name
 from ragapp.sync.state import SyncStore
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
@@ -71,48 +71,10 @@ class SyncService:
         *,
         background: bool = True,
     ) -> Source:
-        """Follow a folder or a git repository into knowledge base ``kb``; its first sync starts in the background
-        (unless ``background`` is off).
-
-        Raises:
-            SyncError: a name, kind, location, pattern or interval that cannot be used (the message says which),
-                a name taken, or a knowledge base another source fills already.
-        """
-        name = name.strip()
-        if not _NAME.fullmatch(name):
-            raise SyncError(f"Source name {name!r} is not allowed: use {NAME_RULE}.")
-        if kind not in KINDS:
-            raise SyncError(f"Unknown kind {kind!r}: a source is a 'folder' or a 'git' repository.")
-        try:
-            kb = kb_name(kb)
-        except IngestError as exc:
-            raise SyncError(str(exc)) from None
-        location = location.strip()
-        if kind == "folder":
-            folder = Path(location).expanduser()
-            if not folder.is_absolute() or not folder.is_dir():
-                raise SyncError(f"{location!r} is not a folder on this server: give its absolute path.")
-            location = str(folder.resolve())
-        elif not location:
-            raise SyncError("Give the repository's path or URL (anything `git clone` accepts).")
-        if interval_s is not None and interval_s <= 0:
-            raise SyncError("The interval must be a positive number of seconds.")
-        patterns = [p.strip() for p in (*include, *exclude)]
-        if any(not p for p in patterns):
-            raise SyncError("A pattern is empty: give globs such as '*.md' or 'docs/*'.")
-        if (other := self._store.kb_followed(kb)) is not None:
-            raise SyncError(
-                f"The knowledge base {kb!r} already follows the source {other!r}; give this one a base of its own "
-                "(two trees in one base would replace each other's files of the same path)."
-            )
-        source = Source(
-            name, _kind(kind), location, kb, tuple(p.strip() for p in include), tuple(p.strip() for p in exclude),
-            interval_s or self._settings.default_interval_s, branch.strip(),
-        )  # fmt: skip
-        if not self._store.add(source):
-            raise SyncError(f"There is a source named {name!r} already; pick another name or remove that one.")
+        """``add_source``, then (with ``background``) its first sync starts in the background."""
+        source = add_source(self._store, self._settings, name, kind, location, kb, include, exclude, interval_s, branch)
         if background:
-            self.scheduler.request(name)
+            self.scheduler.request(source.name)
         return source
 
     def run(self, name: str, stop: threading.Event | None = None) -> RunOutcome:
@@ -129,10 +91,12 @@ class SyncService:
         if not self._store.set_paused(name, True):
             raise SyncError(f"No source named {name!r}.")
 
-    def resume(self, name: str) -> None:
+    def resume(self, name: str, start: bool = True) -> None:
+        """Sync ``name`` again on its schedule; with ``start``, one sync begins now in the background."""
         if not self._store.set_paused(name, False):
             raise SyncError(f"No source named {name!r}.")
-        self.scheduler.request(name)
+        if start:
+            self.scheduler.request(name)
 
     def remove(self, name: str, delete_documents: bool = False) -> int:
         """Stop following ``name``. Its documents stay (as ordinary documents) unless ``delete_documents``;
@@ -153,10 +117,6 @@ class SyncService:
         return deleted
 
 
-def _kind(kind: str) -> Kind:
-    return "git" if kind == "git" else "folder"
-
-
 def open_sync(store: KnowledgeStore, ingestor: Ingestor, settings: Settings) -> SyncService:
     """The sync service over a knowledge store: its tables in the catalog's database, git copies under the
     state folder. Cheap: nothing is opened until ``start``."""
@@ -165,3 +125,57 @@ def open_sync(store: KnowledgeStore, ingestor: Ingestor, settings: Settings) -> 
         settings.paths.state_dir / "sync" / "git", lambda: set(supported_extensions()),
     )  # fmt: skip
     return SyncService(SyncStore(store.catalog.database), runner, ingestor, store.catalog, settings.sync)
+
+
+def add_source(
+    store: SyncStore,
+    settings: SyncSettings,
+    name: str,
+    kind: str,
+    location: str,
+    kb: str,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    interval_s: float | None = None,
+    branch: str = "",
+) -> Source:
+    """Follow a folder or a git repository into knowledge base ``kb`` (recorded; nothing is synced yet).
+
+    Raises:
+        SyncError: a name, kind, location, pattern or interval that cannot be used (the message says which),
+            a name taken, or a knowledge base another source fills already.
+    """
+    name = name.strip()
+    if not _NAME.fullmatch(name):
+        raise SyncError(f"Source name {name!r} is not allowed: use {NAME_RULE}.")
+    if kind not in KINDS:
+        raise SyncError(f"Unknown kind {kind!r}: a source is a 'folder' or a 'git' repository.")
+    try:
+        kb = kb_name(kb)
+    except IngestError as exc:
+        raise SyncError(str(exc)) from None
+    location = location.strip()
+    if kind == "folder":
+        folder = Path(location).expanduser()
+        if not folder.is_absolute() or not folder.is_dir():
+            raise SyncError(f"{location!r} is not a folder on this server: give its absolute path.")
+        location = str(folder.resolve())
+    elif not location:
+        raise SyncError("Give the repository's path or URL (anything `git clone` accepts).")
+    if interval_s is not None and interval_s <= 0:
+        raise SyncError("The interval must be a positive number of seconds.")
+    include, exclude = tuple(p.strip() for p in include), tuple(p.strip() for p in exclude)
+    if any(not p for p in (*include, *exclude)):
+        raise SyncError("A pattern is empty: give globs such as '*.md' or 'docs/*'.")
+    if (other := store.kb_followed(kb)) is not None:
+        raise SyncError(
+            f"The knowledge base {kb!r} already follows the source {other!r}; give this one a base of its own "
+            "(two trees in one base would replace each other's files of the same path)."
+        )
+    source = Source(
+        name, "git" if kind == "git" else "folder", location, kb, include, exclude,
+        interval_s or settings.default_interval_s, branch.strip(),
+    )  # fmt: skip
+    if not store.add(source):
+        raise SyncError(f"There is a source named {name!r} already; pick another name or remove that one.")
+    return source
