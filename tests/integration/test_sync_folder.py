@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -119,23 +123,41 @@ def test_a_file_still_being_written_waits_for_the_next_sync(make_engine: Callabl
     assert later.report is not None and later.report.added == ["safety/growing.md"] and not later.report.retrying
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
-def test_an_unreadable_file_is_reported_and_the_rest_goes_on(make_engine: Callable[..., Any], folder: Path) -> None:
-    rig = make_engine(**QUIET)
-    follow(rig, folder)
-    secret = folder / "safety/secret.md"
-    aged(write(folder, "safety/secret.md", text("secret")))
+def _unprivileged() -> list[str]:
+    """The command prefix that makes a file's mode count: root reads a mode-000 file, unless its capabilities to
+    override file permissions are dropped (``setpriv``); anyone else needs nothing."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: a file's mode cannot be made to count")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def test_an_unreadable_file_is_reported_and_the_rest_goes_on(folder: Path, tmp_path: Path) -> None:
+    # The sync runs in a process of its own (python -m ragapp.sync), where the file's mode is obeyed even as root.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGAPP_")} | {
+        "RAGAPP_PATHS__STATE_DIR": str(tmp_path / "state"), "RAGAPP_SYNC__SETTLE_S": "0",
+        "PYTHONPATH": str(Path(__file__).parents[2]), "HF_HUB_OFFLINE": "1",
+    }  # fmt: skip
+
+    def sync(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [*_unprivileged(), sys.executable, "-m", "ragapp.sync", *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, check=False, timeout=600)
+
+    assert sync("add", "handbook", "--folder", str(folder), "--kb", "handbook").returncode == 0
+    secret = aged(write(folder, "safety/secret.md", text("secret")))
     secret.chmod(0)
     try:
-        out = rig.engine.sync.run("handbook")
+        done = sync("--json", "run", "handbook")
     finally:
         secret.chmod(0o644)
-    assert out.state == "idle" and out.report is not None
-    (refusal,) = out.report.refused
-    assert refusal.path == "safety/secret.md" and "Permission denied" in refusal.reason
-    assert len(out.report.added) == 7 and "safety/secret.md" not in names(rig)
-    later = rig.engine.sync.run("handbook")  # readable again: picked up
-    assert later.report is not None and later.report.added == ["safety/secret.md"]
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)["report"]
+    assert report["refused"] == [{"path": "safety/secret.md", "reason": "not readable: Permission denied"}]
+    assert len(report["added"]) == 7 and "safety/secret.md" not in report["added"]
+    later = sync("--json", "run", "handbook")  # readable again: picked up
+    assert json.loads(later.stdout)["report"]["added"] == ["safety/secret.md"], later.stderr
 
 
 def test_a_file_the_ingest_refuses_is_reported_and_not_read_again(
