@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         elif command == "add":
             kind, location = ("git", args.git) if args.git else ("folder", args.folder)
             source = add_source(store, settings.sync, args.name, kind, location, args.kb, args.include,
-                                args.exclude, args.interval, args.branch)  # fmt: skip
+                                args.exclude, args.interval, args.branch, settings.paths.state_dir)  # fmt: skip
             _say(f"added {source.name}: {source.kind} {source.location} -> knowledge base '{source.kb}'; the app "
                  f"syncs it within its interval, or now with `python -m ragapp.sync run {source.name}`")  # fmt: skip
         elif command in ("pause", "resume"):

@@ -29,8 +29,15 @@ class SyncService:
     sources exist, the scheduler's thread; ``close`` stops it."""
 
     def __init__(
-        self, store: SyncStore, runner: SyncRunner, ingestor: Ingestor, catalog: Catalog, settings: SyncSettings
+        self,
+        store: SyncStore,
+        runner: SyncRunner,
+        ingestor: Ingestor,
+        catalog: Catalog,
+        settings: SyncSettings,
+        state_dir: Path | None = None,
     ) -> None:
+        self._state_dir = state_dir
         self._store = store
         self._runner = runner
         self._ingestor = ingestor
@@ -72,7 +79,9 @@ class SyncService:
         background: bool = True,
     ) -> Source:
         """``add_source``, then (with ``background``) its first sync starts in the background."""
-        source = add_source(self._store, self._settings, name, kind, location, kb, include, exclude, interval_s, branch)
+        source = add_source(
+            self._store, self._settings, name, kind, location, kb, include, exclude, interval_s, branch, self._state_dir
+        )
         if background:
             self.scheduler.request(source.name)
         return source
@@ -124,7 +133,9 @@ def open_sync(store: KnowledgeStore, ingestor: Ingestor, settings: Settings) -> 
         SyncStore(store.catalog.database), ingestor, store.catalog, settings.sync,
         settings.paths.state_dir / "sync" / "git", lambda: set(supported_extensions()),
     )  # fmt: skip
-    return SyncService(SyncStore(store.catalog.database), runner, ingestor, store.catalog, settings.sync)
+    return SyncService(
+        SyncStore(store.catalog.database), runner, ingestor, store.catalog, settings.sync, settings.paths.state_dir
+    )
 
 
 def add_source(
@@ -138,8 +149,10 @@ def add_source(
     exclude: Sequence[str] = (),
     interval_s: float | None = None,
     branch: str = "",
+    state_dir: Path | None = None,
 ) -> Source:
-    """Follow a folder or a git repository into knowledge base ``kb`` (recorded; nothing is synced yet).
+    """Follow a folder or a git repository into knowledge base ``kb`` (recorded; nothing is synced yet). A folder
+    holding the app's ``state_dir`` is refused: every sync would change it, and its events start the next.
 
     Raises:
         SyncError: a name, kind, location, pattern or interval that cannot be used (the message says which),
@@ -160,6 +173,8 @@ def add_source(
         if not folder.is_absolute() or not folder.is_dir():
             raise SyncError(f"{location!r} is not a folder on this server: give its absolute path.")
         location = str(folder.resolve())
+        if state_dir is not None and state_dir.resolve().is_relative_to(location):
+            raise SyncError(f"{location} holds the app's state folder ({state_dir}); follow a folder that does not.")
     elif not location:
         raise SyncError("Give the repository's path or URL (anything `git clone` accepts).")
     if interval_s is not None and interval_s <= 0:

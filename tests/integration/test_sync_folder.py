@@ -250,6 +250,7 @@ def test_bad_sources_are_refused_with_the_fix(make_engine: Callable[..., Any], f
         (("handbook", "folder", str(folder), "kb2"), "already"),
         (("x", "folder", str(folder), "handbook"), "already follows the source 'handbook'"),
         (("x", "folder", str(folder), "bad/kb"), "Knowledge base name"),
+        (("x", "folder", str(rig.state_dir.parent), "kb2"), "holds the app's state folder"),
     ]
     for args, message in cases:
         with pytest.raises(SyncError, match=message):
