@@ -74,12 +74,14 @@ def test_bad_requests_say_why(cli: Callable[..., tuple[int, str]], tmp_path: Pat
 def test_python_dash_m_reads_the_app_settings(tmp_path: Path, make_settings: Callable[..., Any]) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGAPP_")}
     env |= {"RAGAPP_PATHS__STATE_DIR": str(tmp_path / "state"), "PYTHONPATH": str(Path(__file__).parents[2])}
+    (tmp_path / "docs").mkdir()
     done = subprocess.run(
-        [sys.executable, "-m", "ragapp.sync", "add", "d", "--folder", str(tmp_path), "--kb", "d"],
+        [sys.executable, "-m", "ragapp.sync", "add", "d", "--folder", str(tmp_path / "docs"), "--kb", "d"],
         env=env, capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     listed = subprocess.run(
         [sys.executable, "-m", "ragapp.sync"], env=env, capture_output=True, text=True, check=False, timeout=120
     )
-    assert listed.returncode == 0 and listed.stdout.startswith(f"d  folder {tmp_path} -> d  [new]  never synced")
+    assert listed.returncode == 0
+    assert listed.stdout.startswith(f"d  folder {tmp_path / 'docs'} -> d  [new]  never synced")
