@@ -145,7 +145,8 @@ def _print_report(name: str, state: str, report: SyncReport, as_json: bool) -> N
         return
     commit = f" at {report.commit[:12]}" if report.commit else ""
     _say(f"{name}{commit} [{state}]: {report.summary()}")
-    _say(f"  {report.seen} files seen, {report.hashed} read, {report.ingested} ingested")
+    _say(f"  {report.seen} files seen, {report.hashed} read, {report.ingested} ingested; {report.ignored} of a type "
+         "not read")  # fmt: skip
     listed: list[tuple[str, list[str]]] = [
         ("added", report.added), ("updated", report.updated), ("removed", report.removed),
         ("renamed", [f"{a} -> {b}" for a, b in report.renamed]), ("retrying (still being written)", report.retrying),

@@ -102,7 +102,7 @@ class SyncRunner:
         seen, ignored, refused = walk(root, source, self._extensions())
         before = self._store.files(source.name)
         todo = plan(seen, before, self._settings.settle_s)
-        report.seen, report.hashed, report.retrying = todo.seen, todo.hashed, todo.retrying
+        report.seen, report.hashed, report.retrying, report.ignored = todo.seen, todo.hashed, todo.retrying, ignored
         report.refused = refused + todo.refused
         report.refused += [Refusal(r.rel_path, r.problem) for r in todo.unchanged + todo.touched if r.problem]
         report.unchanged = len(todo.unchanged) + len(todo.touched)
@@ -120,7 +120,6 @@ class SyncRunner:
             if not self._store.renew(source.name, holder, self._settings.lease_s, min(start + batch, total), total):
                 report.stopped = "the lease ran out and another replica took the source over"
                 return
-        del ignored  # counted by the walk; not reported one by one
 
     def _rename(self, source: Source, todo: Plan, report: SyncReport) -> None:
         for move in todo.renames:

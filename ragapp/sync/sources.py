@@ -80,6 +80,7 @@ class SyncReport:
     finished_at: str = ""
     commit: str = ""  # git: the commit synced
     seen: int = 0  # files of the source (after the patterns)
+    ignored: int = 0  # files the patterns take but of a type the app does not read
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)

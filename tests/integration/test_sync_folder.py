@@ -49,7 +49,7 @@ def test_first_sync_indexes_the_tree_and_a_second_does_no_work(make_engine: Call
     wanted = ["notes/0.txt", "notes/1.txt", "notes/2.txt", "safety/boilers.md", "safety/forklifts.md",
               "safety/ladders.md"]  # fmt: skip
     assert sorted(first.report.added) == wanted and names(rig) == wanted
-    assert (first.report.hashed, first.report.ingested, first.report.refused) == (6, 6, [])
+    assert (first.report.hashed, first.report.ingested, first.report.refused, first.report.ignored) == (6, 6, [], 1)
     again = rig.engine.sync.run("handbook")
     assert again.report is not None
     assert (again.report.hashed, again.report.ingested, again.report.unchanged) == (0, 0, 6)

@@ -35,6 +35,7 @@ class ReportOut(BaseModel):
     finished_at: str
     commit: str
     seen: int
+    ignored: int = Field(description="Files the patterns take but of a type the app does not read.")
     added: list[str]
     updated: list[str]
     renamed: list[list[str]]
