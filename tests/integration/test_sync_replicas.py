@@ -124,3 +124,16 @@ def test_a_replica_that_died_mid_sync_leaves_the_source_to_another(replicas: Rep
     assert b.sources()[0].state == "failed"  # shown as what it is: nobody is running it any more
     out = b.run("docs")
     assert out.state == "idle" and out.report is not None and len(out.report.added) == 6
+
+
+def test_what_one_replica_synced_the_other_carries_on_from(replicas: Replicas, folder: Path) -> None:
+    a, b, catalog = replicas()
+    a.add("docs", "folder", str(folder), "docs", background=False)
+    a.run("docs")
+    doc_id = {d.name: d.doc_id for d in catalog.documents()}["part0/doc0.md"]
+    (folder / "part0/doc0.md").rename(folder / "part0/renamed.md")
+    (folder / "part1/doc1.md").unlink()
+    out = b.run("docs")
+    assert out.report is not None and out.report.renamed == [("part0/doc0.md", "part0/renamed.md")]
+    assert out.report.removed == ["part1/doc1.md"] and out.report.ingested == 0
+    assert {d.name: d.doc_id for d in catalog.documents()}["part0/renamed.md"] == doc_id
