@@ -126,7 +126,8 @@ def plan(
     if young:
         sleep(settle_s)
     moving = {f.rel_path for f in young if _stat(f.path) != (f.size, f.mtime_ns)}
-    vanished = {rel: row for rel, row in before.items() if rel not in {f.rel_path for f in seen}}
+    present = {f.rel_path for f in seen}
+    vanished = {rel: row for rel, row in before.items() if rel not in present}
     by_hash: dict[str, list[FileRow]] = {}
     for row in vanished.values():
         by_hash.setdefault(row.content_hash, []).append(row)
