@@ -75,6 +75,6 @@ def build_ui(engine: Engine) -> gr.Blocks:
         demo.load(handlers.refresh, inputs=[chat.scope], outputs=refreshed)
         demo.load(handlers.left_out_report, outputs=[knowledge.left_out])
         demo.load(admin.load, outputs=admin.outputs)
-        demo.load(sources.shown, outputs=[panel.column, panel.adding])
+        demo.load(sources.shown, outputs=[panel.column, panel.adding, panel.timer])
         demo.load(sources.refresh, inputs=[panel.pick], outputs=[panel.table, panel.pick, panel.report])
     return demo

@@ -68,7 +68,7 @@ def build_sources_panel() -> SourcesPanel:
                 exclude = gr.Textbox(label=t("sync.exclude"), placeholder="drafts/*", elem_id="source-exclude")
                 branch = gr.Textbox(label=t("sync.branch"), elem_id="source-branch")
             add = gr.Button(t("sync.add"), variant="primary", elem_id="source-add")
-    timer = gr.Timer(REFRESH_S)
+    timer = gr.Timer(REFRESH_S, active=False)  # started on load for those who see the panel
     return SourcesPanel(column, table, pick, sync_now, pause, resume, report, adding, name, kind, location, kb,
                         include, exclude, branch, add, timer)  # fmt: skip
 
@@ -90,10 +90,12 @@ class SourceHandlers:
             return []
         return self.engine.sync.sources(actor=actor)
 
-    def shown(self, request: gr.Request | None = None) -> tuple[Any, Any]:
-        """On page load: the panel for those who may change documents, the form to add a source for admins."""
+    def shown(self, request: gr.Request | None = None) -> tuple[Any, Any, Any]:
+        """On page load: the panel (and its refreshing) for those who may change documents, the form to add a
+        source for admins."""
         actor = self._actor(request)
-        return gr.update(visible=may(actor, Action.UPLOAD)), gr.update(visible=may(actor, Action.MANAGE_SOURCES))
+        editor = may(actor, Action.UPLOAD)
+        return gr.update(visible=editor), gr.update(visible=may(actor, Action.MANAGE_SOURCES)), gr.Timer(active=editor)
 
     def table(self, request: gr.Request | None = None) -> list[list[Any]]:
         return [row(s) for s in self._statuses(self._actor(request))]

@@ -33,8 +33,8 @@ def test_the_panel_adds_lists_and_reports(make_engine: Callable[..., Any], tmp_p
     rig = make_engine(sync={"enabled": False, "settle_s": 0.0})
     build_ui(rig.engine)  # the page builds and wires with the panel in it
     handlers = SourceHandlers(rig.engine)
-    column, adding = handlers.shown()
-    assert column["visible"] and adding["visible"]  # accounts off: the local user is an admin
+    column, adding, timer = handlers.shown()
+    assert column["visible"] and adding["visible"] and timer.active  # accounts off: the local user is an admin
     said, picked = handlers.add("handbook", "folder", str(folder), "handbook", "*.md", "drafts/*", "")
     assert "Following" in shown(said) and picked["value"] == "handbook"
     wait_for(lambda: handlers.table()[0][4] == "idle", what="the first sync")
@@ -64,10 +64,10 @@ def test_readers_and_editors_see_what_their_role_allows(make_engine: Callable[..
         store.add(user, f"{user} password", role)
     rig = make_engine(sync={"enabled": False}, auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
     handlers = SourceHandlers(rig.engine)
-    column, adding = handlers.shown(_Request("rita"))  # type: ignore[arg-type]
-    assert not column["visible"] and not adding["visible"]
-    column, adding = handlers.shown(_Request("eddie"))  # type: ignore[arg-type]
-    assert column["visible"] and not adding["visible"]
+    column, adding, timer = handlers.shown(_Request("rita"))  # type: ignore[arg-type]
+    assert not column["visible"] and not adding["visible"] and not timer.active  # nothing polls for a reader
+    column, adding, timer = handlers.shown(_Request("eddie"))  # type: ignore[arg-type]
+    assert column["visible"] and not adding["visible"] and timer.active
     with pytest.raises(gr.Error, match="may not follow folders"):
         handlers.add("x", "folder", str(tmp_path), "x", "", "", "", _Request("eddie"))  # type: ignore[arg-type]
     assert handlers.table(_Request("rita")) == []  # type: ignore[arg-type]
