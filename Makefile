@@ -18,7 +18,7 @@ export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
 	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-mcp bench-injection bench-parsers bench-ocr bench-coverage \
-	cluster test-cluster test-slow bench-scale docs space
+	cluster test-cluster test-slow bench-scale bench-sync docs space
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -126,6 +126,11 @@ bench-api: setup
 # What the MCP server adds to a search, against POST /v1/retrieve (docs/benchmarks.md).
 bench-mcp: setup
 	$(PY) -m ragbench.mcp_overhead --rounds 5 --output results/bench/mcp.json
+
+# Following a folder (docs/sync.md#measured): first sync of 10,000 small files and of a spread of Debian's
+# /usr/share/doc (HTML, text, Markdown, PDF) in files/s, then the work of a re-sync after 10 files change.
+bench-sync: setup
+	$(PY) -m ragbench.sync_speed --output results/bench/sync.json
 
 # Parser speed on real and generated files, OCR speed and character error rate on rendered manual pages.
 bench-parsers: setup

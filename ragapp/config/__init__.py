@@ -23,6 +23,7 @@ from ragapp.config.system import (
     McpSettings,
     PathSettings,
     StoreSettings,
+    SyncSettings,
     TraceSettings,
     UISettings,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "RetrievalSettings",
     "Settings",
     "StoreSettings",
+    "SyncSettings",
     "TraceSettings",
     "UISettings",
     "WorkflowSettings",
@@ -66,6 +68,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    sync: SyncSettings = Field(default_factory=SyncSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -262,3 +262,35 @@ class StoreSettings(BaseModel):
         "or postgres, full text in the shared database (one index for every replica, none rebuilt per replica; "
         'needs database_url; docs/deployment.md, "Several replicas", says when).',
     )
+
+
+class SyncSettings(BaseModel):
+    enabled: bool = Field(
+        True,
+        description="Sync followed folders and git repositories on their schedule and when their files change; "
+        "off: only when asked (the Knowledge tab, POST /v1/sources/{name}/sync, `python -m ragapp.sync run`).",
+    )
+    default_interval_s: float = Field(
+        300.0, gt=0, description="How often a new source is synced when no interval is given (seconds)."
+    )
+    debounce_s: float = Field(
+        2.0,
+        ge=0,
+        description="After a file of a followed folder changes, wait until it has been quiet this long before "
+        "syncing (many changes at once make one sync).",
+    )
+    settle_s: float = Field(
+        1.0,
+        ge=0,
+        description="A file changed this recently is looked at again this much later; one still changing is being "
+        "written and waits for the next sync.",
+    )
+    batch_files: int = Field(
+        32, ge=1, description="Files ingested per batch; the sync's progress and state are saved after each."
+    )
+    lease_s: float = Field(
+        600.0,
+        gt=0,
+        description="How long a replica's hold on a source lasts without news (renewed after every batch); a "
+        "replica that dies mid-sync leaves its source to another one after this.",
+    )

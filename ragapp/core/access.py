@@ -3,7 +3,8 @@ cannot use; a script calling Gradio's API meets the same check).
 
     reader  chat, read its own traces and test cases, give feedback
     editor  + upload, delete and move documents, edit the intent tree
-    admin   + manage users, read every trace, see the settings
+    admin   + manage users, read every trace, see the settings, follow folders and git repositories (a folder
+            of the server becomes readable through the knowledge base)
 
 With accounts off (the default) the one local user is an admin, so the app behaves as it always has.
 """
@@ -32,6 +33,7 @@ class Action(StrEnum):
     MANAGE_USERS = "manage users"
     ALL_TRACES = "read every trace"
     VIEW_SETTINGS = "see the settings"
+    MANAGE_SOURCES = "follow folders and git repositories"
 
 
 _READER = frozenset({Action.CHAT, Action.OWN_TRACES, Action.OWN_TEST_CASES, Action.FEEDBACK})
@@ -39,7 +41,7 @@ _EDITOR = _READER | {Action.UPLOAD, Action.DELETE, Action.MOVE, Action.EDIT_INTE
 ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
     "reader": _READER,
     "editor": _EDITOR,
-    "admin": _EDITOR | {Action.MANAGE_USERS, Action.ALL_TRACES, Action.VIEW_SETTINGS},
+    "admin": _EDITOR | {Action.MANAGE_USERS, Action.ALL_TRACES, Action.VIEW_SETTINGS, Action.MANAGE_SOURCES},
 }
 
 

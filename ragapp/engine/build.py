@@ -25,6 +25,7 @@ from ragapp.engine.engine import Engine
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
+from ragapp.engine.sync import Sync
 from ragapp.ingest.follower import CatalogFollower
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
 from ragapp.models.embedders import Embedder, load_embedder
@@ -41,6 +42,7 @@ from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
 from ragapp.store.conversations import ConversationStore
 from ragapp.store.signing import Signer
+from ragapp.sync.service import open_sync
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.llamaindex import install as install_llamaindex_spans
 from ragapp.tracing.recorder import TraceRecorder
@@ -131,22 +133,25 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
     accounts = _accounts(settings, database, lambda: [kb.name for kb in catalog.knowledge_bases()])
     access = accounts.kb if accounts is not None else None
+    ingestor = Ingestor(store, settings.ingest)
+    sync = open_sync(store, ingestor, settings)
     engine = Engine(
         settings,
         chat=Chat(settings, answers, agent, retrieval, recorder, access),
-        library=Library(store, Ingestor(store, settings.ingest), recorder, access),
+        library=Library(store, ingestor, recorder, access),
         intents=Intents(intent_store, router),
         observability=Observability(settings, retrieval, traces, cases, access),
         conversations=conversations,
         store=store,
         retrieval=retrieval,
         llm=llm,
-        # The shared database last: the stores above write through it until they close.
-        closers=tuple(c for c in (follower, agent, retrieval, intent_store, catalog, database) if c is not None),
+        # Syncs first (they write through the rest); the shared database last: the stores above write through it.
+        closers=tuple(c for c in (sync, follower, agent, retrieval, intent_store, catalog, database) if c is not None),
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
         admin=Admin(settings, accounts, agent.mcp_servers),
         database=database,
+        sync=Sync(sync, access),
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)
@@ -155,6 +160,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         seed_demo_intents(intent_store, settings.paths.demo_intents)
     if follower is not None:
         follower.start()
+    sync.start()  # the scheduler's thread, when there is a source to follow
     return engine
 
 

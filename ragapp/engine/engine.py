@@ -4,7 +4,8 @@
 - ``library``: documents and knowledge bases (``Library``);
 - ``intents``: the intent tree and routing tests (``Intents``);
 - ``observability``: traces and test cases (``Observability``);
-- ``admin``: users, knowledge-base access and the settings view (``Admin``).
+- ``admin``: users, knowledge-base access and the settings view (``Admin``);
+- ``sync``: the folders and git repositories knowledge bases follow (``Sync``).
 
 The UI (and tests, and the evaluation commands) talk to these facets only. Build one with
 ``ragapp.engine.build.build_engine``.
@@ -29,6 +30,7 @@ from ragapp.engine.conversations import Conversations
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
+from ragapp.engine.sync import Sync
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.llm import LLM
 from ragapp.models.pool import close_pools
@@ -68,6 +70,7 @@ class Engine:
         signer: Signer | None = None,
         admin: Admin | None = None,
         database: Database | None = None,
+        sync: Sync | None = None,
     ) -> None:
         self.settings = settings
         self.database = database  # the PostgreSQL database replicas share; None: SQLite files in the state dir
@@ -82,6 +85,7 @@ class Engine:
         self.observability = observability
         self.conversations = conversations
         self.admin = admin or Admin(settings, accounts)
+        self.sync = sync  # None: an engine built without sync (``build_engine`` always gives one)
         self._store = store
         self._retrieval = retrieval
         self._llm = llm

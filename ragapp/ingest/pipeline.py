@@ -402,3 +402,29 @@ class Ingestor:
             self._store.vectors.set_kbs(dict.fromkeys(chunk_ids, kb))
         self._store.refresh_keywords()
         return doc.name
+
+    def rename(self, doc_id: str, name: str, origin: FileOrigin | None = None) -> str:
+        """Call a document ``name`` within its knowledge base (a synced file that moved: nothing is re-embedded);
+        ``origin``: where its file now is, which its metadata (source, path, folder, changed) then says.
+
+        Returns:
+            The name it had.
+
+        Raises:
+            IngestError: the document is gone, or its knowledge base already holds a document called ``name``.
+        """
+        catalog = self._store.catalog
+        with self._store.write_lock:
+            doc = catalog.document(doc_id)
+            if doc is None:
+                raise IngestError("That document is no longer in the knowledge base.")
+            name = document_name(name, Path(doc.name))
+            if doc.name == name and origin is None:
+                return doc.name
+            with catalog.transaction() as tx:
+                catalog.lock_kb(tx, doc.kb)  # another replica may be putting a document of that name there
+                if name != doc.name and catalog.documents_named(name, doc.kb):
+                    raise IngestError(f"'{doc.kb}' already holds a document named {name}; delete or rename one first.")
+                catalog.rename_document(tx, doc_id, name, origin_meta(origin))
+        self._store.refresh_keywords()
+        return doc.name

@@ -390,6 +390,13 @@ class Catalog:
         tx.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         return ids
 
+    def rename_document(self, tx: Transaction, doc_id: str, name: str, meta: Mapping[str, str] | None = None) -> None:
+        """Call a document ``name``, inside a ``transaction()`` (its chunks show the new name: they join it);
+        ``meta``: metadata keys set anew with it (where a moved file now is)."""
+        tx.execute("UPDATE documents SET name = ? WHERE doc_id = ?", (name, doc_id))
+        if meta:
+            doc_meta.replace_meta(tx, doc_id, meta)
+
     def move_document(self, tx: Transaction, doc_id: str, kb: str) -> list[str]:
         """Put a document in knowledge base ``kb``, inside a ``transaction()``; returns its chunk ids."""
         tx.execute("UPDATE documents SET kb = ? WHERE doc_id = ?", (kb, doc_id))

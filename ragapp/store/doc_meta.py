@@ -26,6 +26,12 @@ def write_meta(tx: Transaction, doc_id: str, meta: Mapping[str, str]) -> None:
     )
 
 
+def replace_meta(tx: Transaction, doc_id: str, meta: Mapping[str, str]) -> None:
+    """Set the keys of ``meta`` anew (a key given empty goes); the document's other keys stay."""
+    tx.many("DELETE FROM document_meta WHERE doc_id = ? AND key = ?", [(doc_id, k) for k in meta])
+    write_meta(tx, doc_id, meta)
+
+
 def read_meta(run: Run, doc_id: str) -> dict[str, str]:
     return {
         str(k): str(v) for k, v in run("SELECT key, value FROM document_meta WHERE doc_id = ? ORDER BY key", (doc_id,))

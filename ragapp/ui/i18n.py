@@ -109,6 +109,31 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.doc_tags_save": ("Save tags", "保存标签"),
     "kb.doc_search": ("Find in this document's chunks", "在该文档的片段中查找"),
     "kb.doc_chunks": ("Chunks", "片段"),
+    # The Knowledge tab: followed folders and git repositories
+    "sync.title": ("🔁 Followed folders and git repositories", "🔁 跟随的文件夹与 Git 仓库"),
+    "sync.hint": (
+        "A knowledge base can follow a folder of the server or a git repository: the first sync indexes every "
+        "file, later ones only what changed (on a schedule and when files change).",
+        "知识库可以跟随服务器上的文件夹或 Git 仓库：首次同步编入全部文件，"
+        "之后只处理有变化的文件（按计划并在文件变化时同步）。",
+    ),
+    "sync.sources": ("Sources", "同步源"),
+    "sync.pick": ("Source", "同步源"),
+    "sync.now": ("Sync now", "立即同步"),
+    "sync.pause": ("Pause", "暂停"),
+    "sync.resume": ("Resume", "恢复"),
+    "sync.add_title": ("**Follow a folder or a repository** (admins)", "**跟随文件夹或仓库**（仅管理员）"),
+    "sync.name": ("Name", "名称"),
+    "sync.kind": ("Kind", "类型"),
+    "sync.location": ("Folder or repository", "文件夹或仓库"),
+    "sync.location_info": (
+        "A folder's absolute path on the server, or a repository's path or URL",
+        "服务器上文件夹的绝对路径，或仓库的路径或 URL",
+    ),
+    "sync.include": ("Include (globs, comma-separated)", "包含（通配符，逗号分隔）"),
+    "sync.exclude": ("Exclude (globs, comma-separated)", "排除（通配符，逗号分隔）"),
+    "sync.branch": ("Branch (git; empty: the default)", "分支（Git；留空为默认分支）"),
+    "sync.add": ("Follow it", "开始跟随"),
     "cite.close": ("Close", "关闭"),
     "cite.sources": ("Sources of this answer", "本回答的出处"),
     "cite.page": ("The cited page", "引用的页面"),

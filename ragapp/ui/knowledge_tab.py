@@ -1,5 +1,6 @@
-"""The Knowledge tab: upload, the documents and their chunks, what was left out, reindex and delete; its
-components and the events that tie them to the handlers."""
+"""The Knowledge tab: upload, the documents and their chunks, what was left out, reindex and delete, the
+followed folders and repositories (``ragapp.ui.sources``); its components and the events that tie them to the
+handlers."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ragapp.ui.doc_about import TagHandlers
 from ragapp.ui.documents import CHUNK_HEADERS, CHUNK_TYPES, DocumentHandlers
 from ragapp.ui.handlers import DOC_HEADERS, Handlers
 from ragapp.ui.i18n import t
+from ragapp.ui.sources import SourcesPanel, build_sources_panel
 from ragapp.ui.state import UploadControl
 
 
@@ -45,6 +47,7 @@ class KnowledgeTab:
     to_delete: gr.Dropdown
     reindex: gr.Button
     delete: gr.Button
+    sources: SourcesPanel
 
 
 def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> KnowledgeTab:
@@ -122,11 +125,12 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
             )
             reindex = gr.Button(t("kb.reindex"), elem_id="reindex", scale=1)
             delete = gr.Button(t("common.delete"), variant="stop", elem_id="delete", scale=1)
+        sources = build_sources_panel()
     return KnowledgeTab(
         uploading, kb_choice, upload, add, stop, report, docs, doc_id, doc_view, doc_quality, doc_about, doc_tags,
         doc_tags_save, doc_search,
         doc_chunks, left_out, deleting, doc_reindex, doc_delete, confirm_row, confirm_delete, cancel_delete,
-        to_delete, reindex, delete,
+        to_delete, reindex, delete, sources,
     )  # fmt: skip
 
 

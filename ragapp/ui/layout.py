@@ -12,6 +12,7 @@ from ragapp.ui.i18n import t
 from ragapp.ui.intents_layout import build_intents_tab
 from ragapp.ui.knowledge_tab import build_knowledge_tab, wire_knowledge
 from ragapp.ui.page_language import SWITCH
+from ragapp.ui.sources import wire_sources
 from ragapp.ui.state import ensure_owner
 from ragapp.ui.traces import build_traces_tab
 
@@ -58,6 +59,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
 
         history = wire_chat(engine, chat, sidebar, handlers, session, owner, open_chat)
         wire_knowledge(engine, knowledge, handlers, chat.scope, status, owner)
+        panel = knowledge.sources
+        sources = wire_sources(engine, panel)
 
         def owner_on_load(stored: str | None, request: gr.Request) -> str:
             # A plain function, not functools.partial: Gradio finds the gr.Request parameter by its annotation,
@@ -72,4 +75,6 @@ def build_ui(engine: Engine) -> gr.Blocks:
         demo.load(handlers.refresh, inputs=[chat.scope], outputs=refreshed)
         demo.load(handlers.left_out_report, outputs=[knowledge.left_out])
         demo.load(admin.load, outputs=admin.outputs)
+        demo.load(sources.shown, outputs=[panel.column, panel.adding, panel.timer])
+        demo.load(sources.refresh, inputs=[panel.pick], outputs=[panel.table, panel.pick, panel.report])
     return demo

@@ -26,6 +26,10 @@ HEADERS: dict[str, str] = {
     "Heading": "标题",
     "Read as": "读取方式",
     "Text": "文本",
+    "Location": "位置",
+    "State": "同步状态",
+    "Last sync (UTC)": "上次同步 (UTC)",
+    "Last report": "上次报告",
     # Intents
     "Intent": "意图",
     "Code": "代码",

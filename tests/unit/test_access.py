@@ -21,6 +21,7 @@ TABLE = {
     A.MANAGE_USERS:        (False, False, True),
     A.ALL_TRACES:          (False, False, True),
     A.VIEW_SETTINGS:       (False, False, True),
+    A.MANAGE_SOURCES:      (False, False, True),
 }  # fmt: skip
 
 

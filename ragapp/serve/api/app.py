@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
-from ragapp.serve.api import chat, documents, retrieve, traces
+from ragapp.serve.api import chat, documents, retrieve, sources, traces
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.api.docs import docs_page
 from ragapp.serve.api.errors import ApiRoute, error_json
@@ -57,6 +57,7 @@ def add_api(app: FastAPI, engine: Engine, check: KeyCheck) -> Jobs:
         chat.router(engine, check),
         documents.router(engine, check, jobs),
         retrieve.router(engine, check),
+        sources.router(engine, check),
         traces.router(engine, check),
     ):
         app.include_router(router)

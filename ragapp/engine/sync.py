@@ -1,0 +1,86 @@
+"""The sync facet: the folders and git repositories knowledge bases follow. Editors of a base may see, sync,
+pause and resume its source; only an admin adds or removes one (a source makes a server folder readable)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragapp.accounts.kb_access import KbAccess
+from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
+from ragapp.core.errors import AccessDenied
+from ragapp.sync.runner import RunOutcome
+from ragapp.sync.service import SyncService
+from ragapp.sync.sources import Source, SourceStatus, SyncError, SyncReport
+
+__all__ = ["RunOutcome", "Source", "SourceStatus", "Sync", "SyncError", "SyncReport"]
+
+
+class Sync:
+    def __init__(self, service: SyncService, access: KbAccess | None = None) -> None:
+        self._service = service
+        self._access = access  # None: accounts off
+
+    def _may_edit(self, actor: Actor, kb: str) -> None:
+        if self._access is not None and not self._access.may_edit(actor, kb):
+            raise AccessDenied(f"You may not change the knowledge base {kb!r}; ask an administrator.")
+
+    def _editable(self, name: str, actor: Actor) -> SourceStatus:
+        require(actor, Action.UPLOAD)
+        status = self._service.status(name)
+        self._may_edit(actor, status.source.kb)
+        return status
+
+    def sources(self, *, actor: Actor = LOCAL_ACTOR) -> list[SourceStatus]:
+        """The sources of the bases ``actor`` may edit, with their state and last report."""
+        require(actor, Action.UPLOAD)
+        found = self._service.sources()
+        if self._access is None:
+            return found
+        return [s for s in found if self._access.may_edit(actor, s.source.kb)]
+
+    def source(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> SourceStatus:
+        return self._editable(name, actor)
+
+    def add(
+        self,
+        name: str,
+        kind: str,
+        location: str,
+        kb: str,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        interval_s: float | None = None,
+        branch: str = "",
+        *,
+        actor: Actor = LOCAL_ACTOR,
+        start: bool = True,
+    ) -> Source:
+        """Follow a folder or git repository into ``kb``; with ``start`` its first sync begins in the background
+        (else at its first interval, or when asked)."""
+        require(actor, Action.MANAGE_SOURCES)
+        self._may_edit(actor, kb)
+        return self._service.add(name, kind, location, kb, include, exclude, interval_s, branch, background=start)
+
+    def sync_now(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> None:
+        """Start a sync of ``name`` in the background (it waits for one under way)."""
+        self._editable(name, actor)
+        self._service.request(name)
+
+    def run(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> RunOutcome:
+        """Sync ``name`` in this thread and return how it went."""
+        self._editable(name, actor)
+        return self._service.run(name)
+
+    def pause(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> None:
+        self._editable(name, actor)
+        self._service.pause(name)
+
+    def resume(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> None:
+        self._editable(name, actor)
+        self._service.resume(name)
+
+    def remove(self, name: str, delete_documents: bool = False, *, actor: Actor = LOCAL_ACTOR) -> int:
+        """Stop following ``name`` (its documents stay unless ``delete_documents``)."""
+        require(actor, Action.MANAGE_SOURCES)
+        self._editable(name, actor)
+        return self._service.remove(name, delete_documents)

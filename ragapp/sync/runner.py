@@ -1,0 +1,209 @@
+"""One sync of one source: take its lease, plan, apply the plan through the ingestor, record the report.
+
+Nothing stored is lost if the process dies mid-sync: each batch's rows are written as soon as its documents
+are committed, so a re-run starts from there (a file committed whose row was not yet written comes back as a
+duplicate of its own document, which is recorded as it is)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragapp.config import SyncSettings
+from ragapp.core.errors import IngestError, RagAppError
+from ragapp.core.types import IngestResult
+from ragapp.ingest.pipeline import Ingestor
+from ragapp.store.catalog import Catalog, utc_now
+from ragapp.sync.git import checkout
+from ragapp.sync.ingesting import Origin, ingest_synced
+from ragapp.sync.planner import Change, Plan, plan, walk
+from ragapp.sync.sources import Refusal, Source, State, SyncError, SyncReport, display_name
+from ragapp.sync.state import FileRow, SyncStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a sync request ended: ``state`` "busy elsewhere" (another replica, or another thread here, holds the
+    source; nothing was done) or the state the source is left in, with the report."""
+
+    state: State
+    report: SyncReport | None
+
+
+class SyncRunner:
+    """Runs syncs for this replica. ``checkouts``: where git sources are cloned."""
+
+    def __init__(
+        self,
+        store: SyncStore,
+        ingestor: Ingestor,
+        catalog: Catalog,
+        settings: SyncSettings,
+        checkouts: Path,
+        extensions: Callable[[], Collection[str]],
+    ) -> None:
+        self._store = store
+        self._ingestor = ingestor
+        self._catalog = catalog
+        self._settings = settings
+        self._checkouts = checkouts
+        self._extensions = extensions
+        self.replica = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def run(self, name: str, stop: threading.Event | None = None) -> RunOutcome:
+        """Sync source ``name`` now, unless someone holds it (then nothing is done, and says so).
+
+        Raises:
+            SyncError: there is no source ``name``.
+        """
+        source = self._store.source(name)
+        if source is None:
+            raise SyncError(f"No source named {name!r}; `python -m ragapp.sync` lists them.")
+        if source.paused:
+            return RunOutcome("paused", None)
+        holder = f"{self.replica}:{uuid.uuid4().hex[:8]}"
+        if not self._store.take(name, holder, self._settings.lease_s):
+            return RunOutcome("busy elsewhere", None)
+        report = SyncReport(started_at=utc_now())
+        state: State = "idle"
+        try:
+            self._sync(source, holder, report, stop or threading.Event())
+            if report.stopped:
+                state = "paused" if self._store.is_paused(name) else "idle"
+        except RagAppError as exc:
+            report.error, state = str(exc), "failed"
+        except Exception as exc:  # a sync must never take the scheduler (or the app) down
+            log.exception("sync of %s failed", name)
+            report.error, state = f"unexpected error ({exc!r})", "failed"
+        report.finished_at = utc_now()
+        self._store.release(name, holder, state, report, report.finished_at)
+        log.info("sync of %s: %s", name, report.summary())
+        return RunOutcome(state, report)
+
+    def _root(self, source: Source, report: SyncReport) -> Path:
+        if source.kind == "git":
+            report.commit = checkout(source.location, source.branch, self._checkouts / source.name)
+            return self._checkouts / source.name
+        root = Path(source.location)
+        if not root.is_dir():
+            raise SyncError(f"{source.location} is not a folder this server can read; check the source's location.")
+        return root
+
+    def _sync(self, source: Source, holder: str, report: SyncReport, stop: threading.Event) -> None:
+        root = self._root(source, report)
+        seen, ignored, refused = walk(root, source, self._extensions())
+        before = self._store.files(source.name)
+        todo = plan(seen, before, self._settings.settle_s)
+        report.seen, report.hashed, report.retrying, report.ignored = todo.seen, todo.hashed, todo.retrying, ignored
+        report.refused = refused + todo.refused
+        report.refused += [Refusal(r.rel_path, r.problem) for r in todo.unchanged + todo.touched if r.problem]
+        report.unchanged = len(todo.unchanged) + len(todo.touched)
+        self._store.put(source.name, todo.touched)
+        self._rename(source, todo, report)
+        self._remove(source, todo.removed, report)
+        total = len(todo.changes)
+        self._store.renew(source.name, holder, self._settings.lease_s, 0, total)
+        batch = self._settings.batch_files
+        for start in range(0, total, batch):
+            if stop.is_set() or self._store.is_paused(source.name):
+                report.stopped = "paused" if not stop.is_set() else "stopped"
+                return
+            self._ingest(source, todo.changes[start : start + batch], report, stop)
+            if not self._store.renew(source.name, holder, self._settings.lease_s, min(start + batch, total), total):
+                report.stopped = "the lease ran out and another replica took the source over"
+                return
+
+    def _rename(self, source: Source, todo: Plan, report: SyncReport) -> None:
+        for move in todo.renames:
+            gone, now = move.before, move.row
+            assert gone is not None
+            doc = self._catalog.document(gone.doc_id) if gone.doc_id else None
+            if doc is None or doc.kb != source.kb or doc.name != display_name(gone.rel_path):
+                # Not this path's document (refused before, or deleted by hand): index the new path afresh.
+                fresh = FileRow(now.rel_path, now.content_hash, now.size, now.mtime_ns)
+                todo.changes.append(Change(move.seen, fresh, None))
+                self._store.drop(source.name, [gone.rel_path])
+                continue
+            try:
+                where = Origin(source.name, now.rel_path, now.mtime_ns).as_file_origin()
+                self._ingestor.rename(doc.doc_id, display_name(now.rel_path), where)
+            except IngestError as exc:
+                report.refused.append(Refusal(now.rel_path, str(exc)))
+                continue
+            self._store.move(source.name, gone.rel_path, now)
+            report.renamed.append((gone.rel_path, now.rel_path))
+
+    def _remove(self, source: Source, removed: list[FileRow], report: SyncReport) -> None:
+        for row in removed:
+            if row.doc_id and self._owns(source, row):
+                with contextlib.suppress(IngestError):  # gone already (deleted by hand, or a re-run after dying)
+                    self._ingestor.delete(row.doc_id)
+            elif row.doc_id and self._named_after(source, row):
+                self._hand_over(source, row)
+            self._store.drop(source.name, [row.rel_path])
+            report.removed.append(row.rel_path)
+
+    def _hand_over(self, source: Source, row: FileRow) -> None:
+        """``row``'s path is gone but a copy of it (same bytes) elsewhere in the source stays: the document
+        takes the copy's name, and the copy's row loses its "already there" note."""
+        heirs = sorted(p for s, p in self._store.paths_of(row.doc_id) if s == source.name and p != row.rel_path)
+        if not heirs:
+            return  # another source's file has the same bytes: the document stays as it is
+        with contextlib.suppress(IngestError):
+            heir = self._store.files(source.name)[heirs[0]]
+            where = Origin(source.name, heir.rel_path, heir.mtime_ns).as_file_origin()
+            self._ingestor.rename(row.doc_id, display_name(heirs[0]), where)
+            kept = FileRow(heir.rel_path, heir.content_hash, heir.size, heir.mtime_ns, row.doc_id)
+            self._store.put(source.name, [kept])
+
+    def _named_after(self, source: Source, row: FileRow) -> bool:
+        doc = self._catalog.document(row.doc_id)
+        return doc is not None and doc.kb == source.kb and doc.name == display_name(row.rel_path)
+
+    def _owns(self, source: Source, row: FileRow) -> bool:
+        """Whether ``row``'s document is this path's own: named after it, in the source's base, and no other
+        synced path has it (a copy elsewhere in the tree, or in another source, keeps it)."""
+        return self._named_after(source, row) and self._store.paths_of(row.doc_id) == [(source.name, row.rel_path)]
+
+    def _ingest(self, source: Source, changes: list[Change], report: SyncReport, stop: threading.Event) -> None:
+        files = [(c.seen.path, Origin(source.name, c.row.rel_path, c.row.mtime_ns)) for c in changes]
+        results = ingest_synced(self._ingestor, source, files, stop)
+        rows = []
+        for change, result in zip(changes, results, strict=True):
+            row = self._record(source, change, result, report)
+            if row is not None:
+                rows.append(row)
+        self._store.put(source.name, rows)
+
+    def _record(self, source: Source, change: Change, result: IngestResult, report: SyncReport) -> FileRow | None:
+        """The row a file's ingest leaves (None: nothing to remember, it is tried again next time)."""
+        rel, row = change.row.rel_path, change.row
+        name = display_name(rel)
+        if result.status == "cancelled":
+            report.stopped = report.stopped or "stopped"
+            return None
+        report.ingested += 1
+        listed = report.added if change.before is None else report.updated
+        if result.status in ("added", "replaced"):
+            listed.append(rel)
+            return FileRow(rel, row.content_hash, row.size, row.mtime_ns, result.doc_id or "")
+        if result.status == "duplicate" and result.doc_id:
+            existing = self._catalog.document(result.doc_id)
+            if existing is not None and existing.kb == source.kb and existing.name == name:
+                listed.append(rel)  # its own document: committed before the process stopped, or a revert
+                return FileRow(rel, row.content_hash, row.size, row.mtime_ns, result.doc_id)
+            stale = change.before
+            if stale is not None and stale.doc_id and self._owns(source, stale):
+                self._ingestor.delete(stale.doc_id)  # its new content is stored elsewhere: the old one goes
+            report.refused.append(Refusal(rel, result.message))
+            return FileRow(rel, row.content_hash, row.size, row.mtime_ns, result.doc_id, result.message)
+        report.refused.append(Refusal(rel, result.message))
+        return FileRow(rel, row.content_hash, row.size, row.mtime_ns, "", result.message)

@@ -1,0 +1,67 @@
+"""``/v1/sources`` on the real served app: an admin follows a folder, editors sync, pause and resume it,
+readers are refused; the sync runs in the background and its report comes back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.integration.api_helpers import Served
+from tests.integration.sync_helpers import aged, text, wait_for, write
+
+pytestmark = pytest.mark.integration
+
+QUIET = {"sync": {"enabled": False, "settle_s": 0.0}}  # only the syncs the requests ask for
+
+
+def test_sources_through_the_api(serve_api: Callable[..., Served], tmp_path: Path) -> None:
+    folder = tmp_path / "handbook"
+    for topic in ("kettles", "lamps"):
+        aged(write(folder, f"products/{topic}.md", text(topic)))
+    served = serve_api(accounts=True, **QUIET)
+    body = {"name": "handbook", "kind": "folder", "location": str(folder), "kb": "handbook", "exclude": ["*.tmp"]}
+    with served.client("ada") as admin, served.client("eddie") as editor, served.client("rita") as reader:
+        assert reader.get("/v1/sources").status_code == 403
+        refused = editor.post("/v1/sources", json=body)
+        assert refused.status_code == 403 and "may not follow folders" in refused.json()["error"]["message"]
+        bad = admin.post("/v1/sources", json=body | {"location": "relative"})
+        assert bad.status_code == 400 and "absolute path" in bad.json()["error"]["message"]
+        assert admin.post("/v1/sources", json=body | {"kind": "svn"}).status_code == 422
+
+        created = admin.post("/v1/sources", json=body)  # its first sync starts in the background
+        assert created.status_code == 201, created.text
+        assert created.json()["kind"] == "folder" and created.json()["exclude"] == ["*.tmp"]
+
+        def synced() -> bool:
+            got = editor.get("/v1/sources/handbook").json()
+            return got["state"] == "idle" and got["last_report"] is not None
+
+        wait_for(synced, what="the first sync")
+        got = editor.get("/v1/sources/handbook").json()
+        assert sorted(got["last_report"]["added"]) == ["products/kettles.md", "products/lamps.md"]
+        assert [s["name"] for s in editor.get("/v1/sources").json()] == ["handbook"]
+        names = sorted(d["name"] for d in editor.get("/v1/documents", params={"kb": "handbook"}).json())
+        assert names == ["products/kettles.md", "products/lamps.md"]
+
+        paused = editor.post("/v1/sources/handbook/pause")
+        assert paused.status_code == 200 and paused.json()["state"] == "paused" and paused.json()["paused"]
+        aged(write(folder, "products/toasters.md", text("toasters")))
+        resumed = editor.post("/v1/sources/handbook/resume")  # starts a sync
+        assert resumed.status_code == 200 and resumed.json()["paused"] is False
+        wait_for(lambda: editor.get("/v1/sources/handbook").json()["last_report"]["added"] == ["products/toasters.md"],
+                 what="the sync after resume")  # fmt: skip
+
+        (folder / "products/lamps.md").unlink()
+        assert editor.post("/v1/sources/handbook/sync").status_code == 202
+        wait_for(lambda: editor.get("/v1/sources/handbook").json()["last_report"]["removed"] == ["products/lamps.md"],
+                 what="the sync asked for")  # fmt: skip
+
+        missing = editor.post("/v1/sources/nothing/sync")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "unknown_source"
+        assert editor.delete("/v1/sources/handbook").status_code == 403
+        removed = admin.delete("/v1/sources/handbook", params={"delete_documents": "true"})
+        assert removed.json() == {"name": "handbook", "removed": True, "documents_deleted": 2}
+        assert admin.get("/v1/sources").json() == []
+        assert admin.get("/v1/documents", params={"kb": "handbook"}).status_code == 404
