@@ -24,6 +24,7 @@ def _up_to_the_chunk_floor(path: Path) -> None:
     check_chunk_floor(split_boilerplate(parsed, "d").doc, path.name, IngestSettings())
 
 
+@pytest.mark.slow  # tens of seconds: run by `make test-slow` (and CI), not by `make test`
 def test_a_49_mb_page_of_tiny_paragraphs_is_refused_as_too_many_chunks(tmp_path: Path) -> None:
     # 2.5 million <p>: BeautifulSoup's tree of it took 4.8 GB and 2 minutes before the refusal.
     path = repeated_html(tmp_path / "hello.html")
@@ -39,6 +40,7 @@ def _sheet_summary(path: Path) -> tuple[int, int, int, ParseReport | None, int]:
     return len(parsed.sections), max(len(s.text) for s in parsed.sections), rows, parsed.report, len(reference)
 
 
+@pytest.mark.slow  # tens of seconds: run by `make test-slow` (and CI), not by `make test`
 def test_a_sheet_of_20_million_cells_is_read_to_its_budget_and_says_what_was_left(tmp_path: Path) -> None:
     from ragapp.ingest.parsers.xlsx import SECTION_CHARS, SHEET_MAX_CHARS
 
