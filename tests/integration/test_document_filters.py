@@ -158,7 +158,7 @@ def test_the_agent_s_filter_arguments_are_validated_and_only_narrow(rig: Rig) ->
         call("search_knowledge", query="gateway password", tags=["a,b"]),  # refused: the model is told why
         call("search_knowledge", query="gateway password", file_type="p d f"),
         call("search_knowledge", query="gateway password", path_prefix="policies/"),  # outside the user's filter
-        call("search_knowledge", query="gateway password", tags=["Devices"], file_type="txt"),
+        call("search_knowledge", query="gateway password", tags=["Devices"], file_type="txt", path_prefix=""),
         READY,
         "It is heron [1].",
     )
@@ -167,8 +167,11 @@ def test_the_agent_s_filter_arguments_are_validated_and_only_narrow(rig: Rig) ->
     assert [e.status for e in results[:4]] == ["failed", "failed", "finished", "finished"]
     assert "tags" in str(results[0].error) and "character" in str(results[0].error)
     assert "file_type" in str(results[1].error)
-    assert results[2].preview == "no document matches the filter"
-    assert "router.txt" in results[3].preview
+    # Matching nothing within the user's filter, the model's own is dropped (said in the notes), the user's kept;
+    # an empty value a small model fills in is no filter at all.
+    assert "router.txt" in results[2].preview and "router.txt" in results[3].preview
+    prompts = "\n".join(turn.content for call in rig.llm.calls for turn in call)
+    assert "no document matches path_prefix=policies/; searched without those arguments" in prompts
     seen = {i.chunk.source for e in events if isinstance(e, RetrievalEvent) for i in e.chunks}
     assert seen == {"router.txt"}
 

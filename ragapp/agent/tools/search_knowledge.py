@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ragapp.agent.tools.base import TOOLS, ToolArgs, ToolContext, ToolOutput, passage_lines
 from ragapp.core.filters import MAX_TAGS, DocumentFilter, TagError, clean_tags
 
 CHANNELS = {"hybrid": None, "vector": ("vector",), "keyword": ("keyword",)}
+_FILTERS = ("tags", "path_prefix", "file_type")
 
 
 class SearchArgs(ToolArgs):
@@ -30,6 +31,14 @@ class SearchArgs(ToolArgs):
     file_type: str | None = Field(
         None, pattern=r"^\.?[A-Za-z0-9]{1,10}$", description="Search only files of this type, e.g. pdf or docx."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unset_when_empty(cls, data: Any) -> Any:
+        # Small models fill every optional field in, with "" or []: that means no filter, not a bad one.
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not (k in _FILTERS and v in ("", [], None))}
+        return data
 
     @field_validator("tags")
     @classmethod
@@ -74,12 +83,11 @@ class SearchKnowledge:
         wanted = args.document_filter()
         if not wanted.is_empty():  # narrows the user's filter, never widens it
             found = ctx.catalog.matching(wanted, kbs)
-            docs = found if docs is None else docs & found
-            if not docs:
-                return ToolOutput(
-                    f"No document matches the filter ({wanted.describe()}); search again without it or with another.",
-                    "no document matches the filter",
-                )
+            narrowed = found if docs is None else docs & found
+            if narrowed:
+                docs = narrowed
+            else:  # like a made-up knowledge base: an empty search would teach the model nothing
+                notes += f"\nNote: no document matches {wanted.describe()}; searched without those arguments."
         result = ctx.retrieval.retrieve(args.query, kbs, args.top_k, CHANNELS[args.search_type], docs=docs)
         if not result.chunks and args.search_type != "hybrid":
             # One channel alone rarely clears the relevance gate (it is calibrated on both agreeing), and small
