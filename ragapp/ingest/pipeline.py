@@ -13,7 +13,6 @@ sharing one catalog may race for either: the catalog settles it (see ``Catalog.s
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ragapp.config import IngestSettings
+from ragapp.core.digest import file_sha256
 from ragapp.core.errors import IngestCancelled, IngestError, RagAppError
 from ragapp.core.filters import UPLOAD_SOURCE
 from ragapp.core.lang import language_of
@@ -227,7 +227,7 @@ class Ingestor:
                 f"{name}: {size / 1e6:.1f} MB is over the {self._settings.max_file_mb:g} MB limit "
                 "(RAGAPP_INGEST__MAX_FILE_MB)."
             )
-        content_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+        content_hash = file_sha256(path)
         existing = self._store.catalog.document_by_hash(content_hash)
         if existing is not None and again is None:
             return IngestResult(

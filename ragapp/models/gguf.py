@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragapp.core.digest import file_sha256
 from ragapp.core.errors import ModelError
 
 logger = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ def ensure_gguf(name: str, models_dir: Path) -> Path:
     # in place is cheaper than rewriting a gigabyte, and works even without the part packages.
     if _size_of(target) == spec.size:
         logger.info("Verifying existing %s (%s)", target, _mib(spec.size))
-        if _sha256_file(target) == spec.sha256:
+        if file_sha256(target) == spec.sha256:
             _write_marker(spec, target)
             return target
         logger.warning("%s does not match the expected sha256; assembling it again", target)
@@ -229,7 +230,7 @@ def _corruption_message(spec: PackagedGGUF, parts: list[Path], size: int) -> str
     bad = [
         spec.part_requirement(n)
         for n, (part, expected) in enumerate(zip(parts, spec.part_sha256, strict=True), start=1)
-        if _sha256_file(part) != expected
+        if file_sha256(part) != expected
     ]
     packages = bad or spec.requirements()
     which = " ".join(packages)
@@ -282,14 +283,6 @@ def _size_of(path: Path) -> int | None:
         return path.stat().st_size
     except OSError:
         return None
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _mib(n: int) -> str:

@@ -7,18 +7,17 @@ path that vanished is a rename: its document is renamed, nothing is embedded aga
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragapp.core.digest import file_sha256
 from ragapp.sync.sources import Refusal, Source
 from ragapp.sync.state import FileRow
 
 _SKIPPED_DIRS = {".git", ".hg", ".svn"}
-_READ_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -86,15 +85,6 @@ def walk(root: Path, source: Source, extensions: Collection[str]) -> tuple[list[
     return found, ignored, refused
 
 
-def file_hash(path: Path) -> str:
-    """sha256 of the file's bytes: the catalog's content hash."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(_READ_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _stat(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
@@ -136,7 +126,7 @@ def plan(
             out.retrying.append(file.rel_path)
             continue
         try:
-            digest = file_hash(file.path)
+            digest = file_sha256(file.path)
         except OSError as exc:
             out.refused.append(Refusal(file.rel_path, f"not readable: {exc.strerror or exc}"))
             continue

@@ -53,7 +53,7 @@ def _forbid_rehash(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*_: object) -> None:
         raise AssertionError("should not read or hash anything")
 
-    monkeypatch.setattr(gguf, "_sha256_file", fail)
+    monkeypatch.setattr(gguf, "file_sha256", fail)
     monkeypatch.setattr(gguf, "_locate_parts", fail)
     monkeypatch.setattr(gguf, "_assemble", fail)
 
