@@ -24,10 +24,14 @@ class AdminError(RagAppError):
 
 @dataclass(frozen=True)
 class UserRecord:
+    """``source``: "local" (a password in the accounts), or the company sign-in that made the user ("oidc",
+    "ldap"), whose role and groups it sets again at every sign-in."""
+
     name: str
     role: Role
     groups: tuple[str, ...]
     created: str
+    source: str = "local"
 
     @property
     def actor(self) -> Actor:
@@ -60,10 +64,11 @@ class UserView:
     role: str
     groups: tuple[str, ...]
     created: str
+    source: str = "local"
 
     @classmethod
     def of(cls, record: UserRecord) -> UserView:
-        return cls(record.name, record.role, record.groups, record.created)
+        return cls(record.name, record.role, record.groups, record.created, record.source)
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,18 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
+from ragapp.accounts.external import mapped_role
 from ragapp.accounts.kb_access import KbAccess
-from ragapp.accounts.model import AdminError, KbAccessView, KbRule, LastAdminError, UserRecord, UserView, names
+from ragapp.accounts.model import (
+    AdminError,
+    KbAccessView,
+    KbRule,
+    LastAdminError,
+    UserError,
+    UserRecord,
+    UserView,
+    names,
+)
 from ragapp.accounts.store import UserStore, open_user_store
 from ragapp.accounts.throttle import LoginThrottle
 from ragapp.config import AuthSettings, Settings
@@ -31,6 +41,7 @@ from ragapp.db import Database
 log = logging.getLogger(__name__)
 
 WRONG = "Wrong name or password."
+NO_ROLE = "Your account is in no group this app gives a role to; ask an administrator."
 
 
 def _no_kbs() -> tuple[str, ...]:
@@ -51,6 +62,8 @@ class Accounts:
         self.kb = KbAccess(store, known_kbs)  # who may read and edit which knowledge base
         self._known_kbs = known_kbs
         self._throttle = LoginThrottle(settings.max_failed_logins, settings.lockout_s, clock)
+        self._group_roles = dict(settings.group_roles)
+        self._default_role = settings.default_role
 
     # -- who is asking --------------------------------------------------------------------------
 
@@ -70,6 +83,24 @@ class Accounts:
             raise LoginRefused(WRONG)
         self._throttle.succeeded(keys[0])
         log.info("%s signed in from %s", name, client or "?")
+        return record.actor
+
+    def sign_in_external(self, name: str, groups: Iterable[str], source: str, client: str = "") -> Actor:
+        """A user the company sign-in ``source`` ("oidc", "ldap") vouched for, with the role ``groups`` map to
+        (``ragapp.accounts.external``); added to the accounts, or brought up to date, so every later request
+        sees that role and those groups. ``LoginRefused`` when no group gives a role and there is no default,
+        or when ``name`` is a local account."""
+        name, kept = name.strip(), names(groups)
+        role = mapped_role(kept, self._group_roles, self._default_role)
+        if role is None:
+            log.warning("%s sign-in refused for %r from %s: no group maps to a role", source, name, client or "?")
+            raise LoginRefused(NO_ROLE)
+        try:
+            record = self.store.provision(name, role, kept, source)
+        except UserError as exc:
+            log.warning("%s sign-in refused for %r from %s: %s", source, name, client or "?", exc)
+            raise LoginRefused(str(exc)) from None
+        log.info("%s signed in with %s from %s as %s (groups: %s)", name, source, client or "?", role, list(kept))
         return record.actor
 
     def actor(self, name: str) -> Actor | None:

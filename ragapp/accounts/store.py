@@ -102,8 +102,30 @@ class UserStore:
         _check_password(password)
         with self._doc.editing():
             users = self._read()
-            self._known(users, name)["hash"] = hash_password(password, self._rounds)
+            user = self._known(users, name)
+            if user.get("source", "local") != "local":
+                raise UserError(f"{name} signs in with {user['source']}; their password is kept there, not here.")
+            user["hash"] = hash_password(password, self._rounds)
             self._write(users)
+
+    def provision(self, name: str, role: str, groups: tuple[str, ...], source: str) -> UserRecord:
+        """A user of a company sign-in (``source``: "oidc", "ldap"), added or brought up to date with the role
+        and groups it gives now. No password is kept for them (``verify`` never matches one), and a local
+        account of that name is never taken over."""
+        if not _NAME.match(name):
+            raise UserError(f"{name!r} is not a name this app accepts (1-64 letters, digits and . _ @ -).")
+        checked = _role(role)
+        with self._doc.editing():
+            users = self._read()
+            kept = users.get(name)
+            if kept is not None and kept.get("source", "local") != source:
+                raise UserError(
+                    f"{name!r} is already a {kept.get('source', 'local')} account; a {source} sign-in may not use it."
+                )
+            created = str(kept.get("created", "")) if kept else datetime.now(UTC).isoformat(timespec="seconds")
+            users[name] = {"role": checked, "groups": sorted(set(groups)), "source": source, "created": created}
+            self._write(users)
+            return self._record(name, users[name])
 
     def set_role(self, name: str, role: str) -> None:
         """``name``'s role, changed; refused when it would demote the last admin."""
@@ -130,10 +152,14 @@ class UserStore:
         data = self._read().get(name)
         if data is None:
             # Checked against when the name is unknown, so a wrong name costs as long as a wrong password.
-            self._decoy = self._decoy or hash_password("not a password of anyone", self._rounds)
-            check_password(password, self._decoy)
+            check_password(password, self._decoy_hash())
             return None
-        return self._record(name, data) if check_password(password, str(data.get("hash", ""))) else None
+        hashed = str(data.get("hash", "")) or self._decoy_hash()  # a company sign-in's user has no password here
+        return self._record(name, data) if check_password(password, hashed) else None
+
+    def _decoy_hash(self) -> str:
+        self._decoy = self._decoy or hash_password("not a password of anyone", self._rounds)
+        return self._decoy
 
     # -- API keys ------------------------------------------------------------------------------
 
@@ -245,6 +271,7 @@ class UserStore:
             role if role in ROLES else "reader",  # type: ignore[arg-type]  # an unknown role gets the least
             tuple(str(g) for g in groups) if isinstance(groups, list) else (),
             str(data.get("created", "")),
+            str(data.get("source", "local")),
         )
 
 

@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
+from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSettings
 from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
     REPO_ROOT,
-    AuthSettings,
     EmbeddingSettings,
     IngestSettings,
     LLMSettings,
@@ -31,11 +31,14 @@ from ragapp.config.system import (
 __all__ = [
     "REPO_ROOT",
     "AgentSettings",
+    "AuditSettings",
     "AuthSettings",
     "EmbeddingSettings",
     "IngestSettings",
     "LLMSettings",
+    "LdapSettings",
     "McpSettings",
+    "OidcSettings",
     "PathSettings",
     "RerankSettings",
     "RetrievalSettings",
@@ -66,6 +69,9 @@ class Settings(BaseSettings):
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    oidc: OidcSettings = Field(default_factory=OidcSettings)
+    ldap: LdapSettings = Field(default_factory=LdapSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)

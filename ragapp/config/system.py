@@ -187,33 +187,6 @@ class McpSettings(BaseModel):
     )
 
 
-class AuthSettings(BaseModel):
-    enabled: bool = Field(
-        False,
-        description="Ask people to sign in (users from `users_file`, managed with `python -m ragapp.users`). Off: "
-        "one local user who may do everything.",
-    )
-    users_file: Path | None = Field(
-        None,
-        description="The accounts file (bcrypt hashes, never passwords); default: users.json in the state dir. With "
-        "store.database_url the accounts are in the database instead (this file, if there, is taken over once).",
-    )
-    max_failed_logins: int = Field(
-        5, ge=1, description="Failed sign-ins, per name and per address, before further tries wait."
-    )
-    lockout_s: float = Field(300.0, gt=0, description="The window those failures are counted in, and the wait.")
-    bcrypt_rounds: int = Field(12, ge=4, le=16, description="bcrypt cost of new password hashes (2^N rounds).")
-    session_hours: float = Field(
-        12.0,
-        gt=0,
-        description="A sign-in lasts this long (hours, fractions allowed); the next request after it shows the "
-        "sign-in page again. Sign-ins are also lost when the app restarts.",
-    )
-
-    def users_path(self, state_dir: Path) -> Path:
-        return self.users_file if self.users_file is not None else state_dir / "users.json"
-
-
 class StoreSettings(BaseModel):
     chroma_url: str = Field(
         "",

@@ -117,6 +117,13 @@ class Engine:
             raise LoginRefused("Accounts are off: there is nobody to sign in as.")
         return self.accounts.login(name, password, client)
 
+    def sign_in_external(self, name: str, groups: Sequence[str], source: str, client: str = "") -> Actor:
+        """``name``, vouched for by the company sign-in ``source`` ("oidc"), with the role their ``groups`` give
+        (``Accounts.sign_in_external``); ``LoginRefused`` when they get none."""
+        if self.accounts is None:
+            raise LoginRefused("Accounts are off: there is nobody to sign in as.")
+        return self.accounts.sign_in_external(name, groups, source, client)
+
     def login(self, name: str, password: str, client: str = "") -> bool:
         """``sign_in`` as yes or no."""
         try:
