@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Self
 
@@ -68,9 +67,6 @@ class SignInView:
     started: float
     expires: float
     last_seen: float
-
-    def iso(self, seconds: float) -> str:
-        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
