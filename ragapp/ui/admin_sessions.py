@@ -23,8 +23,8 @@ from ragapp.ui.markup import escape_text
 from ragapp.ui.state import actor_of
 
 # English names: the page renames them in Chinese (ragapp.ui.page_language.HEADERS).
-SIGN_IN_HEADERS = ["User", "Signed in (UTC)", "Expires (UTC)", "Last seen (UTC)", "From", "Browser", "How", "ID"]
-AGENT_SHOWN = 60  # characters of the user agent in the table
+SIGN_IN_HEADERS = ["User", "Signed in (UTC)", "Expires (UTC)", "Last seen (UTC)", "From", "How", "Browser", "ID"]
+AGENT_SHOWN = 40  # characters of the user agent in the table
 
 
 def _when(seconds: float) -> str:
@@ -45,8 +45,8 @@ class SignInHandlers:
         actor = actor_of(self.engine, request)
         listed = self.engine.admin.sign_ins(actor=actor)
         rows = [
-            [s.user, _when(s.started), _when(s.expires), _when(s.last_seen), s.client or "?",
-             s.agent[:AGENT_SHOWN], s.method, s.id]
+            [s.user, _when(s.started), _when(s.expires), _when(s.last_seen), s.client or "?", s.method,
+             s.agent[:AGENT_SHOWN], s.id]
             for s in listed
         ]  # fmt: skip
         choices = [(f"{s.user} · {s.client or '?'} · {_when(s.started)} · {s.id}", s.id) for s in listed]
