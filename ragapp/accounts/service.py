@@ -226,15 +226,18 @@ class Accounts:
 
 
 def open_accounts(
-    settings: Settings, database: Database | None = None, known_kbs: Callable[[], Iterable[str]] = _no_kbs
+    settings: Settings,
+    database: Database | None = None,
+    known_kbs: Callable[[], Iterable[str]] = _no_kbs,
+    sign_ins: bool = True,
 ) -> Accounts:
-    """The accounts in the shared PostgreSQL database when there is one, else in the users file; the sign-ins in
-    that database too, else in sessions.sqlite3 in the state dir."""
+    """The accounts in the shared PostgreSQL database when there is one, else in the users file; with
+    ``sign_ins``, the sign-ins in that database too, else in sessions.sqlite3 in the state dir."""
     auth = settings.auth
     state = settings.paths.state_dir
     store = open_user_store(auth.users_path(state), auth.bcrypt_rounds, database)
     where = database if database is not None else state / "sessions.sqlite3"
-    sessions = SessionStore(where, auth.session_hours * 3600, auth.session_recheck_s).start()
+    sessions = SessionStore(where, auth.session_hours * 3600, auth.session_recheck_s).start() if sign_ins else None
     return Accounts(store, auth, known_kbs=known_kbs, sessions=sessions)
 
 

@@ -1,12 +1,14 @@
 """Sign-ins kept in the database, over HTTP (the served app on loopback ports, called with httpx): a browser's
 cookie still works after the app restarts on the same state dir, and on another replica of one PostgreSQL
 database, where an admin's revocation signs it out; only an admin lists and ends sign-ins, and never sees a
-token; a new password or a removed user ends that user's sign-ins. In a real browser:
+token; a new password or a removed user ends that user's sign-ins, in the Admin tab's engine calls and in
+``python -m ragapp.users``. In a real browser:
 tests/e2e/test_admin_browser.py."""
 
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ragapp.accounts.cli import main as users_main
 from ragapp.accounts.store import UserStore
 from ragapp.serve.server import RunningServer, start_server
 
@@ -152,5 +155,28 @@ def test_a_new_password_or_removing_the_user_ends_their_sign_ins(serve: Callable
     engine.admin.remove_user("rita", actor=ada)
     assert _signed_out(rita.get("/config"))
     assert engine.admin.sign_ins(actor=ada) == []
+    rita.close()
+    eddie.close()
+
+
+def test_the_users_command_signs_a_user_out(
+    serve: Callable[..., Any],
+    users: tuple[Path, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rig, server = serve(auth={"session_recheck_s": 0})  # the app reads each sign-in afresh on every request
+    rita, eddie = _signed_in(server.url, "rita"), _signed_in(server.url, "eddie")
+    monkeypatch.setenv("RAGAPP_PATHS__STATE_DIR", str(rig.settings.paths.state_dir))
+    monkeypatch.setenv("RAGAPP_AUTH__USERS_FILE", str(users[0]))
+    monkeypatch.setenv("RAGAPP_AUTH__BCRYPT_ROUNDS", "4")
+    assert users_main(["signout", "eddie"]) == 0
+    assert "ended 1 sign-in(s) of eddie" in capsys.readouterr().out
+    assert _signed_out(eddie.get("/config"))
+    assert rita.get("/config").status_code == 200
+    monkeypatch.setattr("sys.stdin", io.StringIO("another password\n"))
+    assert users_main(["passwd", "rita", "--password-stdin"]) == 0
+    assert "ended 1 sign-in(s) of rita" in capsys.readouterr().out
+    assert _signed_out(rita.get("/config"))
     rita.close()
     eddie.close()
