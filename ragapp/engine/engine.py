@@ -110,7 +110,7 @@ class Engine:
         too: then the users file (or the database's accounts table) is opened when the first key comes."""
         with self._keys_lock:
             if self._keys is None:
-                self._keys = open_accounts(self.settings, self.database)
+                self._keys = open_accounts(self.settings, self.database, sign_ins=False)  # nobody signs in
         return self._keys.key_user(key)
 
     def sign_in(self, name: str, password: str, client: str = "") -> Actor:

@@ -70,6 +70,7 @@ def build_app(
     app.add_middleware(SessionCookies, sessions=sessions)
     app.add_middleware(SecurityHeaders, https=settings.ui.https, frame_ancestors=settings.ui.frame_ancestors)
     app.state.page = page
+    app.state.sign_ins = tokens  # for a company sign-in's callback: ``tokens.begin(token, user, "oidc")``
     return app
 
 
