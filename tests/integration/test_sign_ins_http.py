@@ -180,3 +180,16 @@ def test_the_users_command_signs_a_user_out(
     assert _signed_out(rita.get("/config"))
     rita.close()
     eddie.close()
+
+
+def test_logging_out_ends_every_sign_in_of_the_user_or_only_this_browsers(serve: Callable[..., Any]) -> None:
+    _rig, server = serve()
+    here, there = _signed_in(server.url, "rita"), _signed_in(server.url, "rita")
+    assert here.get("/logout", params={"all_session": "false"}).status_code == 302
+    assert here.get("/config").status_code == 401
+    assert there.get("/config").status_code == 200  # her other browser stays signed in
+    again = _signed_in(server.url, "rita")
+    assert again.get("/logout").status_code == 302
+    assert there.get("/config").status_code == 401  # every one of hers ended
+    for browser in (here, there, again):
+        browser.close()

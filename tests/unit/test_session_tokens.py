@@ -107,3 +107,17 @@ def test_an_ended_sign_in_is_refused_at_once_here_and_within_the_recheck_time_el
     assert there.user("t1", clock.now) is None and there.user("t3", clock.now) is None  # ... for 5 s at most
     assert there.user("t2", clock.now) is None
     assert here.active(clock.now) == []
+
+
+def test_last_seen_moves_at_most_once_a_minute(store_target: Callable[[str], Any]) -> None:
+    clock = Clock()
+    store = SessionStore(store_target("sessions"), 3600.0, recheck_s=5.0).start()
+    store.begin("t", "alice", now=clock.now)
+    clock.now += 30
+    assert store.user("t", clock.now) == "alice"
+    (seen,) = store.active(clock.now)
+    assert seen.last_seen == seen.started  # not yet a minute: no write
+    clock.now += 31
+    assert store.user("t", clock.now) == "alice"
+    (seen,) = store.active(clock.now)
+    assert seen.last_seen == clock.now
