@@ -102,3 +102,9 @@ def test_an_admin_signs_a_reader_out_from_the_sign_ins_list(
     worker.reload()
     worker.wait_for_url("**/signin**")  # signed out: the sign-in page again
     worker.get_by_role("button", name="Sign in", exact=True).wait_for()
+
+    page.goto(url + "/?lang=zh")  # the same section in Chinese
+    page.get_by_role("tab", name="管理").click()
+    page.get_by_role("heading", name="🔑 登录会话").wait_for()
+    page.locator("#sign-ins thead").get_by_text("登录时间 (UTC)").wait_for()
+    page.locator("#end-sign-in").get_by_text("让该浏览器退出登录").wait_for()
