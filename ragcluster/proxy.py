@@ -5,8 +5,9 @@ Requests go to the replicas in turn, and stick: a browser keeps going to the rep
 (a cookie), an API client to the same replica per key (a hash of its Authorization header). Gradio's queue
 streams an answer from the replica that took the question, and an upload job is polled where it runs, so
 stickiness is needed even though every replica can answer any request. A replica that refuses the connection
-is skipped and the next one tried (the cookie then moves). Request bodies are read whole before they are sent,
-so a failed replica can be retried; streamed responses (Gradio's server-sent events) pass through as they come.
+is skipped and the next one tried (the cookie then moves; the browser stays signed in, as sign-ins are kept in
+the shared database). Request bodies are read whole before they are sent, so a failed replica can be retried;
+streamed responses (Gradio's server-sent events) pass through as they come.
 """
 
 from __future__ import annotations

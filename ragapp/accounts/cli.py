@@ -4,6 +4,7 @@
     python -m ragapp.users passwd alice
     python -m ragapp.users role alice admin
     python -m ragapp.users remove alice
+    python -m ragapp.users signout alice             # end every sign-in of alice's (passwd and remove do too)
     python -m ragapp.users list
     python -m ragapp.users kb finance --readers group:finance carol --editors dave   # --open removes the rule
     python -m ragapp.users key alice                 # a new API key for the HTTP API, printed once
@@ -14,7 +15,9 @@
 The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir), or the shared database's
 accounts table with replicas; it holds bcrypt hashes of the passwords and SHA-256 hashes of the API keys, never
 a password or a key. The accounts are opened as the engine opens them (``open_accounts``), and every change goes
-through the same store, so the last-admin rule holds here too. ``ragapp/users.py`` calls ``main``.
+through the same store, so the last-admin rule holds here too. A new password, a removed user and ``signout``
+end the user's sign-ins (``ragapp.accounts.sessions``): a running app refuses them within
+``auth.session_recheck_s``. ``ragapp/users.py`` calls ``main``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sys
 
 from ragapp.accounts.model import KbRule
 from ragapp.accounts.service import open_accounts
+from ragapp.accounts.sessions import SessionStore
 from ragapp.accounts.store import UserStore
 from ragapp.config import Settings
 from ragapp.core.access import ROLES
@@ -48,6 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     role.add_argument("role", choices=ROLES)
     remove = commands.add_parser("remove", help="remove a user")
     remove.add_argument("name")
+    signout = commands.add_parser("signout", help="end every sign-in of a user (every browser, every replica)")
+    signout.add_argument("name")
     commands.add_parser("list", help="list the users and the knowledge bases' rules")
     kb = commands.add_parser("kb", help="who may read and edit a knowledge base (users, or group:NAME)")
     kb.add_argument("name")
@@ -103,29 +109,48 @@ def main(argv: list[str] | None = None) -> int:
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    accounts = None
     try:
-        return _run(args, settings, open_accounts(settings, database).store)
+        # The sign-ins only for the commands that end them: the others need no state dir
+        accounts = open_accounts(settings, database, sign_ins=args.command in _SIGNING_OUT)
+        return _run(args, settings, accounts.store, accounts.sessions)
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     finally:
+        if accounts is not None:
+            accounts.close()
         if database is not None:
             database.close()
 
 
-def _run(args: argparse.Namespace, settings: Settings, store: UserStore) -> int:
+_SIGNING_OUT = frozenset({"passwd", "remove", "signout"})
+
+
+def _sign_out(sessions: SessionStore | None, name: str) -> None:
+    ended = sessions.end_user(name) if sessions is not None else 0
+    if ended:
+        _say(f"ended {ended} sign-in(s) of {name}")
+
+
+def _run(args: argparse.Namespace, settings: Settings, store: UserStore, sessions: SessionStore | None) -> int:
     if args.command == "add":
         record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
         _say(f"added {record.name} ({record.role}) to {store.where}")
     elif args.command == "passwd":
         store.set_password(args.name, _password(args.password_stdin))
         _say(f"changed the password of {args.name}")
+        _sign_out(sessions, args.name)
     elif args.command == "role":
         store.set_role(args.name, args.role)
         _say(f"{args.name} is now {args.role}")
     elif args.command == "remove":
         store.remove(args.name)
         _say(f"removed {args.name}")
+        _sign_out(sessions, args.name)
+    elif args.command == "signout":
+        _sign_out(sessions, args.name)
+        _say(f"{args.name} is signed out everywhere")
     elif args.command == "kb":
         if args.open:
             store.set_kb_rule(args.name, None)

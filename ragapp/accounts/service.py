@@ -9,7 +9,8 @@ error messages and timing name no users.
 
 Changes to users and knowledge-base rules take the acting user and check their role first
 (``Action.MANAGE_USERS``). Each is logged with who made it, never with a password, and counts from the changed
-user's next action (the accounts are read on every request).
+user's next action (the accounts are read on every request). Removing a user or setting their password ends
+their sign-ins (``sessions``, the sign-ins kept in the database: ``ragapp.accounts.sessions``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ragapp.accounts.model import (
     UserView,
     names,
 )
+from ragapp.accounts.sessions import SessionStore, SignInView
 from ragapp.accounts.store import UserStore, open_user_store
 from ragapp.accounts.throttle import LoginThrottle
 from ragapp.config import AuthSettings, Settings
@@ -57,8 +59,10 @@ class Accounts:
         settings: AuthSettings,
         clock: Callable[[], float] = time.monotonic,
         known_kbs: Callable[[], Iterable[str]] = _no_kbs,
+        sessions: SessionStore | None = None,
     ) -> None:
         self.store = store
+        self.sessions = sessions  # the sign-ins; None: not kept (a script that only edits users)
         self.kb = KbAccess(store, known_kbs)  # who may read and edit which knowledge base
         self._known_kbs = known_kbs
         self._throttle = LoginThrottle(settings.max_failed_logins, settings.lockout_s, clock)
@@ -138,6 +142,7 @@ class Accounts:
         record = self._known(name)
         self.store.set_password(record.name, password)
         log.info("%s reset the password of %s", actor.name, record.name)
+        self._end_sign_ins(record.name, "a new password")
 
     def remove_user(self, name: str, *, actor: Actor) -> None:
         require(actor, Action.MANAGE_USERS)
@@ -147,6 +152,46 @@ class Accounts:
         with _last_admin():
             self.store.remove(record.name)
         log.info("%s removed user %s (%s)", actor.name, record.name, record.role)
+        self._end_sign_ins(record.name, "removed")
+
+    def _end_sign_ins(self, name: str, why: str) -> None:
+        ended = self.sessions.end_user(name) if self.sessions is not None else 0
+        if ended:
+            log.info("ended %d sign-in(s) of %s (%s)", ended, name, why)
+
+    # -- sign-ins (``ragapp.accounts.sessions``) --------------------------------------------------
+
+    def sign_ins(self, *, actor: Actor) -> list[SignInView]:
+        """Every sign-in that has not expired, the latest first."""
+        require(actor, Action.MANAGE_USERS)
+        return self._sessions().active()
+
+    def end_sign_in(self, session_id: str, *, actor: Actor) -> str:
+        """End one sign-in, by its id; returns whose it was."""
+        require(actor, Action.MANAGE_USERS)
+        user = self._sessions().end_id((session_id or "").strip())
+        if user is None:
+            raise AdminError(f"There is no sign-in {session_id!r} (it ended or expired); pick one from the list.")
+        log.info("%s ended a sign-in of %s (%s)", actor.name, user, session_id)
+        return user
+
+    def end_sign_ins_of(self, name: str, *, actor: Actor) -> int:
+        """End every sign-in of ``name``; returns how many there were."""
+        require(actor, Action.MANAGE_USERS)
+        name = (name or "").strip()
+        ended = self._sessions().end_user(name)
+        log.info("%s ended %d sign-in(s) of %s", actor.name, ended, name)
+        return ended
+
+    def _sessions(self) -> SessionStore:
+        if self.sessions is None:
+            raise AdminError("Sign-ins are not kept here (the accounts were opened without them).")
+        return self.sessions
+
+    def close(self) -> None:
+        """Close the sign-ins' database if it was opened for them."""
+        if self.sessions is not None:
+            self.sessions.close()
 
     def _known(self, name: str) -> UserRecord:
         record = self.store.get((name or "").strip())
@@ -181,12 +226,19 @@ class Accounts:
 
 
 def open_accounts(
-    settings: Settings, database: Database | None = None, known_kbs: Callable[[], Iterable[str]] = _no_kbs
+    settings: Settings,
+    database: Database | None = None,
+    known_kbs: Callable[[], Iterable[str]] = _no_kbs,
+    sign_ins: bool = True,
 ) -> Accounts:
-    """The accounts in the shared PostgreSQL database when there is one, else in the users file."""
+    """The accounts in the shared PostgreSQL database when there is one, else in the users file; with
+    ``sign_ins``, the sign-ins in that database too, else in sessions.sqlite3 in the state dir."""
     auth = settings.auth
-    store = open_user_store(auth.users_path(settings.paths.state_dir), auth.bcrypt_rounds, database)
-    return Accounts(store, auth, known_kbs=known_kbs)
+    state = settings.paths.state_dir
+    store = open_user_store(auth.users_path(state), auth.bcrypt_rounds, database)
+    where = database if database is not None else state / "sessions.sqlite3"
+    sessions = SessionStore(where, auth.session_hours * 3600, auth.session_recheck_s).start() if sign_ins else None
+    return Accounts(store, auth, known_kbs=known_kbs, sessions=sessions)
 
 
 def _not_yourself(record: UserRecord, actor: Actor, what: str) -> None:

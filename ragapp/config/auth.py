@@ -30,7 +30,15 @@ class AuthSettings(BaseModel):
         12.0,
         gt=0,
         description="A sign-in lasts this long (hours, fractions allowed); the next request after it shows the "
-        "sign-in page again.",
+        "sign-in page again. Sign-ins are kept in the database: they survive restarts and hold on every replica.",
+    )
+    session_recheck_s: float = Field(
+        5.0,
+        ge=0,
+        le=60,
+        description="Seconds an app process trusts what it last read of a sign-in, so a page's many requests do "
+        "not each ask the database: a sign-in ended elsewhere (another replica, the users command) is refused "
+        "within this time; one ended by the same process at once.",
     )
     group_roles: dict[str, Role] = Field(
         default_factory=dict,

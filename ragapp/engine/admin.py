@@ -1,5 +1,5 @@
-"""The admin facet: the accounts people sign in with, who may read and edit each knowledge base, and the
-settings the app runs with (secrets masked).
+"""The admin facet: the accounts people sign in with, their sign-ins, who may read and edit each knowledge base,
+and the settings the app runs with (secrets masked).
 
 Every method takes the acting user and checks their role first (``Action.MANAGE_USERS`` or
 ``Action.VIEW_SETTINGS``), so the Admin tab and a script calling its endpoints meet the same check. Users and
@@ -18,6 +18,7 @@ from pydantic import BaseModel, SecretStr
 
 from ragapp.accounts.model import KbAccessView, UserView
 from ragapp.accounts.service import Accounts
+from ragapp.accounts.sessions import SignInView
 from ragapp.agent.mcp_tools import ServerTools
 from ragapp.config import Settings
 from ragapp.core.access import Action, Actor, require
@@ -75,6 +76,20 @@ class Admin:
 
     def kb_access(self, *, actor: Actor) -> list[KbAccessView]:
         return self._on(actor).kb_access(actor=actor)
+
+    # -- sign-ins (never their tokens) -----------------------------------------------------------
+
+    def sign_ins(self, *, actor: Actor) -> list[SignInView]:
+        """Every browser signed in now, the latest first."""
+        return self._on(actor).sign_ins(actor=actor)
+
+    def end_sign_in(self, session_id: str, *, actor: Actor) -> str:
+        """Sign one browser out (by the id ``sign_ins`` gives); returns whose sign-in it was."""
+        return self._on(actor).end_sign_in(session_id, actor=actor)
+
+    def end_sign_ins_of(self, name: str, *, actor: Actor) -> int:
+        """Sign ``name`` out everywhere; returns how many sign-ins ended."""
+        return self._on(actor).end_sign_ins_of(name, actor=actor)
 
     def set_kb_access(self, kb: str, readers: Iterable[str], editors: Iterable[str], *, actor: Actor) -> KbAccessView:
         """Who may read and edit ``kb`` (names or ``group:NAME``); no readers and no editors opens it to every

@@ -5,6 +5,7 @@
 - ``intents``: the intent tree and routing tests (``Intents``);
 - ``observability``: traces and test cases (``Observability``);
 - ``admin``: users, knowledge-base access and the settings view (``Admin``);
+- ``sign_ins``: the browsers signed in, kept in the database (``SignIns``);
 - ``sync``: the folders and git repositories knowledge bases follow (``Sync``).
 
 The UI (and tests, and the evaluation commands) talk to these facets only. Build one with
@@ -30,6 +31,7 @@ from ragapp.engine.conversations import Conversations
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
+from ragapp.engine.sign_ins import SignIns
 from ragapp.engine.sync import Sync
 from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.llm import LLM
@@ -85,6 +87,7 @@ class Engine:
         self.observability = observability
         self.conversations = conversations
         self.admin = admin or Admin(settings, accounts)
+        self.sign_ins = SignIns(accounts.sessions if accounts is not None else None)
         self.sync = sync  # None: an engine built without sync (``build_engine`` always gives one)
         self._store = store
         self._retrieval = retrieval
@@ -107,7 +110,7 @@ class Engine:
         too: then the users file (or the database's accounts table) is opened when the first key comes."""
         with self._keys_lock:
             if self._keys is None:
-                self._keys = open_accounts(self.settings, self.database)
+                self._keys = open_accounts(self.settings, self.database, sign_ins=False)  # nobody signs in
         return self._keys.key_user(key)
 
     def sign_in(self, name: str, password: str, client: str = "") -> Actor:
@@ -161,6 +164,8 @@ class Engine:
         """Close what ``build_engine`` started: the facets' stores, then ``closers`` in order, then the model pools."""
         self.observability.close()
         self.conversations.close()
+        for accounts in {id(a): a for a in (self.accounts, self._keys) if a is not None}.values():
+            accounts.close()  # the sign-ins' file, or nothing on the shared database (closed below)
         for part in self._closers:
             part.close()
         close_pools()

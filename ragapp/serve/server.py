@@ -1,5 +1,5 @@
 """The served app: a FastAPI root with the HTTP API (/v1, ``ragapp.serve.api``) and the Gradio page mounted at
-/, behind the security headers, our sign-in page, expiring sign-ins and per-user uploads, run by uvicorn.
+/, behind the security headers, our sign-in page, sign-ins kept in the database and per-user uploads, run by uvicorn.
 ``serve`` runs it for ``app.py``; ``start_server`` runs it in a thread for tests."""
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ log = logging.getLogger(__name__)
 def build_app(
     engine: Engine,
     blocks: Any = None,
-    clock: Callable[[], float] = time.monotonic,
+    clock: Callable[[], float] = time.time,
     host: str | None = None,
 ) -> FastAPI:
     """``blocks`` (default: the app's page, four answers at a time) mounted at / of a new FastAPI app, the
     HTTP API beside it.
 
-    ``clock`` (seconds) times the sign-ins, for tests; ``host`` (default: the configured one) is the address
-    served on: the API asks for keys on any but loopback.
+    ``clock`` (seconds since the epoch) times the sign-ins, for tests; ``host`` (default: the configured one) is
+    the address served on: the API asks for keys on any but loopback.
     """
     settings = engine.settings
     # FastAPI's own docs pages load their scripts from a CDN: the API serves a page of its own at /docs.
@@ -60,8 +60,8 @@ def build_app(
     app.state.mcp = mount_mcp(app, engine, check, served_on) if settings.mcp.enabled else None
     add_sign_in_page(app, settings.ui.root_path, accounts)
     page = mount_page(app, engine, login if accounts else None, blocks)
-    tokens = SessionTokens(settings.auth.session_hours * 3600, clock)
-    page.use_tokens(tokens)
+    tokens = SessionTokens(engine.sign_ins, clock)
+    page.use_tokens(tokens, engine.sign_ins.cookie_id())
     sessions = Sessions(tokens, page.cookie_id)
     # The last added runs first: every response, a refusal included, gets the headers.
     if accounts:  # signed-out browsers get our sign-in page, not Gradio's
@@ -70,6 +70,7 @@ def build_app(
     app.add_middleware(SessionCookies, sessions=sessions)
     app.add_middleware(SecurityHeaders, https=settings.ui.https, frame_ancestors=settings.ui.frame_ancestors)
     app.state.page = page
+    app.state.sign_ins = tokens  # for a company sign-in's callback: ``tokens.begin(token, user, "oidc")``
     return app
 
 
@@ -122,7 +123,7 @@ def start_server(
     host: str = "127.0.0.1",
     port: int = 0,
     blocks: Any = None,
-    clock: Callable[[], float] = time.monotonic,
+    clock: Callable[[], float] = time.time,
 ) -> RunningServer:
     """Serve ``build_app(engine, blocks, clock)`` on ``host:port`` (0: a free port) in a daemon thread."""
     app = build_app(engine, blocks, clock, host)

@@ -1,61 +1,72 @@
-"""Sign-ins that expire. Gradio keeps each signed-in browser as a random token (its ``access-token`` cookies) in
-``App.tokens``, token -> user name, for as long as the app runs; ``SessionTokens`` takes that dict's place and
-forgets a token ``lifetime_s`` after the sign-in, so every route Gradio guards (the page, the API, the queue,
-files) treats that browser as signed out and the page shows the sign-in form again."""
+"""Sign-ins that survive. Gradio keeps each signed-in browser as a random token (its ``access-token`` cookies) in
+``App.tokens``, token -> user name, a dict of its own that a restart empties and another replica never sees;
+``SessionTokens`` takes that dict's place and keeps the sign-ins in the database through the engine's
+``sign_ins`` facet (``ragapp.accounts.sessions``: the token's hash, never the token), forgotten
+``auth.session_hours`` after the sign-in or when an admin ends them. A browser whose sign-in is gone is signed
+out on its next request: every route Gradio guards (the page, the API, the queue, files) treats it as signed out,
+``SessionCookies`` clears its cookies and the page shows the sign-in form again."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 from contextvars import ContextVar
-from typing import Any
 
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ragapp.engine.sign_ins import SignIns
 
 log = logging.getLogger(__name__)
 
 # The address of the client whose sign-in is being checked: Gradio calls the auth function with the name and
 # password only, and the throttle counts failures per address too.
 login_client: ContextVar[str] = ContextVar("login_client", default="")
+# The request's address and user agent, kept with a sign-in it starts (set for every request: a company
+# sign-in's callback starts one too).
+request_from: ContextVar[tuple[str, str]] = ContextVar("request_from", default=("", ""))
+# How the sign-in being kept was made: Gradio's /login takes a password; a company sign-in sets its own name
+# ("oidc") before it stores its token, or calls ``SessionTokens.begin``.
+sign_in_method: ContextVar[str] = ContextVar("sign_in_method", default="password")
 
 
-class SessionTokens(dict[str, str]):
-    """Gradio's token -> user map, each entry dropped ``lifetime_s`` after it was added (``clock`` seconds)."""
+class SessionTokens(MutableMapping[str, str]):
+    """Gradio's token -> user map, kept in the database. Only the tokens' hashes are kept, so the map cannot be
+    listed (it iterates as empty): Gradio's /logout, which looks for the user's tokens that way, finds none, and
+    ``SessionCookies`` ends that user's sign-ins instead. ``clock``: seconds since the epoch (tests move it)."""
 
-    def __init__(self, lifetime_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__()
-        self.lifetime_s = lifetime_s
+    def __init__(self, sign_ins: SignIns, clock: Callable[[], float] = time.time) -> None:
+        self.sign_ins = sign_ins
         self._clock = clock
-        self._since: dict[str, float] = {}
+
+    def begin(self, token: str, user: str, method: str | None = None) -> None:
+        """Keep ``user`` signed in with ``token``, from the current request's address and browser."""
+        client, agent = request_from.get()
+        self.sign_ins.begin(token, user, method or sign_in_method.get(), client, agent, self._clock())
 
     def __setitem__(self, token: str, user: str) -> None:
-        for old in [t for t in self._since if self._expired(t)]:
-            self._expire(old)  # a sign-in nobody comes back with is not kept for ever
-        self._since[token] = self._clock()
-        super().__setitem__(token, user)
+        self.begin(token, user)
+
+    def __getitem__(self, token: str) -> str:
+        user = self.sign_ins.user(token, self._clock()) if isinstance(token, str) else None
+        if user is None:
+            raise KeyError(token)
+        return user
 
     def __delitem__(self, token: str) -> None:
-        self._since.pop(token, None)
-        super().__delitem__(token)
+        if not self.sign_ins.end(token):
+            raise KeyError(token)
 
-    def get(self, token: Any, default: Any = None) -> Any:
-        if isinstance(token, str) and self._expired(token):
-            self._expire(token)
-        return super().get(token, default)
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
 
-    def __contains__(self, token: object) -> bool:
-        return self.get(token) is not None
+    def __len__(self) -> int:
+        return 0
 
-    def _expired(self, token: str) -> bool:
-        since = self._since.get(token)
-        return since is not None and self._clock() - since >= self.lifetime_s
-
-    def _expire(self, token: str) -> None:
-        user = super().get(token)
-        del self[token]
-        log.info("sign-in of %r expired after %.4g h", user, self.lifetime_s / 3600)
+    def end_all(self, user: str) -> int:
+        """Sign ``user`` out of every browser."""
+        return self.sign_ins.end_all(user)
 
 
 class Sessions:
@@ -75,8 +86,9 @@ class Sessions:
 
 
 class SessionCookies:
-    """ASGI middleware: a browser whose sign-in expired (or was from before a restart) gets its cookies cleared;
-    sign-outs are logged; a sign-in sees the client's address (``login_client``)."""
+    """ASGI middleware: a browser whose sign-in expired or was ended gets its cookies cleared; a sign-out ends
+    the user's sign-ins (every one, as Gradio's /logout means to, or this browser's with ``all_session=false``)
+    and is logged; a sign-in sees the client's address (``login_client``) and user agent (``request_from``)."""
 
     def __init__(self, app: ASGIApp, sessions: Sessions) -> None:
         self.app = app
@@ -89,11 +101,17 @@ class SessionCookies:
         path = scope["path"].rstrip("/")
         token = self.sessions.token(scope)
         user = self.sessions.tokens.get(token) if token is not None else None
-        if path == "/logout" and user is not None:
+        client = scope.get("client")
+        address = client[0] if client else ""
+        request_from.set((address, _header(scope, b"user-agent")))
+        if path == "/logout" and user is not None and token is not None:
+            if b"all_session=false" in scope.get("query_string", b""):
+                self.sessions.tokens.sign_ins.end(token)
+            else:
+                self.sessions.tokens.end_all(user)
             log.info("%s signed out", user)
         if path == "/login":
-            client = scope.get("client")
-            login_client.set(client[0] if client else "")
+            login_client.set(address)
         stale = token is not None and user is None
 
         async def send_clearing(message: Message) -> None:
@@ -112,6 +130,13 @@ class SessionCookies:
             await send(message)
 
         await self.app(scope, receive, send_clearing)
+
+
+def _header(scope: Scope, wanted: bytes) -> str:
+    for name, value in scope.get("headers", []):
+        if name == wanted:
+            return bytes(value).decode("latin-1")
+    return ""
 
 
 def _cookies(scope: Scope) -> dict[str, str]:

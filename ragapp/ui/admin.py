@@ -1,5 +1,5 @@
 """The Admin tab: users (add, change role, reset password, remove), who may read and edit each knowledge base,
-and the settings the app runs with (secrets masked).
+the browsers signed in (``ragapp.ui.admin_sessions``), and the settings the app runs with (secrets masked).
 
 Shown to admins only. With accounts on, the page starts with the tab hidden and empty (nothing about users or
 settings is in the page a reader gets); the load event shows and fills it for an admin. With accounts off the
@@ -20,6 +20,7 @@ import pandas as pd
 from ragapp.core.access import Action, Actor, may
 from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
+from ragapp.ui.admin_sessions import build_sign_ins_section
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.markup import code_span, escape_text
@@ -272,6 +273,7 @@ def build_admin_tab(engine: Engine, handlers: AdminHandlers | None = None) -> Ad
                 )
                 editors = gr.Textbox(label=t("admin.editors"), placeholder="carol", elem_id="kb-editors")
             save_kb = gr.Button(t("admin.save_kb"), elem_id="save-kb-access")
+            build_sign_ins_section(engine, tab)  # every browser signed in, to sign out (ragapp.ui.admin_sessions)
         gr.Markdown(t("admin.settings_heading"))
         settings = gr.JSON(elem_id="settings-view", label=t("admin.settings"), open=True)
         gr.Markdown(t("admin.mcp_heading"))

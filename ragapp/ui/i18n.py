@@ -277,6 +277,19 @@ TEXTS: dict[str, tuple[str, str]] = {
     "admin.settings_heading": ("### ⚙️ Settings (read-only; secrets masked)", "### ⚙️ 设置（只读；密钥已隐藏）"),
     "admin.settings": ("Effective settings", "当前设置"),
     "admin.mcp_heading": ("### 🧩 Agent mode's MCP servers and their tools", "### 🧩 智能体模式的 MCP 服务器及其工具"),
+    # The Admin tab's sign-ins (ragapp.ui.admin_sessions)
+    "signins.heading": ("### 🔑 Sign-ins", "### 🔑 登录会话"),
+    "signins.intro": (
+        "Every browser signed in now, on any replica. A sign-in ended here is refused on its next request "
+        "(on another replica within a few seconds).",
+        "当前所有已登录的浏览器（包括其他副本上的）。在此结束的登录，会在其下一次请求时被拒绝（其他副本上几秒内生效）。",
+    ),
+    "signins.table": ("Signed in now", "当前登录"),
+    "signins.pick": ("Sign-in", "登录"),
+    "signins.end": ("Sign out this browser", "让该浏览器退出登录"),
+    "signins.user": ("User", "用户"),
+    "signins.end_all": ("Sign out all of this user's", "让该用户全部退出登录"),
+    "signins.refresh": ("Refresh", "刷新"),
     "role.reader": ("Reader", "读者"),
     "role.editor": ("Editor", "编辑"),
     "role.admin": ("Admin", "管理员"),

@@ -38,9 +38,13 @@ class MountedPage:
         pages = {f"/{route}" for route, *_ in self.blocks.pages if route}
         return frozenset({"/", "/gradio_api/runs", *pages})
 
-    def use_tokens(self, tokens: Any) -> None:
-        """Keep the page's sign-ins in ``tokens`` (a dict-like that expires them)."""
+    def use_tokens(self, tokens: Any, cookie_id: str | None = None) -> None:
+        """Keep the page's sign-ins in ``tokens`` (a dict-like that keeps them in the database), their cookies
+        named with ``cookie_id`` (Gradio draws a new name at each start, which a browser's cookie from before a
+        restart, or from another replica, would not match); None keeps Gradio's."""
         self.gradio.tokens = tokens
+        if cookie_id is not None:
+            self.gradio.cookie_id = cookie_id
 
     def close(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """As Blocks.close() does: the queue stops and the pages' event streams end. ``loop``: the server's

@@ -83,6 +83,15 @@ HEADERS: dict[str, str] = {
     "Groups": "分组",
     "Readers": "可读",
     "Editors": "可编辑",
+    # Admin: sign-ins
+    "User": "用户",
+    "Signed in (UTC)": "登录时间 (UTC)",
+    "Expires (UTC)": "过期时间 (UTC)",
+    "Last seen (UTC)": "最近活动 (UTC)",
+    "From": "来源地址",
+    "Browser": "浏览器",
+    "How": "登录方式",
+    "ID": "ID",
 }
 
 # The chat's buttons made at run time whose labels are the page's words (the others are intents' names): the page

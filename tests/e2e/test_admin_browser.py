@@ -68,3 +68,43 @@ def test_with_accounts_off_the_admin_tab_shows_the_settings(
     page.locator("#admin-note").get_by_text("Accounts are off").wait_for()
     page.locator("#settings-view").get_by_text("scripted").first.wait_for(state="attached")
     assert not page.locator("#users-table").is_visible()
+
+
+def test_an_admin_signs_a_reader_out_from_the_sign_ins_list(
+    scripted_app: Callable[..., Any],
+    open_page: Callable[[str], Any],
+    tmp_path: Path,
+    artifacts: Path,
+    sign_in: Callable[[Any, str, str], None],
+) -> None:
+    users = tmp_path / "users.json"
+    store = UserStore(users, 4)
+    store.add("boss", "admin password", "admin")
+    store.add("worker", "worker password", "reader")
+    _rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    worker = open_page(url)
+    sign_in(worker, "worker", "worker password")
+
+    page = open_page(url)
+    sign_in(page, "boss", "admin password")
+    page.get_by_role("tab", name=ADMIN_TAB).click()
+    listed = page.locator("#sign-ins")
+    listed.get_by_text("worker").first.wait_for(state="attached")
+    listed.get_by_text("boss").first.wait_for(state="attached")
+    page.locator("#pick-sign-in input").click()
+    page.get_by_role("option", name="worker ·").click()
+    page.locator("#end-sign-in").click()
+    page.locator("#sign-ins-report").get_by_text("Signed worker out of that browser").wait_for()
+    page.wait_for_function("() => !document.querySelector('#sign-ins').innerText.includes('worker')")
+    listed.get_by_text("boss").first.wait_for(state="attached")  # the admin's own sign-in stays
+    page.screenshot(path=str(artifacts / "admin-sign-ins.png"), full_page=True)
+
+    worker.reload()
+    worker.wait_for_url("**/signin**")  # signed out: the sign-in page again
+    worker.get_by_role("button", name="Sign in", exact=True).wait_for()
+
+    page.goto(url + "/?lang=zh")  # the same section in Chinese
+    page.get_by_role("tab", name="管理").click()
+    page.get_by_role("heading", name="🔑 登录会话").wait_for()
+    page.locator("#sign-ins thead").get_by_text("登录时间 (UTC)").wait_for()
+    page.locator("#end-sign-in").get_by_text("让该浏览器退出登录").wait_for()

@@ -47,6 +47,8 @@ def _actions() -> dict[str, Callable[[Any, Actor], object]]:
         "list kb access": lambda a, who: a.kb_access(actor=who),
         "set kb access": lambda a, who: a.set_kb_access("finance", "group:finance", "eddie", actor=who),
         "see settings": lambda a, who: a.settings_view(actor=who),
+        "list sign-ins": lambda a, who: a.sign_ins(actor=who),
+        "end sign-ins": lambda a, who: a.end_sign_ins_of("rita", actor=who),
     }
 
 
@@ -60,6 +62,8 @@ ALLOWED = {
     "list kb access": (False, False, True),
     "set kb access":  (False, False, True),
     "see settings":   (False, False, True),
+    "list sign-ins":  (False, False, True),
+    "end sign-ins":   (False, False, True),
 }  # fmt: skip
 
 
@@ -206,6 +210,8 @@ def test_a_reader_calling_add_user_is_refused_and_an_admin_is_not(served: tuple[
         reader.predict("mallory", "mallory's password", "admin", "", api_name="/add_user")
     with pytest.raises(Exception, match=r"Your role \(reader\) may not manage users"):
         reader.predict("rita", "admin", api_name="/set_user_role")
+    with pytest.raises(Exception, match=r"Your role \(reader\) may not manage users"):
+        reader.predict("boss", api_name="/end_user_sign_ins")
     assert users.read_bytes() == before and rig.engine.admin.accounts_on
 
     admin = Client(url, auth=("boss", "admin password"), verbose=False)
@@ -229,3 +235,25 @@ def test_the_tab_is_filled_for_admins_only(accounts: tuple[Any, Path]) -> None:
     tab, _note, users, picks, _kbs, _kb_picks, settings = handlers.load(SimpleNamespace(username="boss"))
     assert tab["visible"] is True and list(users.iloc[:, 0]) == ["boss", "eddie", "rita"]
     assert picks["choices"] == ["boss", "eddie", "rita"] and settings["auth"]["enabled"] is True
+
+
+def test_the_sign_ins_section_lists_them_for_admins_only(accounts: tuple[Any, Path]) -> None:
+    from types import SimpleNamespace
+
+    from ragapp.ui.admin_sessions import SignInHandlers
+
+    rig, _users = accounts
+    rig.engine.sign_ins.begin("rita's token", "rita", client="10.0.0.9", agent="Firefox")
+    rig.engine.sign_ins.begin("boss's token", "boss")
+    handlers = SignInHandlers(rig.engine)
+    table, picks, users = handlers.load(SimpleNamespace(username="rita"))
+    assert table.empty and picks["choices"] == [] and users["choices"] == []
+    table, picks, users = handlers.load(SimpleNamespace(username="boss"))
+    assert sorted(table["User"]) == ["boss", "rita"] and users["choices"] == ["boss", "rita"]
+    assert "rita's token" not in table.to_string() and "10.0.0.9" in set(table["From"])
+    (rita_id,) = [value for label, value in picks["choices"] if label.startswith("rita")]
+    report, table, _picks, _users = handlers.end(rita_id, SimpleNamespace(username="boss"))
+    assert "Signed rita out" in report and list(table["User"]) == ["boss"]
+    assert rig.engine.sign_ins.user("rita's token") is None
+    with pytest.raises(Exception, match="There is no sign-in"):
+        handlers.end(rita_id, SimpleNamespace(username="boss"))

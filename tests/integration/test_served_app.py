@@ -46,7 +46,7 @@ def serve(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Callable[
             auth = {"enabled": True, "users_file": users, "bcrypt_rounds": 4, "session_hours": HOURS}
             overrides["auth"] = auth | overrides.get("auth", {})
         rig = make_engine(f"state{len(servers)}", **overrides)
-        server = start_server(rig.engine, "127.0.0.1", 0, clock=clock or time.monotonic)
+        server = start_server(rig.engine, "127.0.0.1", 0, clock=clock or time.time)
         servers.append(server)
         return rig, server
 
@@ -120,7 +120,7 @@ def test_a_sign_in_expires_after_session_hours_and_logout_ends_it(
     clock.now += HOURS * 3600 - 60
     assert alice.get("/config").status_code == 200  # a minute left
     clock.now += 61
-    with caplog.at_level(logging.INFO, logger="ragapp.serve"):
+    with caplog.at_level(logging.INFO, logger="ragapp"):
         expired = alice.get("/config")
     assert expired.status_code == 401
     assert any("expired" in r.getMessage() and "alice" in r.getMessage() for r in caplog.records)

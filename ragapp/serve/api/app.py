@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
-from ragapp.serve.api import chat, documents, retrieve, sources, traces
+from ragapp.serve.api import chat, documents, retrieve, sign_ins, sources, traces
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.api.docs import docs_page
 from ragapp.serve.api.errors import ApiRoute, error_json
@@ -21,8 +21,9 @@ from ragapp.serve.api.jobs import Jobs
 TITLE = "ragapp HTTP API"
 DESCRIPTION = (
     "The knowledge bases over HTTP: OpenAI-compatible chat (POST /v1/chat/completions, GET /v1/models), "
-    "documents and uploads, retrieval, traces and test cases. Send an API key as 'Authorization: Bearer <key>' "
-    "(`python -m ragapp.users key NAME` makes one; on loopback with accounts off none is needed). "
+    "documents and uploads, retrieval, traces and test cases, sign-ins (admins). Send an API key as "
+    "'Authorization: Bearer <key>' (`python -m ragapp.users key NAME` makes one; on loopback with accounts off "
+    "none is needed). "
     'Errors are JSON: {"error": {"message": ..., "type": ..., "code": ...}}.'
 )
 
@@ -59,6 +60,7 @@ def add_api(app: FastAPI, engine: Engine, check: KeyCheck) -> Jobs:
         retrieve.router(engine, check),
         sources.router(engine, check),
         traces.router(engine, check),
+        sign_ins.router(engine, check),
     ):
         app.include_router(router)
     spec: dict[str, Any] = {}
