@@ -108,7 +108,8 @@ def _where(citation: Citation, chinese: bool) -> str:
 
 
 def _step_line(step: AgentStepEvent, chinese: bool) -> str:
-    arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.arguments.items())
+    given = {k: v for k, v in step.arguments.items() if v is not None}  # the tool's defaults say nothing
+    arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in given.items())
     call = f"`{step.tool}({arguments})`".replace("\n", " ") if step.tool not in ("", "?") else "—"
     if "`" in call[1:-1]:  # a backtick inside would end the code span: shown escaped instead
         call = escaped(call[1:-1])
@@ -192,7 +193,8 @@ def _exchange_json(exchange: Exchange, deleted: frozenset[str]) -> dict[str, Any
     confidence = answer.confidence if answer is not None else None
     return {
         "question": exchange.said,
-        "mode": turn.mode or None,
+        # A turn names its mode when Auto chose it or the agent ran; a plain workflow answer does not.
+        "mode": turn.mode or ("agent" if turn.agent_steps else "workflow"),
         "answer": answer.text if answer is not None else None,
         "grounded": answer.grounded if answer is not None else None,
         "abstained": answer.abstained if answer is not None else None,

@@ -74,7 +74,8 @@ class ChatExports:
         made = self.engine.conversations.export_all(owner, actor=actor)
         if made.count == 0:
             raise gr.Error(NO_CHATS)
-        gr.Info(both(f"Exported {made.count} chats", f"已导出 {made.count} 个对话"))
+        chats = f"{made.count} chat{'s' if made.count != 1 else ''}"
+        gr.Info(both(f"Exported {chats}: download the zip below", f"已导出 {made.count} 个对话，请在下方下载 zip"))
         return gr.update(value=str(self._written(made.name, made.data)), visible=True)
 
     def _written(self, name: str, data: bytes) -> Path:
