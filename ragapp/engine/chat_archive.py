@@ -15,12 +15,9 @@ import unicodedata
 import zipfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from ragapp.engine.chat_export import ChatExport, escaped, to_json, to_markdown
-
-if TYPE_CHECKING:
-    from ragapp.engine.conversations import SavedConversation
+from ragapp.engine.saved_conversation import SavedConversation
 
 STEM_CHARS = 60
 INDEX_FORMAT = "ragapp.conversations"

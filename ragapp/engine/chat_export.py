@@ -15,15 +15,13 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ragapp.core.events import AgentStepEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.turn import Exchange
 from ragapp.core.types import Citation, Confidence
-
-if TYPE_CHECKING:
-    from ragapp.engine.conversations import SavedConversation
+from ragapp.engine.saved_conversation import SavedConversation
 
 ExportFormat = Literal["markdown", "json"]
 FORMAT = "ragapp.conversation"

@@ -17,34 +17,15 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.turn import Exchange
 from ragapp.engine.chat_archive import archive, download_name
 from ragapp.engine.chat_export import MEDIA_TYPES, SUFFIXES, ChatExport, ExportFormat, render
+from ragapp.engine.saved_conversation import SavedConversation
 from ragapp.store.catalog import Catalog
 from ragapp.store.conversations import ConversationStore, ConversationSummary
-
-
-@dataclass(frozen=True)
-class SavedConversation:
-    """A conversation as kept: its exchanges, or (kept before exchanges were) its messages as shown."""
-
-    id: str
-    title: str
-    memory: dict[str, Any]
-    exchanges: tuple[Exchange, ...] = ()
-    messages: tuple[dict[str, Any], ...] = ()  # only for a conversation kept as shown
-    deleted: frozenset[str] = frozenset()  # the cited documents deleted since
-    created_at: str = ""  # ISO times, UTC
-    updated_at: str = ""
-
-    @property
-    def as_shown(self) -> bool:
-        """Kept as the chat's messages (before conversations were kept as exchanges)."""
-        return bool(self.messages)
 
 
 class Conversations:
