@@ -105,7 +105,7 @@ def _where(citation: Citation, chinese: bool) -> str:
     return ", ".join(parts)
 
 
-def _step_line(step: AgentStepEvent, chinese: bool) -> str:
+def _step_line(step: AgentStepEvent) -> str:
     given = {k: v for k, v in step.arguments.items() if v is not None}  # the tool's defaults say nothing
     arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in given.items())
     call = f"`{step.tool}({arguments})`".replace("\n", " ") if step.tool not in ("", "?") else "—"
@@ -121,7 +121,7 @@ def _exchange_markdown(exchange: Exchange, deleted: frozenset[str]) -> list[str]
     out = [f"## {'问' if chinese else 'Q'}: {escaped(exchange.said) or '…'}", ""]
     steps = turn.agent_steps
     if steps:
-        out += [f"*{'智能体步骤' if chinese else 'Agent steps'}:*", "", *(_step_line(s, chinese) for s in steps), ""]
+        out += [f"*{'智能体步骤' if chinese else 'Agent steps'}:*", "", *(_step_line(s) for s in steps), ""]
     if turn.answer is not None:
         out += [answer_markdown(turn.answer.text) or "…", ""]
         if turn.answer.confidence is not None:
@@ -137,8 +137,11 @@ def _exchange_markdown(exchange: Exchange, deleted: frozenset[str]) -> list[str]
     elif turn.clarify is not None:
         asked = "应用反问：你指的是哪一个？" if chinese else "The app asked back which one was meant:"
         out += [f"*{asked}*", "", *(f"- {escaped(c.label)}" for c in turn.clarify.choices), ""]
-    else:
-        out += ["*" + ("（没有回答：已中断）" if chinese else "(no answer: it was stopped)") + "*", ""]
+    else:  # stopped before the answer was checked: what it had written, said to be unfinished
+        if turn.text.strip():
+            out += [answer_markdown(turn.text), ""]
+        stopped = "（回答未完成：已中断）" if chinese else "(the answer was stopped before it was finished)"
+        out += [f"*{stopped}*", ""]
     return out
 
 
@@ -167,11 +170,11 @@ def _stamp(when: str) -> str:
 
 def to_markdown(saved: SavedConversation) -> str:
     """The conversation as Markdown: its title, dates, then each question with its answer and sources."""
-    dates = " · ".join(
-        f"{label} {_stamp(when)}" for label, when in (("started", saved.created_at), ("updated", saved.updated_at))
-        if when
-    )  # fmt: skip
-    out = [f"# {escaped(saved.title) or 'Chat'}", "", f"*ragapp chat{' · ' + dates if dates else ''}*", ""]
+    chinese = is_chinese(saved.title)
+    labels = ("开始于", "更新于", "ragapp 对话") if chinese else ("started", "updated", "ragapp chat")
+    times = (saved.created_at, saved.updated_at)
+    dates = " · ".join(f"{label} {_stamp(when)}" for label, when in zip(labels[:2], times, strict=True) if when)
+    out = [f"# {escaped(saved.title) or 'Chat'}", "", f"*{labels[2]}{' · ' + dates if dates else ''}*", ""]
     if saved.as_shown:
         out += _shown_markdown(saved.messages)
     for exchange in saved.exchanges:
@@ -194,6 +197,8 @@ def _exchange_json(exchange: Exchange, deleted: frozenset[str]) -> dict[str, Any
         # A turn names its mode when Auto chose it or the agent ran; a plain workflow answer does not.
         "mode": turn.mode or ("agent" if turn.agent_steps else "workflow"),
         "answer": answer.text if answer is not None else None,
+        # stopped before its end: the text written so far (else null)
+        "answer_so_far": turn.text if answer is None and turn.clarify is None and turn.text else None,
         "grounded": answer.grounded if answer is not None else None,
         "abstained": answer.abstained if answer is not None else None,
         "confidence": None if confidence is None else {
@@ -220,8 +225,9 @@ def _shown_json(messages: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
             cited = {"number": m["cited"], "label": m.get("label"), "doc_id": m.get("doc_id"),
                      "document_deleted": bool(m.get("doc_deleted"))}  # fmt: skip
             exchanges[-1]["citations"].append(cited)
-        elif exchanges and not (m.get("metadata") or {}).get("title") and exchanges[-1]["answer"] is None:
-            exchanges[-1]["answer"] = content
+        elif exchanges and not (m.get("metadata") or {}).get("title") and content:  # the answer and its notes
+            said = exchanges[-1]["answer"]
+            exchanges[-1]["answer"] = f"{said}\n\n{content}" if said else content
     return exchanges
 
 

@@ -75,7 +75,7 @@ class ChatExports:
         if made.count == 0:
             raise gr.Error(NO_CHATS)
         chats = f"{made.count} chat{'s' if made.count != 1 else ''}"
-        gr.Info(both(f"Exported {chats}: download the zip below", f"已导出 {made.count} 个对话，请在下方下载 zip"))
+        gr.Info(both(f"Exported {chats}: download the zip below", f"已导出 {made.count} 个对话，请在下方下载压缩包"))
         return gr.update(value=str(self._written(made.name, made.data)), visible=True)
 
     def _written(self, name: str, data: bytes) -> Path:

@@ -50,7 +50,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "chats.export_markdown": ("Markdown (to read)", "Markdown（阅读用）"),
     "chats.export_json": ("JSON (for programs)", "JSON（程序用）"),
     "chats.export": ("📤 Export this chat", "📤 导出此对话"),
-    "chats.export_all": ("📦 Export all (zip)", "📦 全部导出（zip）"),
+    "chats.export_all": ("📦 Export all (zip)", "📦 全部导出（ZIP 压缩包）"),
     "chats.export_file": ("Download", "下载"),
     "common.delete": ("Delete", "删除"),
     # The Chat tab

@@ -98,7 +98,7 @@ def test_a_chinese_conversation_reads_as_chinese() -> None:
     said = _exchange("台灯的电池能用多久？", "充满电可使用 14 小时 [1]。", (cite,), confidence=doubt)
     saved = _saved(said, title="台灯的电池能用多久？")
     md = to_markdown(saved)
-    assert md.startswith("# 台灯的电池能用多久？\n")
+    assert md.startswith("# 台灯的电池能用多久？\n\n*ragapp 对话 · 开始于 2026-12-03 10:07 UTC")
     assert "## 问: 台灯的电池能用多久？" in md
     assert "- [1] **流明台灯说明书.pdf**, 第 7 页, 电池" in md
     assert "置信度：低。⚠️ 可能有误，请核对下面的原文（有的句子在原文中找不到）。" in md
@@ -136,6 +136,15 @@ def test_a_question_asked_back_is_exported_with_its_choices() -> None:
     assert "*The app asked back which one was meant:*\n\n- Products › Alpha" in to_markdown(saved)
     (exchange,) = json.loads(to_json(saved))["exchanges"]
     assert exchange["answer"] is None and exchange["asked_back"]["choices"] == ["Products › Alpha"]
+
+
+def test_a_stopped_answer_keeps_what_it_had_written() -> None:
+    turn = Turn(question="How long?")
+    turn.streamed = "It lasts 90"
+    saved = _saved(Exchange("How long?", turn))
+    assert "It lasts 90\n\n*(the answer was stopped before it was finished)*" in to_markdown(saved)
+    (exchange,) = json.loads(to_json(saved))["exchanges"]
+    assert (exchange["answer"], exchange["answer_so_far"], exchange["citations"]) == (None, "It lasts 90", [])
 
 
 HOSTILE = [
