@@ -189,5 +189,9 @@ def test_over_http_a_user_exports_their_browser_chats_and_nobody_elses(serve_api
             assert json.loads(archive.read("index.json"))["conversations"] == []
 
     with served.client() as nobody:
+        paths = nobody.get("/openapi.json").json()["paths"]  # described for any OpenAPI tool
+        assert {"/v1/conversations", "/v1/conversations/export", "/v1/conversations/{conversation_id}/export"} <= set(
+            paths
+        )
         assert nobody.get("/v1/conversations").status_code == 401
         assert nobody.get(f"/v1/conversations/{kept}/export").status_code == 401
