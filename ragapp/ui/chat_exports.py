@@ -78,6 +78,11 @@ class ChatExports:
         gr.Info(both(f"Exported {chats}: download the zip below", f"已导出 {made.count} 个对话，请在下方下载压缩包"))
         return gr.update(value=str(self._written(made.name, made.data)), visible=True)
 
+    @staticmethod
+    def withdrawn() -> Any:
+        """The download put away (another chat was opened, or a new one started)."""
+        return gr.update(value=None, visible=False)
+
     def _written(self, name: str, data: bytes) -> Path:
         """``data`` saved as ``name`` in a new folder (two exports of the same name at once never meet)."""
         with self._lock:

@@ -255,6 +255,9 @@ def wire_chat(
         outputs=[sidebar.chat_list, chatbot, session, open_chat],
     )
     exports = ChatExports(engine)
+    # A file exported from another chat is not offered beside this one.
+    for picked in (tab.clear.click, sidebar.new_chat.click, sidebar.chat_list.input):
+        picked(ChatExports.withdrawn, outputs=[sidebar.exported], queue=False)
     sidebar.export_chat.click(
         exports.export, inputs=[sidebar.chat_list, session, sidebar.export_format, owner], outputs=[sidebar.exported]
     )

@@ -1,5 +1,6 @@
 """Exporting chats as people do it in a real browser (scripted model): ask, open the sidebar, export the chat as
-Markdown and as JSON and all chats as a zip, and read the downloaded files' citations."""
+Markdown and as JSON and all chats as a zip, and read the downloaded files' citations; a new chat puts the
+download away."""
 
 from __future__ import annotations
 
@@ -61,6 +62,9 @@ def test_the_sidebar_exports_the_chat_with_its_citations(
     with zipfile.ZipFile(io.BytesIO(_download(page, ".zip"))) as zipped:
         (listed,) = json.loads(zipped.read("index.json"))["conversations"]
         assert "- [1] **robots.md**, Robots" in zipped.read(listed["markdown"]).decode("utf-8")
+
+    page.locator("#new-chat").click()  # a new chat: the file of the other is no longer offered
+    page.locator("#chat-export-file").wait_for(state="hidden")
 
 
 def test_with_no_saved_chat_the_export_says_so(
