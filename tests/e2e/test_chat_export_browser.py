@@ -1,6 +1,7 @@
 """Exporting chats as people do it in a real browser (scripted model): ask, open the sidebar, export the chat as
 Markdown and as JSON and all chats as a zip, and read the downloaded files' citations; a new chat puts the
-download away."""
+download away. Signed in, the chats a user keeps in the page are the ones their API key exports, and nobody
+else's."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+
+from ragapp.accounts.store import UserStore
 
 pytestmark = [pytest.mark.e2e]
 
@@ -79,3 +83,35 @@ def test_with_no_saved_chat_the_export_says_so(
     page.locator("#export-all-chats").click()
     page.get_by_text("You have no saved chats yet").first.wait_for()
     assert not page.locator("#chat-export-file a").count()
+
+
+def test_a_signed_in_users_chats_are_theirs_in_the_page_and_over_the_api(
+    scripted_app: Callable[..., Any],
+    open_page: Callable[[str], Any],
+    ask_and_wait: Callable[[Any, str], None],
+    sign_in: Callable[[Any, str, str], None],
+    tmp_path: Path,
+) -> None:
+    users = tmp_path / "users.json"
+    store = UserStore(users, 4)
+    keys = {}
+    for name in ("rita", "eddie"):
+        store.add(name, f"{name} password", "reader")
+        keys[name] = {"Authorization": f"Bearer {store.add_key(name)[1]}"}
+    rig, url = scripted_app({"robots.md": DOC}, auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    page = open_page(url)
+    sign_in(page, "rita", "rita password")
+    rig.llm.enqueue(ANSWER)
+    ask_and_wait(page, QUESTION)
+    page.locator("#open-chats").click()
+    page.locator("#chat-list").get_by_text(QUESTION).first.wait_for()
+    page.locator("#export-chat").click()
+    assert "- [1] **robots.md**, Robots" in _download(page, ".md").decode("utf-8")
+
+    base = url.rstrip("/")
+    (listed,) = httpx.get(f"{base}/v1/conversations", headers=keys["rita"]).json()  # the chat she made in the page
+    assert listed["title"] == QUESTION
+    exported = httpx.get(f"{base}/v1/conversations/{listed['id']}/export", headers=keys["rita"])
+    assert exported.status_code == 200 and "- [1] **robots.md**, Robots" in exported.text
+    assert httpx.get(f"{base}/v1/conversations", headers=keys["eddie"]).json() == []
+    assert httpx.get(f"{base}/v1/conversations/{listed['id']}/export", headers=keys["eddie"]).status_code == 404
