@@ -8,36 +8,24 @@ and says its source is gone.
 Conversations kept before this (as the chat's message dicts: ``role``, ``content``, ``metadata``, ``options``,
 ``doc_id``, ``trace_id``) still open, with each citation of a deleted document marked ``doc_deleted``, and are
 kept in that form when they go on.
+
+``export`` gives one of the owner's conversations as a Markdown or JSON file (``ragapp.engine.chat_export``),
+``export_all`` all of them in a zip (``ragapp.engine.chat_archive``); like ``open``, only ever the owner's own.
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.turn import Exchange
+from ragapp.engine.chat_archive import archive, download_name
+from ragapp.engine.chat_export import MEDIA_TYPES, SUFFIXES, ChatExport, ExportFormat, render
+from ragapp.engine.saved_conversation import SavedConversation
 from ragapp.store.catalog import Catalog
 from ragapp.store.conversations import ConversationStore, ConversationSummary
-
-
-@dataclass(frozen=True)
-class SavedConversation:
-    """A conversation as kept: its exchanges, or (kept before exchanges were) its messages as shown."""
-
-    id: str
-    title: str
-    memory: dict[str, Any]
-    exchanges: tuple[Exchange, ...] = ()
-    messages: tuple[dict[str, Any], ...] = ()  # only for a conversation kept as shown
-    deleted: frozenset[str] = frozenset()  # the cited documents deleted since
-
-    @property
-    def as_shown(self) -> bool:
-        """Kept as the chat's messages (before conversations were kept as exchanges)."""
-        return bool(self.messages)
 
 
 class Conversations:
@@ -55,12 +43,34 @@ class Conversations:
         found = self._store.get(owner, conversation_id) if self._store is not None and conversation_id else None
         if found is None:
             return None
+        when = found.created_at, found.updated_at
         if any("turn" not in m for m in found.messages):  # kept as shown, before exchanges
-            return SavedConversation(found.id, found.title, found.memory, messages=self._marked(found.messages))
+            marked = self._marked(found.messages)
+            return SavedConversation(found.id, found.title, found.memory, (), marked, frozenset(), *when)
         exchanges = tuple(Exchange.from_dict(m) for m in found.messages)
         cited = set().union(*(e.cited_documents() for e in exchanges))
         gone = frozenset(doc_id for doc_id in cited if self._catalog.document(doc_id) is None)
-        return SavedConversation(found.id, found.title, found.memory, exchanges, deleted=gone)
+        return SavedConversation(found.id, found.title, found.memory, exchanges, (), gone, *when)
+
+    def export(
+        self, owner: str, conversation_id: str, fmt: ExportFormat = "markdown", *, actor: Actor = LOCAL_ACTOR
+    ) -> ChatExport | None:
+        """The owner's conversation as a Markdown or JSON file; None when the owner has none of that id (another
+        owner's id included: it is not found, not refused, so an id says nothing about whose it is)."""
+        found = self.open(owner, conversation_id, actor=actor)
+        if found is None:
+            return None
+        text = render(found, fmt)
+        name = download_name(found.title, SUFFIXES[fmt], found.updated_at)
+        return ChatExport(name, MEDIA_TYPES[fmt], text.encode("utf-8"))
+
+    def export_all(self, owner: str, *, actor: Actor = LOCAL_ACTOR) -> ChatExport:
+        """All the owner's conversations, the latest first, as a zip (one with only its index when there are
+        none: ``count`` is 0)."""
+        require(actor, Action.CHAT)
+        listed = self._store.list(owner, limit=self._store.max_per_owner) if self._store is not None else []
+        chats = [c for s in listed if (c := self.open(owner, s.id, actor=actor)) is not None]
+        return archive(chats)
 
     def _marked(self, messages: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
         cited = {m["doc_id"] for m in messages if isinstance(m.get("doc_id"), str)}

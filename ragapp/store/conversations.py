@@ -63,6 +63,7 @@ class Conversation:
     updated_at: str
     messages: tuple[dict[str, Any], ...]
     memory: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
 
 
 def title_from(question: str) -> str:
@@ -140,7 +141,8 @@ class ConversationStore:
     def get(self, owner: str, conversation_id: str) -> Conversation | None:
         """The owner's conversation, or None (none with that id, another owner's, or unreadable)."""
         row = self._db.one(
-            "SELECT id, owner, title, updated_at, messages, memory FROM conversations WHERE id = ? AND owner = ?",
+            "SELECT id, owner, title, updated_at, messages, memory, created_at FROM conversations "
+            "WHERE id = ? AND owner = ?",
             (conversation_id, owner),
         )
         if row is None:
@@ -154,7 +156,7 @@ class ConversationStore:
             log.warning("conversation %r is unreadable (not the stored shape)", conversation_id)
             return None
         kept = tuple(m for m in messages if isinstance(m, dict))
-        return Conversation(row[0], row[1], row[2], row[3], kept, memory)
+        return Conversation(row[0], row[1], row[2], row[3], kept, memory, row[6])
 
     def rename(self, owner: str, conversation_id: str, title: str) -> bool:
         return bool(

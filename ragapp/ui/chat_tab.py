@@ -11,6 +11,7 @@ import gradio as gr
 
 from ragapp.config import REPO_ROOT
 from ragapp.engine.engine import Engine
+from ragapp.ui.chat_exports import FORMAT_CHOICES, ChatExports
 from ragapp.ui.chats import ChatHistory, Feedback
 from ragapp.ui.documents import DocumentHandlers
 from ragapp.ui.handlers import MODE_CHOICES, Handlers
@@ -57,6 +58,10 @@ class ChatsSidebar:
     chat_title: gr.Textbox
     rename_chat: gr.Button
     delete_chat: gr.Button
+    export_format: gr.Radio
+    export_chat: gr.Button
+    export_all: gr.Button
+    exported: gr.File
 
 
 def build_chats_sidebar() -> ChatsSidebar:
@@ -69,7 +74,17 @@ def build_chats_sidebar() -> ChatsSidebar:
         with gr.Row():
             rename_chat = gr.Button(t("chats.rename"), size="sm", elem_id="rename-chat")
             delete_chat = gr.Button(t("common.delete"), size="sm", variant="stop", elem_id="delete-chat")
-    return ChatsSidebar(panel, new_chat, chat_list, chat_title, rename_chat, delete_chat)
+        # The chat to take along (answers, citations, confidence): ragapp.ui.chat_exports.
+        export_format = gr.Radio(
+            choices=FORMAT_CHOICES, value="markdown", label=t("chats.export_as"), elem_id="export-format"
+        )
+        export_chat = gr.Button(t("chats.export"), size="sm", elem_id="export-chat")
+        export_all = gr.Button(t("chats.export_all"), size="sm", elem_id="export-all-chats")
+        exported = gr.File(label=t("chats.export_file"), interactive=False, visible=False, elem_id="chat-export-file")
+    return ChatsSidebar(
+        panel, new_chat, chat_list, chat_title, rename_chat, delete_chat, export_format, export_chat, export_all,
+        exported,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -239,6 +254,14 @@ def wire_chat(
         inputs=[sidebar.chat_list, session, chatbot, owner],
         outputs=[sidebar.chat_list, chatbot, session, open_chat],
     )
+    exports = ChatExports(engine)
+    # A file exported from another chat is not offered beside this one.
+    for picked in (tab.clear.click, sidebar.new_chat.click, sidebar.chat_list.input):
+        picked(ChatExports.withdrawn, outputs=[sidebar.exported], queue=False)
+    sidebar.export_chat.click(
+        exports.export, inputs=[sidebar.chat_list, session, sidebar.export_format, owner], outputs=[sidebar.exported]
+    )
+    sidebar.export_all.click(exports.export_all, inputs=[owner], outputs=[sidebar.exported])
     chatbot.like(feedback.rate, inputs=[session, owner], outputs=[tab.feedback_row, session])
     comment_io = {"inputs": [tab.comment, session, owner], "outputs": [tab.feedback_row, tab.comment]}
     tab.send_comment.click(feedback.comment, **comment_io)  # type: ignore[arg-type]

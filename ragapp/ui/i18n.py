@@ -46,6 +46,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "chats.past": ("Past chats", "历史对话"),
     "chats.title": ("New title", "新标题"),
     "chats.rename": ("Rename", "重命名"),
+    "chats.export_as": ("Export as", "导出格式"),
+    "chats.export_markdown": ("Markdown (to read)", "Markdown（阅读用）"),
+    "chats.export_json": ("JSON (for programs)", "JSON（程序用）"),
+    "chats.export": ("📤 Export this chat", "📤 导出此对话"),
+    "chats.export_all": ("📦 Export all (zip)", "📦 全部导出（ZIP 压缩包）"),
+    "chats.export_file": ("Download", "下载"),
     "common.delete": ("Delete", "删除"),
     # The Chat tab
     "chat.tab": ("Chat", "对话"),

@@ -32,6 +32,18 @@ def test_a_conversation_comes_back_exactly_and_only_to_its_owner(store_target: T
     store.close()
 
 
+def test_a_conversation_says_when_it_was_started_and_last_updated(store_target: Target) -> None:
+    """For its export (the dates under its title): both kept, the start through every later save."""
+    store = ConversationStore(store_target("conversations")).start()
+    cid = store.save("ann", None, "first question", MESSAGES[:1], {})
+    first = store.get("ann", cid)
+    assert first is not None and first.created_at == first.updated_at and first.created_at.startswith("20")
+    store.save("ann", cid, "first question", MESSAGES, {})
+    again = store.get("ann", cid)
+    assert again is not None and again.created_at == first.created_at and again.updated_at >= first.updated_at
+    store.close()
+
+
 def test_saving_again_updates_the_same_conversation_and_keeps_a_rename(store_target: Target) -> None:
     store = ConversationStore(store_target("conversations")).start()
     cid = store.save("ann", None, "first question", MESSAGES[:1], {})
