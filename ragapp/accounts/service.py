@@ -7,6 +7,11 @@ refused for the rest of that window, even with the right password (so guessing g
 says the same thing whether the name exists or not, and costs the same bcrypt check (``UserStore.verify``), so
 error messages and timing name no users.
 
+With an LDAP directory on (``ragapp.accounts.ldap``), a name no local account has is checked there next: the
+directory's yes adds or updates them as a company sign-in user (``sign_in_external``, source "ldap"), its no
+counts as a failed sign-in like a wrong local password, and its silence refuses with ``DirectoryUnavailable``
+(not counted: nobody guessed anything). A local account's name is never sent to the directory.
+
 Changes to users and knowledge-base rules take the acting user and check their role first
 (``Action.MANAGE_USERS``). Each is logged with who made it, never with a password, and counts from the changed
 user's next action (the accounts are read on every request).
@@ -21,6 +26,7 @@ from contextlib import contextmanager
 
 from ragapp.accounts.external import mapped_role
 from ragapp.accounts.kb_access import KbAccess
+from ragapp.accounts.ldap import LdapDirectory
 from ragapp.accounts.model import (
     AdminError,
     KbAccessView,
@@ -49,7 +55,8 @@ def _no_kbs() -> tuple[str, ...]:
 
 
 class Accounts:
-    """``known_kbs``: the knowledge bases that hold documents, listed beside the ones that have a rule."""
+    """``known_kbs``: the knowledge bases that hold documents, listed beside the ones that have a rule;
+    ``directory``: the LDAP directory names no local account has are checked against (None: none)."""
 
     def __init__(
         self,
@@ -57,8 +64,10 @@ class Accounts:
         settings: AuthSettings,
         clock: Callable[[], float] = time.monotonic,
         known_kbs: Callable[[], Iterable[str]] = _no_kbs,
+        directory: LdapDirectory | None = None,
     ) -> None:
         self.store = store
+        self.directory = directory
         self.kb = KbAccess(store, known_kbs)  # who may read and edit which knowledge base
         self._known_kbs = known_kbs
         self._throttle = LoginThrottle(settings.max_failed_logins, settings.lockout_s, clock)
@@ -76,14 +85,28 @@ class Accounts:
         if wait > 0:
             log.warning("sign-in refused (throttled) for %r from %s", name, client or "?")
             raise LoginThrottled(f"Too many failed sign-ins; try again in {wait:.0f} s.")
-        record = self.store.verify(name, password)
-        if record is None:
+        actor = self._checked(name, password, client)
+        if actor is None:
             self._throttle.failed(*keys)
             log.warning("failed sign-in for %r from %s", name, client or "?")
             raise LoginRefused(WRONG)
         self._throttle.succeeded(keys[0])
-        log.info("%s signed in from %s", name, client or "?")
-        return record.actor
+        log.info("%s signed in from %s", actor.name, client or "?")
+        return actor
+
+    def _checked(self, name: str, password: str, client: str) -> Actor | None:
+        """The local account's password first; then the directory, for a name no local account has."""
+        record = self.store.verify(name, password)
+        if record is not None:
+            return record.actor
+        if self.directory is None or self._is_local(name):
+            return None
+        found = self.directory.authenticate(name, password)  # DirectoryUnavailable when it does not answer
+        return None if found is None else self.sign_in_external(found.name, found.groups, "ldap", client)
+
+    def _is_local(self, name: str) -> bool:
+        record = self.store.get(name)
+        return record is not None and record.source == "local"
 
     def sign_in_external(self, name: str, groups: Iterable[str], source: str, client: str = "") -> Actor:
         """A user the company sign-in ``source`` ("oidc", "ldap") vouched for, with the role ``groups`` map to
@@ -183,10 +206,12 @@ class Accounts:
 def open_accounts(
     settings: Settings, database: Database | None = None, known_kbs: Callable[[], Iterable[str]] = _no_kbs
 ) -> Accounts:
-    """The accounts in the shared PostgreSQL database when there is one, else in the users file."""
+    """The accounts in the shared PostgreSQL database when there is one, else in the users file; with the LDAP
+    directory on, checked against it too (``ConfigError`` at once when its settings cannot work)."""
     auth = settings.auth
     store = open_user_store(auth.users_path(settings.paths.state_dir), auth.bcrypt_rounds, database)
-    return Accounts(store, auth, known_kbs=known_kbs)
+    directory = LdapDirectory(settings.ldap) if auth.enabled and settings.ldap.enabled else None
+    return Accounts(store, auth, known_kbs=known_kbs, directory=directory)
 
 
 def _not_yourself(record: UserRecord, actor: Actor, what: str) -> None:

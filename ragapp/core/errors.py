@@ -53,3 +53,8 @@ class LoginRefused(RagAppError):
 
 class LoginThrottled(LoginRefused):
     """A sign-in refused unchecked: too many failed lately for that name or client address."""
+
+
+class DirectoryUnavailable(LoginRefused):
+    """A sign-in left unchecked: the LDAP directory did not answer (or could not be asked); nothing was said
+    about the name or the password."""
