@@ -5,7 +5,7 @@ access-token cookies, /logout ends it, ``SessionTokens`` expires it. What change
 ours, and ``SignInFirst`` sends a signed-out browser that opens the app's page there (and a signed-in one that
 opens /signin to the app). Gradio answers every refused sign-in alike (400, "Incorrect credentials."), so the
 login check notes why (``note_refusal``) and ``SignInFirst`` says it in a header the page reads: a wrong name or
-password, or too many failed sign-ins lately.
+password, too many failed sign-ins lately, or an LDAP directory that did not answer.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragapp.core.errors import LoginRefused, LoginThrottled
+from ragapp.core.errors import DirectoryUnavailable, LoginRefused, LoginThrottled
 from ragapp.serve.sessions import Sessions
 from ragapp.ui.signin import REFUSED_HEADER, SCRIPT, SCRIPT_PATH, SignInLink, page_language, sign_in_page
 
@@ -27,7 +27,7 @@ PAGE = "/signin"
 
 @dataclass
 class _Refusal:
-    reason: str | None = None  # "wrong" or "throttled"; None: not refused (yet)
+    reason: str | None = None  # "wrong", "throttled" or "unavailable"; None: not refused (yet)
 
 
 # The refusal of the sign-in being answered. A box the middleware puts in, which the login check fills in: a
@@ -39,7 +39,11 @@ def note_refusal(refused: LoginRefused) -> None:
     """For the login check: why the sign-in being answered was refused, for the page to say."""
     box = _refusal.get()
     if box is not None:
-        box.reason = "throttled" if isinstance(refused, LoginThrottled) else "wrong"
+        box.reason = (
+            "throttled" if isinstance(refused, LoginThrottled)
+            else "unavailable" if isinstance(refused, DirectoryUnavailable)
+            else "wrong"
+        )  # fmt: skip
 
 
 def add_sign_in_page(app: FastAPI, root_path: str, accounts: bool, links: Sequence[SignInLink] = ()) -> None:

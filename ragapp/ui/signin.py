@@ -37,11 +37,16 @@ TEXTS: dict[str, tuple[str, str]] = {
         "登录失败次数过多：请等几分钟再试。",
     ),
     "failed": ("The server did not answer: try again in a moment.", "服务器没有响应：请稍后再试。"),
+    "unavailable": (
+        "The company directory did not answer: try again in a moment.",
+        "公司目录服务没有响应：请稍后再试。",
+    ),
 }
 SCRIPT_PATH = "/signin.js"  # where the server serves ``SCRIPT``
-# Why Gradio's POST /login refused, "wrong" or "throttled", which its reply does not say: the server adds it.
+# Why Gradio's POST /login refused, "wrong", "throttled" or "unavailable" (the LDAP directory did not answer),
+# which its reply does not say: the server adds it.
 REFUSED_HEADER = "X-Sign-In-Refused"
-MESSAGES = ("empty_name", "empty_password", "wrong", "throttled", "failed")
+MESSAGES = ("empty_name", "empty_password", "wrong", "throttled", "failed", "unavailable")
 LANGUAGES = ("en", "zh")
 
 
@@ -236,9 +241,12 @@ SCRIPT = """(() => {
           window.location.assign(form.dataset.home + window.location.search);
           return;
         }
-        if (reply.status === 400) {
+        const why = reply.headers.get(__REFUSED__);
+        if (reply.status === 400 && why === "unavailable") {
+          say("unavailable", null);  // nothing was checked: the password stays, to try again
+        } else if (reply.status === 400) {
           password.value = "";
-          say(reply.headers.get(__REFUSED__) === "throttled" ? "throttled" : "wrong", password);
+          say(why === "throttled" ? "throttled" : "wrong", password);
         } else {
           say("failed", null);
         }
