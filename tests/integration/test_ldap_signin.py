@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from ragapp.accounts.store import UserStore
 from ragapp.config import AuthSettings, LdapSettings, Settings
 from ragapp.core.errors import ConfigError, DirectoryUnavailable, LoginRefused, LoginThrottled
 from tests.slapd import GROUPS, PEOPLE, READER_DN, READER_PASSWORD, USERS, Slapd
+
+pytestmark = pytest.mark.integration
 
 ROLES = {"rag-admins": "admin", "staff": "editor", "研发": "editor", "posix-staff": "editor"}
 
@@ -140,6 +143,21 @@ def test_a_local_account_is_checked_locally_and_never_sent_to_the_directory(tmp_
         accounts.login("bob", USERS["bob"][0])
     record = store.get("bob")
     assert record is not None and record.source == "local"
+
+
+def test_sign_ins_at_the_same_moment_each_get_their_own_answer(tmp_path: Path, ways: LdapSettings) -> None:
+    accounts = _accounts(tmp_path, ways, max_failed_logins=50)
+    tries = [(name, USERS[name][0]) for name in ("alice", "bob", "dora", "erin")] * 3 + [("bob", "wrong")] * 4
+
+    def sign_in(name: str, password: str) -> str:
+        try:
+            return accounts.login(name, password).role
+        except LoginRefused as refused:
+            return str(refused)
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda t: sign_in(*t), tries))
+    assert answers == ["admin", "editor", "editor", "reader"] * 3 + [WRONG] * 4
 
 
 def test_failed_directory_sign_ins_are_throttled_like_local_ones(tmp_path: Path, slapd: Slapd) -> None:
