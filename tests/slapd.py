@@ -52,6 +52,9 @@ def _conf(folder: Path) -> str:
     schemas = "\n".join(f"include /etc/ldap/schema/{s}.schema" for s in SCHEMAS)
     return f"""{schemas}
 pidfile {folder}/slapd.pid
+TLSCACertificateFile {folder}/ca.pem
+TLSCertificateFile {folder}/server.pem
+TLSCertificateKeyFile {folder}/server.key
 modulepath /usr/lib/ldap
 moduleload back_mdb
 database mdb
@@ -102,8 +105,23 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _certificates(folder: Path) -> None:
+    """A CA of the test's own (ca.pem) and the server's certificate from it, for the name localhost only (not
+    127.0.0.1, so an address the certificate does not name can be tried too)."""
+    openssl = ("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-days", "2")
+    _run(*openssl, "-x509", "-keyout", f"{folder}/ca.key", "-out", f"{folder}/ca.pem", "-subj", "/CN=ragapp test CA",
+         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")  # fmt: skip
+    _run(*openssl, "-keyout", f"{folder}/server.key", "-out", f"{folder}/server.csr", "-subj", "/CN=localhost")
+    (folder / "server.ext").write_text("subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n", "utf-8")
+    _run("openssl", "x509", "-req", "-in", f"{folder}/server.csr", "-CA", f"{folder}/ca.pem", "-CAkey",
+         f"{folder}/ca.key", "-CAcreateserial", "-days", "2", "-extfile", f"{folder}/server.ext",
+         "-out", f"{folder}/server.pem")  # fmt: skip
+
+
 class Slapd:
-    """The directory, started; ``url`` is where it answers, ``stop()`` ends it and removes its folder."""
+    """The directory, started; ``url`` is where it answers (ldap://, StartTLS offered), ``tls_port`` where it
+    answers ldaps://, ``ca_file`` the CA its certificate (for localhost) is from; ``stop()`` ends it and removes
+    its folder."""
 
     def __init__(self) -> None:
         if shutil.which("slapd") is None and not Path("/usr/sbin/slapd").exists():
@@ -115,12 +133,14 @@ class Slapd:
         seed = self.folder / "seed.ldif"
         seed.write_text(_seed(), "utf-8")
         _run("/usr/sbin/slapadd", "-f", str(conf), "-l", str(seed))
-        self.port = _free_port()
+        _certificates(self.folder)
+        self.ca_file = self.folder / "ca.pem"
+        self.port, self.tls_port = _free_port(), _free_port()
         self.url = f"ldap://127.0.0.1:{self.port}"
         # -d 0: in the foreground (no fork), so this process is slapd itself and stop() ends it.
         self.log = (self.folder / "slapd.log").open("wb")
         self.process = subprocess.Popen(
-            ["/usr/sbin/slapd", "-f", str(conf), "-h", f"{self.url}/", "-d", "0"],
+            ["/usr/sbin/slapd", "-f", str(conf), "-h", f"{self.url}/ ldaps://127.0.0.1:{self.tls_port}/", "-d", "0"],
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
@@ -130,9 +150,8 @@ class Slapd:
         for _ in range(300):
             if self.process.poll() is not None:
                 raise RuntimeError(f"slapd ended at start: {(self.folder / 'slapd.log').read_text('utf-8', 'replace')}")
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
+            if all(_listens(port) for port in (self.port, self.tls_port)):
+                return
             time.sleep(0.1)
         raise RuntimeError("slapd did not listen within 30 s")
 
@@ -158,6 +177,11 @@ class Slapd:
             self.process.wait()
         self.log.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _listens(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _run(*command: str) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,7 +124,8 @@ class LdapDirectory:
                 return
             yield conn
         finally:
-            conn.unbind()
+            with suppress(LDAPException, OSError):  # a socket already broken must not hide why it broke
+                conn.unbind()
 
     def _search(self, conn: Connection, base: str, filter_: str, attribute: str, scope: str = SUBTREE) -> list[Any]:
         """The entries (ldap3's dicts with "dn" and "attributes") ``filter_`` finds under ``base``."""

@@ -6,6 +6,7 @@ ones. Both ways of finding the user's entry: a DN template, and a search as a se
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -195,6 +196,28 @@ def test_a_directory_that_is_down_or_silent_refuses_with_a_clear_message(tmp_pat
         with pytest.raises(DirectoryUnavailable, match="did not answer"):
             silent.login("alice", USERS["alice"][0])
     assert accounts.login("root", "root password").role == "admin"  # local accounts still sign in
+
+
+def test_tls_checks_the_directorys_certificate_and_host_name(
+    tmp_path: Path, slapd: Slapd, caplog: pytest.LogCaptureFixture
+) -> None:
+    ldaps, plain = f"ldaps://localhost:{slapd.tls_port}", f"ldap://localhost:{slapd.port}"
+    for trusted in (_template(ldaps, ca_file=slapd.ca_file), _search(plain, ca_file=slapd.ca_file, start_tls=True)):
+        found = LdapDirectory(trusted).authenticate("alice", USERS["alice"][0])
+        assert found is not None and found.groups == ("rag-admins",)
+    untrusted = {  # settings: what the log says
+        "a CA the system does not know": _template(ldaps),
+        "an address the certificate does not name": _template(ldaps.replace("localhost", "127.0.0.1"),
+                                                              ca_file=slapd.ca_file),
+        "StartTLS, a CA the system does not know": _search(plain, start_tls=True),
+        "StartTLS, an address the certificate does not name": _search(plain.replace("localhost", "127.0.0.1"),
+                                                                      ca_file=slapd.ca_file, start_tls=True),
+    }  # fmt: skip
+    for case, settings in untrusted.items():
+        caplog.clear()
+        with pytest.raises(DirectoryUnavailable, match="did not answer"):
+            LdapDirectory(settings).authenticate("alice", USERS["alice"][0])
+        assert re.search(r"certificate verify failed|doesn't match", caplog.text), (case, caplog.text)
 
 
 def test_a_refused_service_account_is_said_to_be_the_settings_fault(tmp_path: Path, slapd: Slapd) -> None:
