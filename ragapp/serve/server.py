@@ -13,6 +13,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
 
 from ragapp.core.errors import LoginRefused
 from ragapp.engine.engine import Engine
@@ -45,9 +46,11 @@ def build_app(
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     accounts = engine.accounts is not None
 
-    def login(name: str, password: str) -> bool:
+    async def login(name: str, password: str) -> bool:
+        # Gradio's POST /login calls this in the server's event loop: the check (bcrypt, an LDAP directory that
+        # may take seconds to answer) runs in a worker thread, so every other request goes on meanwhile.
         try:
-            engine.sign_in(name, password, login_client.get())
+            await run_in_threadpool(engine.sign_in, name, password, login_client.get())
         except LoginRefused as refused:
             note_refusal(refused)  # for the sign-in page to say why
             return False
