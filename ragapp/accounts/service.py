@@ -41,7 +41,7 @@ from ragapp.accounts.store import UserStore, open_user_store
 from ragapp.accounts.throttle import LoginThrottle
 from ragapp.config import AuthSettings, Settings
 from ragapp.core.access import Action, Actor, require
-from ragapp.core.errors import LoginRefused, LoginThrottled
+from ragapp.core.errors import LoginRefused, LoginThrottled, NoRoleRefused
 from ragapp.db import Database
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class Accounts:
         role = mapped_role(kept, self._group_roles, self._default_role)
         if role is None:
             log.warning("%s sign-in refused for %r from %s: no group maps to a role", source, name, client or "?")
-            raise LoginRefused(NO_ROLE)
+            raise NoRoleRefused(NO_ROLE)
         try:
             record = self.store.provision(name, role, kept, source)
         except UserError as exc:

@@ -5,7 +5,8 @@ access-token cookies, /logout ends it, ``SessionTokens`` expires it. What change
 ours, and ``SignInFirst`` sends a signed-out browser that opens the app's page there (and a signed-in one that
 opens /signin to the app). Gradio answers every refused sign-in alike (400, "Incorrect credentials."), so the
 login check notes why (``note_refusal``) and ``SignInFirst`` says it in a header the page reads: a wrong name or
-password, too many failed sign-ins lately, or an LDAP directory that did not answer.
+password, too many failed sign-ins lately, an LDAP directory that did not answer, or a directory user none of
+whose groups gives a role.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragapp.core.errors import DirectoryUnavailable, LoginRefused, LoginThrottled
+from ragapp.core.errors import DirectoryUnavailable, LoginRefused, LoginThrottled, NoRoleRefused
 from ragapp.serve.sessions import Sessions
 from ragapp.ui.signin import REFUSED_HEADER, SCRIPT, SCRIPT_PATH, SignInLink, page_language, sign_in_page
 
@@ -27,7 +28,7 @@ PAGE = "/signin"
 
 @dataclass
 class _Refusal:
-    reason: str | None = None  # "wrong", "throttled" or "unavailable"; None: not refused (yet)
+    reason: str | None = None  # "wrong", "throttled", "unavailable" or "no_role"; None: not refused (yet)
 
 
 # The refusal of the sign-in being answered. A box the middleware puts in, which the login check fills in: a
@@ -42,6 +43,7 @@ def note_refusal(refused: LoginRefused) -> None:
         box.reason = (
             "throttled" if isinstance(refused, LoginThrottled)
             else "unavailable" if isinstance(refused, DirectoryUnavailable)
+            else "no_role" if isinstance(refused, NoRoleRefused)
             else "wrong"
         )  # fmt: skip
 

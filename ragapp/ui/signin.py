@@ -41,12 +41,16 @@ TEXTS: dict[str, tuple[str, str]] = {
         "The company directory did not answer: try again in a moment.",
         "公司目录服务没有响应：请稍后再试。",
     ),
+    "no_role": (
+        "Your account is in no group this app gives a role to: ask an administrator.",
+        "你的账号不在本应用授予角色的任何组中：请联系管理员。",
+    ),
 }
 SCRIPT_PATH = "/signin.js"  # where the server serves ``SCRIPT``
-# Why Gradio's POST /login refused, "wrong", "throttled" or "unavailable" (the LDAP directory did not answer),
-# which its reply does not say: the server adds it.
+# Why Gradio's POST /login refused, which its reply does not say: the server adds it. "wrong", "throttled",
+# "unavailable" (the LDAP directory did not answer) or "no_role" (the directory's yes, but no group gives a role).
 REFUSED_HEADER = "X-Sign-In-Refused"
-MESSAGES = ("empty_name", "empty_password", "wrong", "throttled", "failed", "unavailable")
+MESSAGES = ("empty_name", "empty_password", "wrong", "throttled", "failed", "unavailable", "no_role")
 LANGUAGES = ("en", "zh")
 
 
@@ -242,8 +246,8 @@ SCRIPT = """(() => {
           return;
         }
         const why = reply.headers.get(__REFUSED__);
-        if (reply.status === 400 && why === "unavailable") {
-          say("unavailable", null);  // nothing was checked: the password stays, to try again
+        if (reply.status === 400 && (why === "unavailable" || why === "no_role")) {
+          say(why, null);  // not a wrong password: it stays, to try again
         } else if (reply.status === 400) {
           password.value = "";
           say(why === "throttled" ? "throttled" : "wrong", password);

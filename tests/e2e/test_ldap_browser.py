@@ -37,12 +37,13 @@ def _directory(url: str) -> dict[str, Any]:
 
 
 def _app(scripted_app: Callable[..., Any], tmp_path: Path, ldap: dict[str, Any]) -> tuple[Any, str]:
-    """The app with the directory as its only accounts: finance for the admins' group, handbook for staff too."""
+    """The app with the directory as its only accounts: finance for the admins' group, handbook for staff too; a
+    user in neither group gets no role."""
     users = tmp_path / "users.json"
     store = UserStore(users, 4)
     store.set_kb_rule("finance", KbRule(readers=("group:rag-admins",)))
     store.set_kb_rule("handbook", KbRule(readers=("group:staff", "group:rag-admins")))
-    auth = {"enabled": True, "users_file": users, "bcrypt_rounds": 4, "group_roles": ROLES}
+    auth = {"enabled": True, "users_file": users, "bcrypt_rounds": 4, "group_roles": ROLES, "default_role": None}
     rig, url = scripted_app(auth=auth, ldap=ldap)
     for kb, (name, text) in DOCUMENTS.items():
         path = tmp_path / name
@@ -78,6 +79,11 @@ def test_directory_users_land_with_the_role_and_knowledge_bases_of_their_groups(
     bob.get_by_label("Password").fill("not bob's password")
     bob.get_by_role("button", name="Sign in", exact=True).click()
     bob.get_by_role("alert").get_by_text("Wrong name or password.").wait_for()
+    bob.get_by_label("Name").fill("carol")  # the right password, but in no group that gives a role
+    bob.get_by_label("Password").fill(USERS["carol"][0])
+    bob.get_by_role("button", name="Sign in", exact=True).click()
+    bob.get_by_role("alert").get_by_text("Your account is in no group this app gives a role to").wait_for()
+    assert rig.engine.accounts.store.get("carol") is None
     sign_in(bob, "bob", USERS["bob"][0])
     account = bob.locator("#account").inner_text()
     assert "bob" in account and "reader" in account.lower()

@@ -19,7 +19,7 @@ from ragapp.accounts.ldap import NO_ANSWER, NOT_ASKED, LdapDirectory
 from ragapp.accounts.service import WRONG, Accounts, open_accounts
 from ragapp.accounts.store import UserStore
 from ragapp.config import AuthSettings, LdapSettings, Settings
-from ragapp.core.errors import ConfigError, DirectoryUnavailable, LoginRefused, LoginThrottled
+from ragapp.core.errors import ConfigError, DirectoryUnavailable, LoginRefused, LoginThrottled, NoRoleRefused
 from tests.slapd import GROUPS, PEOPLE, READER_DN, READER_PASSWORD, USERS, Slapd
 
 pytestmark = pytest.mark.integration
@@ -130,8 +130,9 @@ def test_a_changed_group_changes_the_role_at_the_next_sign_in(tmp_path: Path, sl
 
 def test_a_user_of_no_mapped_group_is_refused_when_there_is_no_default_role(tmp_path: Path, slapd: Slapd) -> None:
     accounts = _accounts(tmp_path, _template(slapd.url), default_role=None)
-    with pytest.raises(LoginRefused, match="no group"):
+    with pytest.raises(NoRoleRefused, match="no group"):
         accounts.login("carol", USERS["carol"][0])
+    assert accounts.store.get("carol") is None
     assert accounts.login("alice", USERS["alice"][0]).role == "admin"
 
 
