@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -266,3 +266,24 @@ def test_the_app_starts_with_the_directory_as_its_only_accounts_and_signs_its_us
     off = Settings(paths={"state_dir": tmp_path}, ldap=_template(slapd.url))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="RAGAPP_AUTH__ENABLED"):
         engine_accounts(off, None, list)
+
+
+def test_directory_users_are_kept_in_the_shared_database_for_every_replica(
+    tmp_path: Path, slapd: Slapd, replica_db: Callable[[], Any]
+) -> None:
+    settings = Settings(
+        paths={"state_dir": tmp_path},
+        auth={"enabled": True, "group_roles": ROLES, "bcrypt_rounds": 4},
+        ldap=_template(slapd.url),
+    )  # type: ignore[arg-type]
+    one, two = open_accounts(settings, replica_db()), open_accounts(settings, replica_db())
+    assert one.store.path is None  # in the database, not a users file
+    alice = one.login("alice", USERS["alice"][0])
+    assert two.actor("alice") == alice  # the other replica sees her with her role and groups
+    slapd.move("alice", leave="rag-admins", join="staff")
+    try:
+        assert two.login("alice", USERS["alice"][0]).role == "editor"  # her next sign-in, on either replica
+        seen = one.actor("alice")
+        assert seen is not None and seen.role == "editor"
+    finally:
+        slapd.move("alice", leave="staff", join="rag-admins")
