@@ -4,7 +4,8 @@ it neither needs nor meets a system slapd. Seeded with ``slapadd`` before it sta
 
 The directory, ``dc=example,dc=org``:
 - people under ou=people (inetOrgPerson, uid): alice (in rag-admins), bob (in staff), carol (in no group),
-  dora (password with non-ASCII letters; in 研发 "R&D", a group name to map), erin (a posixGroup member only);
+  dora (password with non-ASCII letters; in 研发 "R&D", a group name to map), erin (a posixGroup member only),
+  jörg (a name beyond ASCII); each with mail NAME@example.org;
 - groups under ou=groups: rag-admins, staff, 研发 (groupOfNames), posix-staff (posixGroup: memberUid);
 - cn=reader,dc=example,dc=org: a service account that may search; anonymous users may read nothing.
 """
@@ -35,6 +36,7 @@ USERS = {
     "carol": ("carol in ldap", "Carol Nogroup"),
     "dora": ("dörte's pässwörd 密码", "Dörte Müller"),
     "erin": ("erin in ldap", "Erin Posix"),
+    "jörg": ("jörg in ldap", "Jörg Umlaut"),  # a name beyond what this app takes for a user name
 }
 MEMBERS = {"rag-admins": ["alice"], "staff": ["bob"], "研发": ["dora"]}
 SCHEMAS = ("core", "cosine", "nis", "inetorgperson")
@@ -88,7 +90,7 @@ def _seed() -> str:
     for name, (password, display) in USERS.items():
         entries.append(
             f"dn: {user_dn(name)}\nobjectClass: inetOrgPerson\nuid: {name}\ncn: {display}\nsn: {display.split()[-1]}\n"
-            f"userPassword: {password}"
+            f"mail: {name}@example.org\nuserPassword: {password}"
         )
     for group, members in MEMBERS.items():
         # groupOfNames must keep a member: the service account is in each, so a test may empty one of people

@@ -110,6 +110,24 @@ def test_a_name_is_looked_for_as_typed_never_read_as_part_of_the_query(
     assert accounts.store.get("alice") is None
 
 
+def test_the_name_is_the_directorys_name_attribute_whatever_the_user_is_searched_by(
+    tmp_path: Path, slapd: Slapd
+) -> None:
+    accounts = _accounts(tmp_path, _search(slapd.url, user_filter="(mail={name})"))
+    alice = accounts.login("alice@example.org", USERS["alice"][0])
+    assert (alice.name, alice.role) == ("alice", "admin")
+
+
+def test_a_directory_name_this_app_does_not_take_is_refused_and_nothing_kept(
+    tmp_path: Path, ways: LdapSettings, caplog: pytest.LogCaptureFixture
+) -> None:
+    accounts = _accounts(tmp_path, ways)
+    with pytest.raises(LoginRefused, match="not a name this app accepts"):
+        accounts.login("jörg", USERS["jörg"][0])
+    assert [u.name for u in accounts.store.users()] == ["root"]
+    assert "ldap sign-in refused for 'jörg'" in caplog.text
+
+
 def test_the_posix_group_of_a_user_is_found_by_member_uid(tmp_path: Path, slapd: Slapd) -> None:
     accounts = _accounts(tmp_path, _template(slapd.url, group_filter="(memberUid={name})"))
     erin = accounts.login("erin", USERS["erin"][0])
