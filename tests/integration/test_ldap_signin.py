@@ -6,6 +6,7 @@ ones. Both ways of finding the user's entry: a DN template, and a search as a se
 
 from __future__ import annotations
 
+import io
 import re
 import socket
 from collections.abc import Callable, Iterator
@@ -305,3 +306,36 @@ def test_directory_users_are_kept_in_the_shared_database_for_every_replica(
         assert seen is not None and seen.role == "editor"
     finally:
         slapd.move("alice", leave="staff", join="rag-admins")
+
+
+def test_the_ldap_check_command_says_what_a_sign_in_would_give_and_keeps_nothing(
+    tmp_path: Path, slapd: Slapd, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragapp.accounts.cli import main
+
+    for key, value in {
+        "PATHS__STATE_DIR": str(tmp_path), "LDAP__URL": slapd.url, "LDAP__USER_DN_TEMPLATE": f"uid={{name}},{PEOPLE}",
+        "LDAP__GROUP_SEARCH_BASE": GROUPS, "AUTH__GROUP_ROLES": '{"rag-admins": "admin"}',
+    }.items():  # fmt: skip
+        monkeypatch.setenv(f"RAGAPP_{key}", value)
+
+    def check(name: str, password: str) -> tuple[int, str]:
+        monkeypatch.setattr("sys.stdin", io.StringIO(password + "\n"))
+        code = main(["ldap-check", name, "--password-stdin"])
+        out, err = capsys.readouterr()
+        return code, out + err
+
+    assert check("alice", USERS["alice"][0]) == (
+        0, "alice: the directory takes the password; name alice, groups: rag-admins; role admin\n"
+    )  # fmt: skip
+    code, said = check("bob", USERS["bob"][0])
+    assert code == 0 and said.endswith("groups: staff; role reader\n")  # staff maps to nothing: the default
+    assert check("alice", "wrong")[0] == 1
+    monkeypatch.delenv("RAGAPP_AUTH__GROUP_ROLES")  # (an environment variable cannot say null alone)
+    monkeypatch.setenv("RAGAPP_AUTH", '{"group_roles": {"rag-admins": "admin"}, "default_role": null}')
+    code, said = check("bob", USERS["bob"][0])
+    assert code == 1 and "no role: refused" in said
+    monkeypatch.setenv("RAGAPP_LDAP__URL", "ldapz://nowhere")
+    code, said = check("alice", USERS["alice"][0])
+    assert code == 2 and "not an LDAP address" in said
+    assert not (tmp_path / "users.json").exists()  # nothing kept
