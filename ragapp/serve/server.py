@@ -61,7 +61,8 @@ def build_app(
     check = KeyCheck(engine, served_on)
     app.state.api_jobs = add_api(app, engine, check)
     app.state.mcp = mount_mcp(app, engine, check, served_on) if settings.mcp.enabled else None
-    add_sign_in_page(app, settings.ui.root_path, accounts)
+    directory = engine.accounts is not None and engine.accounts.directory is not None
+    add_sign_in_page(app, settings.ui.root_path, accounts, directory=directory)
     page = mount_page(app, engine, login if accounts else None, blocks)
     tokens = SessionTokens(settings.auth.session_hours * 3600, clock)
     page.use_tokens(tokens)

@@ -48,13 +48,16 @@ def note_refusal(refused: LoginRefused) -> None:
         )  # fmt: skip
 
 
-def add_sign_in_page(app: FastAPI, root_path: str, accounts: bool, links: Sequence[SignInLink] = ()) -> None:
+def add_sign_in_page(
+    app: FastAPI, root_path: str, accounts: bool, links: Sequence[SignInLink] = (), directory: bool = False
+) -> None:
     """GET /signin (the page; with accounts off, a redirect to the app) and its script, on ``app``.
 
     Args:
         root_path: the public sub-path of the app (settings.ui.root_path), before every address on the page.
         accounts: whether accounts are on.
         links: other ways to sign in, listed under the form.
+        directory: whether the form takes LDAP directory accounts too (the page's hint says so).
     """
     root = root_path.rstrip("/")
 
@@ -63,7 +66,7 @@ def add_sign_in_page(app: FastAPI, root_path: str, accounts: bool, links: Sequen
         if not accounts:
             return RedirectResponse(_address(root, "/", request.url.query), status_code=302)
         lang = page_language(request.query_params.get("lang"), request.headers.get("accept-language", ""))
-        return HTMLResponse(sign_in_page(root, lang, links), headers={"Cache-Control": "no-store"})
+        return HTMLResponse(sign_in_page(root, lang, links, directory), headers={"Cache-Control": "no-store"})
 
     @app.get(SCRIPT_PATH, include_in_schema=False)
     def script() -> Response:

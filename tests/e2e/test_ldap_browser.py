@@ -74,7 +74,7 @@ def test_directory_users_land_with_the_role_and_knowledge_bases_of_their_groups(
     rig, url = _app(scripted_app, tmp_path, _directory(slapd.url))
 
     bob = open_page(url)
-    bob.locator("#signin-name").wait_for()
+    bob.locator("#hint").get_by_text("Sign in with your company account").wait_for()
     bob.get_by_label("Name").fill("bob")
     bob.get_by_label("Password").fill("not bob's password")
     bob.get_by_role("button", name="Sign in", exact=True).click()
