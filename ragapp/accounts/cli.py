@@ -10,6 +10,7 @@
     python -m ragapp.users key alice                 # a new API key for the HTTP API, printed once
     python -m ragapp.users key alice --revoke ID     # (--revoke all: every key of alice's)
     python -m ragapp.users keys
+    python -m ragapp.users ldap-check alice          # what the LDAP directory says of alice (asks her password)
 
 ``--password-stdin`` reads the password from standard input instead (for scripts: ``echo "$PW" | ...``).
 The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir), or the shared database's
@@ -17,7 +18,9 @@ accounts table with replicas; it holds bcrypt hashes of the passwords and SHA-25
 a password or a key. The accounts are opened as the engine opens them (``open_accounts``), and every change goes
 through the same store, so the last-admin rule holds here too. A new password, a removed user and ``signout``
 end the user's sign-ins (``ragapp.accounts.sessions``): a running app refuses them within
-``auth.session_recheck_s``. ``ragapp/users.py`` calls ``main``.
+``auth.session_recheck_s``. ``ldap-check`` tries the ``RAGAPP_LDAP__`` settings as a sign-in would, keeping
+nothing: whether the directory takes the password, and the name, groups and role it would give.
+``ragapp/users.py`` calls ``main``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import argparse
 import getpass
 import sys
 
+from ragapp.accounts.external import mapped_role
+from ragapp.accounts.ldap import LdapDirectory
 from ragapp.accounts.model import KbRule
 from ragapp.accounts.service import open_accounts
 from ragapp.accounts.sessions import SessionStore
@@ -64,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     key.add_argument("name")
     key.add_argument("--revoke", metavar="ID", help="revoke this key of NAME's (all: every one)")
     commands.add_parser("keys", help="list the API keys (ids, users; never the keys)")
+    check = commands.add_parser("ldap-check", help="sign NAME in against the LDAP directory, keeping nothing")
+    check.add_argument("name")
+    check.add_argument("--password-stdin", action="store_true")
     return parser
 
 
@@ -100,9 +108,31 @@ def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) ->
     )
 
 
+def _ldap_check(settings: Settings, name: str, from_stdin: bool) -> int:
+    """What the directory says of ``name`` (the settings checked first, as at start): 0 signed in, 1 refused."""
+    directory = LdapDirectory(settings.ldap)
+    password = sys.stdin.readline().rstrip("\r\n") if from_stdin else getpass.getpass(f"{name}'s password: ")
+    found = directory.authenticate(name.strip(), password)
+    if found is None:
+        _say(f"{name}: refused (a wrong name or password, or a name the directory does not have)")
+        return 1
+    auth = settings.auth
+    role = mapped_role(found.groups, auth.group_roles, auth.default_role)
+    groups = ", ".join(found.groups) or "none"
+    given = f"role {role}" if role else "no role: refused (no group maps to one and auth.default_role is null)"
+    _say(f"{name}: the directory takes the password; name {found.name}, groups: {groups}; {given}")
+    return 0 if role else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     settings = Settings()
+    if args.command == "ldap-check":
+        try:
+            return _ldap_check(settings, args.name, args.password_stdin)
+        except RagAppError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            return 2
     url = settings.store.database_url.get_secret_value().strip()
     try:
         database = open_database(url, pool_size=1) if url else None  # replicas keep their accounts in PostgreSQL

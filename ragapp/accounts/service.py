@@ -7,6 +7,11 @@ refused for the rest of that window, even with the right password (so guessing g
 says the same thing whether the name exists or not, and costs the same bcrypt check (``UserStore.verify``), so
 error messages and timing name no users.
 
+With an LDAP directory on (``ragapp.accounts.ldap``), a name no local account has is checked there next: the
+directory's yes adds or updates them as a company sign-in user (``sign_in_external``, source "ldap"), its no
+counts as a failed sign-in like a wrong local password, and its silence refuses with ``DirectoryUnavailable``
+(not counted: nobody guessed anything). A local account's name is never sent to the directory.
+
 Changes to users and knowledge-base rules take the acting user and check their role first
 (``Action.MANAGE_USERS``). Each is logged with who made it, never with a password, and counts from the changed
 user's next action (the accounts are read on every request). Removing a user or setting their password ends
@@ -22,6 +27,7 @@ from contextlib import contextmanager
 
 from ragapp.accounts.external import mapped_role
 from ragapp.accounts.kb_access import KbAccess
+from ragapp.accounts.ldap import LdapDirectory
 from ragapp.accounts.model import (
     AdminError,
     KbAccessView,
@@ -37,7 +43,7 @@ from ragapp.accounts.store import UserStore, open_user_store
 from ragapp.accounts.throttle import LoginThrottle
 from ragapp.config import AuthSettings, Settings
 from ragapp.core.access import Action, Actor, require
-from ragapp.core.errors import LoginRefused, LoginThrottled
+from ragapp.core.errors import LoginRefused, LoginThrottled, NoRoleRefused
 from ragapp.db import Database
 
 log = logging.getLogger(__name__)
@@ -51,7 +57,8 @@ def _no_kbs() -> tuple[str, ...]:
 
 
 class Accounts:
-    """``known_kbs``: the knowledge bases that hold documents, listed beside the ones that have a rule."""
+    """``known_kbs``: the knowledge bases that hold documents, listed beside the ones that have a rule;
+    ``directory``: the LDAP directory names no local account has are checked against (None: none)."""
 
     def __init__(
         self,
@@ -60,9 +67,11 @@ class Accounts:
         clock: Callable[[], float] = time.monotonic,
         known_kbs: Callable[[], Iterable[str]] = _no_kbs,
         sessions: SessionStore | None = None,
+        directory: LdapDirectory | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions  # the sign-ins; None: not kept (a script that only edits users)
+        self.directory = directory  # the LDAP directory; None: local accounts only
         self.kb = KbAccess(store, known_kbs)  # who may read and edit which knowledge base
         self._known_kbs = known_kbs
         self._throttle = LoginThrottle(settings.max_failed_logins, settings.lockout_s, clock)
@@ -80,14 +89,28 @@ class Accounts:
         if wait > 0:
             log.warning("sign-in refused (throttled) for %r from %s", name, client or "?")
             raise LoginThrottled(f"Too many failed sign-ins; try again in {wait:.0f} s.")
-        record = self.store.verify(name, password)
-        if record is None:
+        actor = self._checked(name, password, client)
+        if actor is None:
             self._throttle.failed(*keys)
             log.warning("failed sign-in for %r from %s", name, client or "?")
             raise LoginRefused(WRONG)
         self._throttle.succeeded(keys[0])
-        log.info("%s signed in from %s", name, client or "?")
-        return record.actor
+        log.info("%s signed in from %s", actor.name, client or "?")
+        return actor
+
+    def _checked(self, name: str, password: str, client: str) -> Actor | None:
+        """The local account's password first; then the directory, for a name no local account has."""
+        record = self.store.verify(name, password)
+        if record is not None:
+            return record.actor
+        if self.directory is None or self._is_local(name):
+            return None
+        found = self.directory.authenticate(name, password)  # DirectoryUnavailable when it does not answer
+        return None if found is None else self.sign_in_external(found.name, found.groups, "ldap", client)
+
+    def _is_local(self, name: str) -> bool:
+        record = self.store.get(name)
+        return record is not None and record.source == "local"
 
     def sign_in_external(self, name: str, groups: Iterable[str], source: str, client: str = "") -> Actor:
         """A user the company sign-in ``source`` ("oidc", "ldap") vouched for, with the role ``groups`` map to
@@ -98,7 +121,7 @@ class Accounts:
         role = mapped_role(kept, self._group_roles, self._default_role)
         if role is None:
             log.warning("%s sign-in refused for %r from %s: no group maps to a role", source, name, client or "?")
-            raise LoginRefused(NO_ROLE)
+            raise NoRoleRefused(NO_ROLE)
         try:
             record = self.store.provision(name, role, kept, source)
         except UserError as exc:
@@ -111,6 +134,11 @@ class Accounts:
         """``name`` with the role and groups the accounts give them now; None for a name nobody has."""
         record = self.store.get(name)
         return None if record is None else record.actor
+
+    def source_of(self, name: str) -> str | None:
+        """How ``name`` signs in: "local" (a password here), "oidc", "ldap"; None for a name nobody has."""
+        record = self.store.get(name)
+        return None if record is None else record.source
 
     def key_user(self, key: str) -> str | None:
         """Whose API key ``key`` is; None when it is nobody's (or was revoked)."""
@@ -232,13 +260,15 @@ def open_accounts(
     sign_ins: bool = True,
 ) -> Accounts:
     """The accounts in the shared PostgreSQL database when there is one, else in the users file; with
-    ``sign_ins``, the sign-ins in that database too, else in sessions.sqlite3 in the state dir."""
+    ``sign_ins``, the sign-ins in that database too, else in sessions.sqlite3 in the state dir; with the LDAP
+    directory on, checked against it too (``ConfigError`` at once when its settings cannot work)."""
     auth = settings.auth
     state = settings.paths.state_dir
     store = open_user_store(auth.users_path(state), auth.bcrypt_rounds, database)
     where = database if database is not None else state / "sessions.sqlite3"
     sessions = SessionStore(where, auth.session_hours * 3600, auth.session_recheck_s).start() if sign_ins else None
-    return Accounts(store, auth, known_kbs=known_kbs, sessions=sessions)
+    directory = LdapDirectory(settings.ldap) if auth.enabled and settings.ldap.enabled else None
+    return Accounts(store, auth, known_kbs=known_kbs, sessions=sessions, directory=directory)
 
 
 def _not_yourself(record: UserRecord, actor: Actor, what: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 from ragapp.core.access import Role
 
@@ -63,9 +63,54 @@ class OidcSettings(BaseModel):
 
 
 class LdapSettings(BaseModel):
-    """Sign-in against an LDAP directory (``ragapp.accounts.ldap``)."""
+    """Sign-in against an LDAP directory (``ragapp.accounts.ldap``): the user's own bind checks the password,
+    their groups give the role (``auth.group_roles``). The user's entry is found by ``user_dn_template``, or
+    else by a search under ``user_search_base``; checked when the app starts (``LdapDirectory``)."""
 
-    enabled: bool = Field(False, description="Check names and passwords against the LDAP directory below too.")
+    enabled: bool = Field(
+        False,
+        description="Check a name no local account has against the LDAP directory below (needs auth.enabled).",
+    )
+    url: str = Field(
+        "", description="The directory server: ldaps://host (TLS from the start, port 636) or ldap://host[:port]."
+    )
+    start_tls: bool = Field(False, description="With an ldap:// URL: switch to TLS (StartTLS) before any password.")
+    ca_file: Path | None = Field(
+        None, description="CA certificates (PEM) the server's certificate is checked with; default: the system's."
+    )
+    connect_timeout_s: float = Field(5.0, gt=0, description="Seconds to wait for the directory to take the call.")
+    timeout_s: int = Field(
+        10, ge=1, description="Seconds (whole: ldap3 sets the socket's receive timeout so) to wait for each answer."
+    )
+    user_dn_template: str = Field(
+        "",
+        description='The user\'s entry made from the name typed, e.g. "uid={name},ou=people,dc=example,dc=org" '
+        "(the name escaped); empty: search for it under user_search_base instead.",
+    )
+    bind_dn: str = Field(
+        "", description="Who searches for the user's entry (a service account); empty: an anonymous search."
+    )
+    bind_password: SecretStr = Field(SecretStr(""), description="The password of bind_dn.")
+    user_search_base: str = Field("", description='Where users are searched for, e.g. "ou=people,dc=example,dc=org".')
+    user_filter: str = Field(
+        "(uid={name})",
+        description="Which entry under user_search_base is the user ({name}: the name typed, escaped); for Active "
+        'Directory "(sAMAccountName={name})".',
+    )
+    name_attribute: str = Field(
+        "uid",
+        description="The attribute of the user's entry that is their name here (as the directory spells it); "
+        'Active Directory: "sAMAccountName".',
+    )
+    group_search_base: str = Field(
+        "", description='Where the user\'s groups are searched for, e.g. "ou=groups,dc=example,dc=org"; empty: none.'
+    )
+    group_filter: str = Field(
+        "(member={dn})",
+        description="Which groups the user is in ({dn}: their entry, {name}: their name, both escaped): "
+        '"(member={dn})" for groupOfNames and Active Directory, "(memberUid={name})" for posixGroup.',
+    )
+    group_name_attribute: str = Field("cn", description="The attribute of a group entry that is its name here.")
 
 
 class AuditSettings(BaseModel):

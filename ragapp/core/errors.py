@@ -53,3 +53,13 @@ class LoginRefused(RagAppError):
 
 class LoginThrottled(LoginRefused):
     """A sign-in refused unchecked: too many failed lately for that name or client address."""
+
+
+class NoRoleRefused(LoginRefused):
+    """A company sign-in (OIDC, LDAP) that vouched for the user, refused: none of their groups gives a role here
+    and there is no default one."""
+
+
+class DirectoryUnavailable(LoginRefused):
+    """A sign-in left unchecked: the LDAP directory did not answer (or could not be asked); nothing was said
+    about the name or the password."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
 
 from ragapp.core.errors import LoginRefused
 from ragapp.engine.engine import Engine
@@ -20,7 +21,7 @@ from ragapp.serve.api.app import add_api
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.headers import SecurityHeaders
 from ragapp.serve.mcp_mount import lifespan, mount_mcp
-from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client
+from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client, sign_in_method
 from ragapp.serve.signin import SignInFirst, add_sign_in_page, note_refusal
 from ragapp.serve.uploads import UploadOwners
 from ragapp.ui.mount import mount_page
@@ -45,12 +46,18 @@ def build_app(
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     accounts = engine.accounts is not None
 
-    def login(name: str, password: str) -> bool:
+    async def login(name: str, password: str) -> bool:
+        # Gradio's POST /login calls this in the server's event loop: the check (bcrypt, an LDAP directory that
+        # may take seconds to answer) runs in a worker thread, so every other request goes on meanwhile.
         try:
-            engine.sign_in(name, password, login_client.get())
+            actor = await run_in_threadpool(engine.sign_in, name, password, login_client.get())
         except LoginRefused as refused:
             note_refusal(refused)  # for the sign-in page to say why
             return False
+        # Gradio stores the sign-in's token right after this returns, in the same task: the row says how
+        sign_in_method.set(
+            "ldap" if engine.accounts and engine.accounts.source_of(actor.name) == "ldap" else "password"
+        )
         return True
 
     # Routes of our own go on `app` before the mount: the mount at / answers every path not routed before it.
@@ -58,7 +65,8 @@ def build_app(
     check = KeyCheck(engine, served_on)
     app.state.api_jobs = add_api(app, engine, check)
     app.state.mcp = mount_mcp(app, engine, check, served_on) if settings.mcp.enabled else None
-    add_sign_in_page(app, settings.ui.root_path, accounts)
+    directory = engine.accounts is not None and engine.accounts.directory is not None
+    add_sign_in_page(app, settings.ui.root_path, accounts, directory=directory)
     page = mount_page(app, engine, login if accounts else None, blocks)
     tokens = SessionTokens(engine.sign_ins, clock)
     page.use_tokens(tokens, engine.sign_ins.cookie_id())

@@ -5,7 +5,8 @@ access-token cookies, /logout ends it, ``SessionTokens`` expires it. What change
 ours, and ``SignInFirst`` sends a signed-out browser that opens the app's page there (and a signed-in one that
 opens /signin to the app). Gradio answers every refused sign-in alike (400, "Incorrect credentials."), so the
 login check notes why (``note_refusal``) and ``SignInFirst`` says it in a header the page reads: a wrong name or
-password, or too many failed sign-ins lately.
+password, too many failed sign-ins lately, an LDAP directory that did not answer, or a directory user none of
+whose groups gives a role.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragapp.core.errors import LoginRefused, LoginThrottled
+from ragapp.core.errors import DirectoryUnavailable, LoginRefused, LoginThrottled, NoRoleRefused
 from ragapp.serve.sessions import Sessions
 from ragapp.ui.signin import REFUSED_HEADER, SCRIPT, SCRIPT_PATH, SignInLink, page_language, sign_in_page
 
@@ -27,7 +28,7 @@ PAGE = "/signin"
 
 @dataclass
 class _Refusal:
-    reason: str | None = None  # "wrong" or "throttled"; None: not refused (yet)
+    reason: str | None = None  # "wrong", "throttled", "unavailable" or "no_role"; None: not refused (yet)
 
 
 # The refusal of the sign-in being answered. A box the middleware puts in, which the login check fills in: a
@@ -39,16 +40,24 @@ def note_refusal(refused: LoginRefused) -> None:
     """For the login check: why the sign-in being answered was refused, for the page to say."""
     box = _refusal.get()
     if box is not None:
-        box.reason = "throttled" if isinstance(refused, LoginThrottled) else "wrong"
+        box.reason = (
+            "throttled" if isinstance(refused, LoginThrottled)
+            else "unavailable" if isinstance(refused, DirectoryUnavailable)
+            else "no_role" if isinstance(refused, NoRoleRefused)
+            else "wrong"
+        )  # fmt: skip
 
 
-def add_sign_in_page(app: FastAPI, root_path: str, accounts: bool, links: Sequence[SignInLink] = ()) -> None:
+def add_sign_in_page(
+    app: FastAPI, root_path: str, accounts: bool, links: Sequence[SignInLink] = (), directory: bool = False
+) -> None:
     """GET /signin (the page; with accounts off, a redirect to the app) and its script, on ``app``.
 
     Args:
         root_path: the public sub-path of the app (settings.ui.root_path), before every address on the page.
         accounts: whether accounts are on.
         links: other ways to sign in, listed under the form.
+        directory: whether the form takes LDAP directory accounts too (the page's hint says so).
     """
     root = root_path.rstrip("/")
 
@@ -57,7 +66,7 @@ def add_sign_in_page(app: FastAPI, root_path: str, accounts: bool, links: Sequen
         if not accounts:
             return RedirectResponse(_address(root, "/", request.url.query), status_code=302)
         lang = page_language(request.query_params.get("lang"), request.headers.get("accept-language", ""))
-        return HTMLResponse(sign_in_page(root, lang, links), headers={"Cache-Control": "no-store"})
+        return HTMLResponse(sign_in_page(root, lang, links, directory), headers={"Cache-Control": "no-store"})
 
     @app.get(SCRIPT_PATH, include_in_schema=False)
     def script() -> Response:

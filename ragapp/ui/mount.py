@@ -6,7 +6,7 @@ talks to Gradio; ``ragapp.serve`` builds the server around it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +58,7 @@ class MountedPage:
 
 
 def mount_page(
-    app: FastAPI, engine: Engine, login: Callable[[str, str], bool] | None, blocks: Any = None
+    app: FastAPI, engine: Engine, login: Callable[[str, str], Awaitable[bool]] | None, blocks: Any = None
 ) -> MountedPage:
     """Mount ``blocks`` (default: the app's page, four answers at a time) at / of ``app``; with ``login``, behind
     Gradio's sign-in route (POST /login: ``ragapp.serve.signin`` serves the page that posts to it). Routes of

@@ -23,6 +23,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "title": ("Sign in · ragapp", "登录 · ragapp"),
     "purpose": ("Ask questions about your documents", "就你的文档提问"),
     "hint": ("Sign in with the account your administrator gave you", "请用管理员分配的账号登录"),
+    "hint_directory": ("Sign in with your company account", "请用公司账号登录"),  # an LDAP directory checks it
     "name": ("Name", "用户名"),
     "password": ("Password", "密码"),
     "submit": ("Sign in", "登录"),
@@ -37,11 +38,20 @@ TEXTS: dict[str, tuple[str, str]] = {
         "登录失败次数过多：请等几分钟再试。",
     ),
     "failed": ("The server did not answer: try again in a moment.", "服务器没有响应：请稍后再试。"),
+    "unavailable": (
+        "The company directory did not answer: try again in a moment.",
+        "公司目录服务没有响应：请稍后再试。",
+    ),
+    "no_role": (
+        "Your account is in no group this app gives a role to: ask an administrator.",
+        "你的账号不在本应用授予角色的任何组中：请联系管理员。",
+    ),
 }
 SCRIPT_PATH = "/signin.js"  # where the server serves ``SCRIPT``
-# Why Gradio's POST /login refused, "wrong" or "throttled", which its reply does not say: the server adds it.
+# Why Gradio's POST /login refused, which its reply does not say: the server adds it. "wrong", "throttled",
+# "unavailable" (the LDAP directory did not answer) or "no_role" (the directory's yes, but no group gives a role).
 REFUSED_HEADER = "X-Sign-In-Refused"
-MESSAGES = ("empty_name", "empty_password", "wrong", "throttled", "failed")
+MESSAGES = ("empty_name", "empty_password", "wrong", "throttled", "failed", "unavailable", "no_role")
 LANGUAGES = ("en", "zh")
 
 
@@ -67,13 +77,16 @@ def page_language(asked: str | None, accept_language: str = "") -> str:
     return "zh" if first.startswith("zh") else "en"
 
 
-def sign_in_page(root_path: str = "", lang: str = "en", links: Sequence[SignInLink] = ()) -> str:
+def sign_in_page(
+    root_path: str = "", lang: str = "en", links: Sequence[SignInLink] = (), directory: bool = False
+) -> str:
     """The page's HTML, in ``lang`` until its script says otherwise.
 
     Args:
         root_path: the public sub-path the app is served under ("" at the root): every address starts with it.
         lang: "en" or "zh".
         links: other ways to sign in, under the form (none: no such section).
+        directory: whether the form takes company (LDAP) accounts too: the hint says so.
     """
     root = quote(root_path.rstrip("/"), safe="/%")  # safe as it is in HTML, CSS and script alike
     lang = lang if lang in LANGUAGES else "en"
@@ -97,7 +110,7 @@ def sign_in_page(root_path: str = "", lang: str = "en", links: Sequence[SignInLi
 <main>
 <header><h1>ragapp</h1><p id="purpose">{_both("purpose")}</p></header>
 <form id="signin" method="post" action="{root}/login" data-home="{root}/" novalidate>
-<p id="hint">{_both("hint")}</p>
+<p id="hint">{_both("hint_directory" if directory else "hint")}</p>
 <label for="signin-name">{_both("name")}</label>
 <input id="signin-name" name="username" type="text" autocomplete="username" autocapitalize="none"
  spellcheck="false" autofocus>
@@ -236,9 +249,12 @@ SCRIPT = """(() => {
           window.location.assign(form.dataset.home + window.location.search);
           return;
         }
-        if (reply.status === 400) {
+        const why = reply.headers.get(__REFUSED__);
+        if (reply.status === 400 && (why === "unavailable" || why === "no_role")) {
+          say(why, null);  // not a wrong password: it stays, to try again
+        } else if (reply.status === 400) {
           password.value = "";
-          say(reply.headers.get(__REFUSED__) === "throttled" ? "throttled" : "wrong", password);
+          say(why === "throttled" ? "throttled" : "wrong", password);
         } else {
           say("failed", null);
         }

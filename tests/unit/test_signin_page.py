@@ -26,7 +26,7 @@ def test_the_page_holds_every_text_in_both_languages_and_shows_its_own() -> None
     english, chinese = TEXTS["title"]  # in the <title>'s data attributes, for the script
     assert f'data-en="{english}" data-zh="{chinese}">{chinese}</title>' in page
     for key, (english, chinese) in TEXTS.items():
-        if key not in ("title", "or"):  # "or": only before other ways to sign in
+        if key not in ("title", "or", "hint_directory"):  # "or": only before other ways to sign in
             assert f'<span class="lang-en" lang="en">{english}</span><span class="lang-zh" lang="zh">{chinese}' in page
     for key in MESSAGES:  # the form's messages wait, hidden, for the script to show one
         assert f'<p class="message" data-message="{key}" hidden>' in page
@@ -34,6 +34,14 @@ def test_the_page_holds_every_text_in_both_languages_and_shows_its_own() -> None
     assert '<a href="?lang=en" lang="en">English</a> · <a href="?lang=zh" lang="zh">中文</a>' in page
     assert "<script>" not in page  # its script is a file: the policy may forbid inline ones one day
     assert '<html lang="en">' in sign_in_page(lang="fr")
+
+
+def test_with_a_directory_the_hint_asks_for_the_company_account() -> None:
+    hints = {key: '<span class="lang-en" lang="en">{}</span><span class="lang-zh" lang="zh">{}'.format(*TEXTS[key])
+             for key in ("hint", "hint_directory")}  # fmt: skip
+    assert hints["hint"] in sign_in_page() and hints["hint_directory"] not in sign_in_page()
+    page = sign_in_page(lang="zh", directory=True)
+    assert hints["hint_directory"] in page and hints["hint"] not in page
 
 
 def test_every_address_starts_with_the_root_path() -> None:
