@@ -139,16 +139,23 @@ class OidcClient:
             )
         return str(url), flow
 
-    def finish(self, flow: Flow, answer: Mapping[str, str]) -> Identity:
-        """Who signed in, from the provider's answer (the callback's query) to ``flow``."""
+    def code(self, flow: Flow, answer: Mapping[str, str]) -> str:
+        """The code in the provider's answer (the callback's query) to ``flow``, once the answer is the one
+        ``flow`` waits for; ``OidcFailure`` when it is not, or is a refusal."""
         if not secrets.compare_digest(answer.get("state", ""), flow.state):
             raise OidcFailure("invalid", "the sign-in came back with another state than it left with")
+        if "iss" in answer and answer["iss"] != self.metadata()["issuer"]:  # RFC 9207: another provider's answer
+            raise OidcFailure("invalid", f"the answer came from another issuer: {answer['iss']!r}")
         if "error" in answer:
             detail = answer.get("error_description") or answer["error"]
             raise OidcFailure("refused", f"the OpenID provider refused the sign-in: {detail}")
         code = answer.get("code")
         if not code:
             raise OidcFailure("invalid", "the OpenID provider sent the browser back without a code")
+        return code
+
+    def finish(self, flow: Flow, code: str) -> Identity:
+        """Who signed in: ``code`` (``code()``) exchanged, the ID token checked, the claims read."""
         token = self._exchange(flow, code)
         claims = self._id_claims(str(token.get("id_token", "")), flow)
         name_claim, groups_claim = self.settings.username_claim, self.settings.groups_claim

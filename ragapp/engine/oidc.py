@@ -76,8 +76,9 @@ class OidcSignIn:
         flow = self._unseal(sealed)
         if self._clock() - flow.started > self.flow_s:
             raise OidcFailure("expired", f"the sign-in took over {self.flow_s / 60:.4g} minutes")
+        code = self.client.code(flow, answer)  # an answer for another flow, or forged, leaves this one usable
         self._use_once(flow)
-        identity = self.client.finish(flow, answer)
+        identity = self.client.finish(flow, code)
         try:
             actor = self._sign_in(identity.name, identity.groups, "oidc", client)
         except LoginRefused as refused:

@@ -67,6 +67,7 @@ def add_oidc(
     root = settings.ui.root_path.rstrip("/")
     # kept a while past the flow's time, so that a late return is told it took too long rather than refused
     flow_age = int(oidc.flow_s) + 300
+    session_s = int(settings.auth.session_hours * 3600)  # the marker goes when the sign-in does
 
     def refused(failure: OidcFailure, state: str | None) -> Response:
         log.warning("OIDC sign-in refused (%s): %s", failure.reason, failure)
@@ -111,7 +112,7 @@ def add_oidc(
         response = RedirectResponse(f"{root}/", status_code=302)
         response.set_cookie(f"access-token-{cookie_id()}", token, httponly=True, samesite="none", secure=True)
         response.set_cookie(f"access-token-unsecure-{cookie_id()}", token, httponly=True)
-        response.set_cookie(SIGNED_IN_COOKIE, "1", httponly=True, samesite="lax")
+        response.set_cookie(SIGNED_IN_COOKIE, "1", max_age=session_s, httponly=True, samesite="lax")
         response.delete_cookie(FLOW_COOKIE + str(state), path=f"{root}{CALLBACK}")
         return response
 

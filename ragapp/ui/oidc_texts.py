@@ -33,8 +33,9 @@ REFUSALS: dict[str, tuple[str, str]] = {
         "你的公司账号不属于本应用授予角色的任何组：请联系管理员。",
     ),
     "name": (
-        "Your company account's name cannot be used here (a local account has it): ask an administrator.",
-        "你的公司账号名称无法在此使用（已有同名本地账号）：请联系管理员。",
+        "Your company account's name cannot be used here (a local account has it, or it has characters this "
+        "app does not accept): ask an administrator.",
+        "你的公司账号名称无法在此使用（已有同名本地账号，或含有本应用不接受的字符）：请联系管理员。",
     ),
 }
 

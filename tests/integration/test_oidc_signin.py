@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -189,6 +190,9 @@ def test_a_forged_or_replayed_state_signs_nobody_in(serve_oidc: Callable[..., Ri
         state = query(callback)["state"]
         forged = callback.replace(state, "A" * len(state))
         assert _notice(client.get(forged, cookies=cookies)) == "oidc-invalid"
+        elsewhere = callback.replace(quote(app.issuer, safe=""), quote("https://evil.example", safe=""))
+        assert elsewhere != callback  # the provider says who answered (RFC 9207)
+        assert _notice(client.get(elsewhere, cookies=cookies)) == "oidc-invalid"
         with app.browser() as stranger:  # the answer without the browser that started it
             assert _notice(stranger.get(callback)) == "oidc-invalid"
             assert not _signed_in(app, stranger)
