@@ -3,8 +3,8 @@ browser to keep, and finish it into a signed-in user with the role their groups 
 
 The flow (state, nonce, PKCE verifier) travels in the browser, sealed with the engine's signer, rather than in this
 process: any replica behind a balancer without stickiness can finish a flow another one started. A flow is used
-once: this process remembers the states it finished until they expire, and the provider itself takes each code
-once (a second exchange of it is refused), so a replayed callback fails on any replica.
+once: the states finished are recorded where every replica sees them (``ragapp.accounts.oidc_flows``) until
+they would have expired, and the provider itself takes each code once (a second exchange of it is refused).
 """
 
 from __future__ import annotations
@@ -15,13 +15,18 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from ragapp.accounts.oidc import Flow, OidcClient, OidcFailure
+from ragapp.accounts.oidc_flows import FILE, FinishedFlows
 from ragapp.accounts.service import NO_ROLE
 from ragapp.config import Settings
 from ragapp.core.access import Actor
 from ragapp.core.errors import LoginRefused
 from ragapp.store.signing import Signer
+
+if TYPE_CHECKING:
+    from ragapp.engine.engine import Engine
 
 __all__ = ["OidcFailure", "OidcSignIn", "SignedIn"]
 
@@ -41,6 +46,7 @@ class OidcSignIn:
         settings: the app's settings (``oidc``, ``auth``).
         signer: seals the flow the browser keeps (a key of its own is derived from it).
         sign_in_external: ``Engine.sign_in_external``.
+        finished: where finished flows are recorded; default: in this process alone.
         clock: wall-clock seconds, for tests.
     """
 
@@ -49,6 +55,7 @@ class OidcSignIn:
         settings: Settings,
         signer: Signer,
         sign_in_external: SignInExternal,
+        finished: FinishedFlows | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = OidcClient(settings.oidc, settings.auth.enabled)
@@ -56,8 +63,16 @@ class OidcSignIn:
         self._seal = Signer(signer.derive("oidc-flow").encode())
         self._sign_in = sign_in_external
         self._clock = clock
-        self._finished: dict[str, float] = {}  # state -> when it may be forgotten
+        self._finished = finished
+        self._here: dict[str, float] = {}  # without ``finished``: state -> when it may be forgotten
         self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, engine: Engine) -> OidcSignIn:
+        """For ``engine``: its settings and signer, finished flows in its shared database (or the state dir)."""
+        settings = engine.settings
+        target = engine.database if engine.database is not None else settings.paths.state_dir / FILE
+        return cls(settings, engine.signer, engine.sign_in_external, FinishedFlows(target))
 
     @property
     def label(self) -> str:
@@ -101,10 +116,14 @@ class OidcSignIn:
             raise OidcFailure("invalid", f"the sign-in's record cannot be read: {exc}") from None
 
     def _use_once(self, flow: Flow) -> None:
-        now = self._clock()
-        with self._lock:
-            for state in [s for s, until in self._finished.items() if until < now]:
-                del self._finished[state]
-            if flow.state in self._finished:
-                raise OidcFailure("expired", "this sign-in was finished already")
-            self._finished[flow.state] = flow.started + self.flow_s
+        now, until = self._clock(), flow.started + self.flow_s
+        if self._finished is not None:
+            first = self._finished.first_use(flow.state, until, now)
+        else:
+            with self._lock:
+                for state in [s for s, forget in self._here.items() if forget < now]:
+                    del self._here[state]
+                first = flow.state not in self._here
+                self._here[flow.state] = until
+        if not first:
+            raise OidcFailure("expired", "this sign-in was finished already")

@@ -63,7 +63,7 @@ def add_oidc(
         ConfigError: OIDC is on, but its settings are incomplete.
     """
     settings = engine.settings
-    oidc = OidcSignIn(settings, engine.signer, engine.sign_in_external)
+    oidc = OidcSignIn.of(engine)
     root = settings.ui.root_path.rstrip("/")
     # kept a while past the flow's time, so that a late return is told it took too long rather than refused
     flow_age = int(oidc.flow_s) + 300
