@@ -96,3 +96,18 @@ def test_a_provider_sign_in_lands_with_the_mapped_role_and_bases(
     reader.locator("#signin-name").wait_for()  # back on our sign-in page, signed out here
     reader.goto(oidc_app)
     reader.locator("#signin-name").wait_for()
+
+
+def test_cancelling_at_the_provider_comes_back_to_the_sign_in_page_saying_so(
+    oidc_app: str, open_page: Callable[[str], Any]
+) -> None:
+    page = open_page(oidc_app)
+    page.get_by_role("link", name="Sign in with your company account").click()
+    page.locator("input[name=login]").wait_for()  # the provider's login page
+    page.get_by_role("link", name="Cancel").click()
+    page.locator("#signin-notice").get_by_text("The company sign-in did not let you in").wait_for()
+    assert page.locator("#signin-name").is_visible()  # the form is there to sign in otherwise
+
+    page.goto(f"{oidc_app}/signin?notice=oidc-refused&lang=zh")
+    page.locator("#signin-notice").get_by_text("公司登录未能通过").wait_for()
+    assert not page.locator("#signin-notice").get_by_text("did not let you in").is_visible()  # one language

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -67,7 +68,8 @@ class Rigged:
 
 @pytest.fixture
 def serve_oidc(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Callable[..., Rigged]]:
-    """``serve(oidc=..., auth=..., accounts=..., id_token_claims=...)``: a provider and the app signing in with it."""
+    """``serve(oidc=, auth=, accounts=, id_token_claims=, issuer=, clock=)``: a provider and the app signing in
+    with it (``clock``: what times the sign-ins)."""
     from ragapp.serve.server import start_server
 
     stack: list[Any] = []
@@ -78,6 +80,7 @@ def serve_oidc(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Call
         accounts: dict[str, Any] | None = None,
         id_token_claims: bool = False,
         issuer: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> Rigged:
         port = _free_port()
         folder = tmp_path / f"app-{port}"
@@ -94,7 +97,7 @@ def serve_oidc(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Call
             oidc={"enabled": True, "issuer": issuer or running.issuer, "client_id": CLIENT_ID,
                   "client_secret": CLIENT_SECRET, **(oidc or {})},
         )  # fmt: skip
-        server = start_server(rig.engine, "127.0.0.1", port)
+        server = start_server(rig.engine, "127.0.0.1", port, clock=clock)
         stack.append(server)
         return Rigged(rig, server.url, running.issuer)
 
@@ -265,3 +268,16 @@ def test_oidc_without_its_settings_is_a_clear_error_at_start(make_engine: Callab
     rig = make_engine("other", oidc={"enabled": True, "issuer": "https://sso.example.com", "client_id": "x"})
     with pytest.raises(ConfigError, match="RAGAPP_AUTH__ENABLED=true"):
         build_app(rig.engine)
+
+
+def test_a_provider_sign_in_expires_after_the_session_hours_as_a_local_one_does(
+    serve_oidc: Callable[..., Rigged],
+) -> None:
+    now = [1000.0]
+    app = serve_oidc(auth={"session_hours": 2.0}, clock=lambda: now[0])
+    with app.browser() as client:
+        app.sign_in(client, "ann")
+        now[0] += 2 * 3600 - 60
+        assert _signed_in(app, client)
+        now[0] += 61
+        assert client.get(f"{app.url}/").headers["location"] == "/signin"  # signed out: the sign-in page
