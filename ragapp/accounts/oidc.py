@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx2
-from authlib.common.security import generate_token
+from authlib.common.security import generate_token, is_secure_transport
 from authlib.integrations.httpx_client import OAuth2Client, OAuthError
 from joserfc import jwt
 from joserfc.errors import JoseError
@@ -33,13 +33,14 @@ log = logging.getLogger(__name__)
 # public client has not got) are left out.
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 LEEWAY_S = 60  # clocks of the provider and the app may differ a little
+ENDPOINTS = ("authorization_endpoint", "token_endpoint", "jwks_uri")  # what a sign-in needs of the discovery
 
 
 class OidcFailure(RagAppError):
     """A company sign-in that did not happen. ``reason`` says why, for the sign-in page's message:
     "unavailable" (the provider did not answer), "refused" (the provider or the user said no), "expired"
     (the flow took too long, or was used already), "invalid" (a state or token that does not check out),
-    "no_name" (no claim names the user)."""
+    "no_name" (no claim names the user); the server adds "failed" for anything unforeseen."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
@@ -74,6 +75,11 @@ class OidcClient:
         if problems:
             raise ConfigError("; ".join(problems) + " (docs/accounts.md, 'OpenID Connect').")
         assert settings.issuer is not None and settings.client_id is not None  # problems() says so
+        if not is_secure_transport(settings.issuer):  # authlib would refuse every sign-in over it
+            raise ConfigError(
+                f"RAGAPP_OIDC__ISSUER must be an https address (or http on loopback), not {settings.issuer!r}; "
+                "AUTHLIB_INSECURE_TRANSPORT=1 in the environment allows plain http, for trials only."
+            )
         self.settings = settings
         self.issuer = settings.issuer.rstrip("/")
         self.client_id = settings.client_id
@@ -89,8 +95,11 @@ class OidcClient:
             if self._metadata is None:
                 url = f"{self.issuer}/.well-known/openid-configuration"
                 found = self._get_json(url)
-                if found.get("issuer", "").rstrip("/") != self.issuer:
+                if str(found.get("issuer", "")).rstrip("/") != self.issuer:
                     raise OidcFailure("unavailable", f"{url} names another issuer: {found.get('issuer')!r}")
+                missing = [k for k in ENDPOINTS if not isinstance(found.get(k), str)]
+                if missing:
+                    raise OidcFailure("unavailable", f"{url} gives no {', '.join(missing)}")
                 self._metadata = found
             return self._metadata
 
@@ -98,7 +107,10 @@ class OidcClient:
         with self._lock:
             keys = self._keys
         if keys is None or refresh:
-            keys = KeySet.import_key_set(self._get_json(self.metadata()["jwks_uri"]))  # type: ignore[arg-type]
+            try:
+                keys = KeySet.import_key_set(self._get_json(self.metadata()["jwks_uri"]))  # type: ignore[arg-type]
+            except (JoseError, ValueError, TypeError, KeyError) as exc:
+                raise OidcFailure("unavailable", f"the provider's keys cannot be read: {exc}") from None
             with self._lock:
                 self._keys = keys
         return keys

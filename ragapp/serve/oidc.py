@@ -83,6 +83,9 @@ def add_oidc(
             url, state, sealed = oidc.start(redirect_uri)
         except OidcFailure as failure:
             return refused(failure, None)
+        except Exception:  # anything else too lands on the sign-in page, not an error page
+            log.exception("OIDC sign-in failed to start")
+            return refused(OidcFailure("failed", "see the error logged above"), None)
         response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
         # Lax: the provider's redirect back is a top-level GET from another site, which Lax cookies go along with
         response.set_cookie(
@@ -106,6 +109,9 @@ def add_oidc(
             signed_in = oidc.finish(sealed, answer, client)
         except OidcFailure as failure:
             return refused(failure, state)
+        except Exception:  # a database or a provider failing in an unforeseen way: still the sign-in page
+            log.exception("OIDC sign-in failed")
+            return refused(OidcFailure("failed", "see the error logged above"), state)
         # As Gradio's POST /login signs a browser in (gradio/routes.py), so that every route it guards sees it
         token = secrets.token_urlsafe(16)
         tokens[token] = signed_in.actor.name

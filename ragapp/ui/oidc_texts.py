@@ -8,6 +8,10 @@ _DEFAULT_LABEL_ZH = "公司账号"
 
 # OidcFailure.reason -> (English, Chinese)
 REFUSALS: dict[str, tuple[str, str]] = {
+    "failed": (
+        "Signing in did not work this time: try again in a moment.",
+        "这次登录没有成功：请稍后再试。",
+    ),
     "unavailable": (
         "The company sign-in service did not answer: try again in a moment, or sign in with a name and password.",
         "公司登录服务没有响应：请稍后再试，或用用户名和密码登录。",

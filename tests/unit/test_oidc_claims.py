@@ -38,6 +38,13 @@ def test_what_is_missing_is_named() -> None:
     with pytest.raises(ConfigError, match="RAGAPP_OIDC__CLIENT_ID is not set"):
         OidcClient(OidcSettings(enabled=True, issuer="https://sso.example.com"))
     OidcClient(OidcSettings(enabled=True, issuer="https://sso.example.com", client_id="x"))  # reaches nothing yet
+    OidcClient(OidcSettings(enabled=True, issuer="http://127.0.0.1:8080", client_id="x"))  # loopback: http is fine
+
+
+def test_a_plain_http_issuer_elsewhere_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AUTHLIB_INSECURE_TRANSPORT", raising=False)
+    with pytest.raises(ConfigError, match="must be an https address"):
+        OidcClient(OidcSettings(enabled=True, issuer="http://sso.example.com", client_id="x"))
 
 
 def test_claims_are_read_by_path_and_groups_in_any_shape() -> None:
