@@ -148,7 +148,7 @@ def test_a_public_client_and_nested_claims_in_the_id_token(serve_oidc: Callable[
     assert app.rig.engine.accounts.actor("kim").role == "admin"
 
 
-def test_a_group_reader_gets_only_its_groups_bases_in_the_api_too(
+def test_a_group_reader_reaches_only_its_groups_bases_through_the_api(
     serve_oidc: Callable[..., Rigged], tmp_path: Path
 ) -> None:
     app = serve_oidc()
@@ -168,6 +168,28 @@ def test_a_group_reader_gets_only_its_groups_bases_in_the_api_too(
         assert api.post("/v1/retrieve", json={"query": "travel budget", "kbs": ["finance"]}).status_code == 404
         found = api.post("/v1/retrieve", json={"query": "travel budget 2027 euros"}).json()["chunks"]
         assert found and all("48,000" not in json.dumps(chunk) for chunk in found)
+
+        # A question through the API, in either mode: the model never sees the finance base's text
+        ask = {"messages": [{"role": "user", "content": "What is the travel budget for 2027?"}]}
+        llm = app.rig.llm
+        llm.enqueue(*["Not in the documents."] * 3)  # if the sales passage is judged relevant, the model is asked
+        assert api.post("/v1/chat/completions", json={**ask, "model": "ragapp-workflow"}).status_code == 200
+        assert "48,000" not in "\n".join(t.content for call in llm.calls for t in call)
+        llm.reset()
+        finance_chunk = next(c.chunk_id for c in app.rig.engine._store.catalog.all_chunks() if "48,000" in c.text)
+        llm.enqueue(
+            json.dumps({"thought": "bases", "tool": "list_knowledge_bases", "arguments": {}}),
+            json.dumps({"thought": "finance", "tool": "search_knowledge",
+                        "arguments": {"query": "travel budget 2027", "knowledge_base": "finance"}}),
+            json.dumps({"thought": "read", "tool": "read_chunk", "arguments": {"chunk_id": finance_chunk}}),
+            '{"thought": "done", "answer": true}',  # nothing found: the answer says so without the model
+        )  # fmt: skip
+        assert api.post("/v1/chat/completions", json={**ask, "model": "ragapp-agent"}).status_code == 200
+        assert llm.pending == 0  # every step of the script was taken: the tools were called
+        model_saw = "\n".join(t.content for call in llm.calls for t in call)
+        assert "Result of list_knowledge_bases:\n- sales:" in model_saw  # the bases listed: hers alone
+        assert "'finance' is outside" in model_saw and "That chunk is outside" in model_saw
+        assert "48,000" not in model_saw and "finance.md" not in model_saw
 
 
 def test_the_user_cancelling_at_the_provider_is_said_and_signs_nobody_in(serve_oidc: Callable[..., Rigged]) -> None:
