@@ -1,5 +1,5 @@
 // A real OpenID Connect provider for ragapp's sign-in tests: node's `oidc-provider` (package.json pins it;
-// `make oidc-provider` installs it) on a loopback port, with the clients and accounts the test gives it.
+// `make setup-dev` installs it with `npm ci`) on a loopback port, with the clients and accounts the test gives it.
 //
 //   node provider.mjs CONFIG.json
 //
