@@ -1,16 +1,19 @@
 """OpenID Connect sign-in over HTTP against a real provider (node's ``oidc-provider`` on loopback,
 tests/oidc/provider.mjs): the code flow with PKCE signs a browser in with the role and groups its provider groups
 map to; every refusal (the user cancels, a forged or replayed state, a wrong nonce, a flow too old, the provider
-down, no role, a local account's name) lands on the sign-in page saying why and signs nobody in; signing out
-goes on to the provider. The browser side: tests/e2e/test_oidc_browser.py."""
+down, no role, a local account's name) lands on the sign-in page saying why and signs nobody in; a sign-in
+expires as a local one does; signing out goes on to the provider; a flow started on one replica finishes on
+another, once. The browser side: tests/e2e/test_oidc_browser.py."""
 
 from __future__ import annotations
 
 import base64
 import json
+import shutil
 import socket
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -303,3 +306,36 @@ def test_a_provider_sign_in_expires_after_the_session_hours_as_a_local_one_does(
         assert _signed_in(app, client)
         now[0] += 61
         assert client.get(f"{app.url}/").headers["location"] == "/signin"  # signed out: the sign-in page
+
+
+def test_a_flow_started_on_one_replica_finishes_on_another_and_only_once(
+    make_engine: Callable[..., Any], postgres_url: str, tmp_path: Path
+) -> None:
+    """Two replicas sharing the database and the secret, behind a balancer without stickiness."""
+    from ragapp.serve.server import start_server
+
+    ports = _free_port(), _free_port()
+    users = tmp_path / "users.json"
+    UserStore(users, 4).add("alice", "alice password", "admin")
+    with running_provider(tmp_path, f"http://127.0.0.1:{ports[0]}", ACCOUNTS) as provider, ExitStack() as servers:
+        urls = []
+        for replica, port in zip(("one", "two"), ports, strict=True):
+            if replica == "two":  # replicas share the state dir's secret.key
+                (tmp_path / "two").mkdir()
+                shutil.copy(tmp_path / "one" / "secret.key", tmp_path / "two" / "secret.key")
+            rig = make_engine(
+                replica,
+                store={"database_url": postgres_url},
+                auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4},
+                oidc={"enabled": True, "issuer": provider.issuer, "client_id": CLIENT_ID,
+                      "client_secret": CLIENT_SECRET},
+            )  # fmt: skip
+            server = start_server(rig.engine, "127.0.0.1", port)
+            servers.callback(server.close)
+            urls.append(server.url)
+        with httpx.Client(follow_redirects=False, timeout=30) as client:
+            callback, flow = _callback_of(client, Rigged(None, urls[0], provider.issuer), "ann")  # on the first
+            assert client.get(callback.replace(urls[0], urls[1])).headers["location"] == "/"  # the second
+            assert client.get(f"{urls[1]}/").status_code == 200
+            # replayed on the first: refused by the record of finished flows, before the provider is asked
+            assert _notice(client.get(callback, cookies=flow)) == "oidc-expired"
