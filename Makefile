@@ -34,8 +34,14 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(PY) -m pip install -r requirements-dev.txt -c constraints.txt
 	touch $@
 
+# The OpenID provider the sign-in tests run (node's oidc-provider, pinned in tests/oidc/package-lock.json). Without
+# npm it is left out, and those tests skip saying so.
+tests/oidc/node_modules/.installed: tests/oidc/package.json tests/oidc/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then cd tests/oidc && npm ci --no-audit --no-fund && touch node_modules/.installed; \
+	else echo "npm not found: the OpenID sign-in tests will skip (apt-get install nodejs npm)"; fi
+
 setup: $(VENV)/.runtime
-setup-dev: $(VENV)/.dev
+setup-dev: $(VENV)/.dev tests/oidc/node_modules/.installed
 
 run: setup
 	$(PY) app.py

@@ -60,6 +60,55 @@ class OidcSettings(BaseModel):
     enabled: bool = Field(
         False, description="Offer sign-in with the OpenID Connect provider below (needs auth.enabled)."
     )
+    issuer: str | None = Field(
+        None,
+        description="The provider's issuer URL, e.g. https://sso.example.com/realms/staff: its endpoints and keys "
+        "are read from ISSUER/.well-known/openid-configuration.",
+    )
+    client_id: str | None = Field(None, description="This app's client id at the provider.")
+    client_secret: SecretStr | None = Field(
+        None,
+        description="This app's client secret at the provider; none: a public client (PKCE alone proves the "
+        "sign-in came from here).",
+    )
+    scopes: str = Field(
+        "openid profile email groups",
+        description="The scopes asked for, space-separated; `openid` is needed, `groups` is what many providers "
+        "(Authentik, oidc-provider) ask for to put the groups in.",
+    )
+    username_claim: str = Field(
+        "preferred_username",
+        description="The claim that names the user here; without it, `email`, then `sub`.",
+    )
+    groups_claim: str = Field(
+        "groups",
+        description="The claim with the user's groups; dots reach into nested claims, e.g. `realm_access.roles` "
+        "(Keycloak's realm roles). Read from the ID token, else from the userinfo endpoint.",
+    )
+    public_url: str | None = Field(
+        None,
+        description="The app's address as browsers see it, e.g. https://rag.example.com (root path included if "
+        "any): the provider sends the browser back to PUBLIC_URL/oidc/callback. Default: from the request, "
+        "which behind a proxy needs ui.trust_proxy.",
+    )
+    label: str = Field("your company account", description='The button on the sign-in page says "Sign in with LABEL".')
+    flow_minutes: float = Field(
+        10.0, gt=0, description="How long a sign-in at the provider may take before it has to start again."
+    )
+    timeout_s: float = Field(10.0, gt=0, description="How long to wait for the provider's answers (seconds).")
+
+    def problems(self, accounts: bool) -> list[str]:
+        """What keeps this configuration from working ([]: nothing); ``accounts``: whether auth.enabled."""
+        if not self.enabled:
+            return []
+        missing = [f"RAGAPP_OIDC__{name.upper()}" for name in ("issuer", "client_id") if not getattr(self, name)]
+        found = [f"OIDC sign-in is on but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set"]
+        found = found if missing else []
+        if not accounts:
+            found.append("OIDC sign-in needs accounts: set RAGAPP_AUTH__ENABLED=true")
+        if "openid" not in self.scopes.split():
+            found.append(f"RAGAPP_OIDC__SCOPES must include openid (it is {self.scopes!r})")
+        return found
 
 
 class LdapSettings(BaseModel):

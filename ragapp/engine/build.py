@@ -197,13 +197,14 @@ def _shared_database(settings: Settings) -> Database | None:
 
 def _accounts(settings: Settings, database: Database | None, known_kbs: Callable[[], list[str]]) -> Accounts | None:
     """The sign-in check when accounts are on. Starting with no user to sign in as would lock everyone out,
-    so that is refused with the command that fixes it (a directory's users may be the only ones)."""
+    so that is refused with the command that fixes it, unless an LDAP directory or an OpenID provider brings the
+    users (added as they first sign in)."""
     if not settings.auth.enabled:
         if settings.ldap.enabled:
             raise ConfigError("RAGAPP_LDAP__ENABLED needs accounts on: set RAGAPP_AUTH__ENABLED=true too.")
         return None
     accounts = open_accounts(settings, database, known_kbs)
-    if not accounts.store.users() and accounts.directory is None:
+    if not accounts.store.users() and accounts.directory is None and not settings.oidc.enabled:
         raise ConfigError(
             f"RAGAPP_AUTH__ENABLED is on but {accounts.store.where} has no users: add one first with "
             "`python -m ragapp.users add NAME --role admin`."

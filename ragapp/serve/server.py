@@ -21,6 +21,7 @@ from ragapp.serve.api.app import add_api
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.headers import SecurityHeaders
 from ragapp.serve.mcp_mount import lifespan, mount_mcp
+from ragapp.serve.oidc import NOTICES, OidcLogout, add_oidc, oidc_link
 from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client, sign_in_method
 from ragapp.serve.signin import SignInFirst, add_sign_in_page, note_refusal
 from ragapp.serve.uploads import UploadOwners
@@ -65,15 +66,20 @@ def build_app(
     check = KeyCheck(engine, served_on)
     app.state.api_jobs = add_api(app, engine, check)
     app.state.mcp = mount_mcp(app, engine, check, served_on) if settings.mcp.enabled else None
-    directory = engine.accounts is not None and engine.accounts.directory is not None
-    add_sign_in_page(app, settings.ui.root_path, accounts, directory=directory)
-    page = mount_page(app, engine, login if accounts else None, blocks)
     tokens = SessionTokens(engine.sign_ins, clock)
+    # OIDC signs browsers in as Gradio's /login does, under the cookies of the page mounted below.
+    oidc = add_oidc(app, engine, tokens, lambda: page.cookie_id) if settings.oidc.enabled else None
+    links = [oidc_link(settings.oidc.label)] if oidc is not None else []
+    directory = engine.accounts is not None and engine.accounts.directory is not None
+    add_sign_in_page(app, settings.ui.root_path, accounts, links, NOTICES, directory=directory)
+    page = mount_page(app, engine, login if accounts else None, blocks)
     page.use_tokens(tokens, engine.sign_ins.cookie_id())
     sessions = Sessions(tokens, page.cookie_id)
     # The last added runs first: every response, a refusal included, gets the headers.
     if accounts:  # signed-out browsers get our sign-in page, not Gradio's
         app.add_middleware(SignInFirst, sessions=sessions, page_paths=page.page_paths, root_path=settings.ui.root_path)
+    if oidc is not None:  # a sign-out there too, for a browser that signed in through the provider
+        app.add_middleware(OidcLogout, oidc=oidc, public_url=settings.oidc.public_url, root_path=settings.ui.root_path)
     app.add_middleware(UploadOwners, sessions=sessions)
     app.add_middleware(SessionCookies, sessions=sessions)
     app.add_middleware(SecurityHeaders, https=settings.ui.https, frame_ancestors=settings.ui.frame_ancestors)

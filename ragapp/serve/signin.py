@@ -11,7 +11,7 @@ whose groups gives a role.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -49,7 +49,12 @@ def note_refusal(refused: LoginRefused) -> None:
 
 
 def add_sign_in_page(
-    app: FastAPI, root_path: str, accounts: bool, links: Sequence[SignInLink] = (), directory: bool = False
+    app: FastAPI,
+    root_path: str,
+    accounts: bool,
+    links: Sequence[SignInLink] = (),
+    notices: Mapping[str, tuple[str, str]] | None = None,
+    directory: bool = False,
 ) -> None:
     """GET /signin (the page; with accounts off, a redirect to the app) and its script, on ``app``.
 
@@ -57,16 +62,20 @@ def add_sign_in_page(
         root_path: the public sub-path of the app (settings.ui.root_path), before every address on the page.
         accounts: whether accounts are on.
         links: other ways to sign in, listed under the form.
+        notices: what the page says when opened with ``?notice=KEY`` (English, Chinese): why a sign-in
+            elsewhere (``links``) did not happen. An unknown key says nothing.
         directory: whether the form takes LDAP directory accounts too (the page's hint says so).
     """
     root = root_path.rstrip("/")
+    notices = notices or {}
 
     @app.get(PAGE, include_in_schema=False)
     def sign_in(request: Request) -> Response:
         if not accounts:
             return RedirectResponse(_address(root, "/", request.url.query), status_code=302)
         lang = page_language(request.query_params.get("lang"), request.headers.get("accept-language", ""))
-        return HTMLResponse(sign_in_page(root, lang, links, directory), headers={"Cache-Control": "no-store"})
+        notice = notices.get(request.query_params.get("notice", ""))
+        return HTMLResponse(sign_in_page(root, lang, links, notice, directory), headers={"Cache-Control": "no-store"})
 
     @app.get(SCRIPT_PATH, include_in_schema=False)
     def script() -> Response:

@@ -78,7 +78,11 @@ def page_language(asked: str | None, accept_language: str = "") -> str:
 
 
 def sign_in_page(
-    root_path: str = "", lang: str = "en", links: Sequence[SignInLink] = (), directory: bool = False
+    root_path: str = "",
+    lang: str = "en",
+    links: Sequence[SignInLink] = (),
+    notice: tuple[str, str] | None = None,
+    directory: bool = False,
 ) -> str:
     """The page's HTML, in ``lang`` until its script says otherwise.
 
@@ -86,12 +90,15 @@ def sign_in_page(
         root_path: the public sub-path the app is served under ("" at the root): every address starts with it.
         lang: "en" or "zh".
         links: other ways to sign in, under the form (none: no such section).
+        notice: why the last sign-in elsewhere did not happen (English, Chinese), shown above the button.
         directory: whether the form takes company (LDAP) accounts too: the hint says so.
     """
     root = quote(root_path.rstrip("/"), safe="/%")  # safe as it is in HTML, CSS and script alike
     lang = lang if lang in LANGUAGES else "en"
     title = TEXTS["title"]
     messages = "".join(f'<p class="message" data-message="{key}" hidden>{_both(key)}</p>' for key in MESSAGES)
+    if notice is not None:  # hidden by the script like the others once the form says something itself
+        messages += f'<p class="message" data-message="notice" id="signin-notice">{_pair(notice)}</p>'
     others = ""
     if links:
         items = "".join(f'<a class="other" href="{root}{escape(link.path)}">{_pair(link.label)}</a>' for link in links)
