@@ -14,7 +14,9 @@
 The file is ``RAGAPP_AUTH__USERS_FILE`` (default: users.json in the state dir), or the shared database's
 accounts table with replicas; it holds bcrypt hashes of the passwords and SHA-256 hashes of the API keys, never
 a password or a key. The accounts are opened as the engine opens them (``open_accounts``), and every change goes
-through the same store, so the last-admin rule holds here too. ``ragapp/users.py`` calls ``main``.
+through the same store, so the last-admin rule holds here too. Every change is written to the audit log
+(``ragapp.audit``) as done by the user "cli" (whoever runs this on the server), failed ones too.
+``ragapp/users.py`` calls ``main``.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from typing import Any
 
 from ragapp.accounts.model import KbRule
 from ragapp.accounts.service import open_accounts
 from ragapp.accounts.store import UserStore
+from ragapp.audit import CLI_ACTOR, AuditAction, AuditLog, open_audit
 from ragapp.config import Settings
 from ragapp.core.access import ROLES
 from ragapp.core.errors import RagAppError
@@ -74,9 +78,10 @@ def _say(line: str) -> None:
     sys.stdout.write(line + "\n")  # the command's own output, like ``python -m ragapp.config``
 
 
-def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) -> None:
+def _key(store: UserStore, settings: Settings, name: str, revoke: str | None, note: dict[str, Any]) -> None:
     if revoke == "all":
-        _say(f"revoked {store.revoke_keys(name)} key(s) of {name}")
+        note["revoked"] = count = store.revoke_keys(name)
+        _say(f"revoked {count} key(s) of {name}")
         return
     if revoke is not None:
         if next((k for k in store.api_keys() if k.id == revoke and k.user == name), None) is None:
@@ -87,6 +92,7 @@ def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) ->
     if settings.auth.enabled and store.get(name) is None:
         raise RagAppError(f"There is no user {name!r}: add them first (accounts are on, a key acts as its user).")
     record, secret = store.add_key(name)
+    note["key_id"] = record.id
     _say(secret)
     sys.stderr.write(
         f"API key {record.id} for {name} (kept only as a hash: copy it now). Send it as "
@@ -103,17 +109,50 @@ def main(argv: list[str] | None = None) -> int:
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    audit = AuditLog.off()
     try:
-        return _run(args, settings, open_accounts(settings, database).store)
+        audit = open_audit(settings, database)
+        return _run(args, settings, open_accounts(settings, database).store, audit)
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     finally:
+        audit.close()
         if database is not None:
             database.close()
 
 
-def _run(args: argparse.Namespace, settings: Settings, store: UserStore) -> int:
+def _audited(args: argparse.Namespace) -> tuple[AuditAction, str, dict[str, Any]] | None:
+    """What the audit log calls the change ``args`` asks for, its target and detail (None: a listing)."""
+    name = getattr(args, "name", "")
+    if args.command == "add":
+        return AuditAction.USER_ADD, name, {"role": args.role, "groups": args.group}
+    if args.command == "passwd":
+        return AuditAction.USER_PASSWORD, name, {}
+    if args.command == "role":
+        return AuditAction.USER_ROLE, name, {"role": args.role}
+    if args.command == "remove":
+        return AuditAction.USER_REMOVE, name, {}
+    if args.command == "kb":
+        return AuditAction.KB_RULE, name, {"readers": args.readers, "editors": args.editors, "opened": args.open}
+    if args.command == "key":
+        if args.revoke is None:
+            return AuditAction.KEY_CREATE, name, {}
+        return AuditAction.KEY_REVOKE, name, {"key_id": args.revoke}
+    return None
+
+
+def _run(args: argparse.Namespace, settings: Settings, store: UserStore, audit: AuditLog | None = None) -> int:
+    what = _audited(args)
+    if what is None:
+        return _list(args, store)
+    action, target, detail = what
+    with (audit or AuditLog.off()).attempt(CLI_ACTOR, action, target, **detail) as note:
+        _change(args, settings, store, note)
+    return 0
+
+
+def _change(args: argparse.Namespace, settings: Settings, store: UserStore, note: dict[str, Any]) -> None:
     if args.command == "add":
         record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
         _say(f"added {record.name} ({record.role}) to {store.where}")
@@ -134,8 +173,11 @@ def _run(args: argparse.Namespace, settings: Settings, store: UserStore) -> int:
             store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
             _say(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
     elif args.command == "key":
-        _key(store, settings, args.name, args.revoke)
-    elif args.command == "keys":
+        _key(store, settings, args.name, args.revoke, note)
+
+
+def _list(args: argparse.Namespace, store: UserStore) -> int:
+    if args.command == "keys":
         keys = store.api_keys()
         for key in keys:
             _say(f"{key.id}  {key.user:<24} since {key.created}")
