@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from ragapp.accounts.model import KbAccessView, UserView
+from ragapp.accounts.model import KbAccessView, UserView, names
 from ragapp.accounts.service import Accounts
 from ragapp.agent.mcp_tools import ServerTools
 from ragapp.audit import AuditAction, AuditLog
@@ -69,8 +69,8 @@ class Admin:
         return self._on(actor).users(actor=actor)
 
     def add_user(self, name: str, password: str, role: str, groups: Iterable[str] = (), *, actor: Actor) -> UserView:
-        groups = list(groups)
-        with self._audit.attempt(actor, AuditAction.USER_ADD, name.strip(), role=role, groups=groups):
+        groups = names(groups)  # a list, or the form's comma-separated text
+        with self._audit.attempt(actor, AuditAction.USER_ADD, name.strip(), role=role, groups=list(groups)):
             return self._on(actor).add_user(name, password, role, groups, actor=actor)
 
     def set_role(self, name: str, role: str, *, actor: Actor) -> None:
@@ -91,8 +91,8 @@ class Admin:
     def set_kb_access(self, kb: str, readers: Iterable[str], editors: Iterable[str], *, actor: Actor) -> KbAccessView:
         """Who may read and edit ``kb`` (names or ``group:NAME``); no readers and no editors opens it to every
         signed-in user again."""
-        readers, editors = list(readers), list(editors)
-        with self._audit.attempt(actor, AuditAction.KB_RULE, kb, readers=readers, editors=editors) as note:
+        readers, editors = names(readers), names(editors)  # lists, or the form's comma-separated text
+        with self._audit.attempt(actor, AuditAction.KB_RULE, kb, readers=list(readers), editors=list(editors)) as note:
             accounts = self._on(actor)
             view = accounts.set_kb_access(kb_name(kb), readers, editors, actor=actor)
             note["opened"] = not view.has_rule or None  # no rule: every signed-in user may read it again

@@ -83,6 +83,12 @@ HEADERS: dict[str, str] = {
     "Groups": "分组",
     "Readers": "可读",
     "Editors": "可编辑",
+    # Admin: the audit log
+    "User": "用户",
+    "Client": "来源地址",
+    "Target": "对象",
+    "Outcome": "结果",
+    "Detail": "详情",
 }
 
 # The chat's buttons made at run time whose labels are the page's words (the others are intents' names): the page
