@@ -97,3 +97,28 @@ def test_the_users_command_records_its_changes_as_cli(
     ]
     assert records[1].detail == {"key_id": key.id} and records[2].detail == {"key_id": key.id}
     assert "alice password" not in str([r.detail for r in records])
+
+
+def test_a_change_made_in_the_page_is_recorded_with_the_browsers_address(serve_api: Callable[..., Served]) -> None:
+    from gradio_client import Client
+
+    served = serve_api({"kettle.md": KETTLE}, accounts=True)
+    kettle = served.docs["kettle.md"]
+    reader = Client(f"{served.url}/", auth=("rita", "rita password"), verbose=False)
+    with pytest.raises(Exception, match=r"may not delete documents"):
+        reader.predict(kettle, [], api_name="/delete_document")
+    with pytest.raises(Exception, match=r"may not read the audit log"):
+        reader.predict("", "all", "", "all", "", "", api_name="/audit_log")
+    Client(f"{served.url}/", auth=("eddie", "eddie password"), verbose=False).predict(
+        kettle, [], api_name="/delete_document"
+    )
+    engine = served.rig.engine
+    page = engine.audit.page(AuditQuery(), actor=engine.actor("ada"))
+    got = [(r.actor, r.client, r.action, r.target, r.outcome) for r in reversed(page.records)]
+    assert got[-5:] == [
+        ("rita", "127.0.0.1", "sign-in", "rita", "ok"),
+        ("rita", "127.0.0.1", "delete", "default/kettle.md", "refused"),
+        ("rita", "127.0.0.1", "audit read", "", "refused"),
+        ("eddie", "127.0.0.1", "sign-in", "eddie", "ok"),
+        ("eddie", "127.0.0.1", "delete", "default/kettle.md", "ok"),
+    ]
