@@ -292,7 +292,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Part of a knowledge base, document (kb/name), user, source or intent",
         "知识库、文档（知识库/名称）、用户、同步源或意图名称的一部分",
     ),
-    "audit.outcome": ("Outcome", "结果"),
+    "audit.outcome": ("Outcome", "处理结果"),
     "audit.since": ("From (UTC)", "起始（UTC）"),
     "audit.until": ("Before (UTC)", "截止（UTC，不含）"),
     "audit.show": ("Show", "查询"),

@@ -87,7 +87,7 @@ HEADERS: dict[str, str] = {
     "User": "用户",
     "Client": "来源地址",
     "Target": "对象",
-    "Outcome": "结果",
+    "Outcome": "处理结果",
     "Detail": "详情",
 }
 
