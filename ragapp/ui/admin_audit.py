@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +144,7 @@ class AuditHandlers:
             query_of(user, action, target, outcome, since, until), actor=actor_of(self.engine, request)
         )
         folder = Path(tempfile.mkdtemp(prefix="ragapp-audit-"))
-        path = folder / f"audit-{datetime.now().strftime('%Y%m%d-%H%M%S')}.csv"
+        path = folder / f"audit-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.csv"
         try:
             path.write_text(text, "utf-8")
         except OSError as exc:

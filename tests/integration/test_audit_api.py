@@ -122,3 +122,22 @@ def test_a_change_made_in_the_page_is_recorded_with_the_browsers_address(serve_a
         ("eddie", "127.0.0.1", "sign-in", "eddie", "ok"),
         ("eddie", "127.0.0.1", "delete", "default/kettle.md", "ok"),
     ]
+
+
+def test_an_mcp_search_is_recorded_with_its_user_and_address(serve_api: Callable[..., Served]) -> None:
+    from ragapp.agent.mcp_tools import mcp_session
+    from tests.integration.api_helpers import run_async
+
+    served = serve_api({"kettle.md": KETTLE}, accounts=True)
+
+    async def search() -> None:
+        headers = {"Authorization": f"Bearer {served.keys['rita']}"}
+        async with mcp_session(url=f"{served.url}/mcp", headers=headers) as client:
+            result = await client.call_tool("search", {"query": "How fast does the kettle boil?"})
+            assert not result.isError, result.content
+
+    run_async(search)
+    engine = served.rig.engine
+    (record,) = engine.audit.page(AuditQuery(action="search"), actor=engine.actor("ada")).records
+    assert (record.actor, record.role, record.client, record.target) == ("rita", "reader", "127.0.0.1", "(all)")
+    assert record.detail["mode"] == "retrieve"

@@ -167,3 +167,23 @@ def test_a_questions_scope_is_recorded_and_its_text_only_when_the_setting_says(
         assert len(searches[1].detail["question"]) <= 2_000  # a long question is cut
     else:
         assert all("question" not in r.detail and question not in str(r.detail) for r in searches)
+
+
+def test_a_company_sign_in_is_recorded_and_a_refused_one_too(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+    engine = _engine(make_engine, tmp_path, "sqlite", None)
+    engine.sign_in_external("olga", ["staff"], "oidc", "203.0.113.5")
+    with pytest.raises(LoginRefused):  # a local account is never taken over by a company sign-in
+        engine.sign_in_external("rita", ["staff"], "oidc", "203.0.113.6")
+    got = [(r.actor, r.role, r.client, r.outcome, r.detail.get("method")) for r in _records(engine)]
+    assert got == [("rita", "", "203.0.113.6", "refused", "oidc"), ("olga", "reader", "203.0.113.5", "ok", "oidc")]
+
+
+def test_with_the_log_off_nothing_is_recorded_or_written(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+    engine = _engine(make_engine, tmp_path, "sqlite", None, audit={"enabled": False})
+    engine.sign_in("ada", "ada password", "10.0.0.7")
+    engine.chat.retrieve("anything", None, actor=engine.actor("ada"))
+    assert not engine.audit.enabled
+    assert engine.audit.page(AuditQuery(), actor=engine.actor("ada")).total == 0
+    assert not (engine.settings.paths.state_dir / "audit.sqlite3").exists()
+    with pytest.raises(AccessDenied):  # still admins only
+        engine.audit.page(AuditQuery(), actor=engine.actor("rita"))
