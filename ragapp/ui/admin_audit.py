@@ -132,7 +132,15 @@ class AuditHandlers:
             )
         else:
             said = both(f"{page.total:,} matching record(s).", f"共 {page.total:,} 条符合的记录。")
-        return _frame([_row(r) for r in page.records]), said
+        days = self.engine.settings.audit.retention_days
+        kept = (
+            ""
+            if not self.engine.audit.enabled
+            else both(f" Records are kept {days:,} days.", f"记录保留 {days:,} 天。")
+            if days
+            else both(" Records are kept forever.", "记录永久保留。")
+        )
+        return _frame([_row(r) for r in page.records]), said + kept
 
     @user_errors
     def download(

@@ -279,10 +279,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "admin.mcp_heading": ("### 🧩 Agent mode's MCP servers and their tools", "### 🧩 智能体模式的 MCP 服务器及其工具"),
     # The Admin tab's audit log (ragapp/ui/admin_audit.py)
     "audit.heading": (
-        "### 📜 Audit log\nSign-ins, every change and every question's scope: who, when, from where, what. Kept "
-        "`RAGAPP_AUDIT__RETENTION_DAYS` days; see docs/audit.md.",
-        "### 📜 审计日志\n登录、每一次更改和每个问题的检索范围：谁、何时、从哪里、做了什么。保留 "
-        "`RAGAPP_AUDIT__RETENTION_DAYS` 天；见 docs/audit.md。",
+        "### 📜 Audit log\nSign-ins, every change and every question's scope: who, when, from where, what "
+        "(docs/audit.md).",
+        "### 📜 审计日志\n登录、每一次更改和每个问题的检索范围：谁、何时、从哪里、做了什么（见 docs/audit.md）。",
     ),
     "audit.all": ("All", "全部"),
     "audit.user": ("User", "用户"),
