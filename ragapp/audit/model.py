@@ -15,6 +15,7 @@ class AuditAction(StrEnum):
     """Everything the audit log records. The values are what the log stores and shows: never rename one."""
 
     SIGN_IN = "sign-in"
+    SIGN_OUT = "sign-out"
     SEARCH = "search"  # a question's scope: the knowledge bases searched (chat, agent, API, MCP)
     UPLOAD = "upload"
     REINDEX = "re-index"

@@ -144,6 +144,11 @@ class Engine:
         self._audit.record(actor, AuditAction.SIGN_IN, actor.name, detail={"method": source})
         return actor
 
+    def sign_out(self, name: str, client: str = "") -> None:
+        """Record that ``name`` signed out from ``client`` (the session itself ends where it is kept)."""
+        known = self.accounts.actor(name) if self.accounts is not None else None  # None: removed meanwhile
+        self._audit.record(known.at(client) if known else name, AuditAction.SIGN_OUT, name, client=client)
+
     def login(self, name: str, password: str, client: str = "") -> bool:
         """``sign_in`` as yes or no."""
         try:

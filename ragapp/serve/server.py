@@ -67,7 +67,7 @@ def build_app(
     if accounts:  # signed-out browsers get our sign-in page, not Gradio's
         app.add_middleware(SignInFirst, sessions=sessions, page_paths=page.page_paths, root_path=settings.ui.root_path)
     app.add_middleware(UploadOwners, sessions=sessions)
-    app.add_middleware(SessionCookies, sessions=sessions)
+    app.add_middleware(SessionCookies, sessions=sessions, signed_out=engine.sign_out)
     app.add_middleware(SecurityHeaders, https=settings.ui.https, frame_ancestors=settings.ui.frame_ancestors)
     app.state.page = page
     return app

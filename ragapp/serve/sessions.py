@@ -11,6 +11,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -78,9 +79,10 @@ class SessionCookies:
     """ASGI middleware: a browser whose sign-in expired (or was from before a restart) gets its cookies cleared;
     sign-outs are logged; a sign-in sees the client's address (``login_client``)."""
 
-    def __init__(self, app: ASGIApp, sessions: Sessions) -> None:
+    def __init__(self, app: ASGIApp, sessions: Sessions, signed_out: Callable[[str, str], None] | None = None) -> None:
         self.app = app
         self.sessions = sessions
+        self.signed_out = signed_out  # (user, client address): the engine's audit log hears of each sign-out
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -91,6 +93,9 @@ class SessionCookies:
         user = self.sessions.tokens.get(token) if token is not None else None
         if path == "/logout" and user is not None:
             log.info("%s signed out", user)
+            if self.signed_out is not None:
+                client = scope.get("client")
+                await run_in_threadpool(self.signed_out, user, client[0] if client else "")  # a database write
         if path == "/login":
             client = scope.get("client")
             login_client.set(client[0] if client else "")

@@ -34,6 +34,7 @@ ALL = "all"
 
 ACTION_WORDS: dict[str, str] = {
     AuditAction.SIGN_IN: "登录",
+    AuditAction.SIGN_OUT: "退出登录",
     AuditAction.SEARCH: "检索",
     AuditAction.UPLOAD: "上传",
     AuditAction.REINDEX: "重新索引",

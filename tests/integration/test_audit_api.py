@@ -141,3 +141,21 @@ def test_an_mcp_search_is_recorded_with_its_user_and_address(serve_api: Callable
     (record,) = engine.audit.page(AuditQuery(action="search"), actor=engine.actor("ada")).records
     assert (record.actor, record.role, record.client, record.target) == ("rita", "reader", "127.0.0.1", "(all)")
     assert record.detail["mode"] == "retrieve"
+
+
+def test_a_browsers_sign_in_and_sign_out_are_recorded(serve_api: Callable[..., Served]) -> None:
+    import httpx
+
+    served = serve_api(accounts=True)
+    with httpx.Client(base_url=served.url, timeout=30) as browser:
+        assert browser.post("/login", data={"username": "rita", "password": "nope"}).status_code != 200
+        assert browser.post("/login", data={"username": "rita", "password": "rita password"}).status_code == 200
+        browser.get("/logout")
+        browser.get("/logout")  # signed out already: nothing more to record
+    engine = served.rig.engine
+    page = engine.audit.page(AuditQuery(actor="rita"), actor=engine.actor("ada"))
+    assert [(r.action, r.client, r.outcome) for r in reversed(page.records)] == [
+        ("sign-in", "127.0.0.1", "refused"),
+        ("sign-in", "127.0.0.1", "ok"),
+        ("sign-out", "127.0.0.1", "ok"),
+    ]

@@ -74,6 +74,7 @@ def test_every_audited_action_appears_once_with_its_actor_client_and_target(
     engine.intents.delete("c", actor=ada)
     engine.intents.import_tree(engine.intents.export("yaml"), actor=ada)
     engine.chat.retrieve("how many days of leave?", ["hr"], actor=ada)
+    engine.sign_out("ada", "10.0.0.7")
 
     records = _records(engine)
     counts = Counter(r.action for r in records)
@@ -97,7 +98,7 @@ def test_every_audited_action_appears_once_with_its_actor_client_and_target(
     assert by_action[A.SEARCH].target == "hr"
     assert "question" not in by_action[A.SEARCH].detail  # not the text, by default
     # newest first
-    assert (records[0].action, records[-1].action) == (A.SEARCH, A.SIGN_IN)
+    assert (records[0].action, records[-1].action) == (A.SIGN_OUT, A.SIGN_IN)
 
 
 def test_refusals_are_recorded_with_who_tried(make_engine: Callable[..., Any], tmp_path: Path) -> None:
