@@ -107,16 +107,22 @@ class AuditLog:
             raise
         self.record(actor, action, target, "ok", note)
 
-    def require(
-        self, actor: Actor, permission: Action, action: AuditAction, target: str = "", /, **detail: Any
-    ) -> None:
-        """``ragapp.core.access.require``, recording the refusal as ``action`` (for a check made before the
-        action's own record is written)."""
+    @contextmanager
+    def refusals(self, actor: Actor, action: AuditAction, target: str = "", /, **detail: Any) -> Iterator[None]:
+        """Record only a refusal (``AccessDenied``) of the block: for checks made before the action itself,
+        whose own record comes later (an upload the API checks before it accepts the files)."""
         try:
-            require(actor, permission)
+            yield
         except AccessDenied as exc:
             self.record(actor, action, target, "refused", {**detail, "reason": str(exc)})
             raise
+
+    def require(
+        self, actor: Actor, permission: Action, action: AuditAction, target: str = "", /, **detail: Any
+    ) -> None:
+        """``ragapp.core.access.require``, recording the refusal as ``action`` (see ``refusals``)."""
+        with self.refusals(actor, action, target, **detail):
+            require(actor, permission)
 
     def query(self, query: AuditQuery) -> tuple[list[AuditRecord], int]:
         """One page of the records ``query`` matches, and how many match in all (none with the log off)."""

@@ -124,11 +124,14 @@ class Library:
             note["results"] = {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})}
         return results
 
-    def check_upload(self, kb: str, *, actor: Actor = LOCAL_ACTOR) -> None:
+    def check_upload(self, kb: str | None, *, actor: Actor = LOCAL_ACTOR) -> None:
         """Raise ``AccessDenied`` as ``ingest`` would for ``actor`` uploading to ``kb``, before any file is read
-        (the HTTP API checks before it accepts an upload it would run later)."""
-        require(actor, Action.UPLOAD)
-        self._may_edit(actor, kb)
+        (the HTTP API checks before it accepts an upload it would run later; ``kb`` None: the role only, before
+        the form naming the base is read); a refusal is audited."""
+        with self._audit.refusals(actor, AuditAction.UPLOAD, kb or ""):
+            require(actor, Action.UPLOAD)
+            if kb is not None:
+                self._may_edit(actor, kb)
 
     def reindex(
         self, doc_id: str, progress: Progress | None = None, owner: str = LOCAL_OWNER, *, actor: Actor = LOCAL_ACTOR

@@ -27,6 +27,7 @@ def test_api_calls_are_recorded_with_their_client_and_only_admins_read_the_log(
     with served.client("rita") as reader:
         assert reader.post("/v1/retrieve", json={"query": "how long to boil?", "kbs": ["default"]}).status_code == 200
         assert reader.delete(f"/v1/documents/{kettle}").status_code == 403
+        assert reader.post("/v1/documents", files={"files": ("lamp.md", b"# Lamp\n")}).status_code == 403
         refused = reader.get("/v1/audit")
         assert refused.status_code == 403 and refused.json()["error"]["type"] == "permission_error"
         assert reader.get("/v1/audit", params={"format": "csv"}).status_code == 403
@@ -41,15 +42,16 @@ def test_api_calls_are_recorded_with_their_client_and_only_admins_read_the_log(
         assert got == [
             ("rita", "127.0.0.1", "audit read", "", "refused"),
             ("rita", "127.0.0.1", "audit read", "", "refused"),
+            ("rita", "127.0.0.1", "upload", "", "refused"),  # refused before the form (and its kb) is read
             ("rita", "127.0.0.1", "delete", "default/kettle.md", "refused"),
             ("rita", "127.0.0.1", "search", "default", "ok"),
         ]
-        assert page["total"] == 4
+        assert page["total"] == 5
         assert "question" not in page["records"][-1]["detail"]
         deletes = admin.get("/v1/audit", params={"action": "delete", "outcome": "ok"}).json()["records"]
         assert [(r["actor"], r["role"], r["target"]) for r in deletes] == [("eddie", "editor", "default/kettle.md")]
         paged = admin.get("/v1/audit", params={"limit": 1, "offset": 1, "user": "rita"}).json()
-        assert [r["action"] for r in paged["records"]] == ["audit read"] and paged["total"] == 4
+        assert [r["action"] for r in paged["records"]] == ["audit read"] and paged["total"] == 5
         bad = admin.get("/v1/audit", params={"action": "fly"})
         assert bad.status_code == 422 and "action" in bad.json()["error"]["message"]
 
