@@ -8,6 +8,7 @@ import csv
 import io
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,3 +162,31 @@ def test_a_browsers_sign_in_and_sign_out_are_recorded(serve_api: Callable[..., S
         ("sign-in", "127.0.0.1", "ok"),
         ("sign-out", "127.0.0.1", "ok"),
     ]
+
+
+def test_the_sync_command_records_its_changes_as_cli(
+    make_settings: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragapp.sync.cli import main as sync_main
+
+    settings = make_settings(sync={"enabled": False})
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    assert sync_main(["add", "handbook", "--folder", str(folder), "--kb", "hr"], settings) == 0
+    assert sync_main(["pause", "handbook"], settings) == 0
+    assert sync_main(["resume", "handbook"], settings) == 0
+    assert sync_main(["remove", "nothing"], settings) == 2
+    assert sync_main(["remove", "handbook"], settings) == 0
+    assert sync_main(["list"], settings) == 0
+    capsys.readouterr()
+    store = AuditStore(settings.paths.state_dir / "audit.sqlite3").start()
+    records = list(reversed(store.query(AuditQuery())))
+    store.close()
+    assert [(r.actor, r.action, r.target, r.outcome) for r in records] == [
+        ("cli", "source add", "handbook", "ok"),
+        ("cli", "source pause", "handbook", "ok"),
+        ("cli", "source resume", "handbook", "ok"),
+        ("cli", "source remove", "nothing", "failed"),
+        ("cli", "source remove", "handbook", "ok"),
+    ]
+    assert records[0].detail == {"kb": "hr", "location": str(folder), "exit_status": 0}
