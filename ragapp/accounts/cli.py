@@ -18,8 +18,10 @@ accounts table with replicas; it holds bcrypt hashes of the passwords and SHA-25
 a password or a key. The accounts are opened as the engine opens them (``open_accounts``), and every change goes
 through the same store, so the last-admin rule holds here too. A new password, a removed user and ``signout``
 end the user's sign-ins (``ragapp.accounts.sessions``): a running app refuses them within
-``auth.session_recheck_s``. ``ldap-check`` tries the ``RAGAPP_LDAP__`` settings as a sign-in would, keeping
-nothing: whether the directory takes the password, and the name, groups and role it would give.
+``auth.session_recheck_s``. Every change is written to the audit log (``ragapp.audit``) as done by the user
+"cli" (whoever runs this on the server), failed ones too. ``ldap-check`` tries the ``RAGAPP_LDAP__`` settings as
+a sign-in would, keeping nothing: whether the directory takes the password, and the name, groups and role it
+would give.
 ``ragapp/users.py`` calls ``main``.
 """
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from typing import Any
 
 from ragapp.accounts.external import mapped_role
 from ragapp.accounts.ldap import LdapDirectory
@@ -35,6 +38,7 @@ from ragapp.accounts.model import KbRule
 from ragapp.accounts.service import open_accounts
 from ragapp.accounts.sessions import SessionStore
 from ragapp.accounts.store import UserStore
+from ragapp.audit import CLI_ACTOR, AuditAction, AuditLog, open_audit
 from ragapp.config import Settings
 from ragapp.core.access import ROLES
 from ragapp.core.errors import RagAppError
@@ -88,9 +92,10 @@ def _say(line: str) -> None:
     sys.stdout.write(line + "\n")  # the command's own output, like ``python -m ragapp.config``
 
 
-def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) -> None:
+def _key(store: UserStore, settings: Settings, name: str, revoke: str | None, note: dict[str, Any]) -> None:
     if revoke == "all":
-        _say(f"revoked {store.revoke_keys(name)} key(s) of {name}")
+        note["revoked"] = count = store.revoke_keys(name)
+        _say(f"revoked {count} key(s) of {name}")
         return
     if revoke is not None:
         if next((k for k in store.api_keys() if k.id == revoke and k.user == name), None) is None:
@@ -101,6 +106,7 @@ def _key(store: UserStore, settings: Settings, name: str, revoke: str | None) ->
     if settings.auth.enabled and store.get(name) is None:
         raise RagAppError(f"There is no user {name!r}: add them first (accounts are on, a key acts as its user).")
     record, secret = store.add_key(name)
+    note["key_id"] = record.id
     _say(secret)
     sys.stderr.write(
         f"API key {record.id} for {name} (kept only as a hash: copy it now). Send it as "
@@ -140,14 +146,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     accounts = None
+    audit = AuditLog.off()
     try:
+        audit = open_audit(settings, database)
         # The sign-ins only for the commands that end them: the others need no state dir
         accounts = open_accounts(settings, database, sign_ins=args.command in _SIGNING_OUT)
-        return _run(args, settings, accounts.store, accounts.sessions)
+        return _run(args, settings, accounts.store, audit, accounts.sessions)
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     finally:
+        audit.close()
         if accounts is not None:
             accounts.close()
         if database is not None:
@@ -163,7 +172,47 @@ def _sign_out(sessions: SessionStore | None, name: str) -> None:
         _say(f"ended {ended} sign-in(s) of {name}")
 
 
-def _run(args: argparse.Namespace, settings: Settings, store: UserStore, sessions: SessionStore | None) -> int:
+def _audited(args: argparse.Namespace) -> tuple[AuditAction, str, dict[str, Any]] | None:
+    """What the audit log calls the change ``args`` asks for, its target and detail (None: a listing)."""
+    name = getattr(args, "name", "")
+    if args.command == "add":
+        return AuditAction.USER_ADD, name, {"role": args.role, "groups": args.group}
+    if args.command == "passwd":
+        return AuditAction.USER_PASSWORD, name, {}
+    if args.command == "role":
+        return AuditAction.USER_ROLE, name, {"role": args.role}
+    if args.command == "remove":
+        return AuditAction.USER_REMOVE, name, {}
+    if args.command == "signout":
+        return AuditAction.SIGN_IN_END, name, {"all": True}
+    if args.command == "kb":
+        return AuditAction.KB_RULE, name, {"readers": args.readers, "editors": args.editors, "opened": args.open}
+    if args.command == "key":
+        if args.revoke is None:
+            return AuditAction.KEY_CREATE, name, {}
+        return AuditAction.KEY_REVOKE, name, {"key_id": args.revoke}
+    return None
+
+
+def _run(
+    args: argparse.Namespace,
+    settings: Settings,
+    store: UserStore,
+    audit: AuditLog | None = None,
+    sessions: SessionStore | None = None,
+) -> int:
+    what = _audited(args)
+    if what is None:
+        return _list(args, store)
+    action, target, detail = what
+    with (audit or AuditLog.off()).attempt(CLI_ACTOR, action, target, **detail) as note:
+        _change(args, settings, store, note, sessions)
+    return 0
+
+
+def _change(
+    args: argparse.Namespace, settings: Settings, store: UserStore, note: dict[str, Any], sessions: SessionStore | None
+) -> None:
     if args.command == "add":
         record = store.add(args.name, _password(args.password_stdin), args.role, tuple(args.group))
         _say(f"added {record.name} ({record.role}) to {store.where}")
@@ -189,8 +238,11 @@ def _run(args: argparse.Namespace, settings: Settings, store: UserStore, session
             store.set_kb_rule(args.name, KbRule(tuple(args.readers), tuple(args.editors)))
             _say(f"{args.name}: readers {args.readers or '-'}, editors {args.editors or '-'} (and admins)")
     elif args.command == "key":
-        _key(store, settings, args.name, args.revoke)
-    elif args.command == "keys":
+        _key(store, settings, args.name, args.revoke, note)
+
+
+def _list(args: argparse.Namespace, store: UserStore) -> int:
+    if args.command == "keys":
         keys = store.api_keys()
         for key in keys:
             _say(f"{key.id}  {key.user:<24} since {key.created}")

@@ -166,3 +166,22 @@ class AuditSettings(BaseModel):
     """The append-only audit log (``ragapp.audit``)."""
 
     enabled: bool = Field(True, description="Record sign-ins, every change and every question's scope.")
+    retention_days: int = Field(
+        365,
+        ge=0,
+        description="Keep audit records this many days; older ones are swept away (at start and once a day). "
+        "0 keeps them forever.",
+    )
+    log_questions: bool = Field(
+        False,
+        description="Keep each question's text in its audit record too. Off: only who searched which knowledge "
+        "bases, when and from where.",
+    )
+    file: Path | None = Field(
+        None,
+        description="The audit log's SQLite file; default: audit.sqlite3 in the state dir. With "
+        "store.database_url the log is a table of that database instead.",
+    )
+
+    def path(self, state_dir: Path) -> Path:
+        return self.file if self.file is not None else state_dir / "audit.sqlite3"

@@ -4,14 +4,14 @@ cannot use; a script calling Gradio's API meets the same check).
     reader  chat, read its own traces and test cases, give feedback
     editor  + upload, delete and move documents, edit the intent tree
     admin   + manage users, read every trace, see the settings, follow folders and git repositories (a folder
-            of the server becomes readable through the knowledge base)
+            of the server becomes readable through the knowledge base), read the audit log
 
 With accounts off (the default) the one local user is an admin, so the app behaves as it always has.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal, get_args
 
@@ -34,6 +34,7 @@ class Action(StrEnum):
     ALL_TRACES = "read every trace"
     VIEW_SETTINGS = "see the settings"
     MANAGE_SOURCES = "follow folders and git repositories"
+    READ_AUDIT = "read the audit log"
 
 
 _READER = frozenset({Action.CHAT, Action.OWN_TRACES, Action.OWN_TEST_CASES, Action.FEEDBACK})
@@ -41,7 +42,8 @@ _EDITOR = _READER | {Action.UPLOAD, Action.DELETE, Action.MOVE, Action.EDIT_INTE
 ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
     "reader": _READER,
     "editor": _EDITOR,
-    "admin": _EDITOR | {Action.MANAGE_USERS, Action.ALL_TRACES, Action.VIEW_SETTINGS, Action.MANAGE_SOURCES},
+    "admin": _EDITOR
+    | {Action.MANAGE_USERS, Action.ALL_TRACES, Action.VIEW_SETTINGS, Action.MANAGE_SOURCES, Action.READ_AUDIT},
 }
 
 
@@ -52,6 +54,12 @@ class Actor:
     name: str
     role: Role
     groups: frozenset[str] = field(default_factory=frozenset)
+    # Where the request came from (an IP address; "" when unknown): for the audit log, not part of who it is.
+    client: str = field(default="", compare=False)
+
+    def at(self, client: str) -> Actor:
+        """This actor acting from ``client``."""
+        return replace(self, client=client)
 
 
 LOCAL_ACTOR = Actor("local", "admin")  # accounts off: the single local user

@@ -105,7 +105,18 @@ class Database(abc.ABC):
 
 
 def statements(script: str) -> Iterator[str]:
-    """The statements of a script (our DDL never has ``;`` inside a literal)."""
-    for part in script.split(";"):
-        if part.strip():
-            yield part.strip()
+    """The statements of a script, split at ``;``, except inside a ``$$`` dollar-quoted body (a PostgreSQL
+    function's); our DDL never has ``;`` inside any other literal."""
+    current = ""
+    for n, part in enumerate(script.split("$$")):
+        if n % 2:  # inside $$ ... $$: kept whole
+            current += f"$${part}$$"
+            continue
+        first, *rest = part.split(";")
+        current += first
+        for piece in rest:
+            if current.strip():
+                yield current.strip()
+            current = piece
+    if current.strip():
+        yield current.strip()

@@ -4,7 +4,8 @@ and the settings the app runs with (secrets masked).
 Every method takes the acting user and checks their role first (``Action.MANAGE_USERS`` or
 ``Action.VIEW_SETTINGS``), so the Admin tab and a script calling its endpoints meet the same check. Users and
 knowledge-base rules are the accounts service's (``ragapp.accounts.service``): the same accounts
-``python -m ragapp.users`` edits; here they are only passed on, or refused with accounts off.
+``python -m ragapp.users`` edits; here they are only passed on, or refused with accounts off. Every change
+is audited here (``ragapp.audit``), refused and failed ones too, never with a password.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from ragapp.accounts.model import KbAccessView, UserView
+from ragapp.accounts.model import KbAccessView, UserView, names
 from ragapp.accounts.service import Accounts
 from ragapp.accounts.sessions import SignInView
 from ragapp.agent.mcp_tools import ServerTools
+from ragapp.audit import AuditAction, AuditLog
 from ragapp.config import Settings
 from ragapp.core.access import Action, Actor, require
 from ragapp.core.errors import ConfigError
@@ -41,11 +43,16 @@ _URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")  # the password in 
 
 class Admin:
     def __init__(
-        self, settings: Settings, accounts: Accounts | None, agent_tools: Callable[[], list[ServerTools]] | None = None
+        self,
+        settings: Settings,
+        accounts: Accounts | None,
+        agent_tools: Callable[[], list[ServerTools]] | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._settings = settings
         self._accounts = accounts  # None: accounts off
         self._agent_tools = agent_tools or list
+        self._audit = audit or AuditLog.off()
 
     @property
     def accounts_on(self) -> bool:
@@ -63,16 +70,21 @@ class Admin:
         return self._on(actor).users(actor=actor)
 
     def add_user(self, name: str, password: str, role: str, groups: Iterable[str] = (), *, actor: Actor) -> UserView:
-        return self._on(actor).add_user(name, password, role, groups, actor=actor)
+        groups = names(groups)  # a list, or the form's comma-separated text
+        with self._audit.attempt(actor, AuditAction.USER_ADD, name.strip(), role=role, groups=list(groups)):
+            return self._on(actor).add_user(name, password, role, groups, actor=actor)
 
     def set_role(self, name: str, role: str, *, actor: Actor) -> None:
-        self._on(actor).set_role(name, role, actor=actor)
+        with self._audit.attempt(actor, AuditAction.USER_ROLE, (name or "").strip(), role=role):
+            self._on(actor).set_role(name, role, actor=actor)
 
     def set_password(self, name: str, password: str, *, actor: Actor) -> None:
-        self._on(actor).set_password(name, password, actor=actor)
+        with self._audit.attempt(actor, AuditAction.USER_PASSWORD, (name or "").strip()):
+            self._on(actor).set_password(name, password, actor=actor)
 
     def remove_user(self, name: str, *, actor: Actor) -> None:
-        self._on(actor).remove_user(name, actor=actor)
+        with self._audit.attempt(actor, AuditAction.USER_REMOVE, (name or "").strip()):
+            self._on(actor).remove_user(name, actor=actor)
 
     def kb_access(self, *, actor: Actor) -> list[KbAccessView]:
         return self._on(actor).kb_access(actor=actor)
@@ -85,17 +97,25 @@ class Admin:
 
     def end_sign_in(self, session_id: str, *, actor: Actor) -> str:
         """Sign one browser out (by the id ``sign_ins`` gives); returns whose sign-in it was."""
-        return self._on(actor).end_sign_in(session_id, actor=actor)
+        with self._audit.attempt(actor, AuditAction.SIGN_IN_END, "", session=session_id) as note:
+            note["user"] = user = self._on(actor).end_sign_in(session_id, actor=actor)
+        return user
 
     def end_sign_ins_of(self, name: str, *, actor: Actor) -> int:
         """Sign ``name`` out everywhere; returns how many sign-ins ended."""
-        return self._on(actor).end_sign_ins_of(name, actor=actor)
+        with self._audit.attempt(actor, AuditAction.SIGN_IN_END, (name or "").strip(), all=True) as note:
+            note["ended"] = ended = self._on(actor).end_sign_ins_of(name, actor=actor)
+        return ended
 
     def set_kb_access(self, kb: str, readers: Iterable[str], editors: Iterable[str], *, actor: Actor) -> KbAccessView:
         """Who may read and edit ``kb`` (names or ``group:NAME``); no readers and no editors opens it to every
         signed-in user again."""
-        accounts = self._on(actor)
-        return accounts.set_kb_access(kb_name(kb), readers, editors, actor=actor)
+        readers, editors = names(readers), names(editors)  # lists, or the form's comma-separated text
+        with self._audit.attempt(actor, AuditAction.KB_RULE, kb, readers=list(readers), editors=list(editors)) as note:
+            accounts = self._on(actor)
+            view = accounts.set_kb_access(kb_name(kb), readers, editors, actor=actor)
+            note["opened"] = not view.has_rule or None  # no rule: every signed-in user may read it again
+        return view
 
     # -- settings -------------------------------------------------------------------------------
 

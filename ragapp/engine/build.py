@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ragapp.accounts.service import Accounts, open_accounts
 from ragapp.agent.runner import AgentRunner
+from ragapp.audit import SYSTEM_ACTOR, open_audit
 from ragapp.config import Settings
 from ragapp.core.errors import ConfigError, RagAppError
 from ragapp.core.types import DEFAULT_KB, IngestResult
@@ -135,11 +136,12 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     access = accounts.kb if accounts is not None else None
     ingestor = Ingestor(store, settings.ingest)
     sync = open_sync(store, ingestor, settings)
+    audit = open_audit(settings, database)  # every facet that changes something records through it
     engine = Engine(
         settings,
-        chat=Chat(settings, answers, agent, retrieval, recorder, access),
-        library=Library(store, ingestor, recorder, access),
-        intents=Intents(intent_store, router),
+        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit),
+        library=Library(store, ingestor, recorder, access, audit),
+        intents=Intents(intent_store, router, audit),
         observability=Observability(settings, retrieval, traces, cases, access),
         conversations=conversations,
         store=store,
@@ -149,9 +151,10 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         closers=tuple(c for c in (sync, follower, agent, retrieval, intent_store, catalog, database) if c is not None),
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
-        admin=Admin(settings, accounts, agent.mcp_servers),
+        admin=Admin(settings, accounts, agent.mcp_servers, audit),
         database=database,
-        sync=Sync(sync, access),
+        sync=Sync(sync, access, audit),
+        audit=audit,
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)
@@ -182,7 +185,7 @@ def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
     extensions = set(engine.library.supported_extensions())
     files = sorted(p for p in demo_dir.glob("*") if p.suffix.lower() in extensions)
     log.info("indexing the demo knowledge base: %d files from %s", len(files), demo_dir)
-    results = engine.library.ingest([(p, p.name) for p in files], kb=DEMO_KB, owner="system")
+    results = engine.library.ingest([(p, p.name) for p in files], kb=DEMO_KB, owner="system", actor=SYSTEM_ACTOR)
     for result in results:
         if result.status == "failed":
             log.warning("demo file not indexed: %s", result.message)

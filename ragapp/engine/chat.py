@@ -1,4 +1,9 @@
-"""The chat facet: questions in, engine events out (workflow, agent or auto), each request leaving a trace."""
+"""The chat facet: questions in, engine events out (workflow, agent or auto), each request leaving a trace.
+
+Both ways in (``ask`` and ``retrieve``) resolve the asker's scope here, so this is where every question's scope
+is audited, whatever the channel (the Chat tab, the HTTP API, the MCP server): who searched which knowledge bases,
+and the question's text only with ``audit.log_questions``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,9 @@ from collections.abc import Iterator, Sequence
 from ragapp.accounts.kb_access import KbAccess
 from ragapp.agent.auto import choose_mode
 from ragapp.agent.runner import AgentRunner
+from ragapp.audit import AuditAction, AuditLog
 from ragapp.config import Settings
-from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
+from ragapp.core.access import LOCAL_ACTOR, Action, Actor
 from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
 from ragapp.core.filters import DocumentFilter
 from ragapp.core.lang import is_chinese, said_as
@@ -27,8 +33,10 @@ class Chat:
         retrieval: RetrievalPipeline,
         recorder: TraceRecorder,
         access: KbAccess | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._settings = settings
+        self._audit = audit or AuditLog.off()
         self._answers = answers
         self._agent = agent
         self._retrieval = retrieval
@@ -69,9 +77,10 @@ class Chat:
         here within those knowledge bases; one that admits none is said, and nothing is searched."""
         if self._access is not None:
             kbs = self._access.scope_for(actor, kbs)
+        shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
+        self._audited(actor, question, kbs, where, mode=shown)
         docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
         events = self._ask(question, history, kbs, summary, clarified, mode, docs)
-        shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
         return self._recorder.chat(events, owner=owner, question=question, mode=shown)
 
     def _ask(
@@ -114,11 +123,19 @@ class Chat:
         """The chunks ``question`` would be answered from, with everything the trace shows about them; like
         ``ask``, only from the knowledge bases ``actor`` may read and the documents ``where`` admits, found by
         the named ``channels`` (None: all)."""
-        require(actor, Action.CHAT)
+        self._audit.require(actor, Action.CHAT, AuditAction.SEARCH, _scope(kbs), mode="retrieve")
         if self._access is not None:
             kbs = self._access.scope_for(actor, kbs)
+        self._audited(actor, question, kbs, where, mode="retrieve")
         docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
         return self._retrieval.retrieve(question, kbs, channels=channels, docs=docs)
+
+    def _audited(self, actor: Actor, question: str, kbs: Scope, where: DocumentFilter | None, mode: str) -> None:
+        """Record who searched which knowledge bases (the scope as narrowed to what they may read)."""
+        detail = {"mode": mode, "kbs": sorted(kbs) if kbs is not None else None, "filtered": where is not None or None}
+        if self._audit.log_questions:
+            detail["question"] = question
+        self._audit.record(actor, AuditAction.SEARCH, _scope(kbs), detail=detail)
 
 
 def question_refusal(question: str, max_chars: int) -> str | None:
@@ -138,3 +155,8 @@ def question_refusal(question: str, max_chars: int) -> str | None:
             "(RAGAPP_WORKFLOW__MAX_QUESTION_CHARS). Shorten it, or upload long text as a document."
         )
     return None
+
+
+def _scope(kbs: Scope) -> str:
+    """A search's scope as the audit log's target: the knowledge bases, or "(all)"."""
+    return "(all)" if kbs is None else ", ".join(sorted(kbs)) or "(none)"

@@ -6,7 +6,9 @@
 - ``observability``: traces and test cases (``Observability``);
 - ``admin``: users, knowledge-base access and the settings view (``Admin``);
 - ``sign_ins``: the browsers signed in, kept in the database (``SignIns``);
-- ``sync``: the folders and git repositories knowledge bases follow (``Sync``).
+- ``sync``: the folders and git repositories knowledge bases follow (``Sync``);
+- ``audit``: the audit log, for admins (``AuditView``); every sign-in is recorded here, every change and
+  question's scope in the facet that does it.
 
 The UI (and tests, and the evaluation commands) talk to these facets only. Build one with
 ``ragapp.engine.build.build_engine``.
@@ -21,11 +23,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ragapp.accounts.service import Accounts, open_accounts
+from ragapp.audit import AuditAction, AuditLog
 from ragapp.config import Settings
 from ragapp.core.access import LOCAL_ACTOR, Actor
-from ragapp.core.errors import AccessDenied, LoginRefused
+from ragapp.core.errors import AccessDenied, LoginRefused, LoginThrottled
 from ragapp.db import Database
 from ragapp.engine.admin import Admin
+from ragapp.engine.audit import AuditView
 from ragapp.engine.chat import Chat
 from ragapp.engine.conversations import Conversations
 from ragapp.engine.intents import Intents
@@ -73,6 +77,7 @@ class Engine:
         admin: Admin | None = None,
         database: Database | None = None,
         sync: Sync | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.settings = settings
         self.database = database  # the PostgreSQL database replicas share; None: SQLite files in the state dir
@@ -89,21 +94,24 @@ class Engine:
         self.admin = admin or Admin(settings, accounts)
         self.sign_ins = SignIns(accounts.sessions if accounts is not None else None)
         self.sync = sync  # None: an engine built without sync (``build_engine`` always gives one)
+        self._audit = audit or AuditLog.off()
+        self.audit = AuditView(self._audit)
         self._store = store
         self._retrieval = retrieval
         self._llm = llm
         self._closers = tuple(closers)  # closed in this order, after the facets' stores
         self.warming = False  # True while ``warm_up`` runs (the API's /readyz says not ready yet)
 
-    def actor(self, username: str | None) -> Actor:
-        """Who a request acts for: with accounts off the local user; else the signed-in user as the users file
-        has them now (a changed role or a removed user counts from their next action)."""
+    def actor(self, username: str | None, client: str = "") -> Actor:
+        """Who a request from the address ``client`` acts for: with accounts off the local user; else the
+        signed-in user as the users file has them now (a changed role or a removed user counts from their next
+        action)."""
         if self.accounts is None:
-            return LOCAL_ACTOR
+            return LOCAL_ACTOR.at(client)
         actor = self.accounts.actor(username) if username else None
         if actor is None:
             raise AccessDenied("Sign in first.")
-        return actor
+        return actor.at(client)
 
     def key_user(self, key: str) -> str | None:
         """Whose API key ``key`` is (None: nobody's). Keys are kept with the accounts and work with accounts off
@@ -118,14 +126,31 @@ class Engine:
         throttled and logged), ``LoginThrottled`` while that name or address waits after too many."""
         if self.accounts is None:
             raise LoginRefused("Accounts are off: there is nobody to sign in as.")
-        return self.accounts.login(name, password, client)
+        try:
+            actor = self.accounts.login(name, password, client).at(client)
+        except LoginRefused as exc:
+            self._audit.record(name, AuditAction.SIGN_IN, name, "refused", _refusal(exc, "password"), client=client)
+            raise
+        self._audit.record(actor, AuditAction.SIGN_IN, actor.name, detail={"method": "password"})
+        return actor
 
     def sign_in_external(self, name: str, groups: Sequence[str], source: str, client: str = "") -> Actor:
         """``name``, vouched for by the company sign-in ``source`` ("oidc"), with the role their ``groups`` give
         (``Accounts.sign_in_external``); ``LoginRefused`` when they get none."""
         if self.accounts is None:
             raise LoginRefused("Accounts are off: there is nobody to sign in as.")
-        return self.accounts.sign_in_external(name, groups, source, client)
+        try:
+            actor = self.accounts.sign_in_external(name, groups, source, client).at(client)
+        except LoginRefused as exc:
+            self._audit.record(name, AuditAction.SIGN_IN, name, "refused", _refusal(exc, source), client=client)
+            raise
+        self._audit.record(actor, AuditAction.SIGN_IN, actor.name, detail={"method": source})
+        return actor
+
+    def sign_out(self, name: str, client: str = "") -> None:
+        """Record that ``name`` signed out from ``client`` (the session itself ends where it is kept)."""
+        known = self.accounts.actor(name) if self.accounts is not None else None  # None: removed meanwhile
+        self._audit.record(known.at(client) if known else name, AuditAction.SIGN_OUT, name, client=client)
 
     def login(self, name: str, password: str, client: str = "") -> bool:
         """``sign_in`` as yes or no."""
@@ -166,6 +191,11 @@ class Engine:
         self.conversations.close()
         for accounts in {id(a): a for a in (self.accounts, self._keys) if a is not None}.values():
             accounts.close()  # the sign-ins' file, or nothing on the shared database (closed below)
+        self._audit.close()
         for part in self._closers:
             part.close()
         close_pools()
+
+
+def _refusal(exc: LoginRefused, method: str) -> dict[str, object]:
+    return {"method": method, "reason": str(exc), "throttled": isinstance(exc, LoginThrottled) or None}

@@ -3,7 +3,8 @@
 Every edit validates the whole resulting tree and raises ``IntentTreeError`` (nothing changed) or says what it
 did. The rules hold for any caller (the Intents tab, a script, an HTTP API): an added code must be new, a rename
 may not take another intent's code, a leaf that receives a child becomes a group, a group keeps at least one
-child, and a file must be YAML or JSON.
+child, and a file must be YAML or JSON. Every edit is audited (``ragapp.audit``), refused and failed ones too,
+with the intent's code as its target.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
 from ragapp.core.types import Scope
@@ -23,9 +25,10 @@ from ragapp.router.tree import Format, IntentNode, IntentTree, IntentTreeError, 
 
 
 class Intents:
-    def __init__(self, store: IntentStore, router: IntentRouter) -> None:
+    def __init__(self, store: IntentStore, router: IntentRouter, audit: AuditLog | None = None) -> None:
         self._store = store
         self._router = router
+        self._audit = audit or AuditLog.off()
         # One edit at a time in this process, so what a deletion reports (its path, the only-child hint) is about
         # the tree it changed; between replicas the store's edit lock keeps the tree itself consistent.
         self._lock = threading.RLock()
@@ -42,12 +45,14 @@ class Intents:
     ) -> SavedIntent:
         """Add an intent (``replacing`` None: its code must be new) or update the intent ``replacing`` (a new
         code renames it, a new parent moves it). A leaf that receives it as a child becomes a group."""
-        require(actor, Action.EDIT_INTENTS)
-        node = edit.to_node() if isinstance(edit, IntentDraft) else edit
-        with self._lock:
-            # The store says which leaf became a group: only it sees the tree the edit changed (another replica
-            # may have edited since this one last read it).
-            tree, host = self._store.saved(node, replacing, new=replacing is None)
+        code = (edit.code or "").strip()
+        with self._audit.attempt(actor, AuditAction.INTENT_SAVE, code, replacing=replacing):
+            require(actor, Action.EDIT_INTENTS)
+            node = edit.to_node() if isinstance(edit, IntentDraft) else edit
+            with self._lock:
+                # The store says which leaf became a group: only it sees the tree the edit changed (another
+                # replica may have edited since this one last read it).
+                tree, host = self._store.saved(node, replacing, new=replacing is None)
         return SavedIntent(
             tree,
             node.code,
@@ -59,29 +64,35 @@ class Intents:
     def delete(self, code: str, *, actor: Actor = LOCAL_ACTOR) -> DeletedIntent:
         """Delete an intent and everything under it. The only child of a group cannot go (the group would be
         left without a kind): the refusal says what to do instead."""
-        require(actor, Action.EDIT_INTENTS)
-        with self._lock:
-            path = self._store.tree().full_path(code)
-            try:
-                count = self._store.delete(code)
-            except IntentTreeError as exc:  # the hint from the tree as stored now, which refused the edit
-                raise IntentTreeError([*exc.problems, *only_child_hint(self._store.tree(), code)]) from None
+        with self._audit.attempt(actor, AuditAction.INTENT_DELETE, code) as note:
+            require(actor, Action.EDIT_INTENTS)
+            with self._lock:
+                path = self._store.tree().full_path(code)
+                try:
+                    note["removed"] = count = self._store.delete(code)
+                except IntentTreeError as exc:  # the hint from the tree as stored now, which refused the edit
+                    raise IntentTreeError([*exc.problems, *only_child_hint(self._store.tree(), code)]) from None
         return DeletedIntent(code, path, count)
 
     def move(self, code: str, parent: str | None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:
-        require(actor, Action.EDIT_INTENTS)
-        with self._lock:
-            return self._store.move(code, parent)
+        with self._audit.attempt(actor, AuditAction.INTENT_MOVE, code, parent=parent or "(top)"):
+            require(actor, Action.EDIT_INTENTS)
+            with self._lock:
+                return self._store.move(code, parent)
 
     def import_tree(self, text: str, fmt: Format | None = None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:
         """Replace the whole tree with one read from YAML or JSON; a bad file changes nothing."""
-        require(actor, Action.EDIT_INTENTS)
-        with self._lock:
-            return self._store.replace(parse_tree(text, fmt))
+        with self._audit.attempt(actor, AuditAction.INTENT_IMPORT, "(whole tree)", format=fmt) as note:
+            require(actor, Action.EDIT_INTENTS)
+            with self._lock:
+                tree = self._store.replace(parse_tree(text, fmt))
+            note["intents"] = len(tree)
+        return tree
 
     def import_file(self, path: Path, name: str | None = None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:
         """``import_tree`` from a .yaml, .yml or .json file (``name``: the name it was uploaded under)."""
-        require(actor, Action.EDIT_INTENTS)
+        # Refused before the file is read; ``import_tree`` audits the rest.
+        self._audit.require(actor, Action.EDIT_INTENTS, AuditAction.INTENT_IMPORT, "(whole tree)", file=name)
         name = name or path.name
         fmt = import_format(name)
         try:

@@ -1,6 +1,7 @@
 """The library facet: what the knowledge bases hold; adding, re-indexing, removing and moving documents; and
 looking inside one (its chunks, how it read, a cited page as it looks). Reading a document checks that the
-actor may read its knowledge base, like a question does."""
+actor may read its knowledge base, like a question does. Every change is audited (``ragapp.audit``), refusals
+too; a document's target reads ``kb/name``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragapp.accounts.kb_access import KbAccess
+from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import AccessDenied, IngestError
 from ragapp.core.filters import TagError, clean_tags
@@ -64,12 +66,18 @@ SECTION_WINDOW = 3  # chunks either side of the cited one, when the page cannot 
 
 class Library:
     def __init__(
-        self, store: KnowledgeStore, ingestor: Ingestor, recorder: TraceRecorder, access: KbAccess | None = None
+        self,
+        store: KnowledgeStore,
+        ingestor: Ingestor,
+        recorder: TraceRecorder,
+        access: KbAccess | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._store = store
         self._ingestor = ingestor
         self._recorder = recorder
         self._access = access  # None: accounts off
+        self._audit = audit or AuditLog.off()
 
     def _may_edit(self, actor: Actor, kb: str) -> None:
         if self._access is not None and not self._access.may_edit(actor, kb):
@@ -78,6 +86,11 @@ class Library:
     def _kb_of(self, doc_id: str) -> str | None:
         record = self._store.catalog.document(doc_id)
         return record.kb if record is not None else None
+
+    def _target(self, doc_id: str) -> str:
+        """How the audit log names a document: ``kb/name`` (its id, once it is gone)."""
+        record = self._store.catalog.document(doc_id)
+        return f"{record.kb}/{record.name}" if record is not None else doc_id
 
     def ingest(
         self,
@@ -94,44 +107,53 @@ class Library:
         file; raises ``IngestError`` for an invalid ``kb`` name and ``AccessDenied`` for an ``actor`` who may
         not upload, before anything is stored. Setting ``cancel`` stops the batch cleanly (see
         ``Ingestor.ingest_files``)."""
-        require(actor, Action.UPLOAD)
-        self._may_edit(actor, kb)
-        shown = progress or (lambda _update: None)
+        names = [item[1] for item in files]
+        with self._audit.attempt(actor, AuditAction.UPLOAD, kb, files=names[:50], count=len(names)) as note:
+            require(actor, Action.UPLOAD)
+            self._may_edit(actor, kb)
+            shown = progress or (lambda _update: None)
 
-        def run(traced: Progress) -> list[IngestResult]:
-            def both(update: IngestProgress) -> None:
-                traced(update)
-                shown(update)
+            def run(traced: Progress) -> list[IngestResult]:
+                def both(update: IngestProgress) -> None:
+                    traced(update)
+                    shown(update)
 
-            return self._ingestor.ingest_files(files, both, kb, cancel)
+                return self._ingestor.ingest_files(files, both, kb, cancel)
 
-        return self._recorder.ingest(run, owner=owner, files=[item[1] for item in files])
+            results = self._recorder.ingest(run, owner=owner, files=names)
+            note["results"] = {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})}
+        return results
 
-    def check_upload(self, kb: str, *, actor: Actor = LOCAL_ACTOR) -> None:
+    def check_upload(self, kb: str | None, *, actor: Actor = LOCAL_ACTOR) -> None:
         """Raise ``AccessDenied`` as ``ingest`` would for ``actor`` uploading to ``kb``, before any file is read
-        (the HTTP API checks before it accepts an upload it would run later)."""
-        require(actor, Action.UPLOAD)
-        self._may_edit(actor, kb)
+        (the HTTP API checks before it accepts an upload it would run later; ``kb`` None: the role only, before
+        the form naming the base is read); a refusal is audited."""
+        with self._audit.refusals(actor, AuditAction.UPLOAD, kb or ""):
+            require(actor, Action.UPLOAD)
+            if kb is not None:
+                self._may_edit(actor, kb)
 
     def reindex(
         self, doc_id: str, progress: Progress | None = None, owner: str = LOCAL_OWNER, *, actor: Actor = LOCAL_ACTOR
     ) -> IngestResult:
         """Parse, chunk and embed a document again from its kept file, in place (after a parser or embedder
         change). Raises ``IngestError`` when it is gone or its file was not kept."""
-        require(actor, Action.UPLOAD)
-        if (kb := self._kb_of(doc_id)) is not None:
-            self._may_edit(actor, kb)
-        shown = progress or (lambda _update: None)
-        name = record.name if (record := self._store.catalog.document(doc_id)) else doc_id
+        with self._audit.attempt(actor, AuditAction.REINDEX, self._target(doc_id), doc_id=doc_id) as note:
+            require(actor, Action.UPLOAD)
+            if (kb := self._kb_of(doc_id)) is not None:
+                self._may_edit(actor, kb)
+            shown = progress or (lambda _update: None)
+            name = record.name if (record := self._store.catalog.document(doc_id)) else doc_id
 
-        def run(traced: Progress) -> list[IngestResult]:
-            def both(update: IngestProgress) -> None:
-                traced(update)
-                shown(update)
+            def run(traced: Progress) -> list[IngestResult]:
+                def both(update: IngestProgress) -> None:
+                    traced(update)
+                    shown(update)
 
-            return [self._ingestor.reindex(doc_id, both)]
+                return [self._ingestor.reindex(doc_id, both)]
 
-        (result,) = self._recorder.ingest(run, owner=owner, files=[name])
+            (result,) = self._recorder.ingest(run, owner=owner, files=[name])
+            note["result"] = result.status
         return result
 
     def _readable(self, doc_id: str, actor: Actor) -> DocumentRecord:
@@ -163,15 +185,17 @@ class Library:
             IngestError: the document is gone, or a tag breaks the rules (the message says which).
             AccessDenied: ``actor`` may not change the document's knowledge base.
         """
-        require(actor, Action.UPLOAD)
-        record = self._readable(doc_id, actor)
-        self._may_edit(actor, record.kb)
-        try:
-            cleaned = clean_tags(tags)
-        except TagError as exc:
-            raise IngestError(str(exc)) from None
-        if not self._store.catalog.set_tags(doc_id, cleaned):
-            raise IngestError("That document is no longer in the knowledge base.")
+        with self._audit.attempt(actor, AuditAction.TAG, self._target(doc_id), doc_id=doc_id) as note:
+            require(actor, Action.UPLOAD)
+            record = self._readable(doc_id, actor)
+            self._may_edit(actor, record.kb)
+            try:
+                cleaned = clean_tags(tags)
+            except TagError as exc:
+                raise IngestError(str(exc)) from None
+            if not self._store.catalog.set_tags(doc_id, cleaned):
+                raise IngestError("That document is no longer in the knowledge base.")
+            note["tags"] = list(cleaned)
         return cleaned
 
     def tags(self, *, actor: Actor = LOCAL_ACTOR) -> list[str]:
@@ -221,18 +245,20 @@ class Library:
 
     def delete(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Remove a document from the catalog, the vectors and the keyword index; returns its name."""
-        require(actor, Action.DELETE)
-        if (kb := self._kb_of(doc_id)) is not None:
-            self._may_edit(actor, kb)
-        return self._ingestor.delete(doc_id)
+        with self._audit.attempt(actor, AuditAction.DELETE, self._target(doc_id), doc_id=doc_id):
+            require(actor, Action.DELETE)
+            if (kb := self._kb_of(doc_id)) is not None:
+                self._may_edit(actor, kb)
+            return self._ingestor.delete(doc_id)
 
     def move(self, doc_id: str, kb: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Put a document in knowledge base ``kb`` (nothing is re-embedded); returns its name."""
-        require(actor, Action.MOVE)
-        self._may_edit(actor, kb)
-        if (current := self._kb_of(doc_id)) is not None:
-            self._may_edit(actor, current)
-        return self._ingestor.move(doc_id, kb)
+        with self._audit.attempt(actor, AuditAction.MOVE, self._target(doc_id), doc_id=doc_id, to=kb):
+            require(actor, Action.MOVE)
+            self._may_edit(actor, kb)
+            if (current := self._kb_of(doc_id)) is not None:
+                self._may_edit(actor, current)
+            return self._ingestor.move(doc_id, kb)
 
     def documents(self, *, actor: Actor = LOCAL_ACTOR) -> list[DocumentRecord]:
         """Every document, or with accounts on those in the knowledge bases ``actor`` may read."""

@@ -1,11 +1,13 @@
 """The sync facet: the folders and git repositories knowledge bases follow. Editors of a base may see, sync,
-pause and resume its source; only an admin adds or removes one (a source makes a server folder readable)."""
+pause and resume its source; only an admin adds or removes one (a source makes a server folder readable).
+Each of those is audited (``ragapp.audit``) with the source's name as its target, refusals too."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from ragapp.accounts.kb_access import KbAccess
+from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import AccessDenied
 from ragapp.sync.runner import RunOutcome
@@ -16,9 +18,10 @@ __all__ = ["RunOutcome", "Source", "SourceStatus", "Sync", "SyncError", "SyncRep
 
 
 class Sync:
-    def __init__(self, service: SyncService, access: KbAccess | None = None) -> None:
+    def __init__(self, service: SyncService, access: KbAccess | None = None, audit: AuditLog | None = None) -> None:
         self._service = service
         self._access = access  # None: accounts off
+        self._audit = audit or AuditLog.off()
 
     def _may_edit(self, actor: Actor, kb: str) -> None:
         if self._access is not None and not self._access.may_edit(actor, kb):
@@ -57,30 +60,39 @@ class Sync:
     ) -> Source:
         """Follow a folder or git repository into ``kb``; with ``start`` its first sync begins in the background
         (else at its first interval, or when asked)."""
-        require(actor, Action.MANAGE_SOURCES)
-        self._may_edit(actor, kb)
-        return self._service.add(name, kind, location, kb, include, exclude, interval_s, branch, background=start)
+        with self._audit.attempt(actor, AuditAction.SOURCE_ADD, name, kind=kind, location=location, kb=kb):
+            require(actor, Action.MANAGE_SOURCES)
+            self._may_edit(actor, kb)
+            return self._service.add(name, kind, location, kb, include, exclude, interval_s, branch, background=start)
 
     def sync_now(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> None:
         """Start a sync of ``name`` in the background (it waits for one under way)."""
-        self._editable(name, actor)
-        self._service.request(name)
+        with self._audit.attempt(actor, AuditAction.SOURCE_SYNC, name, background=True):
+            self._editable(name, actor)
+            self._service.request(name)
 
     def run(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> RunOutcome:
         """Sync ``name`` in this thread and return how it went."""
-        self._editable(name, actor)
-        return self._service.run(name)
+        with self._audit.attempt(actor, AuditAction.SOURCE_SYNC, name) as note:
+            self._editable(name, actor)
+            outcome = self._service.run(name)
+            note["state"] = outcome.state
+        return outcome
 
     def pause(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> None:
-        self._editable(name, actor)
-        self._service.pause(name)
+        with self._audit.attempt(actor, AuditAction.SOURCE_PAUSE, name):
+            self._editable(name, actor)
+            self._service.pause(name)
 
     def resume(self, name: str, *, actor: Actor = LOCAL_ACTOR) -> None:
-        self._editable(name, actor)
-        self._service.resume(name)
+        with self._audit.attempt(actor, AuditAction.SOURCE_RESUME, name):
+            self._editable(name, actor)
+            self._service.resume(name)
 
     def remove(self, name: str, delete_documents: bool = False, *, actor: Actor = LOCAL_ACTOR) -> int:
         """Stop following ``name`` (its documents stay unless ``delete_documents``)."""
-        require(actor, Action.MANAGE_SOURCES)
-        self._editable(name, actor)
-        return self._service.remove(name, delete_documents)
+        with self._audit.attempt(actor, AuditAction.SOURCE_REMOVE, name, delete_documents=delete_documents) as note:
+            require(actor, Action.MANAGE_SOURCES)
+            self._editable(name, actor)
+            note["documents_deleted"] = removed = self._service.remove(name, delete_documents)
+        return removed

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal, TypeVar
 
 import anyio
@@ -144,9 +144,11 @@ def build_mcp(
     def caller(ctx: Context) -> Caller:  # type: ignore[type-arg]
         request = ctx.request_context.request
         try:
-            return who(getattr(request, "headers", None))
+            found = who(getattr(request, "headers", None))
         except CallRefused as refused:
             raise ToolError(str(refused)) from None
+        host = getattr(getattr(request, "client", None), "host", None)  # over HTTP: for the audit log
+        return replace(found, actor=found.actor.at(host)) if isinstance(host, str) else found
 
     async def run(work: Callable[[], T]) -> T:
         """``work`` in a worker thread, within the call's time budget; the engine's refusals as tool errors."""

@@ -81,7 +81,7 @@ def build_app(
     if oidc is not None:  # a sign-out there too, for a browser that signed in through the provider
         app.add_middleware(OidcLogout, oidc=oidc, public_url=settings.oidc.public_url, root_path=settings.ui.root_path)
     app.add_middleware(UploadOwners, sessions=sessions)
-    app.add_middleware(SessionCookies, sessions=sessions)
+    app.add_middleware(SessionCookies, sessions=sessions, signed_out=engine.sign_out)
     app.add_middleware(SecurityHeaders, https=settings.ui.https, frame_ancestors=settings.ui.frame_ancestors)
     app.state.page = page
     app.state.sign_ins = tokens  # for a company sign-in's callback: ``tokens.begin(token, user, "oidc")``

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, MutableMapping
 from contextvars import ContextVar
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -90,9 +91,10 @@ class SessionCookies:
     the user's sign-ins (every one, as Gradio's /logout means to, or this browser's with ``all_session=false``)
     and is logged; a sign-in sees the client's address (``login_client``) and user agent (``request_from``)."""
 
-    def __init__(self, app: ASGIApp, sessions: Sessions) -> None:
+    def __init__(self, app: ASGIApp, sessions: Sessions, signed_out: Callable[[str, str], None] | None = None) -> None:
         self.app = app
         self.sessions = sessions
+        self.signed_out = signed_out  # (user, client address): the engine's audit log hears of each sign-out
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,6 +112,9 @@ class SessionCookies:
             else:
                 self.sessions.tokens.end_all(user)
             log.info("%s signed out", user)
+            if self.signed_out is not None:
+                client = scope.get("client")
+                await run_in_threadpool(self.signed_out, user, client[0] if client else "")  # a database write
         if path == "/login":
             login_client.set(address)
         stale = token is not None and user is None

@@ -10,7 +10,8 @@
 
 It reads the same settings as the app (``RAGAPP_*``: the state folder, or the shared database). Exit status: 0
 done, 1 the sync failed, 2 a request that cannot be done (the message says why), 3 not run (paused, or another
-replica or the app is syncing that source now).
+replica or the app is syncing that source now). Every change (add, run, pause, resume, remove) is written to the
+app's audit log as done by the user "cli".
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 
+from ragapp.audit import CLI_ACTOR, AuditAction, AuditLog, open_audit
 from ragapp.config import Settings
 from ragapp.core.errors import RagAppError
+from ragapp.db import open_database
 from ragapp.sync.service import add_source
 from ragapp.sync.sources import SourceStatus, SyncError, SyncReport
 from ragapp.sync.standalone import open_service, open_store
@@ -60,11 +64,40 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, settings: Settings | None = None) -> int:
     args = _parser().parse_args(argv)
     settings = settings or Settings()
+    action = _AUDITED.get(args.command or "list")
     try:
-        return _run(args, settings)
+        if action is None:  # a listing changes nothing
+            return _run(args, settings)
+        detail = {"kb": args.kb, "location": args.git or args.folder} if action == AuditAction.SOURCE_ADD else {}
+        with _audit_log(settings) as audit, audit.attempt(CLI_ACTOR, action, args.name, **detail) as note:
+            note["exit_status"] = code = _run(args, settings)
+        return code
     except RagAppError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+
+
+_AUDITED = {
+    "add": AuditAction.SOURCE_ADD,
+    "run": AuditAction.SOURCE_SYNC,
+    "pause": AuditAction.SOURCE_PAUSE,
+    "resume": AuditAction.SOURCE_RESUME,
+    "remove": AuditAction.SOURCE_REMOVE,
+}
+
+
+@contextmanager
+def _audit_log(settings: Settings) -> Iterator[AuditLog]:
+    """The app's audit log (its SQLite file, or the shared database through a connection of its own)."""
+    url = settings.store.database_url.get_secret_value().strip()
+    database = open_database(url, pool_size=1) if url else None
+    audit = open_audit(settings, database)
+    try:
+        yield audit
+    finally:
+        audit.close()
+        if database is not None:
+            database.close()
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:

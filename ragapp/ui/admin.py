@@ -1,5 +1,6 @@
 """The Admin tab: users (add, change role, reset password, remove), who may read and edit each knowledge base,
-the browsers signed in (``ragapp.ui.admin_sessions``), and the settings the app runs with (secrets masked).
+the browsers signed in (``ragapp.ui.admin_sessions``), the settings the app runs with (secrets masked), and the
+audit log (``ragapp.ui.admin_audit``).
 
 Shown to admins only. With accounts on, the page starts with the tab hidden and empty (nothing about users or
 settings is in the page a reader gets); the load event shows and fills it for an admin. With accounts off the
@@ -20,6 +21,7 @@ import pandas as pd
 from ragapp.core.access import Action, Actor, may
 from ragapp.core.errors import AccessDenied
 from ragapp.engine.engine import Engine
+from ragapp.ui.admin_audit import build_audit_section
 from ragapp.ui.admin_sessions import build_sign_ins_section
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import ROLE_WORDS, both, t
@@ -278,6 +280,7 @@ def build_admin_tab(engine: Engine, handlers: AdminHandlers | None = None) -> Ad
         settings = gr.JSON(elem_id="settings-view", label=t("admin.settings"), open=True)
         gr.Markdown(t("admin.mcp_heading"))
         mcp = gr.Markdown(elem_id="agent-mcp-tools")
+        build_audit_section(engine, tab)
 
     outputs = [tab, note, users, picked, kbs, kb, settings]
     tab.select(h.load, outputs=outputs, api_visibility="private")

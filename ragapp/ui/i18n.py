@@ -296,6 +296,27 @@ TEXTS: dict[str, tuple[str, str]] = {
     "signins.user": ("User", "用户"),
     "signins.end_all": ("Sign out all of this user's", "让该用户全部退出登录"),
     "signins.refresh": ("Refresh", "刷新"),
+    # The Admin tab's audit log (ragapp/ui/admin_audit.py)
+    "audit.heading": (
+        "### 📜 Audit log\nSign-ins, every change and every question's scope: who, when, from where, what "
+        "(docs/audit.md).",
+        "### 📜 审计日志\n登录、每一次更改和每个问题的检索范围：谁、何时、从哪里、做了什么（见 docs/audit.md）。",
+    ),
+    "audit.all": ("All", "全部"),
+    "audit.user": ("User", "用户"),
+    "audit.action": ("Action", "动作"),
+    "audit.target": ("Target", "对象"),
+    "audit.target_info": (
+        "Part of a knowledge base, document (kb/name), user, source or intent",
+        "知识库、文档（知识库/名称）、用户、同步源或意图名称的一部分",
+    ),
+    "audit.outcome": ("Outcome", "处理结果"),
+    "audit.since": ("From (UTC)", "起始（UTC）"),
+    "audit.until": ("Before (UTC)", "截止（UTC，不含）"),
+    "audit.show": ("Show", "查询"),
+    "audit.download": ("Download CSV", "下载 CSV"),
+    "audit.table": ("Audit records, newest first", "审计记录（最新在前）"),
+    "audit.csv": ("CSV file", "CSV 文件"),
     "role.reader": ("Reader", "读者"),
     "role.editor": ("Editor", "编辑"),
     "role.admin": ("Admin", "管理员"),

@@ -92,6 +92,11 @@ HEADERS: dict[str, str] = {
     "Browser": "浏览器",
     "How": "登录方式",
     "ID": "ID",
+    # Admin: the audit log
+    "Client": "来源地址",
+    "Target": "对象",
+    "Outcome": "处理结果",
+    "Detail": "详情",
 }
 
 # The chat's buttons made at run time whose labels are the page's words (the others are intents' names): the page

@@ -81,6 +81,13 @@ def owner_of(engine: Any, stored: str | None, request: Any = None) -> str:
 
 def actor_of(engine: Any, request: Any = None) -> Actor:
     """Whom a UI event (or a script calling the same endpoint through Gradio's API) acts for: the user Gradio
-    signed in, as the engine knows them; with accounts off, the local user."""
+    signed in, as the engine knows them; with accounts off, the local user. The request's client address
+    (the proxy's forwarded one only from a trusted proxy: uvicorn decides) goes with them to the audit log."""
     username = getattr(request, "username", None) if request is not None else None
-    return engine.actor(username)  # type: ignore[no-any-return]
+    return engine.actor(username, client_of(request))  # type: ignore[no-any-return]
+
+
+def client_of(request: Any = None) -> str:
+    """The address a Gradio request came from ("" when unknown: a test's request, a script without one)."""
+    host = getattr(getattr(request, "client", None), "host", None)
+    return host if isinstance(host, str) else ""

@@ -102,6 +102,7 @@ def test_the_users_command_makes_lists_and_revokes_keys(
     monkeypatch.setenv("RAGAPP_AUTH__USERS_FILE", str(users))
     monkeypatch.setenv("RAGAPP_AUTH__BCRYPT_ROUNDS", "4")
     monkeypatch.setenv("RAGAPP_AUTH__ENABLED", "true")
+    monkeypatch.setenv("RAGAPP_PATHS__STATE_DIR", str(tmp_path / "state"))  # where the command's audit log goes
     assert users_main(["key", "nobody"]) == 2  # accounts on: a key acts as an existing user
     UserStore(users, 4).add("alice", "alice password", "editor")
     capsys.readouterr()

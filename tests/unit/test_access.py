@@ -22,6 +22,7 @@ TABLE = {
     A.ALL_TRACES:          (False, False, True),
     A.VIEW_SETTINGS:       (False, False, True),
     A.MANAGE_SOURCES:      (False, False, True),
+    A.READ_AUDIT:          (False, False, True),
 }  # fmt: skip
 
 

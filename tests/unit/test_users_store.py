@@ -94,7 +94,8 @@ def test_the_store_never_leaves_users_without_an_admin(store: UserStore, tmp_pat
     store.set_role("bob", "admin")
     store.set_role("alice", "editor")  # bob is admin now
     # The command line goes through the same rule.
-    env = {**os.environ, "RAGAPP_AUTH__USERS_FILE": str(store.path), "RAGAPP_AUTH__BCRYPT_ROUNDS": "4"}
+    env = {**os.environ, "RAGAPP_AUTH__USERS_FILE": str(store.path), "RAGAPP_AUTH__BCRYPT_ROUNDS": "4",
+           "RAGAPP_PATHS__STATE_DIR": str(store.path.parent / "state")}  # its audit log  # fmt: skip
     refused = subprocess.run(
         [sys.executable, "-m", "ragapp.users", "role", "bob", "reader"], text=True, capture_output=True, env=env,
         cwd=REPO, timeout=120,
@@ -115,7 +116,8 @@ def test_a_damaged_file_or_hash_is_a_clear_error_not_a_crash(store: UserStore) -
 
 def test_the_command_line_manages_users(tmp_path: Path) -> None:
     users = tmp_path / "accounts.json"
-    env = {**os.environ, "RAGAPP_AUTH__USERS_FILE": str(users), "RAGAPP_AUTH__BCRYPT_ROUNDS": "4"}
+    env = {**os.environ, "RAGAPP_AUTH__USERS_FILE": str(users), "RAGAPP_AUTH__BCRYPT_ROUNDS": "4",
+           "RAGAPP_PATHS__STATE_DIR": str(tmp_path / "state")}  # its audit log  # fmt: skip
 
     def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run(

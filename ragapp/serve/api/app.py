@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
-from ragapp.serve.api import chat, conversations, documents, retrieve, sign_ins, sources, traces
+from ragapp.serve.api import audit, chat, conversations, documents, retrieve, sign_ins, sources, traces
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.api.docs import docs_page
 from ragapp.serve.api.errors import ApiRoute, error_json
@@ -55,6 +55,7 @@ def add_api(app: FastAPI, engine: Engine, check: KeyCheck) -> Jobs:
     jobs = Jobs(engine)
     for router in (
         _health(engine),
+        audit.router(engine, check),
         chat.router(engine, check),
         conversations.router(engine, check),
         documents.router(engine, check, jobs),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragapp.core.access import Actor
@@ -60,20 +60,23 @@ class KeyCheck:
             else f"This server listens on {host} (or behind a proxy), so the API needs a key."
         )
 
-    def __call__(self, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
-        return self.caller(credentials.credentials if credentials is not None else "")
+    def __call__(self, request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
+        # request.client: the peer, or the address a trusted proxy forwarded (uvicorn's forwarded_allow_ips)
+        client = request.client.host if request.client is not None else ""
+        return self.caller(credentials.credentials if credentials is not None else "", client)
 
-    def caller(self, key: str) -> Caller:
-        """Who a request with API key ``key`` ("" for none) acts for; ``ApiError`` (401) when it may not call."""
+    def caller(self, key: str, client: str = "") -> Caller:
+        """Who a request with API key ``key`` ("" for none) from the address ``client`` acts for; ``ApiError``
+        (401) when it may not call."""
         key = key.strip()
         user = self._engine.key_user(key) if key else None
         if user is None:
             if self.required:
                 said = "That API key is not valid (revoked, or mistyped)." if key else self._why
                 raise ApiError(401, f"{said} {HOW_TO_GET_A_KEY}", "invalid_api_key")
-            return Caller(self._engine.actor(None), LOCAL_OWNER, None)
+            return Caller(self._engine.actor(None, client), LOCAL_OWNER, None)
         try:
-            actor = self._engine.actor(user)
+            actor = self._engine.actor(user, client)
         except AccessDenied:
             raise ApiError(401, f"The user of that API key ({user}) no longer exists.", "invalid_api_key") from None
         return Caller(actor, f"user:{user}", user)

@@ -11,7 +11,6 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ragapp.core.access import Action, require
 from ragapp.core.types import DocumentRecord
 from ragapp.engine import kb_name
 from ragapp.engine.engine import Engine
@@ -67,7 +66,7 @@ def router(engine: Engine, check: KeyCheck, jobs: Jobs) -> APIRouter:
         wait: bool = Query(False, description="Answer when the job has ended (else at once, 202)."),
         caller: Caller = Depends(check),
     ) -> Any:
-        require(caller.actor, Action.UPLOAD)  # a reader is refused before the body is read
+        await run_in_threadpool(library.check_upload, None, actor=caller.actor)  # before the body is read
         form = await read_upload(request, max_file_mb)
         try:
             kb = kb_name(form.kb)
