@@ -255,7 +255,8 @@ def _list(args: argparse.Namespace, store: UserStore) -> int:
         users = store.users()
         for user in users:
             groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""
-            _say(f"{user.name:<24} {user.role:<7} since {user.created}{groups}")
+            via = f"  ({user.source})" if user.source != "local" else ""
+            _say(f"{user.name:<24} {user.role:<7} since {user.created}{groups}{via}")
         if not users:
             _say(f"no users in {store.where}")
     return 0

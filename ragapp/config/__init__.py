@@ -56,7 +56,10 @@ __all__ = [
 class Settings(BaseSettings):
     """The whole configuration. Build once at start and pass it down."""
 
-    model_config = SettingsConfigDict(env_prefix="RAGAPP_", env_nested_delimiter="__", extra="ignore")
+    # "null" in a variable is None: `RAGAPP_AUTH__DEFAULT_ROLE=null` refuses company sign-ins with no mapped group
+    model_config = SettingsConfigDict(
+        env_prefix="RAGAPP_", env_nested_delimiter="__", extra="ignore", env_parse_none_str="null"
+    )
 
     paths: PathSettings = Field(default_factory=PathSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)

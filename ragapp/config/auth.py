@@ -47,7 +47,7 @@ class AuthSettings(BaseModel):
     )
     default_role: Role | None = Field(
         "reader",
-        description="The role of a company sign-in whose groups map to none; null refuses such sign-ins.",
+        description="The role of a company sign-in whose groups map to none; `null` refuses such sign-ins.",
     )
 
     def users_path(self, state_dir: Path) -> Path:

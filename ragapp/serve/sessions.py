@@ -113,8 +113,7 @@ class SessionCookies:
                 self.sessions.tokens.end_all(user)
             log.info("%s signed out", user)
             if self.signed_out is not None:
-                client = scope.get("client")
-                await run_in_threadpool(self.signed_out, user, client[0] if client else "")  # a database write
+                await run_in_threadpool(self.signed_out, user, address)  # a database write
         if path == "/login":
             login_client.set(address)
         stale = token is not None and user is None

@@ -29,7 +29,10 @@ from ragapp.ui.markup import code_span, escape_text
 from ragapp.ui.state import actor_of
 
 # English names: the page renames them in Chinese (ragapp.ui.page_language.HEADERS).
-USER_HEADERS = ["Name", "Role", "Groups", "Added (UTC)"]
+USER_HEADERS = ["Name", "Role", "Groups", "Signs in with", "Added (UTC)"]
+# How a user signs in (``UserView.source``), in both languages: the company sign-ins set role and groups again
+# at every sign-in, so an edit here lasts until then.
+SOURCE_WORDS = {"local": ("password", "密码"), "oidc": ("OpenID Connect", "OpenID Connect"), "ldap": ("LDAP", "LDAP")}
 USER_TYPES = ["str", "html", "str", "str"]  # the role in both languages
 KB_HEADERS = ["Knowledge base", "Readers", "Editors"]
 KB_TYPES = ["str", "html", "str"]  # "open to everyone" in both languages
@@ -62,7 +65,13 @@ class AdminHandlers:
 
     def users_table(self, actor: Actor) -> pd.DataFrame:
         rows = [
-            [u.name, both(*ROLE_WORDS.get(u.role, (u.role, u.role))), ", ".join(u.groups), u.created]
+            [
+                u.name,
+                both(*ROLE_WORDS.get(u.role, (u.role, u.role))),
+                ", ".join(u.groups),
+                both(*SOURCE_WORDS.get(u.source, (u.source, u.source))),
+                u.created,
+            ]
             for u in self.engine.admin.users(actor=actor)
         ]
         return _frame(rows, USER_HEADERS)

@@ -35,6 +35,7 @@ ALL = "all"
 ACTION_WORDS: dict[str, str] = {
     AuditAction.SIGN_IN: "登录",
     AuditAction.SIGN_OUT: "退出登录",
+    AuditAction.SIGN_IN_END: "结束登录会话",
     AuditAction.SEARCH: "检索",
     AuditAction.UPLOAD: "上传",
     AuditAction.REINDEX: "重新索引",

@@ -81,6 +81,7 @@ HEADERS: dict[str, str] = {
     # Admin
     "Role": "角色",
     "Groups": "分组",
+    "Signs in with": "账号来源",
     "Readers": "可读",
     "Editors": "可编辑",
     # Admin: sign-ins
@@ -93,7 +94,7 @@ HEADERS: dict[str, str] = {
     "How": "登录方式",
     "ID": "ID",
     # Admin: the audit log
-    "Client": "来源地址",
+    "Client": "客户端地址",
     "Target": "对象",
     "Outcome": "处理结果",
     "Detail": "详情",

@@ -62,3 +62,10 @@ def test_building_settings_touches_nothing(tmp_path: Path) -> None:
     assert not state.exists()
     assert not models.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_null_in_a_variable_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`RAGAPP_AUTH__DEFAULT_ROLE=null` refuses company sign-ins whose groups map to no role."""
+    assert Settings().auth.default_role == "reader"
+    monkeypatch.setenv("RAGAPP_AUTH__DEFAULT_ROLE", "null")
+    assert Settings().auth.default_role is None
