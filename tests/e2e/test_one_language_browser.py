@@ -43,8 +43,10 @@ NAMES = {
 }  # fmt: skip
 # Parts of the page that hold names and the documents' words only: the settings (names and values), the model
 # calls (the exact prompt, in the app's prompt language), the exported file's name, code (commands, names), and
-# the figures (drawn on the server without words: spans' names, "ms", "Hit", "MRR@10").
-NAMES_ONLY = ["#settings-view", "#trace-llm", "#trace-export", "code", ".js-plotly-plot"]
+# the figures (drawn on the server without words: spans' names, "ms", "Hit", "MRR@10"), and the audit log's
+# records as they were written (users, roles, targets, details; its column names are in HEADERS, checked by
+# tests/unit/test_i18n.py).
+NAMES_ONLY = ["#settings-view", "#trace-llm", "#trace-export", "code", ".js-plotly-plot", "#audit-table"]
 
 
 def _visible_text(page: Any) -> str:

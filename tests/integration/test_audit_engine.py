@@ -74,6 +74,7 @@ def test_every_audited_action_appears_once_with_its_actor_client_and_target(
     engine.intents.delete("c", actor=ada)
     engine.intents.import_tree(engine.intents.export("yaml"), actor=ada)
     engine.chat.retrieve("how many days of leave?", ["hr"], actor=ada)
+    engine.admin.end_sign_ins_of("eddie", actor=ada)
     engine.sign_out("ada", "10.0.0.7")
 
     records = _records(engine)
@@ -96,6 +97,7 @@ def test_every_audited_action_appears_once_with_its_actor_client_and_target(
     assert by_action[A.USER_PASSWORD].detail == {}  # never the password
     assert by_action[A.INTENT_DELETE].target == "c"
     assert by_action[A.SEARCH].target == "hr"
+    assert by_action[A.SIGN_IN_END].target == "eddie" and by_action[A.SIGN_IN_END].detail == {"all": True, "ended": 0}
     assert "question" not in by_action[A.SEARCH].detail  # not the text, by default
     # newest first
     assert (records[0].action, records[-1].action) == (A.SIGN_OUT, A.SIGN_IN)

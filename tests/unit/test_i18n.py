@@ -66,10 +66,21 @@ def test_each_column_name_has_one_chinese_name_of_its_own() -> None:
 
 def test_every_table_names_its_columns_from_the_list() -> None:
     """Each table's English column names are ones the page can rename (a new column needs its Chinese)."""
-    from ragapp.ui import admin, documents, handlers, intents_layout, testcases, trace_views, traces
+    from ragapp.ui import (
+        admin,
+        admin_audit,
+        admin_sessions,
+        documents,
+        handlers,
+        intents_layout,
+        testcases,
+        trace_views,
+        traces,
+    )
 
     tables = [
-        admin.USER_HEADERS, admin.KB_HEADERS, documents.CHUNK_HEADERS, handlers.DOC_HEADERS,
+        admin.USER_HEADERS, admin.KB_HEADERS, admin_audit.HEADERS, admin_sessions.SIGN_IN_HEADERS,
+        documents.CHUNK_HEADERS, handlers.DOC_HEADERS,
         intents_layout.TREE_HEADERS, intents_layout.SCORE_HEADERS, testcases.CASE_HEADERS,
         testcases.RESULT_HEADERS, trace_views.SUMMARY_HEADERS, trace_views.FUSED_HEADERS_START,
         trace_views.FUSED_HEADERS_END, traces.CHANNEL_HEADERS, traces.INTENT_HEADERS, traces.AGENT_HEADERS,
