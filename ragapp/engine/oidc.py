@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING
 
 from ragapp.accounts.oidc import Flow, OidcClient, OidcFailure
 from ragapp.accounts.oidc_flows import FILE, FinishedFlows
-from ragapp.accounts.service import NO_ROLE
 from ragapp.config import Settings
 from ragapp.core.access import Actor
-from ragapp.core.errors import LoginRefused
+from ragapp.core.errors import LoginRefused, NoRoleRefused
 from ragapp.store.signing import Signer
 
 if TYPE_CHECKING:
@@ -98,7 +97,7 @@ class OidcSignIn:
             actor = self._sign_in(identity.name, identity.groups, "oidc", client)
         except LoginRefused as refused:
             # groups that give no role, or a name this app cannot give them (a local account's, or malformed)
-            reason = "no_role" if str(refused) == NO_ROLE else "name"
+            reason = "no_role" if isinstance(refused, NoRoleRefused) else "name"
             raise OidcFailure(reason, str(refused)) from None
         return SignedIn(actor, identity.subject)
 

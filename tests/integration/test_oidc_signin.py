@@ -25,8 +25,10 @@ import pytest
 from ragapp.accounts.model import KbRule
 from ragapp.accounts.oidc import Flow
 from ragapp.accounts.store import UserStore
+from ragapp.agent.mcp_tools import mcp_session
 from ragapp.core.errors import ConfigError
 from ragapp.store.signing import Signer
+from tests.integration.api_helpers import run_async
 from tests.oidc.provider import (
     CLIENT_ID,
     CLIENT_SECRET,
@@ -151,7 +153,7 @@ def test_a_public_client_and_nested_claims_in_the_id_token(serve_oidc: Callable[
     assert app.rig.engine.accounts.actor("kim").role == "admin"
 
 
-def test_a_group_reader_reaches_only_its_groups_bases_through_the_api(
+def test_a_group_reader_reaches_only_its_groups_bases_through_the_api_and_mcp(
     serve_oidc: Callable[..., Rigged], tmp_path: Path
 ) -> None:
     app = serve_oidc()
@@ -193,6 +195,19 @@ def test_a_group_reader_reaches_only_its_groups_bases_through_the_api(
         assert "Result of list_knowledge_bases:\n- sales:" in model_saw  # the bases listed: hers alone
         assert "'finance' is outside" in model_saw and "That chunk is outside" in model_saw
         assert "48,000" not in model_saw and "finance.md" not in model_saw
+
+    # And an MCP client with her key: her bases alone, and the finance base refused by name
+    async def through_mcp() -> tuple[Any, Any, Any]:
+        async with mcp_session(url=f"{app.url}/mcp", headers={"Authorization": f"Bearer {key}"}) as client:
+            bases = await client.call_tool("list_knowledge_bases", {})
+            found = await client.call_tool("search", {"query": "travel budget 2027 euros"})
+            refused = await client.call_tool("search", {"query": "travel budget", "knowledge_bases": ["finance"]})
+            return bases, found, refused
+
+    bases, found_mcp, refused = run_async(through_mcp)
+    assert [kb["name"] for kb in bases.structuredContent["result"]] == ["sales"]
+    assert not found_mcp.isError and "48,000" not in json.dumps(found_mcp.structuredContent)
+    assert refused.isError
 
 
 def test_the_user_cancelling_at_the_provider_is_said_and_signs_nobody_in(serve_oidc: Callable[..., Rigged]) -> None:
