@@ -142,6 +142,16 @@ class AgentStepEvent:
 
 
 @dataclass(frozen=True)
+class CachedEvent:
+    """The answer that follows was kept from an earlier request (``ragapp.engine.answer_cache``): the same
+    question over the same documents was answered at ``answered_at`` (ISO time, UTC), in trace ``trace_id`` ("":
+    not traced). Asking again with ``fresh=True`` ("Answer again") runs the whole pipeline instead."""
+
+    answered_at: str
+    trace_id: str = ""
+
+
+@dataclass(frozen=True)
 class TraceEvent:
     """The id of the trace this request leaves (first, when tracing is on): what feedback on the answer and a
     restored conversation point at."""
@@ -164,4 +174,5 @@ EngineEvent = (
     | ModeEvent
     | AgentStepEvent
     | TraceEvent
+    | CachedEvent
 )

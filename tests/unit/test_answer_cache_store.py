@@ -1,0 +1,88 @@
+"""The answer cache's store (on SQLite and on PostgreSQL): an answer comes back under its key only, "Answer
+again" replaces it, the least recently served go past the bound, old and unreadable rows are answered anew."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from ragapp.core.events import AnswerEvent
+from ragapp.core.serial import dump, load
+from ragapp.core.types import Chunk, Citation, Confidence, ConfidenceCheck
+from ragapp.engine.answer_cache import cache_question, keepable
+from ragapp.store import answer_cache
+from ragapp.store.answer_cache import AnswerCacheStore
+
+Target = Callable[[str], Any]
+CHUNK = Chunk("c1", "d1", 0, "The battery lasts 90 minutes.", "alpha.md", page=2, heading="Battery")
+ANSWER = AnswerEvent(
+    "It lasts 90 minutes [1].",
+    (Citation(1, CHUNK, 0.9, ("The battery lasts 90 minutes.",)),),
+    grounded=True,
+    confidence=Confidence("high", (ConfidenceCheck("supported", True, "1/1"),)),
+)
+
+
+def test_an_answer_comes_back_whole_under_its_key_only(store_target: Target) -> None:
+    store = AnswerCacheStore(store_target("answer_cache")).start()
+    assert store.get("k1") is None
+    store.put("k1", "How long?", dump(ANSWER), "t1")
+    found = store.get("k1")
+    assert found is not None and found.trace_id == "t1" and found.answered_at.startswith("20")
+    assert load(AnswerEvent, found.answer) == ANSWER  # citations, highlights and confidence too
+    assert store.get("k2") is None
+    # "Answer again" replaces it in place.
+    store.put("k1", "How long?", dump(AnswerEvent("90 min [1].", ANSWER.citations, grounded=True)), "t2")
+    again = store.get("k1")
+    assert again is not None and again.trace_id == "t2" and again.answer["text"] == "90 min [1]." and len(store) == 1
+    assert store.forget("k1") and store.get("k1") is None
+    store.close()
+
+
+def test_the_least_recently_served_go_past_the_bound(store_target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = AnswerCacheStore(store_target("answer_cache"), max_entries=2).start()
+    clock = [answer_cache._now()]
+    monkeypatch.setattr(answer_cache, "_now", lambda: clock[0])
+
+    def tick() -> None:
+        clock[0] += timedelta(seconds=1)
+
+    store.put("a", "a", dump(ANSWER))
+    tick()
+    store.put("b", "b", dump(ANSWER))
+    tick()
+    assert store.get("a") is not None  # served: now the most recent
+    tick()
+    store.put("c", "c", dump(ANSWER))
+    assert store.get("b") is None and store.get("a") is not None and store.get("c") is not None
+    assert store.clear() == 2 and len(store) == 0
+    store.close()
+
+
+def test_an_old_or_unreadable_answer_is_answered_anew(store_target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = AnswerCacheStore(store_target("answer_cache"), max_age_days=1).start()
+    store.put("old", "q", dump(ANSWER))
+    later = answer_cache._now() + timedelta(days=2)
+    monkeypatch.setattr(answer_cache, "_now", lambda: later)
+    assert store.get("old") is None and len(store) == 0  # and deleted
+    store.put("bad", "q", dump(ANSWER))
+    store._db.execute("UPDATE answer_cache SET answer = ? WHERE key = ?", ("{not json", "bad"))
+    assert store.get("bad") is None and len(store) == 0
+    store.close()
+
+
+def test_only_a_complete_checked_answer_is_kept() -> None:
+    assert keepable(ANSWER)
+    assert not keepable(AnswerEvent(ANSWER.text, ANSWER.citations, grounded=False, confidence=ANSWER.confidence))
+    assert not keepable(AnswerEvent("Not in the documents.", (), grounded=True, abstained=True))
+    assert not keepable(AnswerEvent(ANSWER.text, ANSWER.citations, grounded=True))  # not checked
+    assert not keepable(AnswerEvent(ANSWER.text, ANSWER.citations, grounded=True, confidence=Confidence("low")))
+
+
+def test_case_spacing_and_the_closing_mark_do_not_make_another_question() -> None:
+    assert cache_question("  How long does the BATTERY   last? ") == cache_question("how long does the battery last")
+    assert cache_question("电池能用多久？") == cache_question("电池能用多久")
+    assert cache_question("How long does the battery last?") != cache_question("How long does the cable last?")
