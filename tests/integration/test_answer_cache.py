@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import gradio as gr
 import pytest
 
 from ragapp.accounts.model import KbRule
@@ -15,6 +16,10 @@ from ragapp.accounts.store import UserStore
 from ragapp.core.access import Actor
 from ragapp.core.events import AnswerEvent, CachedEvent, EngineEvent, TraceEvent
 from ragapp.core.types import ChatTurn
+from ragapp.ui.handlers import Handlers
+from ragapp.ui.render import ANSWER_AGAIN_CHOICE
+from ragapp.ui.state import Session
+from tests.text import english
 
 pytestmark = pytest.mark.integration
 
@@ -160,3 +165,38 @@ def test_a_reader_of_other_knowledge_bases_never_gets_anothers_kept_answer(
     events = ask(rig, actor=hanna)
     assert cached(events) is None and "90 minutes" not in answered(events).text
     assert all(c.chunk.source != "alpha.md" for c in answered(events).citations)
+
+
+def _last(stream: Any) -> tuple[str, list[Any], Any]:
+    out = None
+    for out in stream:  # noqa: B007  (the last update is the finished turn)
+        pass
+    assert out is not None
+    return out
+
+
+def test_the_chat_marks_a_kept_answer_and_answer_again_asks_the_model_anew(rig: Any) -> None:
+    handlers = Handlers(rig.engine)
+    rig.llm.enqueue(REPLY)
+    _, first, session = _last(handlers.respond(QUESTION, [], None))
+    assert not any(m.options for m in first if isinstance(m, gr.ChatMessage)) and session.again == ""
+
+    # Asked again in a new chat: the kept answer, said to be one, with its citation and the button.
+    _, shown, session = _last(handlers.respond(QUESTION, [], None))
+    answer = next(m for m in english(shown) if "90 minutes" in str(m.content) and m.role == "assistant")
+    assert "Answered before, on 20" in str(answer.content) and answer.options == [ANSWER_AGAIN_CHOICE]
+    assert any("alpha.md" in str((m.metadata or {}).get("title", "")) for m in shown)  # its citation
+    assert session.again == QUESTION
+
+    # "Answer again": the model answers anew, though this chat has a turn before it, and that answer is kept.
+    rig.llm.enqueue("It lasts 90 minutes on a full charge [1].")
+    pick = gr.SelectData(None, {"index": 0, "value": ANSWER_AGAIN_CHOICE["value"]})
+    _, again, session = _last(handlers.choose(pick, shown, session))
+    text = " ".join(str(m.content) for m in english(again[len(shown) :]))
+    assert "on a full charge" in text and "Answered before" not in text and session.again == ""
+    assert len(rig.llm.calls[-1]) == len(rig.llm.calls[0])  # asked alone, as at first: no earlier turn sent
+    _, later, _ = _last(handlers.respond(QUESTION, [], None))
+    assert any("on a full charge" in str(m.content) and "Answered before" in str(m.content) for m in english(later))
+    # A stale button (nothing kept shown last) does nothing.
+    _, same, _ = _last(handlers.choose(pick, later, Session()))
+    assert same == later
