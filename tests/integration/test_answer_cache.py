@@ -4,6 +4,7 @@ to the documents or intents, another reader's scope, "Answer again" or the cache
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,32 @@ def test_the_chat_marks_a_kept_answer_and_answer_again_asks_the_model_anew(rig: 
     # A stale button (nothing kept shown last) does nothing.
     _, same, _ = _last(handlers.choose(pick, later, Session()))
     assert same == later
+
+
+def test_the_api_says_an_answer_was_answered_before_and_answers_anew_when_asked(
+    serve_api: Callable[..., Any],
+) -> None:
+    from tests.integration.api_helpers import KETTLE
+
+    served = serve_api({"kettle.md": KETTLE}, answer_cache={"enabled": True})
+    reply = "The Orion Kettle K9 boils 1.7 litres in 3 minutes [1]."
+    body = {
+        "model": "ragapp-workflow",
+        "messages": [{"role": "user", "content": "How fast does the Orion kettle boil?"}],
+    }
+    served.rig.llm.enqueue(reply)
+    with served.client() as http:
+        first = http.post("/v1/chat/completions", json=body).json()
+        assert first["ragapp"]["answered_before"] is None
+        again = http.post("/v1/chat/completions", json=body).json()
+        assert again["ragapp"]["answered_before"].startswith("20")
+        assert again["choices"][0]["message"]["content"] == reply
+        assert again["choices"][0]["message"]["citations"] == first["choices"][0]["message"]["citations"]
+        # Streamed, the last chunk says so too.
+        lines = http.post("/v1/chat/completions", json=body | {"stream": True}).text.splitlines()
+        last = json.loads([line for line in lines if line.startswith("data: {")][-1][len("data: ") :])
+        assert last["ragapp"]["answered_before"] == again["ragapp"]["answered_before"]
+        served.rig.llm.enqueue("It boils 1.7 litres in 3 minutes [1].")
+        fresh = http.post("/v1/chat/completions", json=body | {"fresh": True}).json()
+        assert fresh["ragapp"]["answered_before"] is None
+        assert fresh["choices"][0]["message"]["content"] == "It boils 1.7 litres in 3 minutes [1]."
