@@ -128,8 +128,10 @@ class Handlers:
         where = filter_of(tags, path, types)
         session = session or Session()
         if str(choice.value) == ANSWER_AGAIN_CHOICE["value"]:
-            question, session.again = session.again, ""
-            if not question:  # a stale button (a reopened chat, a later question): nothing to ask again
+            last = session.exchanges[-1] if session.exchanges else None  # a reopened chat keeps its turns
+            reopened = last.said if last is not None and last.turn.cached is not None else ""
+            question, session.again = session.again or reopened, ""
+            if not question:  # a stale button: nothing kept was answered last
                 yield "", chat, session
                 return
             chat = [*chat, gr.ChatMessage(role="user", content=no_remote_content(question))]

@@ -92,11 +92,12 @@ class TurnView:
                 answer.options = choices  # type: ignore[assignment]  # OptionDict is a TypedDict of these keys
             if turn.cached is not None and turn.done:
                 answer.content = f"{cached_note(turn.cached)}\n\n{answer.content}"
-                answer.options = [ANSWER_AGAIN_CHOICE]  # type: ignore[list-item]  # the same TypedDict's keys
             out.append(answer)
         if turn.rewrite is not None and turn.done:
             out.append(gr.ChatMessage(role="assistant", content=rewrite_note(turn.rewrite)))
         out.extend(source_messages(turn))
+        if turn.cached is not None and turn.done:  # Gradio shows the options of the chat's last message only
+            out[-1].options = [ANSWER_AGAIN_CHOICE]  # type: ignore[list-item]  # OptionDict's keys
         return out
 
 

@@ -185,9 +185,11 @@ def test_the_chat_marks_a_kept_answer_and_answer_again_asks_the_model_anew(rig: 
     # Asked again in a new chat: the kept answer, said to be one, with its citation and the button.
     _, shown, session = _last(handlers.respond(QUESTION, [], None))
     answer = next(m for m in english(shown) if "90 minutes" in str(m.content) and m.role == "assistant")
-    assert "Answered before, on 20" in str(answer.content) and answer.options == [ANSWER_AGAIN_CHOICE]
+    assert "Answered before, on 20" in str(answer.content)
+    assert shown[-1].options == [ANSWER_AGAIN_CHOICE]  # on the last message: the only one Gradio shows them on
     assert any("alpha.md" in str((m.metadata or {}).get("title", "")) for m in shown)  # its citation
     assert session.again == QUESTION
+    reopened = Session(exchanges=list(session.exchanges))  # the same chat opened again from the sidebar
 
     # "Answer again": the model answers anew, though this chat has a turn before it, and that answer is kept.
     rig.llm.enqueue("It lasts 90 minutes on a full charge [1].")
@@ -198,9 +200,12 @@ def test_the_chat_marks_a_kept_answer_and_answer_again_asks_the_model_anew(rig: 
     assert len(rig.llm.calls[-1]) == len(rig.llm.calls[0])  # asked alone, as at first: no earlier turn sent
     _, later, _ = _last(handlers.respond(QUESTION, [], None))
     assert any("on a full charge" in str(m.content) and "Answered before" in str(m.content) for m in english(later))
-    # A stale button (nothing kept shown last) does nothing.
+    # A stale button (nothing kept shown last) does nothing; in the reopened chat it asks anew.
     _, same, _ = _last(handlers.choose(pick, later, Session()))
     assert same == later
+    rig.llm.enqueue("Ninety minutes [1].")
+    _, anew, _ = _last(handlers.choose(pick, [], reopened))
+    assert any("Ninety minutes" in str(m.content) for m in english(anew))
 
 
 def test_the_api_says_an_answer_was_answered_before_and_answers_anew_when_asked(
