@@ -149,6 +149,8 @@ class CachedEvent:
 
     answered_at: str
     trace_id: str = ""
+    question: str = ""  # for an answer kept for another wording of the question (a paraphrase): that wording
+    similarity: float | None = None  # and how alike the embedder found the two
 
 
 @dataclass(frozen=True)

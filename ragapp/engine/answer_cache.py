@@ -5,7 +5,9 @@ only saves the search: this one saves the model's answer too, and keeps it in th
 (``ragapp.store.answer_cache``) so every replica, and the next start, serve it.
 
 An answer is found again only under the same key, a digest of everything that changes it:
-- the question, normalised (case, spacing and the closing punctuation do not count; a paraphrase misses);
+- the question, normalised (case, spacing and the closing punctuation do not count); with
+  ``answer_cache.paraphrase_min_similarity`` set, a question the embedder finds at least that similar to one
+  kept in the same context (everything below the same) is served that one's answer, saying so;
 - the mode asked for (workflow, agent, auto);
 - the knowledge bases searched *as narrowed to what the asker may read* (so it never crosses access rules: a
   user who reads other knowledge bases has another key) and the documents a filter admits;
@@ -45,7 +47,7 @@ from ragapp.core.events import (
 from ragapp.core.serial import dump, load
 from ragapp.core.types import Docs, Scope
 from ragapp.retrieval.pipeline import normalise_query
-from ragapp.store.answer_cache import AnswerCacheStore
+from ragapp.store.answer_cache import AnswerCacheStore, StoredAnswer
 
 log = logging.getLogger(__name__)
 
@@ -61,19 +63,30 @@ def cache_question(question: str) -> str:
 
 @dataclass(frozen=True)
 class Lookup:
-    """Where a question's answer is kept (``key``), and what was kept there (``hit``; None: nothing yet)."""
+    """Where a question's answer is kept (``key``, within ``context``: the key without the question), what was
+    kept for it (``hit``; None: nothing yet), and the question's embedding (with paraphrase matching on)."""
 
     key: str
     hit: tuple[CachedEvent, AnswerEvent] | None
+    context: str = ""
+    vector: tuple[float, ...] | None = None
+
+
+Embed = Callable[[str], Sequence[float]]  # a question's normalised embedding
 
 
 class AnswerCache:
     """``version()``: what moves whenever the documents or the intents change (catalog and intent tree
-    versions). ``store`` None: the cache is off."""
+    versions). ``store`` None: the cache is off. ``embed``: the question embedder, for paraphrase matching
+    (``answer_cache.paraphrase_min_similarity``; off without it)."""
 
-    def __init__(self, store: AnswerCacheStore | None, settings: Settings, version: Callable[[], str]) -> None:
+    def __init__(
+        self, store: AnswerCacheStore | None, settings: Settings, version: Callable[[], str], embed: Embed | None = None
+    ) -> None:
         self._store = store if settings.answer_cache.enabled else None
         self._version = version
+        self._min_similarity = settings.answer_cache.paraphrase_min_similarity
+        self._embed = embed if self._min_similarity > 0 else None
         answering = {name: getattr(settings, name).model_dump(mode="json") for name in _ANSWERING}
         self._settings_digest = _digest(answering)
 
@@ -81,10 +94,10 @@ class AnswerCache:
     def enabled(self) -> bool:
         return self._store is not None
 
-    def key(self, question: str, mode: str, kbs: Scope, docs: Docs) -> str:
-        """The key ``question`` is kept under, asked in ``mode`` over ``kbs`` (as readable) and ``docs``."""
+    def context(self, mode: str, kbs: Scope, docs: Docs) -> str:
+        """Everything but the question that a kept answer must share: ``mode``, ``kbs`` (as readable), ``docs``,
+        the documents' and intents' version and the answering settings."""
         parts = {
-            "question": cache_question(question),
             "mode": mode,
             "kbs": sorted(kbs) if kbs is not None else None,
             "docs": sorted(docs) if docs is not None else None,
@@ -93,29 +106,54 @@ class AnswerCache:
         }
         return _digest(parts)
 
+    @staticmethod
+    def key(question: str, context: str) -> str:
+        """The key ``question`` is kept under in ``context``."""
+        return _digest({"question": cache_question(question), "context": context})
+
     def look_up(self, question: str, mode: str, kbs: Scope, docs: Docs) -> Lookup | None:
-        """The question's key and what is kept under it; None when the cache is off or cannot be read (a
-        broken cache never costs an answer: the question is answered as if it were off)."""
+        """The question's key and what is kept for it (under that key, or with paraphrase matching on, for the
+        most similar question of the same context); None when the cache is off or cannot be read (a broken
+        cache never costs an answer: the question is answered as if it were off)."""
         if self._store is None:
             return None
         try:
-            key = self.key(question, mode, kbs, docs)
-            stored = self._store.get(key)
+            context = self.context(mode, kbs, docs)
+            key = self.key(question, context)
+            stored, vector, similarity = self._store.get(key), None, None
+            if stored is None and self._embed is not None:
+                vector = tuple(float(v) for v in self._embed(question))
+                stored, similarity = self._nearest(context, vector)
         except Exception:
             log.warning("the answer cache could not be read; answering without it", exc_info=True)
             return None
         if stored is None:
-            return Lookup(key, None)
+            return Lookup(key, None, context, vector)
         answer = load(AnswerEvent, stored.answer)
-        return Lookup(key, (CachedEvent(stored.answered_at, stored.trace_id), answer))
+        said = stored.question if similarity is not None else ""
+        return Lookup(key, (CachedEvent(stored.answered_at, stored.trace_id, said, similarity), answer), context)
+
+    def _nearest(self, context: str, vector: tuple[float, ...]) -> tuple[StoredAnswer | None, float | None]:
+        """The answer kept for the question of ``context`` most similar to ``vector``, if similar enough."""
+        assert self._store is not None
+        best_key, best = "", -1.0
+        for key, other in self._store.nearest(context):
+            if len(other) == len(vector):
+                similarity = sum(a * b for a, b in zip(vector, other, strict=True))  # both normalised: cosine
+                if similarity > best:
+                    best_key, best = key, similarity
+        if best < self._min_similarity:
+            return None, None
+        found = self._store.get(best_key)
+        return (found, round(best, 4)) if found is not None else (None, None)
 
     def served(self, hit: tuple[CachedEvent, AnswerEvent]) -> Iterator[EngineEvent]:
         """The events of an answer kept before: that it was, then the answer with its citations."""
         yield from hit
 
-    def kept(self, events: Iterator[EngineEvent], key: str, question: str) -> Iterator[EngineEvent]:
-        """``events`` passed on as they come; once read to their end, the answer is kept under ``key`` when it
-        is complete and checked (see the module)."""
+    def kept(self, events: Iterator[EngineEvent], lookup: Lookup, question: str) -> Iterator[EngineEvent]:
+        """``events`` passed on as they come; once read to their end, the answer is kept under the lookup's key
+        when it is complete and checked (see the module)."""
         trace_id, answer, clean = "", None, True
         for event in events:
             if isinstance(event, TraceEvent):
@@ -127,7 +165,10 @@ class AnswerCache:
             yield event
         if clean and answer is not None and keepable(answer) and self._store is not None:
             try:
-                self._store.put(key, question, dump(answer), trace_id)
+                vector = lookup.vector
+                if vector is None and self._embed is not None:  # "Answer again" looked nothing up
+                    vector = tuple(float(v) for v in self._embed(question))
+                self._store.put(lookup.key, question, dump(answer), trace_id, lookup.context, vector)
             except Exception:
                 log.warning("the answer could not be kept in the answer cache", exc_info=True)
 

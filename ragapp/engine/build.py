@@ -126,7 +126,12 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     answer_store = (
         AnswerCacheStore(where("answer_cache"), kept.max_entries, kept.max_age_days).start() if kept.enabled else None
     )
-    answer_cache = AnswerCache(answer_store, settings, lambda: f"{catalog.version}.{intent_store.version}")
+    answer_cache = AnswerCache(
+        answer_store,
+        settings,
+        lambda: f"{catalog.version}.{intent_store.version}",
+        lambda question: embedder.embed_queries([question])[0].tolist(),
+    )
 
     def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
         """The knowledge base of the best relevant passage for ``question`` (None: nothing relevant)."""

@@ -94,7 +94,7 @@ class Chat:
             return self._recorder.chat(cache.served(lookup.hit), owner=owner, question=question, mode=shown)
         events = self._ask(question, history, kbs, summary, clarified, mode, docs)
         traced = self._recorder.chat(events, owner=owner, question=question, mode=shown)
-        return cache.kept(traced, lookup.key, question) if cache is not None and lookup is not None else traced
+        return cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
 
     def _ask(
         self,

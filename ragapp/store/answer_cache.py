@@ -1,10 +1,12 @@
 """Checked answers kept for a question asked again, in a SQLite file or the deployment's shared PostgreSQL
 database (every replica serves what any of them answered).
 
-A row is found by its key only: a digest of everything that changes an answer (the question as normalised, the
+A row is found by its key: a digest of everything that changes an answer (the question as normalised, the
 mode, the knowledge bases the asker may read, the document filter, the version of the documents and intents, the
 answering settings; see ``ragapp.engine.answer_cache``). Nothing is ever updated in place: a change to what the
-key covers makes a new key, and the old row simply ages out. Rows go when there are more than ``max_entries``
+key covers makes a new key, and the old row simply ages out. With paraphrase matching on, a row also keeps its
+``context`` (the key without the question) and the question's embedding, so ``nearest`` lists the questions
+asked in the same context. Rows go when there are more than ``max_entries``
 (the least recently served first) or when older than ``max_age_days``.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,18 +28,22 @@ log = logging.getLogger(__name__)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answer_cache (
     key TEXT PRIMARY KEY, question TEXT NOT NULL, answer TEXT NOT NULL, trace_id TEXT NOT NULL,
-    answered_at TEXT NOT NULL, used_at TEXT NOT NULL
+    answered_at TEXT NOT NULL, used_at TEXT NOT NULL, context TEXT NOT NULL DEFAULT '',
+    vector TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS answer_cache_used ON answer_cache (used_at);
+CREATE INDEX IF NOT EXISTS answer_cache_context ON answer_cache (context);
 """
 # The times compare as strings, byte by byte as in SQLite (ISO dates in UTC sort as they read).
 _STEPS = [
     """
 CREATE TABLE answer_cache (
     key TEXT PRIMARY KEY, question TEXT NOT NULL, answer TEXT NOT NULL, trace_id TEXT NOT NULL,
-    answered_at TEXT COLLATE "C" NOT NULL, used_at TEXT COLLATE "C" NOT NULL
+    answered_at TEXT COLLATE "C" NOT NULL, used_at TEXT COLLATE "C" NOT NULL, context TEXT NOT NULL DEFAULT '',
+    vector TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX answer_cache_used ON answer_cache (used_at)"""
+CREATE INDEX answer_cache_used ON answer_cache (used_at);
+CREATE INDEX answer_cache_context ON answer_cache (context)"""
 ]
 
 
@@ -94,18 +101,27 @@ class AnswerCacheStore:
         self._db.execute("UPDATE answer_cache SET used_at = ? WHERE key = ?", (_stamp(_now()), key))
         return StoredAnswer(question, answer, trace_id, answered_at)
 
-    def put(self, key: str, question: str, answer: dict[str, Any], trace_id: str = "") -> None:
-        """Keep ``answer`` under ``key`` (replacing what was there: "Answer again" refreshes it), then drop the
-        rows past the bounds."""
+    def put(
+        self,
+        key: str,
+        question: str,
+        answer: dict[str, Any],
+        trace_id: str = "",
+        context: str = "",
+        vector: Sequence[float] | None = None,
+    ) -> None:
+        """Keep ``answer`` under ``key`` (replacing what was there: "Answer again" refreshes it), with its
+        ``context`` and question ``vector`` for paraphrase matching, then drop the rows past the bounds."""
         now = _stamp(_now())
         body = json.dumps(answer, ensure_ascii=False, default=str)
+        stored_vector = json.dumps([round(float(v), 6) for v in vector]) if vector is not None else ""
         with self._db.transaction() as tx:
             tx.execute(
-                "INSERT INTO answer_cache (key, question, answer, trace_id, answered_at, used_at) "
-                "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET question = excluded.question, "
+                "INSERT INTO answer_cache (key, question, answer, trace_id, answered_at, used_at, context, vector) "
+                "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET question = excluded.question, "
                 "answer = excluded.answer, trace_id = excluded.trace_id, answered_at = excluded.answered_at, "
-                "used_at = excluded.used_at",
-                (key, question, body, trace_id, now, now),
+                "used_at = excluded.used_at, context = excluded.context, vector = excluded.vector",
+                (key, question, body, trace_id, now, now, context, stored_vector),
             )
             tx.execute("DELETE FROM answer_cache WHERE answered_at < ?", (self._oldest(),))
             tx.execute(
@@ -113,6 +129,23 @@ class AnswerCacheStore:
                 "(SELECT key FROM answer_cache ORDER BY used_at DESC, answered_at DESC LIMIT ?)",
                 (max(1, self.max_entries),),
             )
+
+    def nearest(self, context: str) -> list[tuple[str, list[float]]]:
+        """The keys and question vectors of the answers kept in ``context`` (those kept with a vector; at most
+        ``max_entries`` rows in all, so a scan stays small). An unreadable vector is skipped."""
+        rows = self._db.query(
+            "SELECT key, vector FROM answer_cache WHERE context = ? AND vector <> '' AND answered_at >= ?",
+            (context, self._oldest()),
+        )
+        out = []
+        for key, text in rows:
+            try:
+                vector = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(vector, list) and vector:
+                out.append((str(key), [float(v) for v in vector]))
+        return out
 
     def forget(self, key: str) -> bool:
         """Drop the answer kept under ``key``; True if there was one."""

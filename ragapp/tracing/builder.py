@@ -210,7 +210,9 @@ class TraceBuilder:
     def _cached(self, e: CachedEvent) -> None:
         """The answer came from the answer cache: a span says so, with when it was first answered and the trace
         of that request (the model calls and searches behind the answer are there, not here)."""
-        attributes = {"hit": True, "answered_at": e.answered_at, "answered in trace": e.trace_id}
+        attributes: dict[str, Any] = {"hit": True, "answered_at": e.answered_at, "answered in trace": e.trace_id}
+        if e.question:  # kept for another wording of the question
+            attributes |= {"kept for": e.question, "similarity": e.similarity}
         self.leaf("answer cache", "cache", self.now(), 0.0, attributes)
 
     def _answer(self, _e: AnswerEvent) -> None:

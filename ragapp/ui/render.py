@@ -104,10 +104,12 @@ class TurnView:
 def cached_note(event: CachedEvent) -> str:
     """'♻️ Answered before, on 2026-12-03 …' above an answer served from the answer cache."""
     day = escape_text(event.answered_at[:10])
+    asked = escape_text(" ".join(event.question.split()))
     return "♻️ " + both(
-        f"*Answered before, on {day}: the kept answer (no document has changed since). "
-        "**Answer again** asks the model anew.*",
-        f"*之前回答过（{day}）：这是保存的回答（此后文档没有改动）。点“**重新回答**”让模型重新回答。*",
+        f"*Answered before, on {day}" + (f", for “{asked}”" if asked else "") + ": the kept answer (no document "
+        "has changed since). **Answer again** asks the model anew.*",
+        f"*之前回答过（{day}" + (f"，问题是“{asked}”" if asked else "") + "）：这是保存的回答（此后文档没有改动）。"
+        "点“**重新回答**”让模型重新回答。*",
     )
 
 

@@ -235,3 +235,28 @@ def test_the_api_says_an_answer_was_answered_before_and_answers_anew_when_asked(
         fresh = http.post("/v1/chat/completions", json=body | {"fresh": True}).json()
         assert fresh["ragapp"]["answered_before"] is None
         assert fresh["choices"][0]["message"]["content"] == "It boils 1.7 litres in 3 minutes [1]."
+
+
+def test_a_paraphrase_is_served_only_above_the_similarity_set(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+    """Off by default (exact questions only); set, a question the embedder finds at least that similar to a
+    kept one in the same context gets its answer, saying for which wording it was kept."""
+    rig = make_engine(answer_cache={"enabled": True, "paraphrase_min_similarity": 0.99})
+    ingest(rig, tmp_path, "alpha.md", ALPHA)
+    first_answer(rig)
+    events = ask(rig, "How long does the battery of the Alpha robot last?")  # scores 0.999
+    hit = cached(events)
+    assert hit is not None and hit.question == QUESTION and hit.similarity is not None and hit.similarity >= 0.99
+    assert answered(events).text == REPLY
+    # Less alike (0.977: the same meaning, other words; 0.976: another fact) is answered anew.
+    for other in (
+        "What is the battery life of the Alpha robot?",
+        "How long does the Alpha robot's battery take to charge?",
+    ):
+        rig.llm.enqueue("The documents do not say.")
+        assert cached(ask(rig, other)) is None, other
+
+
+def test_without_a_similarity_set_a_paraphrase_is_answered_anew(rig: Any) -> None:
+    first_answer(rig)
+    rig.llm.enqueue(REPLY)
+    assert cached(ask(rig, "How long does the battery of the Alpha robot last?")) is None

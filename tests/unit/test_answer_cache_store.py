@@ -100,3 +100,16 @@ def test_the_measurement_counts_as_kept_what_the_cache_keeps() -> None:
     figures = report([row, row | {"correct": False}, row | {"confidence": "low"}, row | {"type": "multi-turn"}])
     assert figures["hit_rate_asked_twice"] == 0.5 and figures["hits_correct"] == 0.5
     assert report([row | {"confidence": ""}])["confidence_recorded"] is False
+
+
+def test_nearest_lists_the_questions_kept_in_one_context_with_their_vectors(store_target: Target) -> None:
+    store = AnswerCacheStore(store_target("answer_cache")).start()
+    store.put("a", "battery?", dump(ANSWER), context="c1", vector=[0.6, 0.8])
+    store.put("b", "weight?", dump(ANSWER), context="c1", vector=[1.0, 0.0])
+    store.put("c", "battery?", dump(ANSWER), context="c2", vector=[0.6, 0.8])  # another scope or version
+    store.put("d", "no vector", dump(ANSWER), context="c1")  # kept while paraphrase matching was off
+    assert sorted(store.nearest("c1")) == [("a", [0.6, 0.8]), ("b", [1.0, 0.0])]
+    assert store.nearest("c3") == []
+    store._db.execute("UPDATE answer_cache SET vector = ? WHERE key = ?", ("[oops", "b"))
+    assert store.nearest("c1") == [("a", [0.6, 0.8])]
+    store.close()
