@@ -113,3 +113,17 @@ def test_nearest_lists_the_questions_kept_in_one_context_with_their_vectors(stor
     store._db.execute("UPDATE answer_cache SET vector = ? WHERE key = ?", ("[oops", "b"))
     assert store.nearest("c1") == [("a", [0.6, 0.8])]
     store.close()
+
+
+def test_the_measurements_run_with_the_cache_off_unless_told() -> None:
+    """A benchmark reusing its state folder must not measure kept answers (see ragbench/__init__.py)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = "import ragbench; from ragapp.config import Settings; print(Settings().answer_cache.enabled)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGAPP_")}
+    off = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    on = subprocess.run([sys.executable, "-c", probe], env=env | {"RAGAPP_ANSWER_CACHE__ENABLED": "true"},
+                        capture_output=True, text=True, check=True)  # fmt: skip
+    assert (off.stdout.strip(), on.stdout.strip()) == ("False", "True")
