@@ -21,6 +21,7 @@ def test_a_question_asked_again_shows_the_kept_answer_and_answer_again_asks_anew
     open_page: Callable[[str], Any],
     ask_and_wait: Callable[[Any, str], None],
     artifacts: Path,
+    browser: Any,
 ) -> None:
     rig, url = scripted_app({"alpha.md": ALPHA}, answer_cache={"enabled": True})
     page = open_page(url)
@@ -49,3 +50,21 @@ def test_a_question_asked_again_shows_the_kept_answer_and_answer_again_asks_anew
     again.first.click()
     chat.get_by_text("It lasts 90 minutes on a full charge").first.wait_for()
     assert len(rig.llm.calls) == calls + 1  # the model answered
+
+    # In a Chinese page, another browser: the new answer, kept, said so in Chinese, the button named so too.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
+    try:
+        zh = context.new_page()
+        zh.set_default_timeout(30_000)
+        zh.goto(url)
+        box = zh.locator("#question textarea")
+        box.fill(QUESTION)
+        box.press("Enter")
+        zh_chat = zh.locator("#chatbot")
+        zh_chat.get_by_text("之前回答过").first.wait_for(state="visible")
+        zh_chat.get_by_text("It lasts 90 minutes on a full charge").first.wait_for()
+        zh_chat.locator("button", has_text="重新回答").first.wait_for(state="visible")
+        assert not zh_chat.get_by_text("Answered before").first.is_visible()
+    finally:
+        context.close()
+    assert len(rig.llm.calls) == calls + 1
