@@ -20,7 +20,8 @@ never serve an answer that a change should have thrown away.
 
 Only a question that stands alone is cached (no earlier turns, no clarification: a follow-up means something
 else in another conversation), and only a complete, checked answer is kept: grounded, not abstained, its
-confidence assessed and not low, nothing degraded or warned about on the way, the stream read to its end (a
+confidence assessed and not low, nothing degraded or warned about on the way, no passage from a remote source
+(another ragapp's documents change without this catalog's version moving), the stream read to its end (a
 stopped answer never reaches the end). "Not in the documents" is not kept: it is cheap to say again, and the
 same question may be asked because a document was just added elsewhere.
 """
@@ -45,7 +46,7 @@ from ragapp.core.events import (
     TraceEvent,
 )
 from ragapp.core.serial import dump, load
-from ragapp.core.types import Docs, Scope
+from ragapp.core.types import REMOTE_PREFIX, Docs, Scope
 from ragapp.retrieval.pipeline import normalise_query
 from ragapp.store.answer_cache import AnswerCacheStore, StoredAnswer
 
@@ -185,11 +186,13 @@ def keepable(answer: AnswerEvent) -> bool:
 
 def _spoils(event: EngineEvent) -> bool:
     """An event after which the answer is not kept: a question back, a warning (a degraded search, a fallback
-    taken), or an answer that was itself served from the cache."""
+    taken), passages from a remote source (``retrieval.remotes``: its documents change without bumping this
+    catalog's version), or an answer that was itself served from the cache."""
     if isinstance(event, NoticeEvent):
         return event.level == "warning"
-    if isinstance(event, RetrievalEvent):
-        return bool(event.degraded)
+    if isinstance(event, RetrievalEvent):  # a passage of another ragapp may change without this one knowing
+        remote = any(name.startswith(REMOTE_PREFIX) for c in event.chunks for name in c.channel_ranks)
+        return bool(event.degraded) or remote
     return isinstance(event, ClarifyEvent | CachedEvent)
 
 

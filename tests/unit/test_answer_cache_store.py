@@ -127,3 +127,31 @@ def test_the_measurements_run_with_the_cache_off_unless_told() -> None:
     on = subprocess.run([sys.executable, "-c", probe], env=env | {"RAGAPP_ANSWER_CACHE__ENABLED": "true"},
                         capture_output=True, text=True, check=True)  # fmt: skip
     assert (off.stdout.strip(), on.stdout.strip()) == ("False", "True")
+
+
+def test_an_answer_resting_on_a_remote_source_or_a_warning_is_not_kept(tmp_path: Any) -> None:
+    """Another ragapp's documents change without this catalog's version moving; a warned answer is a poorer one."""
+    from ragapp.config import Settings
+    from ragapp.core.events import NoticeEvent, RetrievalEvent
+    from ragapp.core.types import RetrievedChunk
+    from ragapp.engine.answer_cache import AnswerCache
+
+    store = AnswerCacheStore(tmp_path / "answer_cache.sqlite3").start()
+    cache = AnswerCache(store, Settings(answer_cache={"enabled": True}), lambda: "1")
+
+    def keeps(*events: Any) -> bool:
+        lookup = cache.look_up("q", "workflow", None, None)
+        assert lookup is not None and lookup.hit is None
+        list(cache.kept(iter([*events, ANSWER]), lookup, "q"))
+        found = cache.look_up("q", "workflow", None, None)
+        store.clear()
+        return found is not None and found.hit is not None
+
+    local = RetrievedChunk(CHUNK, 1.0, {"vector": 1, "bm25": 2}, {})
+    remote = RetrievedChunk(CHUNK, 1.0, {"remote:handbook": 1}, {})
+    assert keeps(RetrievalEvent((local,)))
+    assert not keeps(RetrievalEvent((local, remote)))
+    assert not keeps(RetrievalEvent((local,), degraded=("bm25 timed out",)))
+    assert not keeps(NoticeEvent("a link was removed", level="warning"))
+    assert keeps(NoticeEvent("reranking is off"))  # information only
+    store.close()
