@@ -250,6 +250,8 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
         "llm": {"backend": "scripted"},
         "workflow": {"rewrite": False, "route": False, "fast_route": False, "translate": False, "rephrase": False},
         "rerank": {"backend": "none"},  # the gate without a reranker; reranker tests turn it on
+        # Tests script each model reply and often ask one question twice: the answer cache's tests turn it on.
+        "answer_cache": {"enabled": False},
     }
     return Settings(**_merge(base, overrides))
 

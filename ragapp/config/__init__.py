@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
 from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSettings
+from ragapp.config.cache import AnswerCacheSettings
 from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
     REPO_ROOT,
@@ -31,6 +32,7 @@ from ragapp.config.system import (
 __all__ = [
     "REPO_ROOT",
     "AgentSettings",
+    "AnswerCacheSettings",
     "AuditSettings",
     "AuthSettings",
     "EmbeddingSettings",
@@ -68,6 +70,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    answer_cache: AnswerCacheSettings = Field(default_factory=AnswerCacheSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)

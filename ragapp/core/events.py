@@ -142,6 +142,18 @@ class AgentStepEvent:
 
 
 @dataclass(frozen=True)
+class CachedEvent:
+    """The answer that follows was kept from an earlier request (``ragapp.engine.answer_cache``): the same
+    question over the same documents was answered at ``answered_at`` (ISO time, UTC), in trace ``trace_id`` ("":
+    not traced). Asking again with ``fresh=True`` ("Answer again") runs the whole pipeline instead."""
+
+    answered_at: str
+    trace_id: str = ""
+    question: str = ""  # for an answer kept for another wording of the question (a paraphrase): that wording
+    similarity: float | None = None  # and how alike the embedder found the two
+
+
+@dataclass(frozen=True)
 class TraceEvent:
     """The id of the trace this request leaves (first, when tracing is on): what feedback on the answer and a
     restored conversation point at."""
@@ -164,4 +176,5 @@ EngineEvent = (
     | ModeEvent
     | AgentStepEvent
     | TraceEvent
+    | CachedEvent
 )

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
+    CachedEvent,
     ClarifyEvent,
     EngineEvent,
     EvidenceEvent,
@@ -82,6 +83,7 @@ class Turn(Stored):
     context: list[Chunk] = field(default_factory=list)  # every chunk that reached a prompt, first time first
     degraded: list[str] = field(default_factory=list)
     memory: MemoryEvent | None = None
+    cached: CachedEvent | None = None  # the answer was kept from an earlier request (when, and its trace)
     # seconds into the turn: the quoted evidence, the first token, the last event
     evidence_s: float | None = None
     first_token_s: float | None = None
@@ -248,4 +250,5 @@ _HANDLERS: dict[type, Callable[[Turn, Any], str | None]] = {
     ClarifyEvent: _keep("clarify"),
     RewriteEvent: _keep("rewrite"),
     MemoryEvent: _keep("memory"),
+    CachedEvent: _keep("cached"),
 }

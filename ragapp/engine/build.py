@@ -20,6 +20,7 @@ from ragapp.core.errors import ConfigError, RagAppError
 from ragapp.core.types import DEFAULT_KB, IngestResult
 from ragapp.db import Database, open_database
 from ragapp.engine.admin import Admin
+from ragapp.engine.answer_cache import AnswerCache
 from ragapp.engine.chat import Chat
 from ragapp.engine.conversations import Conversations
 from ragapp.engine.engine import Engine
@@ -41,6 +42,7 @@ from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
+from ragapp.store.answer_cache import AnswerCacheStore
 from ragapp.store.conversations import ConversationStore
 from ragapp.store.signing import Signer
 from ragapp.sync.service import open_sync
@@ -120,6 +122,16 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     conversations = Conversations(ConversationStore(where("conversations")).start(), catalog)
     follower = CatalogFollower(store, settings.store.keyword_poll_s) if database is not None else None
     recorder = TraceRecorder(traces, enabled=settings.traces.enabled)
+    kept = settings.answer_cache
+    answer_store = (
+        AnswerCacheStore(where("answer_cache"), kept.max_entries, kept.max_age_days).start() if kept.enabled else None
+    )
+    answer_cache = AnswerCache(
+        answer_store,
+        settings,
+        lambda: f"{catalog.version}.{intent_store.version}",
+        lambda question: embedder.embed_queries([question])[0].tolist(),
+    )
 
     def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
         """The knowledge base of the best relevant passage for ``question`` (None: nothing relevant)."""
@@ -139,7 +151,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     audit = open_audit(settings, database)  # every facet that changes something records through it
     engine = Engine(
         settings,
-        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit),
+        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache),
         library=Library(store, ingestor, recorder, access, audit),
         intents=Intents(intent_store, router, audit),
         observability=Observability(settings, retrieval, traces, cases, access),
@@ -148,7 +160,11 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         retrieval=retrieval,
         llm=llm,
         # Syncs first (they write through the rest); the shared database last: the stores above write through it.
-        closers=tuple(c for c in (sync, follower, agent, retrieval, intent_store, catalog, database) if c is not None),
+        closers=tuple(
+            c
+            for c in (sync, follower, agent, retrieval, intent_store, answer_cache, catalog, database)
+            if c is not None
+        ),
         accounts=accounts,
         signer=Signer.in_folder(settings.paths.state_dir),
         admin=Admin(settings, accounts, agent.mcp_servers, audit),

@@ -19,6 +19,7 @@ from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
 from ragapp.core.filters import DocumentFilter
 from ragapp.core.lang import is_chinese, said_as
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Docs, Mode, RetrievalResult, Scope
+from ragapp.engine.answer_cache import AnswerCache, stands_alone
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.retrieval.pipeline import NO_MATCH, RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
@@ -34,8 +35,10 @@ class Chat:
         recorder: TraceRecorder,
         access: KbAccess | None = None,
         audit: AuditLog | None = None,
+        cache: AnswerCache | None = None,
     ) -> None:
         self._settings = settings
+        self._cache = cache  # None (or off): every question runs the whole pipeline
         self._audit = audit or AuditLog.off()
         self._answers = answers
         self._agent = agent
@@ -59,6 +62,7 @@ class Chat:
         owner: str = LOCAL_OWNER,
         actor: Actor = LOCAL_ACTOR,
         where: DocumentFilter | None = None,
+        fresh: bool = False,
     ) -> Iterator[EngineEvent]:
         """Stream the events of answering ``question`` from the knowledge bases ``kbs`` (None: all of them):
         stages, the rewritten question, routing, notices, retrieved chunks, tokens, answer. An unknown
@@ -74,14 +78,23 @@ class Chat:
         searches the knowledge bases it may read, whatever ``kbs``, the mode or the agent's tool arguments say.
 
         ``where`` keeps the search to the documents it admits (tags, path, type, author, dates), resolved once
-        here within those knowledge bases; one that admits none is said, and nothing is searched."""
+        here within those knowledge bases; one that admits none is said, and nothing is searched.
+
+        A question that stands alone and was answered before over the same readable knowledge bases and
+        unchanged documents is answered from the answer cache (a ``CachedEvent``, then the kept answer);
+        ``fresh`` ("Answer again") answers it anew and keeps the new answer in place of the old."""
         if self._access is not None:
             kbs = self._access.scope_for(actor, kbs)
         shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
         self._audited(actor, question, kbs, where, mode=shown)
         docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
+        cache = self._cache if self._cache is not None and stands_alone(history, summary, clarified) else None
+        lookup = cache.look_up(question, shown, kbs, docs) if cache is not None else None
+        if cache is not None and lookup is not None and lookup.hit is not None and not fresh:
+            return self._recorder.chat(cache.served(lookup.hit), owner=owner, question=question, mode=shown)
         events = self._ask(question, history, kbs, summary, clarified, mode, docs)
-        return self._recorder.chat(events, owner=owner, question=question, mode=shown)
+        traced = self._recorder.chat(events, owner=owner, question=question, mode=shown)
+        return cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
 
     def _ask(
         self,

@@ -20,6 +20,7 @@ from typing import Any
 from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
+    CachedEvent,
     ClarifyEvent,
     EngineEvent,
     EvidenceEvent,
@@ -206,6 +207,14 @@ class TraceBuilder:
         chunk = e.citation.chunk
         self.trace.evidence = EvidenceRecord(e.quote, e.citation.number, chunk.source, chunk.chunk_id)
 
+    def _cached(self, e: CachedEvent) -> None:
+        """The answer came from the answer cache: a span says so, with when it was first answered and the trace
+        of that request (the model calls and searches behind the answer are there, not here)."""
+        attributes: dict[str, Any] = {"hit": True, "answered_at": e.answered_at, "answered in trace": e.trace_id}
+        if e.question:  # kept for another wording of the question
+            attributes |= {"kept for": e.question, "similarity": e.similarity}
+        self.leaf("answer cache", "cache", self.now(), 0.0, attributes)
+
     def _answer(self, _e: AnswerEvent) -> None:
         self.trace.answer = _answer_record(self.turn)
 
@@ -344,4 +353,5 @@ _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
     AgentStepEvent: TraceBuilder._agent_step,
     EvidenceEvent: TraceBuilder._evidence,
     AnswerEvent: TraceBuilder._answer,
+    CachedEvent: TraceBuilder._cached,
 }

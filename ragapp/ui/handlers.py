@@ -28,7 +28,7 @@ from ragapp.ui.conversation_view import record_of, turn_records
 from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.markup import code_span, escape_text, no_remote_content
-from ragapp.ui.render import TurnView
+from ragapp.ui.render import ANSWER_AGAIN_CHOICE, TurnView
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 log = logging.getLogger(__name__)
@@ -123,9 +123,21 @@ class Handlers:
         types: list[str] | None = None,
         request: gr.Request | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
-        """The user clicked one of the choices the app offered when it asked back: answer with that pick."""
+        """The user clicked one of the choices the app offered when it asked back: answer with that pick; or
+        "Answer again" under an answer served from the answer cache: answer that question anew."""
         where = filter_of(tags, path, types)
         session = session or Session()
+        if str(choice.value) == ANSWER_AGAIN_CHOICE["value"]:
+            last = session.exchanges[-1] if session.exchanges else None  # a reopened chat keeps its turns
+            reopened = last.said if last is not None and last.turn.cached is not None else ""
+            question, session.again = session.again or reopened, ""
+            if not question:  # a stale button: nothing kept was answered last
+                yield "", chat, session
+                return
+            chat = [*chat, gr.ChatMessage(role="user", content=no_remote_content(question))]
+            owner_id, actor = owner_of(self.engine, owner, request), actor_of(self.engine, request)
+            yield from self._turn(question, question, chat, session, scope, None, mode, owner_id, actor, where, True)
+            return
         pending = session.pending
         if pending is None:  # a stale button (e.g. after "New chat"): nothing to resume
             yield "", chat, session
@@ -160,22 +172,25 @@ class Handlers:
         owner: str = "anonymous",
         actor: Actor = LOCAL_ACTOR,
         where: DocumentFilter | None = None,
+        fresh: bool = False,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """Stream one answer to ``question`` (``asked`` is what the user typed, for the history; the user's side
-        of this turn is the last message of ``chat``)."""
+        of this turn is the last message of ``chat``). ``fresh``: "Answer again", past the answer cache, as the
+        question was first asked (alone: only such a question is answered from the cache)."""
         said = str(getattr(chat[-1], "content", "")) if chat else asked
         view = TurnView()
         yield "", chat + view.messages(), session
         events = self.engine.chat.ask(
             question,
-            session.recent(),
+            () if fresh else session.recent(),
             scope_of(scope),
-            summary=session.summary,
+            summary="" if fresh else session.summary,
             clarified=clarified,
             mode=mode_of(mode),
             owner=owner,
             actor=actor,
             where=where,
+            fresh=fresh,
         )
         try:
             for event in events:
@@ -183,6 +198,7 @@ class Handlers:
                 yield "", chat + view.messages(), session
         except Exception as exc:
             raise _to_gr_error(exc) from None
+        session.again = asked if view.turn.cached is not None else ""
         if view.turn.memory is not None:
             session.fold(view.turn.memory)
         if view.turn.clarify is not None:

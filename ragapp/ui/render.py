@@ -11,6 +11,7 @@ import gradio as gr
 from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
+    CachedEvent,
     EngineEvent,
     EvidenceEvent,
     ModeEvent,
@@ -58,6 +59,8 @@ _ACTIONS = {
 UNSUPPORTED_MARK = both("⚠️ not found in the documents", "⚠️ 文档中没有")
 _LIST_LEAD = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 SEARCH_ALL_CHOICE = {"label": "Search everything", "value": "*"}  # renamed in a Chinese page (page_language.CHOICES)
+# Under an answer served from the answer cache: ask it anew (no intent code has a colon, so none is mistaken for it).
+ANSWER_AGAIN_CHOICE = {"label": "Answer again", "value": ":answer-again:"}  # renamed likewise
 
 
 class TurnView:
@@ -87,11 +90,27 @@ class TurnView:
             if turn.clarify is not None:
                 choices = [{"label": c.label, "value": c.code} for c in turn.clarify.choices] + [SEARCH_ALL_CHOICE]
                 answer.options = choices  # type: ignore[assignment]  # OptionDict is a TypedDict of these keys
+            if turn.cached is not None and turn.done:
+                answer.content = f"{cached_note(turn.cached)}\n\n{answer.content}"
             out.append(answer)
         if turn.rewrite is not None and turn.done:
             out.append(gr.ChatMessage(role="assistant", content=rewrite_note(turn.rewrite)))
         out.extend(source_messages(turn))
+        if turn.cached is not None and turn.done:  # Gradio shows the options of the chat's last message only
+            out[-1].options = [ANSWER_AGAIN_CHOICE]  # type: ignore[list-item]  # OptionDict's keys
         return out
+
+
+def cached_note(event: CachedEvent) -> str:
+    """'♻️ Answered before, on 2026-12-03 …' above an answer served from the answer cache."""
+    day = escape_text(event.answered_at[:10])
+    asked = escape_text(" ".join(event.question.split()))
+    return "♻️ " + both(
+        f"*Answered before, on {day}" + (f", for “{asked}”" if asked else "") + ": the kept answer (no document "
+        "has changed since). **Answer again** asks the model anew.*",
+        f"*之前回答过（{day}" + (f"，问题是“{asked}”" if asked else "") + "）：这是保存的回答（此后文档没有改动）。"
+        "点“**重新回答**”让模型重新回答。*",
+    )
 
 
 def shown_evidence(turn: Turn) -> EvidenceEvent | None:

@@ -33,6 +33,8 @@ class Session:
     conversation_id: str | None = None
     # The answer a thumbs-down was given on, while its comment box is open.
     feedback_trace: str = ""
+    # The question whose kept answer (from the answer cache) was shown last: what "Answer again" asks anew.
+    again: str = ""
 
     def remember(self, question: str, answer: str) -> None:
         self.history += [ChatTurn("user", question), ChatTurn("assistant", answer)]

@@ -40,7 +40,13 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     # An agent decision past its budget falls back to the workflow; on a busy 2-core runner the first one (the
     # tool list read cold) has taken over the default 60 s, so these tests give it room: they check the UI.
-    settings = Settings(paths={"state_dir": tmp_path_factory.mktemp("e2e-state")}, agent={"step_timeout_s": 240.0})
+    # The answer cache is off: these tests share one app and some ask the same question, each expecting the
+    # whole pipeline (its steps, the model writing); test_answer_cache_browser.py serves an app with it on.
+    settings = Settings(
+        paths={"state_dir": tmp_path_factory.mktemp("e2e-state")},
+        agent={"step_timeout_s": 240.0},
+        answer_cache={"enabled": False},
+    )
     engine = build_engine(settings)
     engine.warm_up()
     server = start_server(engine, "127.0.0.1", _free_port())  # as app.py serves it: headers, sessions, uploads

@@ -90,8 +90,9 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
             if refusal is not None:  # too long to embed: said as an error, not as an answer
                 raise ApiError(400, refusal, "invalid_question")
             events = engine.chat.ask(
-                question, history, kbs, mode=mode, owner=caller.owner, actor=caller.actor, where=body.filter
-            )
+                question, history, kbs, mode=mode, owner=caller.owner, actor=caller.actor, where=body.filter,
+                fresh=body.fresh,
+            )  # fmt: skip
             return events, Turn(mode)
 
         events, turn = await run_in_threadpool(start)

@@ -184,6 +184,7 @@ class Turn:
         return RagappInfo(
             trace_id=self.trace_id, mode=mode, grounded=answer is not None and answer.grounded,
             abstained=answer is not None and answer.abstained, notices=list(self.notices),
+            answered_before=self.outcome.cached.answered_at if self.outcome.cached is not None else None,
         )  # fmt: skip
 
     def tail(self) -> tuple[str, bool]:

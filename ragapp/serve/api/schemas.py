@@ -52,6 +52,11 @@ class ChatCompletionRequest(BaseModel):
         None, description="Extension: the knowledge bases to search (GET /v1/knowledge-bases); none: all you may read."
     )
     filter: DocumentFilter | None = Field(None, description="Extension. " + FILTER_DOC)
+    fresh: bool = Field(
+        False,
+        description='Extension: answer anew, past the answer cache (the chat\'s "Answer again"); the new answer '
+        "replaces the kept one.",
+    )
 
 
 class CitationOut(BaseModel):
@@ -118,6 +123,11 @@ class RagappInfo(BaseModel):
     grounded: bool = Field(description="False: nothing relevant was found, or the answer was refused.")
     abstained: bool = Field(description="The documents do not hold the answer, the app (or the model) said.")
     notices: list[str] = Field(description="What the chat shows as notices: a degraded channel, a fallback taken.")
+    answered_before: str | None = Field(
+        None,
+        description="Set when the answer comes from the answer cache: when it was first answered (ISO time, UTC); "
+        "the same question over the same documents, so no model was asked. Send `fresh: true` to answer anew.",
+    )
 
 
 class ChatCompletion(BaseModel):
