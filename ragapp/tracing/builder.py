@@ -23,6 +23,7 @@ from ragapp.core.events import (
     ClarifyEvent,
     EngineEvent,
     EvidenceEvent,
+    EvidenceWithdrawnEvent,
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
@@ -343,5 +344,6 @@ _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
     MemoryEvent: lambda b, _e: setattr(b.trace, "memory", b.turn.memory),
     AgentStepEvent: TraceBuilder._agent_step,
     EvidenceEvent: TraceBuilder._evidence,
+    EvidenceWithdrawnEvent: lambda b, _e: setattr(b.trace, "evidence", None),
     AnswerEvent: TraceBuilder._answer,
 }
