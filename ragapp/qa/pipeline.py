@@ -224,7 +224,7 @@ class AnswerPipeline:
         if early.searched:
             return
         early.searched = True
-        stage = yield from begin("evidence")
+        stage = yield from begin("early search")
         result = self._retrieval.retrieve(question, kbs, docs=early.docs)
         budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
         evidence = self._writer.evidence(question, fit_passages(list(result.chunks), budget.context))

@@ -103,6 +103,7 @@ def test_the_general_search_is_quoted_while_routing_waits_for_the_model(rig: obj
     assert early.early and early.citation.chunk.source == "beta_manual.md"
     assert "150 minutes" in early.quote
     assert kinds(events).index(EvidenceEvent) < kinds(events).index(RoutingEvent) < kinds(events).index(TokenEvent)
+    assert [e for e in events if isinstance(e, StageEvent) and e.stage == "early search"]
     assert len(quotes(events)) == 1  # routed to beta: the answer's quote is the same one, not shown twice
     turn = Turn.of(events)
     assert turn.evidence == early and turn.answer is not None and turn.answer.grounded
@@ -151,4 +152,4 @@ def test_no_early_search_when_routing_needs_no_model(make_engine: Callable[..., 
 
     (quote,) = quotes(events)
     assert not quote.early
-    assert not [e for e in events if isinstance(e, StageEvent) and e.stage == "evidence"]
+    assert not [e for e in events if isinstance(e, StageEvent) and e.stage == "early search"]
