@@ -50,6 +50,10 @@ STAGES = (
     "total",
 )
 
+# Stages that call no model: the search quoted while routing's classifier call runs starts after that call,
+# which is still routing's.
+NO_MODEL_CALLS = frozenset({"early search"})
+
 
 @dataclass
 class CallFigures:
@@ -121,7 +125,7 @@ def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str,
     turn = Turn()
     for event in events:
         turn.apply(event)
-        if isinstance(event, StageEvent) and event.status == "started":
+        if isinstance(event, StageEvent) and event.status == "started" and event.stage not in NO_MODEL_CALLS:
             llm.stage = event.stage  # the model calls that follow are this stage's
     row.seconds["total"] = turn.now()
     row.answer = turn.text if turn.answer is not None else ""

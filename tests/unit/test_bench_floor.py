@@ -26,3 +26,14 @@ def test_the_ratio_is_printed_under_its_set() -> None:
     assert "first token ÷ floor" not in render("demo", summary)
     summary["first_token_to_floor"] = floor_ratios([row("a", 5.5, 400)], 80.0)
     assert "first token ÷ floor (tokens read ÷ standalone prefill): p50 1.10" in render("demo", summary)
+
+
+def test_the_early_search_does_not_take_routings_model_call() -> None:
+    from types import SimpleNamespace
+
+    from ragapp.core.events import StageEvent
+    from ragbench.bench.answer import time_events
+
+    llm = SimpleNamespace(calls=[], stage="")
+    time_events([StageEvent("route", "started"), StageEvent("early search", "started")], llm, "demo", "a", "q")  # type: ignore[arg-type]
+    assert llm.stage == "route"  # the classifier's call, made beside the early search, stays routing's
