@@ -225,9 +225,14 @@ class AnswerPipeline:
             return
         early.searched = True
         stage = yield from begin("early search")
-        result = self._retrieval.retrieve(question, kbs, docs=early.docs)
-        budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
-        evidence = self._writer.evidence(question, fit_passages(list(result.chunks), budget.context))
+        try:
+            result = self._retrieval.retrieve(question, kbs, docs=early.docs)
+            budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
+            evidence = self._writer.evidence(question, fit_passages(list(result.chunks), budget.context))
+        except Exception as exc:  # only the early quote is lost: the answer's own search comes after routing
+            log.warning("the search beside routing failed", exc_info=True)
+            yield stage.failed(f"{type(exc).__name__}: {exc}")
+            return
         yield stage.finished({"kbs": sorted(kbs) if kbs is not None else "all", "quote": evidence is not None})
         if evidence is not None:
             early.shown = replace(evidence, early=True)

@@ -153,3 +153,18 @@ def test_no_early_search_when_routing_needs_no_model(make_engine: Callable[..., 
     (quote,) = quotes(events)
     assert not quote.early
     assert not [e for e in events if isinstance(e, StageEvent) and e.stage == "early search"]
+
+
+def test_a_failing_early_search_costs_only_the_early_quote(rig: object) -> None:
+    def broken(*_args: object) -> None:
+        raise RuntimeError("the reranker is gone")
+
+    rig.engine.chat._answers._writer.evidence = broken  # type: ignore[attr-defined]  (the early path's quote only)
+    rig.llm.enqueue(matches(("beta.specs", 0.9)), "The Beta battery lasts 150 minutes [1].")  # type: ignore[attr-defined]
+    events = list(rig.engine.chat.ask("How long does the Beta robot battery last?", []))  # type: ignore[attr-defined]
+
+    failed = [e for e in events if isinstance(e, StageEvent) and e.stage == "early search" and e.status == "failed"]
+    assert failed and "the reranker is gone" in (failed[0].error or "")
+    assert not [q for q in quotes(events) if q.early]
+    turn = Turn.of(events)
+    assert turn.answer is not None and turn.answer.grounded and turn.evidence is not None  # the answer's own quote
