@@ -62,6 +62,17 @@ class EvidenceEvent:
 
     quote: str
     citation: Citation
+    # True: from the general search that runs while routing's model call decides (the user's whole scope);
+    # a later EvidenceEvent replaces it, an EvidenceWithdrawnEvent takes it back
+    early: bool = False
+
+
+@dataclass(frozen=True)
+class EvidenceWithdrawnEvent:
+    """The early quote no longer stands: routing asked back, answered directly, or narrowed the scope to
+    passages that hold no quote. The UI and API drop the quote shown."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,7 @@ EngineEvent = (
     | RetrievalEvent
     | TokenEvent
     | EvidenceEvent
+    | EvidenceWithdrawnEvent
     | WaitEvent
     | AnswerEvent
     | RewriteEvent

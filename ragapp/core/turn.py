@@ -20,6 +20,7 @@ from ragapp.core.events import (
     ClarifyEvent,
     EngineEvent,
     EvidenceEvent,
+    EvidenceWithdrawnEvent,
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
@@ -198,7 +199,7 @@ class Turn(Stored):
         self.degraded.extend(d for d in e.degraded if d not in self.degraded)
 
     def _evidence(self, e: EvidenceEvent) -> None:
-        self.evidence = e
+        self.evidence = e  # an early quote is replaced by the one the narrowed search found
         if self.evidence_s is None:
             self.evidence_s = self.seconds
 
@@ -243,6 +244,7 @@ _HANDLERS: dict[type, Callable[[Turn, Any], str | None]] = {
     ModeEvent: Turn._mode,
     RetrievalEvent: Turn._retrieval,
     EvidenceEvent: Turn._evidence,
+    EvidenceWithdrawnEvent: lambda turn, _e: setattr(turn, "evidence", None),
     TokenEvent: Turn._token,
     TraceEvent: Turn._trace,
     NoticeEvent: lambda turn, e: turn.steps.append(e),

@@ -16,6 +16,7 @@ The UI (and tests, and the evaluation commands) talk to these facets only. Build
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 from collections.abc import Sequence
@@ -42,6 +43,8 @@ from ragapp.models.llm import LLM
 from ragapp.models.pool import close_pools
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.signing import Signer
+
+log = logging.getLogger(__name__)
 
 
 class Closeable(Protocol):
@@ -176,6 +179,7 @@ class Engine:
         self.warming = True
         try:
             self._store.embedder.embed_queries(["warm up"])
+            self._warm_search()
             warm = getattr(self._llm, "load", None)
             if callable(warm):
                 warm()
@@ -184,6 +188,18 @@ class Engine:
                 self.chat.warm_up()  # the answer instructions read, in both languages
         finally:
             self.warming = False
+
+    def _warm_search(self) -> None:
+        """One search in each language over every knowledge base, so the first question's search is as fast as
+        the tenth: it pays for Chroma's first query, reading the keyword index, jieba's dictionary and loading
+        and first running the reranker (a restart on the demo, shared 2-core machine: the first search 4.4 s,
+        the later ones 0.1 s; docs/benchmarks.md). A failure only means a slower first search."""
+        for question in ("How do I get started?", "怎么开始使用？"):
+            try:
+                self._retrieval.retrieve(question)
+            except Exception:
+                log.warning("warming up the search failed", exc_info=True)
+                return
 
     def close(self) -> None:
         """Close what ``build_engine`` started: the facets' stores, then ``closers`` in order, then the model pools."""

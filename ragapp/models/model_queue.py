@@ -86,7 +86,9 @@ _DONE = object()
 def run_observed(call: Callable[[], T]) -> Iterator[int | Outcome[T]]:
     """Run ``call`` (which may wait for the model) on a worker of ``STEPS``, yielding each ``ahead`` its model
     calls hear while they wait in line, then its ``Outcome``. The worker runs in a copy of the caller's context,
-    so what ``call`` reports (traces) still reaches the caller's request."""
+    so what ``call`` reports (traces) still reaches the caller's request. The worker starts at once, before the
+    first item is asked for: the caller may do other work meanwhile (the pipeline searches while routing's
+    model call runs) and read the items after."""
     heard: queue.Queue[object] = queue.Queue()
     outcome: Outcome[T] = Outcome()
 
@@ -99,6 +101,10 @@ def run_observed(call: Callable[[], T]) -> Iterator[int | Outcome[T]]:
         heard.put(_DONE)
 
     STEPS.run(work)
+    return _observed(heard, outcome)
+
+
+def _observed(heard: queue.Queue[object], outcome: Outcome[T]) -> Iterator[int | Outcome[T]]:
     while (item := heard.get()) is not _DONE:
         yield int(item)  # type: ignore[call-overload]
     yield outcome

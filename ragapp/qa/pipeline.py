@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TypeVar
@@ -37,6 +37,7 @@ from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, Retrie
 from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
+from ragapp.qa.early_evidence import EarlyEvidence
 from ragapp.qa.memory import fold, turns_to_fold
 from ragapp.qa.prompts import (
     answer_messages,
@@ -114,10 +115,12 @@ class AnswerPipeline:
         if plan.changed:
             yield RewriteEvent(question, plan.standalone, plan.sub_questions)
 
+        early = EarlyEvidence(docs) if self._settings.workflow.show_evidence else None
         parts: list[Part] = []
         for sub_question in plan.sub_questions:
-            decision = yield from self._route(sub_question, clarified, kbs)
+            decision = yield from self._route(sub_question, clarified, kbs, early)
             if decision.action == "clarify":
+                yield from early.withdrawn("the app asks back") if early is not None else ()
                 yield from self._ask_back(plan, decision)
                 return
             parts.append(replace(self._part(sub_question, decision, kbs), docs=docs))
@@ -125,6 +128,7 @@ class AnswerPipeline:
         asked = self._with_choice(plan.standalone, parts)
         system_parts = [p for p in parts if p.decision.action == "system"]
         if system_parts and len(system_parts) == len(parts):
+            yield from early.withdrawn("a message to the assistant, answered directly") if early is not None else ()
             yield from self._reply_directly(asked, system_parts[0].decision.intents[0], history, summary)
             return
         knowledge_parts = [p for p in parts if p.decision.action != "system"]
@@ -132,7 +136,8 @@ class AnswerPipeline:
             answer_parts = tuple(p.question for p in knowledge_parts)
         else:
             answer_parts = plan.answer_parts if len(parts) == 1 else ()
-        yield from self._answer(asked, knowledge_parts, kbs, history, summary, answer_parts)
+        answering = self._answer(asked, knowledge_parts, kbs, history, summary, answer_parts)
+        yield from early.settling(answering) if early is not None else answering
 
     def warm_up(self) -> None:
         """Have the model read the answer instructions of each language into their contexts (``_write``), so
@@ -148,11 +153,14 @@ class AnswerPipeline:
 
     # -- steps ---------------------------------------------------------------------------------
 
-    def _in_line(self, call: Callable[[], T]) -> Steps[T]:
+    def _in_line(self, call: Callable[[], T], meanwhile: Iterable[EngineEvent] = ()) -> Steps[T]:
         """``call()``, saying (``WaitEvent``) while a model call inside it waits in the model's queue: a step
-        that needs the model (rewrite, routing, translation) may wait behind other users' answers."""
+        that needs the model (rewrite, routing, translation) may wait behind other users' answers. The events
+        of ``meanwhile`` are made (and passed on) while ``call`` runs on its worker, before its waits."""
         start = time.perf_counter()
-        for item in run_observed(call):
+        observed = run_observed(call)  # started: ``meanwhile`` runs beside it
+        yield from meanwhile
+        for item in observed:
             if isinstance(item, Outcome):
                 return item.get()
             yield WaitEvent(item, time.perf_counter() - start)
@@ -185,13 +193,19 @@ class AnswerPipeline:
             yield stage.finished({"question": plan.standalone, "parts": len(plan.sub_questions)})
         return plan
 
-    def _route(self, question: str, clarified: Clarified | None, kbs: Scope) -> Steps[RoutingDecision]:
+    def _route(
+        self, question: str, clarified: Clarified | None, kbs: Scope, early: EarlyEvidence | None = None
+    ) -> Steps[RoutingDecision]:
         routing_on = self._settings.workflow.route and bool(self._router.tree().leaves())
         stage = (yield from begin("route")) if routing_on else None
         if clarified is not None and question == clarified.ambiguous:
             decision = self._resolve(RoutingDecision(question, "clarify", (), ""), clarified.choice)
         else:
-            decision = yield from self._in_line(lambda: self._router.route(question, kbs))
+            decided = self._router.route_without_model(question, kbs)
+            if decided is None:  # the classifier's model call: search the whole scope meanwhile
+                meanwhile = self._search_early(question, kbs, early) if early is not None else ()
+                decided = yield from self._in_line(lambda: self._router.route_by_model(question, kbs), meanwhile)
+            decision = decided
             if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
                 decision = self._resolve(decision, clarified.choice)
             decision = self._within_scope(decision, kbs)
@@ -203,6 +217,26 @@ class AnswerPipeline:
         scores = decision.classification.scores if decision.classification is not None else ()
         yield RoutingEvent(question, decision.action, decision.intents, decision.reason, scores)
         return decision
+
+    def _search_early(self, question: str, kbs: Scope, early: EarlyEvidence) -> Iterator[EngineEvent]:
+        """The best sentence of the general search (the user's whole scope and filter), shown at once and
+        marked early (see ``early_evidence``); once per question."""
+        if early.searched:
+            return
+        early.searched = True
+        stage = yield from begin("early search")
+        try:
+            result = self._retrieval.retrieve(question, kbs, docs=early.docs)
+            budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
+            evidence = self._writer.evidence(question, fit_passages(list(result.chunks), budget.context))
+        except Exception as exc:  # only the early quote is lost: the answer's own search comes after routing
+            log.warning("the search beside routing failed", exc_info=True)
+            yield stage.failed(f"{type(exc).__name__}: {exc}")
+            return
+        yield stage.finished({"kbs": sorted(kbs) if kbs is not None else "all", "quote": evidence is not None})
+        if evidence is not None:
+            early.shown = replace(evidence, early=True)
+            yield early.shown
 
     def _within_scope(self, decision: RoutingDecision, kbs: Scope) -> RoutingDecision:
         """Keep only intents that search the knowledge bases the user picked: asking back about (or routing

@@ -84,6 +84,11 @@ class AnswerWriter:
             answers.append(answer)
         yield renumbered(answers[0] if len(answers) == 1 else composed(question, parts, answers))
 
+    def evidence(self, question: str, kept: Sequence[RetrievedChunk]) -> EvidenceEvent | None:
+        """The quote ``write`` would show first for ``kept`` (the passages that hold instructions left out)."""
+        clean, _warnings = screen_passages(question, kept)  # ``write`` gives the warnings with the answer
+        return evidence_for(question, clean, reranker_scorer(self._reranker)) if clean else None
+
     def _checked(
         self,
         question: str,

@@ -9,7 +9,7 @@ from dataclasses import replace
 from ragapp.config import WorkflowSettings
 from ragapp.core.types import Scope
 from ragapp.models.llm import LLM
-from ragapp.router.classifier import IntentClassifier, LeafScore
+from ragapp.router.classifier import Classification, IntentClassifier, LeafScore
 from ragapp.router.decide import RoutingDecision, decide, not_routed
 from ragapp.router.fast import EmbeddingClassifier
 from ragapp.router.store import IntentStore
@@ -42,9 +42,28 @@ class IntentRouter:
     def route(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """The decision for one (sub-)question asked within ``kbs`` (None: all knowledge bases); routing off
         or an empty tree means "search everything"."""
+        return self.route_without_model(question, kbs) or self.route_by_model(question, kbs)
+
+    def route_without_model(self, question: str, kbs: Scope = None) -> RoutingDecision | None:
+        """The decision when it needs no model call (routing off, an empty tree, the embedder's clear pick),
+        else None: ``route_by_model`` then decides. The pipeline searches meanwhile only in that case."""
         if not self._settings.route:
             return not_routed(question, "intent routing is off (RAGAPP_WORKFLOW__ROUTE=false): searching everything")
-        return self.test(question, kbs)
+        tree = self.store.tree()
+        if not tree.leaves():
+            return not_routed(question, "the intent tree has no leaves: searching everything")
+        fast = self._fast.classify(question, tree) if self._fast is not None else None
+        if fast is None:
+            return None
+        decision = self._decided(question, kbs, tree, fast)
+        return replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
+
+    def route_by_model(self, question: str, kbs: Scope = None) -> RoutingDecision:
+        """The decision from the LLM classifier, without trying the embedder first."""
+        tree = self.store.tree()
+        if not tree.leaves():
+            return not_routed(question, "the intent tree has no leaves: searching everything")
+        return self._decided(question, kbs, tree, self._classifier.classify(question, tree))
 
     def test(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """Classify and decide even when routing is off: what the Intents tab's test box shows."""
@@ -52,9 +71,13 @@ class IntentRouter:
         if not tree.leaves():
             return not_routed(question, "the intent tree has no leaves: searching everything")
         fast = self._fast.classify(question, tree) if self._fast is not None else None
-        decision = decide(fast or self._classifier.classify(question, tree), self._settings, tree)
+        decision = self._decided(question, kbs, tree, fast or self._classifier.classify(question, tree))
         if fast is not None:
             decision = replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
+        return decision
+
+    def _decided(self, question: str, kbs: Scope, tree: IntentTree, classification: Classification) -> RoutingDecision:
+        decision = decide(classification, self._settings, tree)
         if decision.action == "clarify" and self._best_source is not None:
             # A small model sends off-topic questions ("capital of France?", a kettle in a newer upload) to some
             # leaf with a middling score; when that leaf has twins, the rules would ask "which product?". Ask

@@ -24,6 +24,7 @@ from ragapp.core.events import (
     ClarifyEvent,
     EngineEvent,
     EvidenceEvent,
+    EvidenceWithdrawnEvent,
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
@@ -352,6 +353,7 @@ _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
     MemoryEvent: lambda b, _e: setattr(b.trace, "memory", b.turn.memory),
     AgentStepEvent: TraceBuilder._agent_step,
     EvidenceEvent: TraceBuilder._evidence,
+    EvidenceWithdrawnEvent: lambda b, _e: setattr(b.trace, "evidence", None),
     AnswerEvent: TraceBuilder._answer,
     CachedEvent: TraceBuilder._cached,
 }

@@ -33,6 +33,7 @@ _STAGE_TITLES = {
     "memory": "🗂️ " + both("Summarising earlier turns", "正在归纳之前的对话"),
     "rewrite": "✏️ " + both("Understanding the question", "正在理解问题"),
     "route": "🧭 " + both("Choosing where to look", "正在选择检索范围"),
+    "early search": "⚡ " + both("Quoting the best match meanwhile", "同时先引用最相关的原文"),
     "retrieve": "🔎 " + both("Searching the knowledge base", "正在检索知识库"),
     "translate": "🌐 " + both("Searching in the documents' language", "正在用文档的语言检索"),
     "rephrase": "🔁 " + both("Searching again with the answer's likely words", "正在换用答案可能的措辞再检索"),

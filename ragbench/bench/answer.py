@@ -50,6 +50,10 @@ STAGES = (
     "total",
 )
 
+# Stages that call no model: the search quoted while routing's classifier call runs starts after that call,
+# which is still routing's.
+NO_MODEL_CALLS = frozenset({"early search"})
+
 
 @dataclass
 class CallFigures:
@@ -121,7 +125,7 @@ def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str,
     turn = Turn()
     for event in events:
         turn.apply(event)
-        if isinstance(event, StageEvent) and event.status == "started":
+        if isinstance(event, StageEvent) and event.status == "started" and event.stage not in NO_MODEL_CALLS:
             llm.stage = event.stage  # the model calls that follow are this stage's
     row.seconds["total"] = turn.now()
     row.answer = turn.text if turn.answer is not None else ""
@@ -172,6 +176,19 @@ def summarize(rows: list[Timing]) -> dict[str, Any]:
     return out
 
 
+def floor_ratios(rows: list[Timing], tokens_per_s: float) -> dict[str, Any]:
+    """First token ÷ its floor, p50/p95 over the questions that got one: a question's floor is the prompt tokens
+    its answer call read ÷ ``tokens_per_s`` (the same model reading a prompt alone), the first token's time if
+    nothing came before the answer's reading (no rewrite, no routing call, no wait)."""
+    ratios = []
+    for row in rows:
+        read = next((c.prompt_tokens_read for c in row.calls if c.stage == "generate" and c.prompt_tokens_read), None)
+        ttft = row.seconds.get("ttft")
+        if read and ttft is not None and tokens_per_s > 0:
+            ratios.append(ttft / (read / tokens_per_s))
+    return {"n": len(ratios), "p50": percentile(ratios, 0.5), "p95": percentile(ratios, 0.95)}
+
+
 def fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -188,6 +205,12 @@ def render(label: str, summary: dict[str, Any]) -> str:
         f"generation {fmt(summary['generation_tokens_per_s_p50'])} tokens/s; "
         f"model calls before the answer p50 {fmt(summary['model_calls_before_answer_p50'], 0)}"
     )
+    ratio = summary.get("first_token_to_floor")
+    if ratio is not None:
+        lines.append(
+            f"  first token ÷ floor (tokens read ÷ standalone prefill): p50 {fmt(ratio['p50'], 2)}, "
+            f"p95 {fmt(ratio['p95'], 2)} over {ratio['n']} questions"
+        )
     return "\n".join(lines)
 
 
@@ -289,6 +312,8 @@ def _run(args: argparse.Namespace) -> int:
         last_messages = llm.last_messages or last_messages
     alone = standalone_prefill(llm, last_messages)
     for name, summary in sets.items():
+        if alone is not None:
+            summary["first_token_to_floor"] = floor_ratios([r for r in rows if r.set == name], alone["tokens_per_s"])
         print(render(f"{name} · {llm.name}", summary))
     if alone is not None:
         print(
