@@ -44,6 +44,7 @@ def main() -> None:
             _space.cores,
         )
     engine = build_engine(settings)
+    engine.warming = True  # /readyz says "not ready" from the first request, not once the thread has begun
     threading.Thread(target=engine.warm_up, name="warm-up", daemon=True).start()
     # The page (ragapp.ui) mounted on a FastAPI app with the security headers, expiring sign-ins and per-user
     # uploads (ragapp.serve), served by uvicorn.
