@@ -96,6 +96,7 @@ def run_main(*argv: str | Path, script: list[str], env: dict[str, str] | None = 
         mp.setenv("RAGAPP_LLM__BACKEND", BACKEND)
         mp.setenv("RAGAPP_WORKFLOW__REWRITE", "false")
         mp.setenv("RAGAPP_WORKFLOW__ROUTE", "false")
+        mp.setenv("RAGAPP_ANSWER_CACHE__ENABLED", "false")  # as importing ragbench sets it: every run answers anew
         for key, value in (env or {}).items():
             mp.setenv(key, value)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
