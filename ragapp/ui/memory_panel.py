@@ -68,7 +68,7 @@ class MemoryHandlers:
         kept = memories.list(owner, actor=actor)
         on = memories.enabled_for(owner)
         count = len(kept)
-        line = both(f"{count} memories kept.", f"已保存 {count} 条记忆。")
+        line = both(f"{count} {'memory' if count == 1 else 'memories'} kept.", f"已保存 {count} 条记忆。")
         if not on:
             line += " " + both("Memory is off for you: none is used or offered.", "你已关闭记忆：不会使用或提议记忆。")
         choices = [(f"{m.created_at[:10]} · {m.text}", m.id) for m in kept]
