@@ -1,6 +1,7 @@
 """Long-term memory as users meet it (issue 36's "done when"): Ann says "remember that I use the V2 Pro"; in a new
 chat "how long does the battery last?" is answered for the V2 Pro and says it used a memory; Bob, signed in on
-another browser, gets no such memory; Ann deletes it in the Memory panel and the next answer no longer uses it.
+another browser, gets no such memory (and keeps one of his own with "Remember this" under an answer); Ann deletes
+hers in the Memory panel and the next answer no longer uses it.
 
 The replies are scripted at the LLM seam (they answer for the product the prompt's memory names, citing the
 passage that holds it); the embedder, Chroma, the stores, the accounts and the app are the real ones."""
@@ -17,7 +18,7 @@ import pytest
 from ragapp.accounts.store import UserStore
 from ragapp.core.types import ChatTurn
 
-# Two sign-ins and four questions: about 50 s on the shared 2-core machine, so it runs with `make test-slow`.
+# Two sign-ins and five questions: about 70 s on the shared 2-core machine, so it runs with `make test-slow`.
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 V1 = "# Lumen V1 manual\n\nThe Lumen V1 battery lasts 6 hours on a full charge.\n"
@@ -94,6 +95,14 @@ def test_a_memory_shapes_a_later_chat_for_its_user_only_until_it_is_deleted(
     bob_listing = open_memory_panel(bob)
     bob.locator("#memory-status").get_by_text("0 memories kept").first.wait_for()
     assert "I use the V2 Pro" not in bob_listing.inner_text()
+    # Bob says what he has in a question: the answer offers to remember it, and keeps it when he accepts.
+    ask(bob, "I use the V1, how long does the battery last?", "battery lasts 6 hours")
+    offer = bob.locator("#chatbot").locator("button", has_text="Remember this")
+    offer.first.wait_for(state="visible")
+    assert "I use the V1" not in bob_listing.inner_text()  # offered, not kept
+    offer.first.click()
+    bob.locator("#chatbot").get_by_text("Remembered: “I use the V1”").first.wait_for()
+    bob_listing.get_by_text("I use the V1").first.wait_for()
 
     # Ann deletes the memory: the next answer no longer uses it.
     listing.get_by_text("I use the V2 Pro").first.click()

@@ -205,3 +205,14 @@ def test_a_chinese_request_is_kept_and_confirmed_in_chinese(rig: Any) -> None:
     kept = next(e for e in events if isinstance(e, RememberedEvent))
     assert kept.text == "我用的是 V2 Pro" and kept.memory_id
     assert "记住" in answered(events).text
+
+
+def test_in_agent_mode_the_final_answer_gets_the_memories_and_the_tool_steps_do_not(rig: Any) -> None:
+    remember(rig, ANN)
+    search = json.dumps({"thought": "find it", "tool": "search_knowledge", "arguments": {"query": "battery life"}})
+    rig.llm.enqueue(search, '{"thought": "I have what I need", "answer": true}', "It lasts 10 hours [1].")
+    events = list(rig.engine.chat.ask(BATTERY, owner=ANN, mode="agent"))
+    assert any(isinstance(e, RecallEvent) for e in events)
+    *steps, final = rig.llm.calls[-3:]
+    assert all(KEPT not in m.content for call in steps for m in call)  # choosing tools: no memory
+    assert f"- {KEPT}" in final[0].content and KEPT not in final[-1].content  # the answer's own part
