@@ -102,7 +102,7 @@ class Memories:
     def add(self, owner: str, text: str, source: Source = "accepted", *, actor: Actor = LOCAL_ACTOR) -> RememberedEvent:
         """Keep ``text`` for ``owner`` (screened first); the event says what was kept, or why nothing was."""
         require(actor, Action.CHAT)
-        refusal = self._refusal(owner, text)
+        refusal = self._refusal(text)
         if refusal is not None:
             return RememberedEvent(text, reason=refusal)
         assert self._store is not None and self._vectors is not None and self._embedder is not None
@@ -117,18 +117,19 @@ class Memories:
         return RememberedEvent(kept.text, memory.id, kept.cut)
 
     def edit(self, owner: str, memory_id: str, text: str, *, actor: Actor = LOCAL_ACTOR) -> RememberedEvent:
-        """Change one of ``owner``'s memories (screened as a new one is)."""
+        """Change one of ``owner``'s memories (screened as a new one is); a refusal (``memory_id`` "") leaves it
+        as it was."""
         require(actor, Action.CHAT)
-        refusal = self._refusal(owner, text, counting=False)
+        refusal = self._refusal(text)
         if refusal is not None:
-            return RememberedEvent(text, memory_id, reason=refusal)
+            return RememberedEvent(text, reason=refusal)
         assert self._store is not None and self._vectors is not None and self._embedder is not None
         kept = screened(text)
         if kept.refused:
-            return RememberedEvent(text, memory_id, kept.cut, reason=_ONLY_INSTRUCTIONS)
+            return RememberedEvent(text, cut=kept.cut, reason=_ONLY_INSTRUCTIONS)
         with self._lock:
             if not self._store.edit(owner, memory_id, kept.text, bool(kept.cut)):
-                return RememberedEvent(text, memory_id, reason="You have no memory of that id. · 没有这条记忆。")
+                return RememberedEvent(text, reason="You have no memory of that id. · 没有这条记忆。")
             self._vectors.put(memory_id, owner, self._embedder.embed_passages([kept.text])[0])
         return RememberedEvent(kept.text, memory_id, kept.cut)
 
@@ -198,7 +199,7 @@ class Memories:
         known = {" ".join(m.text.lower().split()) for m in self._store.list(owner)}
         return None if " ".join(text.lower().split()) in known else ProposalEvent(text)
 
-    def _refusal(self, owner: str, text: str, counting: bool = True) -> str | None:
+    def _refusal(self, text: str) -> str | None:
         if self._store is None or not self.on:
             return "Memory is turned off for this app (RAGAPP_MEMORY__ENABLED). · 本应用已关闭记忆功能。"
         if not text.strip():

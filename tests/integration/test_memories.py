@@ -119,7 +119,8 @@ def test_another_users_prompt_trace_and_list_never_hold_the_memory(rig: Any) -> 
     assert [m.text for m in rig.engine.memories.list(BOB)] == ["I use the V1"]
     assert rig.engine.memories.delete(BOB, kept.memory_id) is False  # not Bob's to delete
     assert [m.text for m in rig.engine.memories.list(ANN)] == [KEPT]
-    assert rig.engine.memories.edit(BOB, kept.memory_id, "I use the V1").memory_id == kept.memory_id
+    refused = rig.engine.memories.edit(BOB, kept.memory_id, "I use the V1")
+    assert not refused.memory_id and "no memory of that id" in refused.reason
     assert [m.text for m in rig.engine.memories.list(ANN)] == [KEPT]  # Bob's edit changed nothing of Ann's
 
 
