@@ -133,7 +133,7 @@ class Chat:
             yield AnswerEvent(refusal, (), grounded=False)
             return
         recall = recall or Recall()
-        yield from recall.events()
+        yield from recall.events(question)
         remembered = recall.texts
         mode = mode or self._settings.agent.mode
         if clarified is None and mode == "auto":

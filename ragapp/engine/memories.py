@@ -48,9 +48,15 @@ class Recall:
 
     memories: tuple[Recalled, ...] = ()
     seconds: float = 0.0
+    error: str | None = None  # recalling failed: the answer goes on without memories, and says so
 
-    def events(self) -> Iterator[EngineEvent]:
+    def events(self, question: str = "") -> Iterator[EngineEvent]:
         """The recall's stage (for the trace) and the typed event (for the chat's steps and the API)."""
+        if self.error is not None:
+            yield StageEvent("recall", "failed", self.seconds, error=self.error)
+            english = "Your memories could not be recalled; this answer does not use them."
+            yield NoticeEvent(said_as(question, english, "无法读取你的记忆，这个回答没有用到它们。"), "warning")
+            return
         if not self.memories:
             return
         detail = {
@@ -171,32 +177,38 @@ class Memories:
     def recall(self, owner: str, question: str) -> Recall:
         """``owner``'s memories relevant to ``question`` (best first, at most ``memory.max_recalled``); none
         when memory is off for them, they have none, or recalling fails (the answer goes on without)."""
-        if not self.enabled_for(owner) or self._store is None or self._store.count(owner) == 0:
+        if not self.on:
             return Recall()
-        assert self._vectors is not None and self._embedder is not None
+        assert self._store is not None and self._vectors is not None and self._embedder is not None
         start = time.perf_counter()
         try:
+            if not self._store.enabled(owner) or self._store.count(owner) == 0:
+                return Recall()
             vector = self._embedder.embed_queries([question])[0]
             hits = self._vectors.search(owner, vector, self._settings.max_recalled * 2)
-        except Exception:
+            found: list[Recalled] = []
+            for memory_id, similarity in hits:
+                memory = self._store.get(owner, memory_id) if similarity >= self._settings.min_similarity else None
+                if memory is not None:  # the row is the truth: a vector left behind is never recalled
+                    found.append(Recalled(memory.id, memory.text, similarity, memory.created_at))
+        except Exception as exc:  # a store or the embedder failing costs the memories, never the answer
             log.warning("recalling memories failed; answering without them", exc_info=True)
-            return Recall()
-        found: list[Recalled] = []
-        for memory_id, similarity in hits:
-            memory = self._store.get(owner, memory_id) if similarity >= self._settings.min_similarity else None
-            if memory is not None:  # the row is the truth: a vector left behind is never recalled
-                found.append(Recalled(memory.id, memory.text, similarity, memory.created_at))
+            return Recall(seconds=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
         return Recall(tuple(found[: self._settings.max_recalled]), time.perf_counter() - start)
 
     def offer(self, owner: str, question: str) -> ProposalEvent | None:
         """After the answer: a clause of the user's own ``question`` worth remembering (``qa.remember``), unless
         offers are off, memory is off for them, or they already keep it."""
-        if not self._settings.propose or not self.enabled_for(owner) or self._store is None:
+        text = proposal(question) if self._settings.propose and self.on else None
+        if text is None or self._store is None:
             return None
-        text = proposal(question)
-        if text is None:
+        try:
+            if not self._store.enabled(owner):
+                return None
+            known = {" ".join(m.text.lower().split()) for m in self._store.list(owner)}
+        except Exception:  # after the answer: a store failing costs only the offer
+            log.warning("could not look at the memories to offer one", exc_info=True)
             return None
-        known = {" ".join(m.text.lower().split()) for m in self._store.list(owner)}
         return None if " ".join(text.lower().split()) in known else ProposalEvent(text)
 
     def _refusal(self, text: str) -> str | None:

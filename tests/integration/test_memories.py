@@ -217,3 +217,16 @@ def test_in_agent_mode_the_final_answer_gets_the_memories_and_the_tool_steps_do_
     *steps, final = rig.llm.calls[-3:]
     assert all(KEPT not in m.content for call in steps for m in call)  # choosing tools: no memory
     assert f"- {KEPT}" in final[0].content and KEPT not in final[-1].content  # the answer's own part
+
+
+def test_recall_failing_costs_the_memories_not_the_answer_and_says_so(rig: Any, monkeypatch: Any) -> None:
+    remember(rig, ANN)
+
+    def broken(*_args: Any, **_kw: Any) -> Any:
+        raise ConnectionError("the Chroma server went away")
+
+    monkeypatch.setattr(rig.engine.memories._vectors, "search", broken)  # the seam: the vector store's call
+    prompt, turn = battery_prompt(rig, ANN)
+    assert turn.answer is not None and turn.answer.citations and KEPT not in prompt
+    assert any("could not be recalled" in n.message and n.level == "warning" for n in turn.notices)
+    assert turn.failure("recall") is not None and "went away" in str(turn.failure("recall"))
