@@ -7,13 +7,21 @@ most ``--top`` of the best above it, as the app keeps at most ``memory.max_recal
 that should come), precision (of those that came) and how many questions that should recall nothing recalled
 something. The threshold is chosen on dev (best F1, ties to the higher) and reported on test.
 
+``--cost N`` measures instead what recalling costs a question (``Memories.recall`` on real stores and Chroma in
+a temporary folder): N rounds, each timing a user with no memory, one with the set's eight, and the question's
+embedding alone (what the vector search pays anyway), interleaved; on a busy machine read the ratio.
+
     .venv/bin/python -m ragbench.memory_recall [data/eval/memory/recall.yaml] [--top 3]
+    .venv/bin/python -m ragbench.memory_recall --cost 30
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +52,51 @@ def score(similarity: np.ndarray, wanted: list[set[int]], threshold: float, top:
             "unrelated": sum(not w for w in wanted)}  # fmt: skip
 
 
+def cost(data: dict[str, Any], rounds: int) -> dict[str, Any]:
+    """Milliseconds ``Memories.recall`` takes for a user with none and one with the set's memories (medians)."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    from ragapp.engine.memories import Memories
+    from ragapp.store.memories import MemoryStore
+    from ragapp.store.memory_vectors import MemoryVectors
+
+    settings = Settings()
+    embedder = load_embedder(settings)
+    with tempfile.TemporaryDirectory() as folder:
+        client = chromadb.PersistentClient(path=folder, settings=ChromaSettings(anonymized_telemetry=False))
+        store = MemoryStore(Path(folder) / "memories.sqlite3").start()
+        memories = Memories(settings, store, MemoryVectors(client, embedder.name), embedder)
+        for text in data["memories"].values():
+            memories.add("user:many", text, "said")
+        questions = [r["question"] for r in data["dev"] + data["test"]]
+        memories.recall("user:many", "warm up")  # the model loaded, Chroma's first query paid
+        timings: dict[str, list[float]] = {"user:none": [], "user:many": [], "embed:only": []}
+        for n in range(rounds):
+            question = questions[n % len(questions)]
+            for owner in timings:
+                start = time.perf_counter()
+                if owner == "embed:only":
+                    embedder.embed_queries([question])
+                else:
+                    memories.recall(owner, question)
+                timings[owner].append((time.perf_counter() - start) * 1000)
+        store.close()
+    out: dict[str, Any] = {key.split(":")[1] + "_ms": round(statistics.median(t), 2) for key, t in timings.items()}
+    out["many_over_embedding"] = round(out["many_ms"] / out["only_ms"], 2) if out["only_ms"] else None
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("set", nargs="?", type=Path, default=SET)
     parser.add_argument("--top", type=int, default=3, help="memories recalled at most (memory.max_recalled)")
+    parser.add_argument("--cost", type=int, default=0, metavar="N", help="time recall instead, N rounds")
     args = parser.parse_args()
     data = yaml.safe_load(args.set.read_text("utf-8"))
+    if args.cost:
+        print(json.dumps({"rounds": args.cost, **cost(data, args.cost)}, indent=1))
+        return
     names = list(data["memories"])
     embedder = load_embedder(Settings())
     memories = embedder.embed_passages([data["memories"][n] for n in names])

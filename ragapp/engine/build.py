@@ -147,7 +147,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     memory_vectors = (
         MemoryVectors(store.vectors.client, embedder.name, store.vectors.prefix) if settings.memory.enabled else None
     )
-    memories = Memories(settings, memory_store, memory_vectors, embedder)
+    memories = Memories(settings, memory_store, memory_vectors, embedder, llm)
     w = settings.workflow
     fast = EmbeddingClassifier(embedder, FastRule(w.fast_route_min_similarity, w.fast_route_margin))
     router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast if w.fast_route else None)

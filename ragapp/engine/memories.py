@@ -35,7 +35,8 @@ from ragapp.core.events import (
 )
 from ragapp.core.lang import said_as
 from ragapp.models.embedders import Embedder
-from ragapp.qa.remember import proposal, remember_command, screened
+from ragapp.models.llm import LLM
+from ragapp.qa.remember import RememberJudge, proposal, remember_command, rules_cannot_tell, screened
 from ragapp.store.memories import Memory, MemoryStore, Source
 from ragapp.store.memory_vectors import MemoryVectors
 
@@ -78,8 +79,11 @@ class Memories:
         store: MemoryStore | None,
         vectors: MemoryVectors | None,
         embedder: Embedder | None,
+        llm: LLM | None = None,
     ) -> None:
         self._settings = settings.memory
+        # Asked only when the rules cannot tell whether a message asks to remember (None: never).
+        self._judge = RememberJudge(llm, settings.workflow.step_timeout_s) if llm is not None else None
         self._store = store  # None: memory off for the app
         self._vectors = vectors
         self._embedder = embedder
@@ -154,15 +158,32 @@ class Memories:
 
     def command(self, owner: str, question: str) -> Iterator[EngineEvent] | None:
         """The turn answering "remember that X" (X kept at once and confirmed); None when ``question`` is no
-        such request or memory is off for the app (then it is asked as any question)."""
+        such request or memory is off for the app (then it is asked as any question). The rules decide; the
+        model only where they cannot tell (``qa.remember``), and then its step is in the turn."""
         if not self.on:
             return None
         what = remember_command(question)
+        judged: StageEvent | None = None
+        if what is None and self._judge is not None and rules_cannot_tell(question):
+            verdict = self._judge.judge(question)
+            what = verdict.what
+            detail = {"remember": what is not None}
+            judged = (
+                StageEvent("remember", "failed", verdict.seconds, detail, verdict.error)
+                if verdict.error is not None
+                else StageEvent("remember", "finished", verdict.seconds, detail)
+            )
+            if what is None:
+                log.info("the model judged %r no request to remember (%s)", question[:80], verdict.error or "no")
         if what is None:
             return None
-        return self._kept_turn(owner, question, what)
+        return self._kept_turn(owner, question, what, judged)
 
-    def _kept_turn(self, owner: str, question: str, what: str) -> Iterator[EngineEvent]:
+    def _kept_turn(
+        self, owner: str, question: str, what: str, judged: StageEvent | None = None
+    ) -> Iterator[EngineEvent]:
+        if judged is not None:
+            yield judged
         if self._store is not None and not self._store.enabled(owner):
             event = RememberedEvent(what, reason=_turned_off(question))
         else:

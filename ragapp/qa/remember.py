@@ -1,12 +1,15 @@
 """What to remember from a user's message, by rule: "remember that ..." kept at once, a stated preference or a
 fact about the user's setting offered after the answer, and what screening leaves of either.
 
-Rules, not the model: "remember (that) X" / "记住 X" is recognised by its wording at the start of the message (or
-", remember that" at its end), and a question ("do you remember ...?") never is. The offer after an answer is a
-sentence of the user's own message that says what they use, run, have or prefer ("I use the V2 Pro", "our
-cluster runs Debian 12", "answer in Chinese", "我用的是 V2 Pro"): a rule costs nothing and never delays the answer,
-where a model call would queue behind the answers of others. A message the rules do not match is not offered
-(no model fallback yet: docs/memory.md says so).
+Rules first: "remember (that) X" / "记住 X" is recognised by its wording at the start of the message (or
+", remember that" at its end), and "do you remember ...?" never is. The model is asked only where the rules
+cannot tell: a message that says "remember" (记住, keep in mind ...) elsewhere, or as a question ("can you
+remember that I'm on Debian 12?"); one short call (``RememberJudge``), whose failure means "not a request".
+
+The offer after an answer is a sentence of the user's own message that says what they use, run, have or prefer
+("I use the V2 Pro", "our cluster runs Debian 12", "answer in Chinese", "我用的是 V2 Pro"): a rule costs nothing
+and never delays the answer, where a model call would queue behind the answers of others. A message the rules do
+not match is not offered.
 
 What is kept is screened like document text (``qa.injection``): a sentence that addresses the assistant ("ignore
 the previous instructions ...") is cut out; a memory that is nothing else is refused.
@@ -17,6 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragapp.core.types import ChatTurn
+from ragapp.models.json_reply import json_candidates
+from ragapp.models.llm import LLM, short_reply
 from ragapp.qa.injection import CUT, for_model, instruction_sentences
 
 _QUESTION_END = re.compile(r"[?？]\s*$|吗\s*[。.]?\s*$")
@@ -35,6 +41,18 @@ _REMEMBER_ZH = re.compile(
     re.DOTALL,
 )
 _NOT_A_COMMAND = re.compile(r"^\s*(?:remember when|do you remember|记得吗|你记得)", re.IGNORECASE)
+# A word that may ask to remember, where the rules above did not match: the model decides.
+_MAY_ASK = re.compile(
+    r"\b(?:remember|memori[sz]e|keep (?:(?:that|this|it) )?in mind|don't forget|do not forget)\b"
+    r"|记住|记下|记一下|记着|别忘了",
+    re.IGNORECASE,
+)
+JUDGE_SYSTEM = (
+    "Decide whether the user's message asks the assistant to remember something about the user for later "
+    "conversations (a fact about them or their setting, or a preference). Reply with JSON only: "
+    '{"remember": true, "what": "<that fact, short, in the user\'s words and language>"} or {"remember": false}.'
+)
+_JUDGE_TOKENS = 80
 
 # A clause that says what the user uses, runs, has or prefers.
 _PROPOSE_EN = re.compile(
@@ -80,6 +98,39 @@ def remember_command(message: str) -> str | None:
         if what:
             return what
     return None
+
+
+def rules_cannot_tell(message: str) -> bool:
+    """``message`` may ask to remember, but the rules did not recognise it: ask the model (``RememberJudge``)."""
+    text = message.strip()
+    return remember_command(text) is None and not _NOT_A_COMMAND.match(text) and bool(_MAY_ASK.search(text))
+
+
+@dataclass(frozen=True)
+class Judged:
+    what: str | None  # what to remember; None: not a request (or the model could not say)
+    seconds: float
+    error: str | None = None
+
+
+class RememberJudge:
+    """One short model call deciding whether a message the rules could not tell asks to remember something."""
+
+    def __init__(self, llm: LLM, timeout_s: float) -> None:
+        self._llm = llm
+        self._timeout_s = timeout_s
+
+    def judge(self, message: str) -> Judged:
+        messages = [ChatTurn("system", JUDGE_SYSTEM), ChatTurn("user", message)]
+        reply = short_reply(self._llm, messages, _JUDGE_TOKENS, self._timeout_s)
+        if reply.text is None:
+            return Judged(None, reply.seconds, reply.error)
+        for value in json_candidates(reply.text):
+            if isinstance(value, dict) and isinstance(value.get("remember"), bool):
+                what = value.get("what")
+                kept = " ".join(what.split()) if value["remember"] and isinstance(what, str) else ""
+                return Judged(kept[:500] or None, reply.seconds)
+        return Judged(None, reply.seconds, "the model's reply was not the JSON asked for")
 
 
 def proposal(message: str) -> str | None:

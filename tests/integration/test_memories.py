@@ -230,3 +230,23 @@ def test_recall_failing_costs_the_memories_not_the_answer_and_says_so(rig: Any, 
     assert turn.answer is not None and turn.answer.citations and KEPT not in prompt
     assert any("could not be recalled" in n.message and n.level == "warning" for n in turn.notices)
     assert turn.failure("recall") is not None and "went away" in str(turn.failure("recall"))
+
+
+def test_the_model_decides_only_where_the_rules_cannot_tell(rig: Any) -> None:
+    calls = len(rig.llm.calls)
+    ask(rig, "remember that I use the V2 Pro", ANN)
+    assert len(rig.llm.calls) == calls  # the rule told: no model call
+    rig.llm.enqueue('{"remember": true, "what": "Our cluster runs Debian 12"}')
+    events = ask(rig, "Can you remember that our cluster runs Debian 12?", ANN)
+    kept = next(e for e in events if isinstance(e, RememberedEvent))
+    assert kept.memory_id and kept.text == "Our cluster runs Debian 12"
+    assert "remember" in rig.llm.calls[-1][0].content.lower() and len(rig.llm.calls) == calls + 1
+    # The model says no: the message is asked as a question (its answer is the next model call).
+    rig.llm.enqueue('{"remember": false}', "The battery lasts 10 hours [1].")
+    events = ask(rig, "Can you remember how long the battery lasts?", ANN)
+    assert not any(isinstance(e, RememberedEvent) for e in events) and answered(events).citations
+    # A reply that is not the JSON asked for: not a request either.
+    rig.llm.enqueue("Sure, I will!", "The battery lasts 10 hours [1].")
+    events = ask(rig, "Can you remember how long the battery lasts?", ANN)
+    assert not any(isinstance(e, RememberedEvent) for e in events)
+    assert sorted(m.text for m in rig.engine.memories.list(ANN)) == ["I use the V2 Pro", "Our cluster runs Debian 12"]

@@ -7,7 +7,7 @@ import pytest
 
 from ragapp.qa.injection import CUT
 from ragapp.qa.prompts import MEMORY_EN, MEMORY_ZH, answer_messages, memory_block, system_messages
-from ragapp.qa.remember import proposal, remember_command, screened
+from ragapp.qa.remember import proposal, remember_command, rules_cannot_tell, screened
 
 
 @pytest.mark.parametrize(
@@ -28,6 +28,21 @@ from ragapp.qa.remember import proposal, remember_command, screened
 )
 def test_a_request_to_remember_is_recognised_by_its_wording(message: str, kept: str | None) -> None:
     assert remember_command(message) == kept
+
+
+@pytest.mark.parametrize(
+    ("message", "unsure"),
+    [
+        ("Can you remember that our cluster runs Debian 12?", True),
+        ("I use the V2 Pro, please keep that in mind.", True),
+        ("请帮我记住我用的是 V2 Pro 好吗？", True),
+        ("remember that I use the V2 Pro", False),  # the rule told: kept
+        ("do you remember what I use?", False),  # the rule told: not a request
+        ("How long does the battery last?", False),  # nothing about remembering: no model call
+    ],
+)
+def test_the_model_is_asked_only_where_the_rules_cannot_tell(message: str, unsure: bool) -> None:
+    assert rules_cannot_tell(message) is unsure
 
 
 @pytest.mark.parametrize(
