@@ -45,6 +45,7 @@ from ragapp.qa.prompts import (
     clarify_text,
     system_messages,
 )
+from ragapp.qa.remember import choice_from_memories
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
 from ragapp.qa.translate import QuestionTranslator, needs_translation
@@ -120,7 +121,7 @@ class AnswerPipeline:
         early = EarlyEvidence(docs) if self._settings.workflow.show_evidence else None
         parts: list[Part] = []
         for sub_question in plan.sub_questions:
-            decision = yield from self._route(sub_question, clarified, kbs, early)
+            decision = yield from self._route(sub_question, clarified, kbs, early, memories)
             if decision.action == "clarify":
                 yield from early.withdrawn("the app asks back") if early is not None else ()
                 yield from self._ask_back(plan, decision)
@@ -196,8 +197,14 @@ class AnswerPipeline:
         return plan
 
     def _route(
-        self, question: str, clarified: Clarified | None, kbs: Scope, early: EarlyEvidence | None = None
+        self,
+        question: str,
+        clarified: Clarified | None,
+        kbs: Scope,
+        early: EarlyEvidence | None = None,
+        memories: Sequence[str] = (),
     ) -> Steps[RoutingDecision]:
+        """Route one part; one the asker's memories settle (``choice_from_memories``) is not asked back about."""
         routing_on = self._settings.workflow.route and bool(self._router.tree().leaves())
         stage = (yield from begin("route")) if routing_on else None
         if clarified is not None and question == clarified.ambiguous:
@@ -211,6 +218,10 @@ class AnswerPipeline:
             if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
                 decision = self._resolve(decision, clarified.choice)
             decision = self._within_scope(decision, kbs)
+            settled = choice_from_memories(decision.intents, memories) if decision.action == "clarify" else None
+            if settled is not None:
+                why = f"your memory “{settled[1]}” names {settled[0].label}"
+                decision = replace(self._resolve(decision, settled[0].code), reason=why)
         if stage is not None:
             classification = decision.classification
             error = classification.error if classification is not None else None

@@ -18,9 +18,10 @@ the previous instructions ...") is cut out; a memory that is nothing else is ref
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragapp.core.types import ChatTurn
+from ragapp.core.types import ChatTurn, LeafScore
 from ragapp.models.json_reply import json_candidates
 from ragapp.models.llm import LLM, short_reply
 from ragapp.qa.injection import CUT, for_model, instruction_sentences
@@ -131,6 +132,23 @@ class RememberJudge:
                 kept = " ".join(what.split()) if value["remember"] and isinstance(what, str) else ""
                 return Judged(kept[:500] or None, reply.seconds)
         return Judged(None, reply.seconds, "the model's reply was not the JSON asked for")
+
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*|[\u4e00-\u9fff]+")
+
+
+def choice_from_memories(choices: Sequence[LeafScore], memories: Sequence[str]) -> tuple[LeafScore, str] | None:
+    """When the app would ask "which one do you mean?", the one choice the asker's memories name, and that
+    memory; None when they name none or several. A choice is named by the words of its path that the other
+    choices' paths lack ("V2", "Pro" against "V1"): "I use the V2 Pro" picks "Lumen V2 Pro › Specs"."""
+    words = [set(_TOKEN.findall(c.path.lower())) for c in choices]
+    named: dict[str, tuple[LeafScore, str]] = {}
+    for choice, own in zip(choices, words, strict=True):
+        distinct = own - set.intersection(*(w for w in words if w is not own)) if len(words) > 1 else own
+        for memory in memories:
+            if distinct & set(_TOKEN.findall(memory.lower())):
+                named.setdefault(choice.code, (choice, memory))
+    return next(iter(named.values())) if len(named) == 1 else None
 
 
 def proposal(message: str) -> str | None:

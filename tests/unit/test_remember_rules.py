@@ -89,3 +89,18 @@ def test_the_memories_part_is_screened_again_and_cut_to_its_token_cap() -> None:
     many = [f"Memory number {n} is about something else entirely" for n in range(20)]
     capped = memory_block(many, chinese=False, max_tokens=40)
     assert "Memory number 0 " in capped and "Memory number 19" not in capped
+
+
+def test_a_memory_settles_which_product_only_when_it_names_exactly_one() -> None:
+    from ragapp.core.types import LeafScore
+    from ragapp.qa.remember import choice_from_memories
+
+    v1 = LeafScore("v1.specs", "Products · 产品 > Lumen V1 · 流明 V1 > Specs and battery · 规格与续航", "KB", "v1", 0.9)
+    v2 = LeafScore(
+        "v2.specs", "Products · 产品 > Lumen V2 Pro · 流明 V2 Pro > Specs and battery · 规格与续航", "KB", "v2", 0.9
+    )
+    assert choice_from_memories([v1, v2], ["I use the V2 Pro"]) == (v2, "I use the V2 Pro")
+    assert choice_from_memories([v1, v2], ["我家的扫地机器人是 V2 Pro"]) == (v2, "我家的扫地机器人是 V2 Pro")
+    assert choice_from_memories([v1, v2], ["Our cluster runs Debian 12"]) is None  # names neither
+    assert choice_from_memories([v1, v2], ["I have a V1 and a V2 Pro"]) is None  # names both: still ask
+    assert choice_from_memories([v1, v2], []) is None
