@@ -44,8 +44,3 @@ class MemoryVectors:
         ids = (result.get("ids") or [[]])[0]
         distances = (result.get("distances") or [[]])[0]
         return [(mid, 1.0 - float(d)) for mid, d in zip(ids, distances, strict=True)]
-
-    def owners(self) -> set[str]:
-        """Every owner with a vector here (tests check isolation with it)."""
-        got = self._collection.get(include=["metadatas"])
-        return {str((m or {}).get("owner", "")) for m in got.get("metadatas") or []}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ragapp.core.events import ProposalEvent, RecallEvent, RememberedEvent
+from ragapp.core.events import RecallEvent, RememberedEvent
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import escape_text
 
@@ -31,11 +31,6 @@ def recall_message(event: RecallEvent) -> gr.ChatMessage:
         content="\n".join(lines) + f"\n\n<small>{note}</small>",
         metadata={"title": title, "status": "done"},
     )
-
-
-def offered_note(event: ProposalEvent) -> str:
-    """The toast after "Remember this" was clicked."""
-    return both(f"Remember “{escape_text(event.text)}”?", f"记住“{escape_text(event.text)}”？")
 
 
 def kept_note(event: RememberedEvent) -> str:

@@ -92,6 +92,8 @@ def test_a_memory_is_kept_on_request_and_recalled_into_its_own_part_of_the_promp
     kept = remember(rig, ANN)
     assert kept.memory_id and kept.text == KEPT and not kept.cut
     assert [m.text for m in rig.engine.memories.list(ANN)] == [KEPT]
+    # Its vector is in a collection of its own: a search of the documents never finds it.
+    assert all(c.chunk.text != KEPT for c in rig.engine.chat.retrieve(KEPT).candidates)
 
     _prompt, turn = battery_prompt(rig, ANN)
     system, *_history, user = rig.llm.calls[-1]
