@@ -119,9 +119,11 @@ class AgentRunner:
         *,
         summary: str = "",
         docs: Docs = None,
+        memories: Sequence[str] = (),
     ) -> Iterator[EngineEvent]:
         """Answer step by step with tools, searching the knowledge bases ``kbs`` and (with a document filter)
-        only the documents ``docs``: the tools' own filters narrow that further, never widen it."""
+        only the documents ``docs``: the tools' own filters narrow that further, never widen it. The asker's
+        recalled ``memories`` reach the final answer's prompt only (the tool-choosing steps do not see them)."""
         question = question.strip()
         summary, kept = yield from self._workflow.remember(summary, list(history))
         history = kept
@@ -134,11 +136,11 @@ class AgentRunner:
             yield NoticeEvent(
                 f"The agent could not work on this question ({exc}); answering with the workflow instead.", "warning"
             )
-            yield from self._workflow.ask(question, history, kbs, summary=summary, docs=docs)
+            yield from self._workflow.ask(question, history, kbs, summary=summary, docs=docs, memories=memories)
             return
         detail = {"steps": run.steps, "model calls": run.model_calls, "passages": len(run.context.passages.items)}
         yield stage.finished(detail)
-        yield from self._workflow.answer_from(question, run.context.passages.items, history, summary)
+        yield from self._workflow.answer_from(question, run.context.passages.items, history, summary, memories)
 
     # -- the loop ------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
 from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSettings
 from ragapp.config.cache import AnswerCacheSettings
+from ragapp.config.memory import MemorySettings
 from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
     REPO_ROOT,
@@ -40,6 +41,7 @@ __all__ = [
     "LLMSettings",
     "LdapSettings",
     "McpSettings",
+    "MemorySettings",
     "OidcSettings",
     "PathSettings",
     "RerankSettings",
@@ -71,6 +73,7 @@ class Settings(BaseSettings):
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     answer_cache: AnswerCacheSettings = Field(default_factory=AnswerCacheSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)

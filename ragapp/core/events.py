@@ -130,6 +130,43 @@ class MemoryEvent:
 
 
 @dataclass(frozen=True)
+class Recalled:
+    """One of the user's memories, as recalled for a question (``similarity``: the embedder's cosine)."""
+
+    id: str
+    text: str
+    similarity: float = 0.0
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class RecallEvent:
+    """The asker's own memories recalled for this question: they go into a separate part of the prompt,
+    labelled as what the user said before; never numbered passages, never cited (``ragapp.engine.memories``)."""
+
+    memories: tuple[Recalled, ...]
+
+
+@dataclass(frozen=True)
+class RememberedEvent:
+    """The user asked to remember ``text`` ("remember that ..."), or accepted the offer: kept as
+    ``memory_id``, with the sentences screening ``cut`` out of it; ``memory_id`` "" when refused (``reason``)."""
+
+    text: str
+    memory_id: str = ""
+    cut: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ProposalEvent:
+    """After the answer: ``text`` (from the user's own message) may be worth remembering; kept only when the
+    user accepts (``Memories.add``)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ModeEvent:
     """Which way the question is answered (workflow or agent), and why (Auto mode decides per question)."""
 
@@ -189,4 +226,7 @@ EngineEvent = (
     | AgentStepEvent
     | TraceEvent
     | CachedEvent
+    | RecallEvent
+    | RememberedEvent
+    | ProposalEvent
 )

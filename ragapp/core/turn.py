@@ -24,6 +24,10 @@ from ragapp.core.events import (
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
+    ProposalEvent,
+    Recalled,
+    RecallEvent,
+    RememberedEvent,
     RetrievalEvent,
     RewriteEvent,
     RoutingEvent,
@@ -62,7 +66,7 @@ class StageStep(Stored):
 
 
 # What a turn shows as its steps, in the order they came.
-Step = StageStep | NoticeEvent | ModeEvent | AgentStepEvent
+Step = StageStep | NoticeEvent | ModeEvent | AgentStepEvent | RecallEvent
 
 
 @dataclass
@@ -85,6 +89,9 @@ class Turn(Stored):
     degraded: list[str] = field(default_factory=list)
     memory: MemoryEvent | None = None
     cached: CachedEvent | None = None  # the answer was kept from an earlier request (when, and its trace)
+    recalled: tuple[Recalled, ...] = ()  # the asker's memories that went into the prompt
+    remembered: RememberedEvent | None = None  # "remember that ...": what was kept (or refused)
+    proposal: ProposalEvent | None = None  # offered to remember after the answer
     # seconds into the turn: the quoted evidence, the first token, the last event
     evidence_s: float | None = None
     first_token_s: float | None = None
@@ -209,6 +216,10 @@ class Turn(Stored):
         self.streamed += e.text
         return e.text
 
+    def _recall(self, e: RecallEvent) -> None:
+        self.recalled = e.memories
+        self.steps.append(e)
+
     def _trace(self, e: TraceEvent) -> None:
         self.trace_id = e.trace_id
 
@@ -253,4 +264,7 @@ _HANDLERS: dict[type, Callable[[Turn, Any], str | None]] = {
     RewriteEvent: _keep("rewrite"),
     MemoryEvent: _keep("memory"),
     CachedEvent: _keep("cached"),
+    RecallEvent: Turn._recall,
+    RememberedEvent: _keep("remembered"),
+    ProposalEvent: _keep("proposal"),
 }

@@ -26,6 +26,7 @@ from ragapp.engine.conversations import Conversations
 from ragapp.engine.engine import Engine
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
+from ragapp.engine.memories import Memories
 from ragapp.engine.observability import Observability
 from ragapp.engine.sync import Sync
 from ragapp.ingest.follower import CatalogFollower
@@ -44,6 +45,8 @@ from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
 from ragapp.store.answer_cache import AnswerCacheStore
 from ragapp.store.conversations import ConversationStore
+from ragapp.store.memories import MemoryStore
+from ragapp.store.memory_vectors import MemoryVectors
 from ragapp.store.signing import Signer
 from ragapp.sync.service import open_sync
 from ragapp.testcases.store import TestCaseStore
@@ -139,6 +142,12 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         document = catalog.document(found[0].chunk.doc_id) if found else None
         return document.kb if document is not None else None
 
+    # Users' memories: rows beside the conversations, vectors in a Chroma collection of their own.
+    memory_store = MemoryStore(where("memories")).start() if settings.memory.enabled else None
+    memory_vectors = (
+        MemoryVectors(store.vectors.client, embedder.name, store.vectors.prefix) if settings.memory.enabled else None
+    )
+    memories = Memories(settings, memory_store, memory_vectors, embedder, llm)
     w = settings.workflow
     fast = EmbeddingClassifier(embedder, FastRule(w.fast_route_min_similarity, w.fast_route_margin))
     router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast if w.fast_route else None)
@@ -151,18 +160,19 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     audit = open_audit(settings, database)  # every facet that changes something records through it
     engine = Engine(
         settings,
-        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache),
+        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories),
         library=Library(store, ingestor, recorder, access, audit),
         intents=Intents(intent_store, router, audit),
         observability=Observability(settings, retrieval, traces, cases, access),
         conversations=conversations,
+        memories=memories,
         store=store,
         retrieval=retrieval,
         llm=llm,
         # Syncs first (they write through the rest); the shared database last: the stores above write through it.
         closers=tuple(
             c
-            for c in (sync, follower, agent, retrieval, intent_store, answer_cache, catalog, database)
+            for c in (sync, follower, agent, retrieval, intent_store, answer_cache, memory_store, catalog, database)
             if c is not None
         ),
         accounts=accounts,

@@ -20,6 +20,7 @@ from ragapp.core.filters import DocumentFilter
 from ragapp.core.lang import is_chinese, said_as
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Docs, Mode, RetrievalResult, Scope
 from ragapp.engine.answer_cache import AnswerCache, stands_alone
+from ragapp.engine.memories import Memories, Recall
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.retrieval.pipeline import NO_MATCH, RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
@@ -36,8 +37,10 @@ class Chat:
         access: KbAccess | None = None,
         audit: AuditLog | None = None,
         cache: AnswerCache | None = None,
+        memories: Memories | None = None,
     ) -> None:
         self._settings = settings
+        self._memories = memories  # None: no long-term memory
         self._cache = cache  # None (or off): every question runs the whole pipeline
         self._audit = audit or AuditLog.off()
         self._answers = answers
@@ -82,17 +85,32 @@ class Chat:
 
         A question that stands alone and was answered before over the same readable knowledge bases and
         unchanged documents is answered from the answer cache (a ``CachedEvent``, then the kept answer);
-        ``fresh`` ("Answer again") answers it anew and keeps the new answer in place of the old."""
+        ``fresh`` ("Answer again") answers it anew and keeps the new answer in place of the old.
+
+        Long-term memory (``Memories``, per ``owner``): "remember that X" keeps X and says so instead of an
+        answer; otherwise the owner's memories relevant to the question are recalled (a ``RecallEvent``) into
+        their own part of the prompt, and after the answer a fact from the question may be offered to keep
+        (a ``ProposalEvent``). An answer that used a memory is neither served from nor kept in the answer cache,
+        which all users share."""
         if self._access is not None:
             kbs = self._access.scope_for(actor, kbs)
         shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
         self._audited(actor, question, kbs, where, mode=shown)
+        memories = self._memories
+        said = memories.command(owner, question) if memories is not None and clarified is None else None
+        if said is not None:
+            return self._recorder.chat(said, owner=owner, question=question, mode=shown)
+        asked = memories is not None and question_refusal(question, self._settings.workflow.max_question_chars) is None
+        recall = memories.recall(owner, question) if memories is not None and asked else Recall()
         docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
-        cache = self._cache if self._cache is not None and stands_alone(history, summary, clarified) else None
+        alone = stands_alone(history, summary, clarified) and not recall.memories
+        cache = self._cache if self._cache is not None and alone else None
         lookup = cache.look_up(question, shown, kbs, docs) if cache is not None else None
         if cache is not None and lookup is not None and lookup.hit is not None and not fresh:
             return self._recorder.chat(cache.served(lookup.hit), owner=owner, question=question, mode=shown)
-        events = self._ask(question, history, kbs, summary, clarified, mode, docs)
+        events = self._ask(question, history, kbs, summary, clarified, mode, docs, recall)
+        if memories is not None:
+            events = _offering(events, memories, owner, question)
         traced = self._recorder.chat(events, owner=owner, question=question, mode=shown)
         return cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
 
@@ -105,6 +123,7 @@ class Chat:
         clarified: Clarified | None,
         mode: Mode | None,
         docs: Docs = None,
+        recall: Recall | None = None,
     ) -> Iterator[EngineEvent]:
         refusal = question_refusal(question, self._settings.workflow.max_question_chars)
         if refusal is None and docs is not None and not docs:
@@ -113,6 +132,9 @@ class Chat:
             yield NoticeEvent(refusal, level="warning")
             yield AnswerEvent(refusal, (), grounded=False)
             return
+        recall = recall or Recall()
+        yield from recall.events(question)
+        remembered = recall.texts
         mode = mode or self._settings.agent.mode
         if clarified is None and mode == "auto":
             chosen, why = choose_mode(question)
@@ -120,9 +142,11 @@ class Chat:
             yield ModeEvent(chosen, said_as(question, f"Auto chose {chosen}: {why}", f"自动模式选择了{name}：{why}"))
             mode = chosen
         if clarified is None and mode == "agent":
-            yield from self._agent.ask(question, history, kbs, summary=summary, docs=docs)
+            yield from self._agent.ask(question, history, kbs, summary=summary, docs=docs, memories=remembered)
             return
-        yield from self._answers.ask(question, history, kbs, summary=summary, clarified=clarified, docs=docs)
+        yield from self._answers.ask(
+            question, history, kbs, summary=summary, clarified=clarified, docs=docs, memories=remembered
+        )
 
     def retrieve(
         self,
@@ -149,6 +173,14 @@ class Chat:
         if self._audit.log_questions:
             detail["question"] = question
         self._audit.record(actor, AuditAction.SEARCH, _scope(kbs), detail=detail)
+
+
+def _offering(events: Iterator[EngineEvent], memories: Memories, owner: str, question: str) -> Iterator[EngineEvent]:
+    """``events``, then (once the answer is out: the offer never delays it) what might be worth remembering."""
+    yield from events
+    offered = memories.offer(owner, question)
+    if offered is not None:
+        yield offered
 
 
 def question_refusal(question: str, max_chars: int) -> str | None:

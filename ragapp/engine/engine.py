@@ -7,6 +7,7 @@
 - ``admin``: users, knowledge-base access and the settings view (``Admin``);
 - ``sign_ins``: the browsers signed in, kept in the database (``SignIns``);
 - ``sync``: the folders and git repositories knowledge bases follow (``Sync``);
+- ``memories``: each user's long-term memories, to list, edit and delete (``Memories``);
 - ``audit``: the audit log, for admins (``AuditView``); every sign-in is recorded here, every change and
   question's scope in the facet that does it.
 
@@ -35,6 +36,7 @@ from ragapp.engine.chat import Chat
 from ragapp.engine.conversations import Conversations
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
+from ragapp.engine.memories import Memories
 from ragapp.engine.observability import Observability
 from ragapp.engine.sign_ins import SignIns
 from ragapp.engine.sync import Sync
@@ -81,6 +83,7 @@ class Engine:
         database: Database | None = None,
         sync: Sync | None = None,
         audit: AuditLog | None = None,
+        memories: Memories | None = None,
     ) -> None:
         self.settings = settings
         self.database = database  # the PostgreSQL database replicas share; None: SQLite files in the state dir
@@ -94,6 +97,7 @@ class Engine:
         self.intents = intents
         self.observability = observability
         self.conversations = conversations
+        self.memories = memories or Memories(settings, None, None, None)  # None: memory off
         self.admin = admin or Admin(settings, accounts)
         self.sign_ins = SignIns(accounts.sessions if accounts is not None else None)
         self.sync = sync  # None: an engine built without sync (``build_engine`` always gives one)

@@ -45,6 +45,7 @@ from ragapp.qa.prompts import (
     clarify_text,
     system_messages,
 )
+from ragapp.qa.remember import choice_from_memories
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
 from ragapp.qa.translate import QuestionTranslator, needs_translation
@@ -99,10 +100,12 @@ class AnswerPipeline:
         summary: str = "",
         clarified: Clarified | None = None,
         docs: Docs = None,
+        memories: Sequence[str] = (),
     ) -> Iterator[EngineEvent]:
         """Answer ``question`` from the knowledge bases ``kbs`` (None: all of them) and, with a document filter,
         only from the documents ``docs``. ``summary`` folds the turns before ``history``; ``clarified`` resumes
-        a question the app asked back about."""
+        a question the app asked back about; ``memories``, the asker's recalled memories, go into the answer's
+        (or the direct reply's) prompt in a part of their own."""
         question = question.strip()
         history = list(history)
         summary, history = yield from self.remember(summary, history)
@@ -118,7 +121,7 @@ class AnswerPipeline:
         early = EarlyEvidence(docs) if self._settings.workflow.show_evidence else None
         parts: list[Part] = []
         for sub_question in plan.sub_questions:
-            decision = yield from self._route(sub_question, clarified, kbs, early)
+            decision = yield from self._route(sub_question, clarified, kbs, early, memories)
             if decision.action == "clarify":
                 yield from early.withdrawn("the app asks back") if early is not None else ()
                 yield from self._ask_back(plan, decision)
@@ -129,14 +132,14 @@ class AnswerPipeline:
         system_parts = [p for p in parts if p.decision.action == "system"]
         if system_parts and len(system_parts) == len(parts):
             yield from early.withdrawn("a message to the assistant, answered directly") if early is not None else ()
-            yield from self._reply_directly(asked, system_parts[0].decision.intents[0], history, summary)
+            yield from self._reply_directly(asked, system_parts[0].decision.intents[0], history, summary, memories)
             return
         knowledge_parts = [p for p in parts if p.decision.action != "system"]
         if len(knowledge_parts) > 1:
             answer_parts = tuple(p.question for p in knowledge_parts)
         else:
             answer_parts = plan.answer_parts if len(parts) == 1 else ()
-        answering = self._answer(asked, knowledge_parts, kbs, history, summary, answer_parts)
+        answering = self._answer(asked, knowledge_parts, kbs, history, summary, answer_parts, memories)
         yield from early.settling(answering) if early is not None else answering
 
     def warm_up(self) -> None:
@@ -194,8 +197,14 @@ class AnswerPipeline:
         return plan
 
     def _route(
-        self, question: str, clarified: Clarified | None, kbs: Scope, early: EarlyEvidence | None = None
+        self,
+        question: str,
+        clarified: Clarified | None,
+        kbs: Scope,
+        early: EarlyEvidence | None = None,
+        memories: Sequence[str] = (),
     ) -> Steps[RoutingDecision]:
+        """Route one part; one the asker's memories settle (``choice_from_memories``) is not asked back about."""
         routing_on = self._settings.workflow.route and bool(self._router.tree().leaves())
         stage = (yield from begin("route")) if routing_on else None
         if clarified is not None and question == clarified.ambiguous:
@@ -209,6 +218,10 @@ class AnswerPipeline:
             if clarified is not None and decision.action == "clarify":  # another ambiguous part: same pick
                 decision = self._resolve(decision, clarified.choice)
             decision = self._within_scope(decision, kbs)
+            settled = choice_from_memories(decision.intents, memories) if decision.action == "clarify" else None
+            if settled is not None:
+                why = f"your memory “{settled[1]}” names {settled[0].label}"
+                decision = replace(self._resolve(decision, settled[0].code), reason=why)
         if stage is not None:
             classification = decision.classification
             error = classification.error if classification is not None else None
@@ -289,10 +302,11 @@ class AnswerPipeline:
         yield AnswerEvent(text, (), grounded=False)
 
     def _reply_directly(
-        self, question: str, intent: LeafScore, history: list[ChatTurn], summary: str
+        self, question: str, intent: LeafScore, history: list[ChatTurn], summary: str, memories: Sequence[str] = ()
     ) -> Iterator[EngineEvent]:
         node = self._router.tree().get(intent.code)
-        messages = system_messages(question, node.prompt if node is not None else None, history, summary)
+        prompt = node.prompt if node is not None else None
+        messages = system_messages(question, prompt, history, summary, memories, self._settings.memory.max_tokens)
         text = yield from self._writer.generate(messages, detail={"model": self._llm.name, "intent": intent.path})
         if text is None:
             text = (
@@ -311,6 +325,7 @@ class AnswerPipeline:
         history: list[ChatTurn],
         summary: str,
         answer_parts: Sequence[str] = (),
+        memories: Sequence[str] = (),
     ) -> Iterator[EngineEvent]:
         """Retrieve every part (in its intents' scope, widened to ``kbs`` when that holds nothing relevant),
         fit the passages and turns into the budget, and stream the cited answer (part by part for
@@ -343,7 +358,7 @@ class AnswerPipeline:
         recent = fit_turns(history, budget.history)
         yield stage.finished(self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()))
         yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
-        yield from self._writer.write(question, kept, recent, summary, answer_parts)
+        yield from self._writer.write(question, kept, recent, summary, answer_parts, memories)
 
     def _search_translated(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
         """``result`` with the passages found by the question translated into the other language before its
@@ -380,13 +395,19 @@ class AnswerPipeline:
         return replace(result, chunks=tuple(both.values())[:limit], degraded=degraded)
 
     def answer_from(
-        self, question: str, passages: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""
+        self,
+        question: str,
+        passages: Sequence[RetrievedChunk],
+        history: Sequence[ChatTurn] = (),
+        summary: str = "",
+        memories: Sequence[str] = (),
     ) -> Iterator[EngineEvent]:
-        """Stream a cited answer from passages found elsewhere (the agent's), within the token budget."""
+        """Stream a cited answer from passages found elsewhere (the agent's), within the token budget; the
+        asker's recalled ``memories`` in their own part of the prompt."""
         budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
         kept = fit_passages(passages, budget.context)
         yield RetrievalEvent(tuple(kept))
-        yield from self._writer.write(question, kept, fit_turns(history, budget.history), summary)
+        yield from self._writer.write(question, kept, fit_turns(history, budget.history), summary, memories=memories)
 
     def _retrieve_detail(
         self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragapp.core.lang import is_chinese
+from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, LeafScore, RetrievedChunk
+from ragapp.qa.injection import for_model
+
+MEMORY_TOKENS = 200  # the memories' part of a prompt, at most (``memory.max_tokens`` sets it)
 
 SYSTEM_EN = (
     "You are a careful assistant that answers questions about the user's documents. Use only the numbered "
@@ -87,12 +91,16 @@ def answer_messages(
     history: Sequence[ChatTurn] = (),
     summary: str = "",
     part: str | None = None,
+    memories: Sequence[str] = (),
+    memory_tokens: int = MEMORY_TOKENS,
 ) -> list[ChatTurn]:
-    """The answering prompt; with ``part``, for that part of a question of several parts, the whole question
+    """The answering prompt (``memories``: the asker's recalled memories, in their own part: ``memory_block``);
+    with ``part``, for that part of a question of several parts, the whole question
     beside it (a part may lean on the one before: "which call stops that again?"). The parts' prompts differ
     only in their last line, so the model reads the passages once for all of them (the KV cache keeps them)."""
     chinese = is_chinese(question)
     system = system_prompt(chinese, len(chunks)) + _summary_note(summary, chinese)
+    system += memory_block(memories, chinese, memory_tokens)
     label_context, label_question = ("参考资料", "问题") if chinese else ("Context", "Question")
     # The question comes last. Repeating the rules after it was tried and made the 1.5B model answer with a
     # bare "[2]" or refuse answerable questions (2/14 correct on the demo questions against 8/14 without).
@@ -117,14 +125,19 @@ SYSTEM_REPLY_ZH = (
 
 
 def system_messages(
-    question: str, prompt: str | None, history: Sequence[ChatTurn] = (), summary: str = ""
+    question: str,
+    prompt: str | None,
+    history: Sequence[ChatTurn] = (),
+    summary: str = "",
+    memories: Sequence[str] = (),
+    memory_tokens: int = MEMORY_TOKENS,
 ) -> list[ChatTurn]:
     """A reply without retrieval (greetings, who-are-you, feedback), following the intent's own prompt."""
     chinese = is_chinese(question)
     system = SYSTEM_REPLY_ZH if chinese else SYSTEM_REPLY_EN
     if prompt:
         system += "\n" + ("具体要求：" if chinese else "For this message: ") + prompt
-    system += _summary_note(summary, chinese)
+    system += _summary_note(summary, chinese) + memory_block(memories, chinese, memory_tokens)
     return [ChatTurn("system", system), *history, ChatTurn("user", question)]
 
 
@@ -139,3 +152,32 @@ def _summary_note(summary: str, chinese: bool) -> str:
     if not summary:
         return ""
     return ("\n此前对话的摘要：" if chinese else "\nSummary of the earlier conversation: ") + summary
+
+
+MEMORY_EN = (
+    "\nWhat this user told you before (their own words, not documents: never cite them or number them; use them "
+    "only to understand what the user means, such as which product or setting they have):"
+)
+MEMORY_ZH = (
+    "\n该用户之前告诉过你的情况（用户自己的话，不是参考资料：不要引用或编号；"
+    "只用来理解用户指的是什么，例如用户的产品或环境）："
+)
+
+
+def memory_block(memories: Sequence[str], chinese: bool, max_tokens: int = MEMORY_TOKENS) -> str:
+    """The asker's recalled memories (best first) as their own part of the system prompt, labelled as what the
+    user said before; "" without any. Screened again as document text is (``injection.for_model``): a memory
+    kept before screening, or changed in the database, still cannot instruct the model. Cut to ``max_tokens``
+    (whole memories: the best ones first)."""
+    lines: list[str] = []
+    used = 0
+    for text in memories:
+        line = "- " + " ".join(for_model(text).split())
+        cost = estimate_tokens(line)
+        if used + cost > max_tokens:
+            break
+        lines.append(line)
+        used += cost
+    if not lines:
+        return ""
+    return (MEMORY_ZH if chinese else MEMORY_EN) + "\n" + "\n".join(lines)

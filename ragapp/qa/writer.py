@@ -45,11 +45,13 @@ class AnswerWriter:
         recent: Sequence[ChatTurn],
         summary: str,
         parts: Sequence[str] = (),
+        memories: Sequence[str] = (),
     ) -> Iterator[EngineEvent]:
         """The answer from ``kept``: "not in the knowledge base" without passages; the passages themselves
         when the model fails; else the model's answer checked against the passages (see ``answer_check``).
         A question of several ``parts`` is answered part by part from the same passages, each part checked on
-        its own, and the answers put together (``composed``): the 1.5B model asked both parts at once answered
+        its own, and the answers put together (``composed``). ``memories``: the asker's recalled memories, in their own
+        part of the prompt (never passages: never cited): the 1.5B model asked both parts at once answered
         one of them (0 of 13 two-part questions right on the blind set's dev split)."""
         if not kept:
             text = not_found_message(question)
@@ -67,11 +69,15 @@ class AnswerWriter:
         for part in parts if len(parts) > 1 else (None,):
             if answers:
                 yield TokenEvent("\n\n")
-            messages = answer_messages(question, condensed, recent, summary, part)
+            messages = answer_messages(
+                question, condensed, recent, summary, part, memories, self._settings.memory.max_tokens
+            )
             prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
             detail: dict[str, object] = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
             if part is not None:
                 detail["part"] = part
+            if memories:
+                detail["memories"] = len(memories)
             reply = yield from self.generate(messages, detail=detail, slot=answer_slot(question))
             if reply is None:
                 text = passages_only_message(question, len(kept))

@@ -44,6 +44,7 @@ class ChromaVectorIndex:
 
     def __init__(self, client: Any, embedder_name: str, prefix: str = "") -> None:
         self._client = client
+        self._prefix = prefix
         self._base = prefix + "chunks-" + re.sub(r"[^a-zA-Z0-9._-]", "-", embedder_name)[:60]
         self._started: dict[str, Any] | None = None
         self._counts: dict[str, int] = {}
@@ -70,6 +71,16 @@ class ChromaVectorIndex:
     @property
     def _collections(self) -> dict[str, Any]:
         return started(self, self._started)
+
+    @property
+    def client(self) -> Any:
+        """The Chroma client (embedded or a server's) and the prefix of this deployment's collections: users'
+        memories keep their vectors in a collection of their own beside these (``ragapp.store.memory_vectors``)."""
+        return self._client
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
 
     @classmethod
     def embedded(cls, directory: Path, embedder_name: str, prefix: str = "") -> ChromaVectorIndex:

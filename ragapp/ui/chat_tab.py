@@ -16,6 +16,7 @@ from ragapp.ui.chats import ChatHistory, Feedback
 from ragapp.ui.documents import DocumentHandlers
 from ragapp.ui.handlers import MODE_CHOICES, Handlers
 from ragapp.ui.i18n import t, t_str
+from ragapp.ui.memory_panel import MemoryHandlers, MemoryPanel, build_memory_panel, choosing, wire_memory
 
 ASSETS = REPO_ROOT / "assets"
 
@@ -62,6 +63,7 @@ class ChatsSidebar:
     export_chat: gr.Button
     export_all: gr.Button
     exported: gr.File
+    memory: MemoryPanel
 
 
 def build_chats_sidebar() -> ChatsSidebar:
@@ -81,9 +83,10 @@ def build_chats_sidebar() -> ChatsSidebar:
         export_chat = gr.Button(t("chats.export"), size="sm", elem_id="export-chat")
         export_all = gr.Button(t("chats.export_all"), size="sm", elem_id="export-all-chats")
         exported = gr.File(label=t("chats.export_file"), interactive=False, visible=False, elem_id="chat-export-file")
+        memory = build_memory_panel()  # what the user asked to remember: ragapp.ui.memory_panel
     return ChatsSidebar(
         panel, new_chat, chat_list, chat_title, rename_chat, delete_chat, export_format, export_chat, export_all,
-        exported,
+        exported, memory,
     )  # fmt: skip
 
 
@@ -198,6 +201,10 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
     )  # fmt: skip
 
 
+def memory_outputs(panel: MemoryPanel) -> list[Any]:
+    return [panel.status, panel.enabled, panel.listing, panel.text]
+
+
 def wire_chat(
     engine: Engine,
     tab: ChatTab,
@@ -228,14 +235,18 @@ def wire_chat(
         "inputs": [session],
         "outputs": [*citation, tab.citation_choice],
     }
-    question.submit(handlers.respond, **chat_io).then(**keep).then(**sources)  # type: ignore[arg-type]
-    tab.send.click(handlers.respond, **chat_io).then(**keep).then(**sources)  # type: ignore[arg-type]
-    # A click on a choice the app offered when it asked back ("which product do you mean?").
+    # ...and the Memory panel shows what it may have kept ("remember that ...").
+    memory = MemoryHandlers(engine)
+    memory_shown: dict[str, Any] = {"fn": memory.shown, "inputs": [owner], "outputs": memory_outputs(sidebar.memory)}
+    question.submit(handlers.respond, **chat_io).then(**keep).then(**sources).then(**memory_shown)  # type: ignore[arg-type]
+    tab.send.click(handlers.respond, **chat_io).then(**keep).then(**sources).then(**memory_shown)  # type: ignore[arg-type]
+    # A click on a choice the app offered when it asked back ("which product do you mean?"), or "Remember this".
     chatbot.option_select(
-        handlers.choose,
+        choosing(engine, handlers),
         inputs=[chatbot, session, tab.scope, tab.mode, owner, *where],
         outputs=[question, chatbot, session],
-    ).then(**keep).then(**sources)
+    ).then(**keep).then(**sources).then(**memory_shown)
+    wire_memory(sidebar.memory, memory, owner)
     fresh: dict[str, Any] = {
         "fn": history.new_chat,
         "inputs": [owner],

@@ -102,7 +102,7 @@ HEADERS: dict[str, str] = {
 
 # The chat's buttons made at run time whose labels are the page's words (the others are intents' names): the page
 # renames them as it does the columns (Gradio translates neither).
-CHOICES: dict[str, str] = {"Search everything": "全部检索", "Answer again": "重新回答"}
+CHOICES: dict[str, str] = {"Search everything": "全部检索", "Answer again": "重新回答", "Remember this": "记住"}
 
 # Where the browser keeps the page's language ("en" or "zh"; none: the browser's language).
 STORAGE_KEY = "ragapp-lang"

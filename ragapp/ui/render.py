@@ -16,6 +16,7 @@ from ragapp.core.events import (
     EvidenceEvent,
     ModeEvent,
     NoticeEvent,
+    RecallEvent,
     RewriteEvent,
     RoutingEvent,
     StageEvent,
@@ -28,6 +29,7 @@ from ragapp.core.types import Citation, RetrievedChunk
 from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
+from ragapp.ui.memory_words import REMEMBER_CHOICE, recall_message
 
 _STAGE_TITLES = {
     "memory": "🗂️ " + both("Summarising earlier turns", "正在归纳之前的对话"),
@@ -99,6 +101,8 @@ class TurnView:
         out.extend(source_messages(turn))
         if turn.cached is not None and turn.done:  # Gradio shows the options of the chat's last message only
             out[-1].options = [ANSWER_AGAIN_CHOICE]  # type: ignore[list-item]  # OptionDict's keys
+        elif turn.proposal is not None and turn.done and out:  # "Remember this": see ragapp.ui.memory_words
+            out[-1].options = [REMEMBER_CHOICE]  # type: ignore[list-item]
         return out
 
 
@@ -155,6 +159,8 @@ def step_message(step: Step) -> gr.ChatMessage | None:
         return gr.ChatMessage(role="assistant", content=mode_line(step))
     if isinstance(step, AgentStepEvent):
         return agent_step_message(step)
+    if isinstance(step, RecallEvent):
+        return recall_message(step)
     return stage_message(step) if step.opened else None
 
 

@@ -395,3 +395,26 @@ def test_a_hanging_classifier_costs_its_step_budget_not_the_answer(
     routing = only(events, RoutingEvent)[0]
     assert routing.action == "fallback" and "within 0.5 s" in routing.reason
     assert only(events, AnswerEvent)[0].text == "90 minutes [1]."
+
+
+def test_a_memory_that_names_one_of_the_choices_answers_instead_of_asking_back(
+    make_engine: Callable[..., object], tmp_path: Path
+) -> None:
+    # A busy machine must not time the vector search out: routing would then search everything instead.
+    rig = make_engine(workflow={"rewrite": True, "route": True}, retrieval={"channel_timeout_s": 60.0})
+    for name, text, kb in (("alpha_manual.md", ALPHA, "alpha"), ("beta_manual.md", BETA, "beta")):
+        path = tmp_path / name
+        path.write_text(text, "utf-8")
+        assert rig.engine.library.ingest([(path, name)], kb=kb)[0].status == "added"  # type: ignore[attr-defined]
+    rig.engine.intents.import_tree(TREE)  # type: ignore[attr-defined]
+    rig.engine.memories.add("user:ann", "I use the Beta robot")  # type: ignore[attr-defined]
+    rig.llm.enqueue(matches(("alpha.specs", 0.9)), "The Beta battery lasts 150 minutes [1].")  # type: ignore[attr-defined]
+    events = ask(rig, "How long does the battery last?", owner="user:ann", mode="workflow")
+    assert not only(events, ClarifyEvent)
+    routing = only(events, RoutingEvent)[0]
+    assert routing.action == "route" and routing.intents[0].code == "beta.specs"
+    assert "I use the Beta robot" in routing.reason  # the step says the memory chose
+    assert sources(events) == {"beta_manual.md"}
+    # Someone without that memory is asked which one, as before.
+    rig.llm.enqueue(matches(("alpha.specs", 0.9)))  # type: ignore[attr-defined]
+    assert only(ask(rig, "How long does the battery last?", owner="user:bob", mode="workflow"), ClarifyEvent)

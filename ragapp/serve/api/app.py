@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
-from ragapp.serve.api import audit, chat, conversations, documents, retrieve, sign_ins, sources, traces
+from ragapp.serve.api import audit, chat, conversations, documents, memories, retrieve, sign_ins, sources, traces
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.api.docs import docs_page
 from ragapp.serve.api.errors import ApiRoute, error_json
@@ -21,7 +21,7 @@ from ragapp.serve.api.jobs import Jobs
 TITLE = "ragapp HTTP API"
 DESCRIPTION = (
     "The knowledge bases over HTTP: OpenAI-compatible chat (POST /v1/chat/completions, GET /v1/models), "
-    "documents and uploads, retrieval, traces and test cases, sign-ins (admins). Send an API key as "
+    "documents and uploads, retrieval, your memories, traces and test cases, sign-ins (admins). Send an API key as "
     "'Authorization: Bearer <key>' (`python -m ragapp.users key NAME` makes one; on loopback with accounts off "
     "none is needed). "
     'Errors are JSON: {"error": {"message": ..., "type": ..., "code": ...}}.'
@@ -58,6 +58,7 @@ def add_api(app: FastAPI, engine: Engine, check: KeyCheck) -> Jobs:
         audit.router(engine, check),
         chat.router(engine, check),
         conversations.router(engine, check),
+        memories.router(engine, check),
         documents.router(engine, check, jobs),
         retrieve.router(engine, check),
         sources.router(engine, check),

@@ -185,6 +185,7 @@ class Turn:
             trace_id=self.trace_id, mode=mode, grounded=answer is not None and answer.grounded,
             abstained=answer is not None and answer.abstained, notices=list(self.notices),
             answered_before=self.outcome.cached.answered_at if self.outcome.cached is not None else None,
+            memories_used=[m.text for m in self.outcome.recalled],
         )  # fmt: skip
 
     def tail(self) -> tuple[str, bool]:

@@ -128,6 +128,11 @@ class RagappInfo(BaseModel):
         description="Set when the answer comes from the answer cache: when it was first answered (ISO time, UTC); "
         "the same question over the same documents, so no model was asked. Send `fresh: true` to answer anew.",
     )
+    memories_used: list[str] = Field(
+        default_factory=list,
+        description="Your memories this answer used (GET /v1/memories): what you asked the app to remember, put in "
+        "the prompt as what you said before; never cited.",
+    )
 
 
 class ChatCompletion(BaseModel):
