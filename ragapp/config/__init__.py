@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
 from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSettings
+from ragapp.config.budget import BudgetSettings
 from ragapp.config.cache import AnswerCacheSettings
 from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
@@ -35,6 +36,7 @@ __all__ = [
     "AnswerCacheSettings",
     "AuditSettings",
     "AuthSettings",
+    "BudgetSettings",
     "EmbeddingSettings",
     "IngestSettings",
     "LLMSettings",
@@ -70,6 +72,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     answer_cache: AnswerCacheSettings = Field(default_factory=AnswerCacheSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)

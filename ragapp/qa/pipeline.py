@@ -36,9 +36,17 @@ from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
-from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
+from ragapp.qa.budget import (
+    history_allowance,
+    plan_budget,
+    summary_chars,
+    text_tokens,
+    turns_over,
+    turns_tokens,
+)
 from ragapp.qa.early_evidence import EarlyEvidence
 from ragapp.qa.memory import fold, turns_to_fold
+from ragapp.qa.prompt_fit import FittedPrompt, fit_prompt
 from ragapp.qa.prompts import (
     answer_messages,
     answer_slot,
@@ -167,18 +175,28 @@ class AnswerPipeline:
         raise AssertionError("run_observed ends with the outcome")
 
     def remember(self, summary: str, history: list[ChatTurn]) -> Steps[tuple[str, list[ChatTurn]]]:
-        """Fold the turns beyond the recent window into the summary (a ``MemoryEvent`` tells the caller);
-        returns the summary and the turns kept verbatim. Agent mode uses it too."""
+        """Fold the turns beyond the recent window, and those the conversation's token share cannot hold
+        (``budget.history``), into the summary (a ``MemoryEvent`` tells the caller); returns the summary and
+        the turns kept verbatim. Agent mode uses it too."""
         wf = self._settings.workflow
-        count = turns_to_fold(history, wf.recent_turns)
+        recent = turns_to_fold(history, wf.recent_turns)
+        count, chars = recent, wf.summary_chars
+        allowance = history_allowance(self._settings)
+        if text_tokens(summary) + turns_tokens(history) > allowance:  # over budget: compress the history first
+            chars = summary_chars(self._settings)
+            chinese = any(is_chinese(t.content) for t in history if t.role == "user")
+            count = max(count, turns_over(history, allowance - text_tokens(("字" if chinese else "x") * chars)))
         if count == 0:
             return summary, history
         stage = yield from begin("memory")
-        folded = fold(self._llm, summary, history[:count], wf.summary_chars, wf.step_timeout_s, 300)
+        folded = fold(self._llm, summary, history[:count], chars, wf.step_timeout_s, 300)
+        detail: dict[str, object] = {"turns folded": count}
+        if count > recent:
+            detail["over budget"] = f"{count - recent} more messages folded, summary within {chars} characters"
         if folded.error is not None:
-            yield stage.failed(folded.error)
+            yield stage.failed(folded.error, detail)
         else:
-            yield stage.finished({"turns folded": count})
+            yield stage.finished(detail)
         yield MemoryEvent(folded.summary, folded.folded)
         return folded.summary, history[count:]
 
@@ -227,8 +245,7 @@ class AnswerPipeline:
         stage = yield from begin("early search")
         try:
             result = self._retrieval.retrieve(question, kbs, docs=early.docs)
-            budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
-            evidence = self._writer.evidence(question, fit_passages(list(result.chunks), budget.context))
+            evidence = self._writer.evidence(question, self._fit(question, result.chunks, (), "").passages)
         except Exception as exc:  # only the early quote is lost: the answer's own search comes after routing
             log.warning("the search beside routing failed", exc_info=True)
             yield stage.failed(f"{type(exc).__name__}: {exc}")
@@ -338,12 +355,19 @@ class AnswerPipeline:
         for message in dict.fromkeys(m for r in results for m in r.degraded):
             yield NoticeEvent(message, level="warning")
         found = merge_results(results)
+        fitted = self._fit(question, found, history, summary)
+        yield stage.finished(self._retrieve_detail(parts, results, len(found), len(fitted.passages), fitted.detail()))
+        yield RetrievalEvent(tuple(fitted.passages), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
+        yield from self._writer.write(
+            question, fitted.passages, fitted.turns, fitted.summary, answer_parts, condense_keep=fitted.condense_keep
+        )
+
+    def _fit(
+        self, question: str, passages: Sequence[RetrievedChunk], history: Sequence[ChatTurn], summary: str
+    ) -> FittedPrompt:
+        """The answer prompt's parts within the budget table's shares (``prompt_fit``)."""
         budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
-        kept = fit_passages(found, budget.context)
-        recent = fit_turns(history, budget.history)
-        yield stage.finished(self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()))
-        yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
-        yield from self._writer.write(question, kept, recent, summary, answer_parts)
+        return fit_prompt(question, budget, passages, history, summary, self._settings.workflow.condense_keep)
 
     def _search_translated(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
         """``result`` with the passages found by the question translated into the other language before its
@@ -383,13 +407,14 @@ class AnswerPipeline:
         self, question: str, passages: Sequence[RetrievedChunk], history: Sequence[ChatTurn] = (), summary: str = ""
     ) -> Iterator[EngineEvent]:
         """Stream a cited answer from passages found elsewhere (the agent's), within the token budget."""
-        budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
-        kept = fit_passages(passages, budget.context)
-        yield RetrievalEvent(tuple(kept))
-        yield from self._writer.write(question, kept, fit_turns(history, budget.history), summary)
+        fitted = self._fit(question, passages, history, summary)
+        yield RetrievalEvent(tuple(fitted.passages))
+        yield from self._writer.write(
+            question, fitted.passages, fitted.turns, fitted.summary, condense_keep=fitted.condense_keep
+        )
 
     def _retrieve_detail(
-        self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]
+        self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, fit: dict[str, object]
     ) -> dict[str, object]:
         channels: dict[str, int] = {}
         for result in results:
@@ -405,7 +430,7 @@ class AnswerPipeline:
             "cached": all(r.cached for r in results),
             "queries": [p.question for p in parts],
             "kbs": [sorted(p.kbs) if p.kbs is not None else "all" for p in parts],
-            "budget": budget,
+            **fit,  # the budget, each part's tokens and what was compressed to fit
         }
         if parts and parts[0].docs is not None:  # every part has the question's filter
             detail["filter documents"] = len(parts[0].docs)

@@ -21,6 +21,7 @@ from ragapp.qa.condense import condense
 from ragapp.qa.confidence import SentenceScorer, Thresholds
 from ragapp.qa.grounding import SupportRules
 from ragapp.qa.injection import screen_passages, screen_reply
+from ragapp.qa.prompt_fit import prompt_parts
 from ragapp.qa.prompts import answer_messages, answer_slot, not_found_message, passages_only_message
 from ragapp.rerank.base import Reranker
 
@@ -45,12 +46,15 @@ class AnswerWriter:
         recent: Sequence[ChatTurn],
         summary: str,
         parts: Sequence[str] = (),
+        *,
+        condense_keep: int | None = None,
     ) -> Iterator[EngineEvent]:
         """The answer from ``kept``: "not in the knowledge base" without passages; the passages themselves
         when the model fails; else the model's answer checked against the passages (see ``answer_check``).
         A question of several ``parts`` is answered part by part from the same passages, each part checked on
         its own, and the answers put together (``composed``): the 1.5B model asked both parts at once answered
-        one of them (0 of 13 two-part questions right on the blind set's dev split)."""
+        one of them (0 of 13 two-part questions right on the blind set's dev split). ``condense_keep``: the
+        sentences each passage after the best keeps in the prompt, as the budget chose (default: the setting)."""
         if not kept:
             text = not_found_message(question)
             yield TokenEvent(text)
@@ -62,14 +66,21 @@ class AnswerWriter:
         evidence = evidence_for(question, kept, scorer) if self._settings.workflow.show_evidence else None
         if evidence is not None:
             yield evidence  # the documents' own words while the model reads the passages
-        condensed = condense(question, kept, self._settings.workflow.condense_keep)
+        keep = self._settings.workflow.condense_keep if condense_keep is None else condense_keep
+        condensed = condense(question, kept, keep)
         answers: list[AnswerEvent] = []
         for part in parts if len(parts) > 1 else (None,):
             if answers:
                 yield TokenEvent("\n\n")
             messages = answer_messages(question, condensed, recent, summary, part)
             prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
-            detail: dict[str, object] = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
+            instructions = answer_messages(question, condensed)[0].content  # the rules without the summary
+            detail: dict[str, object] = {
+                "model": self._llm.name,
+                "passages": len(kept),
+                "prompt tokens": prompt_tokens,
+                "prompt parts": prompt_parts(part or question, instructions, condensed, recent, summary),
+            }
             if part is not None:
                 detail["part"] = part
             reply = yield from self.generate(messages, detail=detail, slot=answer_slot(question))
