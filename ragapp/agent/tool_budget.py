@@ -16,7 +16,7 @@ from typing import Any
 from ragapp.agent.tools.base import Tool, function_schema, signature
 from ragapp.qa.budget import text_tokens
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
 @dataclass(frozen=True)

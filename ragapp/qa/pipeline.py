@@ -359,7 +359,13 @@ class AnswerPipeline:
         yield stage.finished(self._retrieve_detail(parts, results, len(found), len(fitted.passages), fitted.detail()))
         yield RetrievalEvent(tuple(fitted.passages), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
         yield from self._writer.write(
-            question, fitted.passages, fitted.turns, fitted.summary, answer_parts, condense_keep=fitted.condense_keep
+            question,
+            fitted.passages,
+            fitted.turns,
+            fitted.summary,
+            answer_parts,
+            condense_keep=fitted.condense_keep,
+            fit=fitted.detail(),
         )
 
     def _fit(
@@ -410,7 +416,12 @@ class AnswerPipeline:
         fitted = self._fit(question, passages, history, summary)
         yield RetrievalEvent(tuple(fitted.passages))
         yield from self._writer.write(
-            question, fitted.passages, fitted.turns, fitted.summary, condense_keep=fitted.condense_keep
+            question,
+            fitted.passages,
+            fitted.turns,
+            fitted.summary,
+            condense_keep=fitted.condense_keep,
+            fit=fitted.detail(),
         )
 
     def _retrieve_detail(

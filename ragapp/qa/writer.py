@@ -5,7 +5,7 @@ Workflow mode (``pipeline``) and the agent's final answer both end here."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from ragapp.config import Settings
@@ -48,13 +48,15 @@ class AnswerWriter:
         parts: Sequence[str] = (),
         *,
         condense_keep: int | None = None,
+        fit: Mapping[str, object] | None = None,
     ) -> Iterator[EngineEvent]:
         """The answer from ``kept``: "not in the knowledge base" without passages; the passages themselves
         when the model fails; else the model's answer checked against the passages (see ``answer_check``).
         A question of several ``parts`` is answered part by part from the same passages, each part checked on
         its own, and the answers put together (``composed``): the 1.5B model asked both parts at once answered
         one of them (0 of 13 two-part questions right on the blind set's dev split). ``condense_keep``: the
-        sentences each passage after the best keeps in the prompt, as the budget chose (default: the setting)."""
+        sentences each passage after the best keeps in the prompt, as the budget chose (default: the setting);
+        ``fit``: the budget and what was compressed to fit (``FittedPrompt.detail``), for the trace."""
         if not kept:
             text = not_found_message(question)
             yield TokenEvent(text)
@@ -79,6 +81,7 @@ class AnswerWriter:
                 "model": self._llm.name,
                 "passages": len(kept),
                 "prompt tokens": prompt_tokens,
+                **(fit or {}),
                 "prompt parts": prompt_parts(part or question, instructions, condensed, recent, summary),
             }
             if part is not None:
