@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ragapp.config import Settings
+from ragapp.core.lang import is_chinese
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, RetrievedChunk
 
@@ -88,6 +89,20 @@ def summary_chars(settings: Settings) -> int:
 def turns_over(turns: Sequence[ChatTurn], allowance: int) -> int:
     """How many of the oldest messages must leave so the others fit in ``allowance``."""
     return len(turns) - len(fit_turns(turns, allowance))
+
+
+def fold_plan(settings: Settings, summary: str, history: Sequence[ChatTurn]) -> tuple[int, int]:
+    """How many of the oldest messages to fold into the summary, and the summary's longest length in
+    characters: those beyond ``workflow.recent_turns``, and when the conversation is over its share, as many
+    more as its share cannot hold beside a summary kept within ``summary_chars``."""
+    wf = settings.workflow
+    count, chars = max(0, len(history) - 2 * wf.recent_turns), wf.summary_chars
+    allowance = history_allowance(settings)
+    if text_tokens(summary) + turns_tokens(history) > allowance:  # over budget: compress the history first
+        chars = summary_chars(settings)
+        chinese = any(is_chinese(t.content) for t in history if t.role == "user")
+        count = max(count, turns_over(history, allowance - text_tokens(("字" if chinese else "x") * chars)))
+    return count, chars
 
 
 def plan_budget(settings: Settings, instructions: str, *, memories: str = "", tools: str = "") -> TokenBudget:

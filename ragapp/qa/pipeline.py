@@ -36,14 +36,7 @@ from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
-from ragapp.qa.budget import (
-    history_allowance,
-    plan_budget,
-    summary_chars,
-    text_tokens,
-    turns_over,
-    turns_tokens,
-)
+from ragapp.qa.budget import fold_plan, plan_budget
 from ragapp.qa.early_evidence import EarlyEvidence
 from ragapp.qa.memory import fold, turns_to_fold
 from ragapp.qa.prompt_fit import FittedPrompt, fit_prompt
@@ -180,12 +173,7 @@ class AnswerPipeline:
         the turns kept verbatim. Agent mode uses it too."""
         wf = self._settings.workflow
         recent = turns_to_fold(history, wf.recent_turns)
-        count, chars = recent, wf.summary_chars
-        allowance = history_allowance(self._settings)
-        if text_tokens(summary) + turns_tokens(history) > allowance:  # over budget: compress the history first
-            chars = summary_chars(self._settings)
-            chinese = any(is_chinese(t.content) for t in history if t.role == "user")
-            count = max(count, turns_over(history, allowance - text_tokens(("字" if chinese else "x") * chars)))
+        count, chars = fold_plan(self._settings, summary, history)
         if count == 0:
             return summary, history
         stage = yield from begin("memory")

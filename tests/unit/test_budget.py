@@ -8,7 +8,15 @@ from pydantic import ValidationError
 from ragapp.config import Settings
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Chunk, RetrievedChunk
-from ragapp.qa.budget import fit_lines, fit_passages, fit_turns, history_allowance, plan_budget, summary_chars
+from ragapp.qa.budget import (
+    fit_lines,
+    fit_passages,
+    fit_turns,
+    fold_plan,
+    history_allowance,
+    plan_budget,
+    summary_chars,
+)
 
 
 def passage(n: int, text: str) -> RetrievedChunk:
@@ -98,3 +106,17 @@ def test_lines_are_kept_best_first_while_they_fit() -> None:
     lines = ["I use the V2 Pro.", "Answer in Chinese. " * 20, "Our cluster runs Debian 12."]
     assert fit_lines(lines, 10) == ["I use the V2 Pro."]
     assert fit_lines(lines, 10_000) == lines
+
+
+def test_history_over_its_share_is_folded_beyond_the_recent_window() -> None:
+    settings = Settings(llm={"n_ctx": 1024, "max_tokens": 512}, workflow={"recent_turns": 3})  # history: 128
+    short = [ChatTurn("user", "Hi"), ChatTurn("assistant", "Hello")]
+    assert fold_plan(settings, "", short) == (0, settings.workflow.summary_chars)  # within its share: as before
+    long = [
+        ChatTurn("user" if n % 2 == 0 else "assistant", "A longer message about the kettle. " * 3) for n in range(6)
+    ]
+    count, chars = fold_plan(settings, "", long)
+    assert count == 4 and chars == summary_chars(settings)  # only the latest turn stays verbatim
+    assert fold_plan(Settings(), "", long) == (0, Settings().workflow.summary_chars)  # the default window holds it
+    chinese = [ChatTurn("user", "水壶的滤网多久清洗一次？" * 4), ChatTurn("assistant", "每 14 天。" * 8)] * 2
+    assert fold_plan(settings, "", chinese)[0] >= 2  # a Chinese summary costs a token a character
