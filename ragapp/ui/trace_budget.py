@@ -57,8 +57,8 @@ def budget_rows(attributes: Mapping[str, Any], sent: Mapping[str, Any]) -> list[
     for part in _ORDER:
         if part not in used and part not in allowed:
             continue
-        if part in ("memories", "tools") and not used.get(part) and not allowed.get(part) and part not in sent:
-            continue
+        if part in ("memories", "tools", "spare") and not used.get(part) and not allowed.get(part):
+            continue  # not in this prompt
         shown = allowed.get(part) if part not in ("instructions", "question", "window") else None
         rows.append((part, _number(shown), _number(used.get(part)), _number(sent.get(part))))
     return rows

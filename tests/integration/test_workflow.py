@@ -314,7 +314,12 @@ def test_failed_summary_falls_back_to_the_old_questions(make_engine: Callable[..
 def test_small_window_folds_the_history_first_then_condenses_passages(
     make_engine: Callable[..., object], tmp_path: Path
 ) -> None:
-    rig = make_engine(llm={"max_tokens": 200}, workflow={"context_window": 700}, budget={"history": 0.2})
+    rig = make_engine(
+        llm={"max_tokens": 200},
+        workflow={"context_window": 700},
+        budget={"history": 0.2},
+        retrieval={"channel_timeout_s": 60},  # a busy machine's vector search must not fall back to keywords
+    )
     path = tmp_path / "long.md"
     path.write_text(
         "\n\n".join(
