@@ -31,8 +31,9 @@ class Step:
     call: ToolCall | None
 
 
-def system_prompt(tools: Sequence[Tool], question: str) -> str:
-    lines = "\n".join(f"- {signature(t)}: {t.description}" for t in tools)
+def system_prompt(tools: Sequence[Tool], question: str, described: Sequence[str] | None = None) -> str:
+    """The rules and the tools, one line each (``described``: the lines as the token budget shortened them)."""
+    lines = "\n".join(described if described is not None else (f"- {signature(t)}: {t.description}" for t in tools))
     language = "Chinese" if is_chinese(question) else "English"
     return f"""You answer the user's question from their documents, using tools. Tools:
 {lines}

@@ -25,14 +25,17 @@ from pydantic import ValidationError
 
 from ragapp.agent.mcp_tools import McpTools, ServerTools
 from ragapp.agent.protocol import Step, call_text, parse_step, system_prompt
+from ragapp.agent.tool_budget import FittedTools, fit_tools
 from ragapp.agent.tools.base import TOOLS, PassageBook, Tool, ToolContext, function_schema
 from ragapp.config import Settings
 from ragapp.core.errors import LLMError
 from ragapp.core.events import AgentStepEvent, EngineEvent, NoticeEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.stages import begin
+from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Docs, Scope, ToolCall
 from ragapp.models.llm import LLM, ToolCallingLLM, stream_within
+from ragapp.qa.budget import share_tokens, text_tokens, turns_tokens
 from ragapp.qa.pipeline import AnswerPipeline
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.catalog import Catalog
@@ -56,6 +59,8 @@ class Run:
     context: ToolContext
     messages: list[ChatTurn]
     native: bool
+    tools: FittedTools | None = None  # the tool descriptions within their token share
+    prompt: dict[str, object] = field(default_factory=dict)  # the decision prompt's parts, for the trace
     seen: set[str] = field(default_factory=set)
     searched: bool = False
     steps: int = 0
@@ -132,13 +137,18 @@ class AgentRunner:
         try:
             yield from self._loop(run)
         except AgentFailure as exc:
-            yield stage.failed(str(exc))
+            yield stage.failed(str(exc), run.prompt)
             yield NoticeEvent(
                 f"The agent could not work on this question ({exc}); answering with the workflow instead.", "warning"
             )
             yield from self._workflow.ask(question, history, kbs, summary=summary, docs=docs, memories=memories)
             return
-        detail = {"steps": run.steps, "model calls": run.model_calls, "passages": len(run.context.passages.items)}
+        detail = {
+            "steps": run.steps,
+            "model calls": run.model_calls,
+            "passages": len(run.context.passages.items),
+            **run.prompt,  # the decision prompt's parts and the tools' share
+        }
         yield stage.finished(detail)
         yield from self._workflow.answer_from(question, run.context.passages.items, history, summary, memories)
 
@@ -149,11 +159,24 @@ class AgentRunner:
             self._retrieval, self._catalog, kbs, PassageBook(), self._settings.retrieval.context_top_k, docs
         )
         tools = list(self._tools.values())
-        system = NATIVE_SYSTEM if self.native else system_prompt(tools, question)
+        allowance = share_tokens(self._settings, "tools")
+        fitted = fit_tools(tools, allowance, self.native)
+        system = NATIVE_SYSTEM if self.native else system_prompt(tools, question, fitted.lines)
+        rules = NATIVE_SYSTEM if self.native else system_prompt([], question, [])
         if summary:
             system += f"\nEarlier conversation, summarised: {summary}"
         messages = [ChatTurn("system", system), *history, ChatTurn("user", question)]
-        return Run(question, context, messages, self.native)
+        prompt: dict[str, object] = {
+            "budget": {"tools": allowance},
+            "prompt": {
+                "instructions": estimate_tokens(rules),
+                "question": estimate_tokens(question),
+                "history": text_tokens(summary) + turns_tokens(history),
+                "tools": fitted.tokens,
+            },
+            "compressed": [fitted.compressed] if fitted.compressed else [],
+        }
+        return Run(question, context, messages, self.native, fitted, prompt)
 
     def _loop(self, run: Run) -> Iterator[EngineEvent]:
         limit = self._settings.agent.max_steps
@@ -209,7 +232,7 @@ class AgentRunner:
         if run.native:
             llm = self._llm
             assert isinstance(llm, ToolCallingLLM)
-            tools = [function_schema(t) for t in self._tools.values()]
+            tools = run.tools.schemas if run.tools is not None else [function_schema(t) for t in self._tools.values()]
             reply = _within(
                 lambda: llm.complete_with_tools(run.messages, tools, max_tokens=_DECISION_TOKENS, temperature=0.0),
                 timeout,

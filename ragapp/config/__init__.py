@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
 from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSettings
+from ragapp.config.budget import BudgetSettings
 from ragapp.config.cache import AnswerCacheSettings
 from ragapp.config.memory import MemorySettings
 from ragapp.config.space import SpaceDefaults
@@ -36,6 +37,7 @@ __all__ = [
     "AnswerCacheSettings",
     "AuditSettings",
     "AuthSettings",
+    "BudgetSettings",
     "EmbeddingSettings",
     "IngestSettings",
     "LLMSettings",
@@ -72,6 +74,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     answer_cache: AnswerCacheSettings = Field(default_factory=AnswerCacheSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)

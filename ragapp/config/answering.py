@@ -221,13 +221,6 @@ class WorkflowSettings(BaseModel):
         ge=512,
         description="Tokens the model reads per call (default: RAGAPP_LLM__N_CTX); set it for a server model.",
     )
-    history_share: float = Field(
-        0.3,
-        gt=0.0,
-        lt=1.0,
-        description="Share of the prompt budget (the window minus the answer and the instructions) that the "
-        "conversation may take; retrieved passages get the rest.",
-    )
     check_support: bool = Field(
         True,
         description="Check each answer sentence against the passages: its key facts (numbers, codes, identifiers, "

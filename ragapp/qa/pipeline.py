@@ -36,13 +36,15 @@ from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
-from ragapp.qa.budget import fit_passages, fit_turns, plan_budget
+from ragapp.qa.budget import fit_lines, fold_plan, plan_budget
 from ragapp.qa.early_evidence import EarlyEvidence
 from ragapp.qa.memory import fold, turns_to_fold
+from ragapp.qa.prompt_fit import FittedPrompt, fit_prompt
 from ragapp.qa.prompts import (
     answer_messages,
     answer_slot,
     clarify_text,
+    memory_block,
     system_messages,
 )
 from ragapp.qa.remember import choice_from_memories
@@ -170,18 +172,23 @@ class AnswerPipeline:
         raise AssertionError("run_observed ends with the outcome")
 
     def remember(self, summary: str, history: list[ChatTurn]) -> Steps[tuple[str, list[ChatTurn]]]:
-        """Fold the turns beyond the recent window into the summary (a ``MemoryEvent`` tells the caller);
-        returns the summary and the turns kept verbatim. Agent mode uses it too."""
+        """Fold the turns beyond the recent window, and those the conversation's token share cannot hold
+        (``budget.history``), into the summary (a ``MemoryEvent`` tells the caller); returns the summary and
+        the turns kept verbatim. Agent mode uses it too."""
         wf = self._settings.workflow
-        count = turns_to_fold(history, wf.recent_turns)
+        recent = turns_to_fold(history, wf.recent_turns)
+        count, chars = fold_plan(self._settings, summary, history)
         if count == 0:
             return summary, history
         stage = yield from begin("memory")
-        folded = fold(self._llm, summary, history[:count], wf.summary_chars, wf.step_timeout_s, 300)
+        folded = fold(self._llm, summary, history[:count], chars, wf.step_timeout_s, 300)
+        detail: dict[str, object] = {"turns folded": count}
+        if count > recent:
+            detail["over budget"] = f"{count - recent} more messages folded, summary within {chars} characters"
         if folded.error is not None:
-            yield stage.failed(folded.error)
+            yield stage.failed(folded.error, detail)
         else:
-            yield stage.finished({"turns folded": count})
+            yield stage.finished(detail)
         yield MemoryEvent(folded.summary, folded.folded)
         return folded.summary, history[count:]
 
@@ -240,8 +247,7 @@ class AnswerPipeline:
         stage = yield from begin("early search")
         try:
             result = self._retrieval.retrieve(question, kbs, docs=early.docs)
-            budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
-            evidence = self._writer.evidence(question, fit_passages(list(result.chunks), budget.context))
+            evidence = self._writer.evidence(question, self._fit(question, result.chunks, (), "")[0].passages)
         except Exception as exc:  # only the early quote is lost: the answer's own search comes after routing
             log.warning("the search beside routing failed", exc_info=True)
             yield stage.failed(f"{type(exc).__name__}: {exc}")
@@ -353,12 +359,37 @@ class AnswerPipeline:
         for message in dict.fromkeys(m for r in results for m in r.degraded):
             yield NoticeEvent(message, level="warning")
         found = merge_results(results)
-        budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
-        kept = fit_passages(found, budget.context)
-        recent = fit_turns(history, budget.history)
-        yield stage.finished(self._retrieve_detail(parts, results, len(found), len(kept), budget.as_dict()))
-        yield RetrievalEvent(tuple(kept), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
-        yield from self._writer.write(question, kept, recent, summary, answer_parts, memories)
+        fitted, kept_memories = self._fit(question, found, history, summary, memories)
+        yield stage.finished(self._retrieve_detail(parts, results, len(found), len(fitted.passages), fitted.detail()))
+        yield RetrievalEvent(tuple(fitted.passages), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
+        yield from self._writer.write(
+            question,
+            fitted.passages,
+            fitted.turns,
+            fitted.summary,
+            answer_parts,
+            memories=kept_memories,
+            condense_keep=fitted.condense_keep,
+            fit=fitted.detail(),
+        )
+
+    def _fit(
+        self,
+        question: str,
+        passages: Sequence[RetrievedChunk],
+        history: Sequence[ChatTurn],
+        summary: str,
+        memories: Sequence[str] = (),
+    ) -> tuple[FittedPrompt, tuple[str, ...]]:
+        """The answer prompt's parts within the budget table's shares (``prompt_fit``), and the memories (best
+        first) that fit the memories' share."""
+        instructions = answer_messages(question, (), ())[0].content + question
+        memory_text = memory_block(memories, is_chinese(question), self._settings.memory.max_tokens)
+        budget = plan_budget(self._settings, instructions, memories=memory_text)
+        kept_memories = tuple(fit_lines(memories, budget.memories))
+        keep = self._settings.workflow.condense_keep
+        fitted = fit_prompt(question, budget, passages, history, summary, keep, memories=memory_text)
+        return fitted, kept_memories
 
     def _search_translated(self, part: Part, result: RetrievalResult) -> Steps[RetrievalResult]:
         """``result`` with the passages found by the question translated into the other language before its
@@ -404,13 +435,20 @@ class AnswerPipeline:
     ) -> Iterator[EngineEvent]:
         """Stream a cited answer from passages found elsewhere (the agent's), within the token budget; the
         asker's recalled ``memories`` in their own part of the prompt."""
-        budget = plan_budget(self._settings, answer_messages(question, (), ())[0].content + question)
-        kept = fit_passages(passages, budget.context)
-        yield RetrievalEvent(tuple(kept))
-        yield from self._writer.write(question, kept, fit_turns(history, budget.history), summary, memories=memories)
+        fitted, kept_memories = self._fit(question, passages, history, summary, memories)
+        yield RetrievalEvent(tuple(fitted.passages))
+        yield from self._writer.write(
+            question,
+            fitted.passages,
+            fitted.turns,
+            fitted.summary,
+            memories=kept_memories,
+            condense_keep=fitted.condense_keep,
+            fit=fitted.detail(),
+        )
 
     def _retrieve_detail(
-        self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, budget: dict[str, int]
+        self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, fit: dict[str, object]
     ) -> dict[str, object]:
         channels: dict[str, int] = {}
         for result in results:
@@ -426,7 +464,7 @@ class AnswerPipeline:
             "cached": all(r.cached for r in results),
             "queries": [p.question for p in parts],
             "kbs": [sorted(p.kbs) if p.kbs is not None else "all" for p in parts],
-            "budget": budget,
+            **fit,  # the budget, each part's tokens and what was compressed to fit
         }
         if parts and parts[0].docs is not None:  # every part has the question's filter
             detail["filter documents"] = len(parts[0].docs)

@@ -5,12 +5,13 @@ Workflow mode (``pipeline``) and the agent's final answer both end here."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from ragapp.config import Settings
 from ragapp.core.errors import LLMError
 from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, NoticeEvent, TokenEvent, WaitEvent
+from ragapp.core.lang import is_chinese
 from ragapp.core.stages import begin
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk
@@ -21,7 +22,8 @@ from ragapp.qa.condense import condense
 from ragapp.qa.confidence import SentenceScorer, Thresholds
 from ragapp.qa.grounding import SupportRules
 from ragapp.qa.injection import screen_passages, screen_reply
-from ragapp.qa.prompts import answer_messages, answer_slot, not_found_message, passages_only_message
+from ragapp.qa.prompt_fit import prompt_parts
+from ragapp.qa.prompts import answer_messages, answer_slot, memory_block, not_found_message, passages_only_message
 from ragapp.rerank.base import Reranker
 
 log = logging.getLogger(__name__)
@@ -46,13 +48,18 @@ class AnswerWriter:
         summary: str,
         parts: Sequence[str] = (),
         memories: Sequence[str] = (),
+        *,
+        condense_keep: int | None = None,
+        fit: Mapping[str, object] | None = None,
     ) -> Iterator[EngineEvent]:
         """The answer from ``kept``: "not in the knowledge base" without passages; the passages themselves
         when the model fails; else the model's answer checked against the passages (see ``answer_check``).
         A question of several ``parts`` is answered part by part from the same passages, each part checked on
-        its own, and the answers put together (``composed``). ``memories``: the asker's recalled memories, in their own
-        part of the prompt (never passages: never cited): the 1.5B model asked both parts at once answered
-        one of them (0 of 13 two-part questions right on the blind set's dev split)."""
+        its own, and the answers put together (``composed``): the 1.5B model asked both parts at once answered
+        one of them (0 of 13 two-part questions right on the blind set's dev split). ``memories``: the asker's
+        recalled memories, in their own part of the prompt (never passages: never cited). ``condense_keep``: the
+        sentences each passage after the best keeps in the prompt, as the budget chose (default: the setting);
+        ``fit``: the budget and what was compressed to fit (``FittedPrompt.detail``), for the trace."""
         if not kept:
             text = not_found_message(question)
             yield TokenEvent(text)
@@ -64,7 +71,9 @@ class AnswerWriter:
         evidence = evidence_for(question, kept, scorer) if self._settings.workflow.show_evidence else None
         if evidence is not None:
             yield evidence  # the documents' own words while the model reads the passages
-        condensed = condense(question, kept, self._settings.workflow.condense_keep)
+        keep = self._settings.workflow.condense_keep if condense_keep is None else condense_keep
+        condensed = condense(question, kept, keep)
+        memory_text = memory_block(memories, is_chinese(question), self._settings.memory.max_tokens)
         answers: list[AnswerEvent] = []
         for part in parts if len(parts) > 1 else (None,):
             if answers:
@@ -73,7 +82,14 @@ class AnswerWriter:
                 question, condensed, recent, summary, part, memories, self._settings.memory.max_tokens
             )
             prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
-            detail: dict[str, object] = {"model": self._llm.name, "passages": len(kept), "prompt tokens": prompt_tokens}
+            instructions = answer_messages(question, condensed)[0].content  # the rules without the summary
+            detail: dict[str, object] = {
+                "model": self._llm.name,
+                "passages": len(kept),
+                "prompt tokens": prompt_tokens,
+                **(fit or {}),
+                "prompt parts": prompt_parts(part or question, instructions, condensed, recent, summary, memory_text),
+            }
             if part is not None:
                 detail["part"] = part
             if memories:

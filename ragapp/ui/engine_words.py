@@ -208,6 +208,13 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
         r"Knowledge base name (?P<name>.*) is not allowed: use (?P<rule>.*)\.",
         "知识库名称 {name} 不可用：请使用 {rule}。",
     ),
+    # What the token budget compressed (ragapp.qa.prompt_fit, ragapp.agent.tool_budget)
+    (r"(?P<n>\d+) earlier messages left out of the prompt", "{n} 条较早的消息未放入提示词"),
+    (r"summary shortened from (?P<a>\d+) to (?P<b>\d+) tokens", "摘要从 {a} 个词元缩短到 {b} 个"),
+    (r"passages after the best condensed to (?P<n>\d+) sentence\(s\) each", "除最相关的段落外，每段压缩为 {n} 句"),
+    (r"(?P<n>\d+) passages dropped", "舍弃了 {n} 个段落"),
+    (r"tool descriptions shortened to their first sentence", "工具描述缩短为第一句"),
+    (r"tool descriptions left out \(names and arguments only\)", "省略了工具描述（只保留名称和参数）"),
 ]
 # "report.pdf: the file is empty.": a file's name, then what happened to it.
 _NAMED = re.compile(r"(?P<name>[^:\n]{1,200}\.\w{1,5}): (?P<said>.+)", re.DOTALL)

@@ -233,6 +233,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "traces.fused": ("Fused candidates", "融合结果"),
     "traces.channels": ("Each channel's hits", "各通道命中"),
     "traces.calls": ("Model calls: exact prompts and completions", "模型调用：完整提示与输出"),
+    "traces.budget": ("Prompt budget: tokens per part", "提示词预算：各部分的词元"),
     "traces.agent": ("Agent steps", "智能体步骤"),
     "traces.why_doc": ("Why not this document?", "为什么没有检索到这份文档？"),
     "traces.why": ("Explain", "解释"),

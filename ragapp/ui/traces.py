@@ -24,6 +24,7 @@ from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
 from ragapp.ui.state import actor_of, owner_of
 from ragapp.ui.testcases import build_eval_panel, build_save_case
+from ragapp.ui.trace_budget import budget_markdown
 from ragapp.ui.trace_charts import waterfall
 
 STATUS_FILTER = ["all", "ok", "degraded", "failed", "clarified", "not found", "cancelled"]
@@ -108,7 +109,7 @@ class TraceHandlers:
 
     def show(self, trace: Trace, request: gr.Request | None = None) -> tuple[Any, ...]:
         """Every view of one trace: header (with the feedback given on it), waterfall, intents, searches, model
-        calls, agent steps, the why-not picker, the test-case form and the export file."""
+        calls, the prompt budget, agent steps, the why-not picker, the test-case form and the export file."""
         names = self.doc_names(request)
         searches = views.search_labels(trace)
         first = self.search_views(trace, 0, names)
@@ -121,6 +122,7 @@ class TraceHandlers:
             gr.update(choices=searches, value=0 if searches else None, visible=len(searches) > 1),
             *first,
             views.llm_markdown(trace),
+            budget_markdown(trace),
             _frame(views.agent_rows(trace), AGENT_HEADERS),
             gr.update(choices=sorted((n, d) for d, n in names.items()), value=None),
             gr.update(choices=sorted(set(names.values())), value=cited),
@@ -215,6 +217,8 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
                 channels = gr.Dataframe(headers=CHANNEL_HEADERS, interactive=False, elem_id="trace-channels")
             with gr.Accordion(t("traces.calls"), open=False):
                 calls = gr.Markdown(elem_id="trace-llm")
+            with gr.Accordion(t("traces.budget"), open=False):
+                budget = gr.Markdown(elem_id="trace-budget")
             with gr.Accordion(t("traces.agent"), open=False):
                 steps = gr.Dataframe(
                     headers=AGENT_HEADERS,
@@ -250,6 +254,7 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
                 fused,
                 note,
                 calls,
+                budget,
                 steps,
                 doc,
                 expected,

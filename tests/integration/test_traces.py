@@ -12,9 +12,12 @@ import pytest
 
 from ragapp.core.errors import LLMError
 from ragapp.core.events import AnswerEvent
+from ragapp.core.types import ChatTurn
 from ragapp.tracing.builder import TraceBuilder
 from ragapp.tracing.model import Trace
 from ragapp.ui import trace_views as views
+from ragapp.ui.trace_budget import budget_markdown
+from tests.text import shown
 
 pytestmark = pytest.mark.integration
 
@@ -170,3 +173,28 @@ def test_test_cases_score_the_current_settings_and_a_change_side_by_side(rig: An
     tried = rig.engine.observability.run_test_cases("ann", {"rerank": True, "min_rerank_score": 0.1})[1]
     assert tried.settings["reranker"] == "ragapp-minilm-zh-en" and tried.hit_rate == 1.0
     assert not rig.engine.status().reranking_enabled
+
+
+def test_each_prompt_records_its_budget_and_the_tokens_of_each_part(
+    make_engine: Callable[..., Any], tmp_path: Path
+) -> None:
+    rig = with_manuals(make_engine(budget={"tools": 0.01}), tmp_path)  # too little for whole descriptions
+    history = [ChatTurn("user", "Tell me about the robots."), ChatTurn("assistant", "There are two.")]
+    call = json.dumps({"thought": "look it up", "tool": "search_knowledge", "arguments": {"query": "Beta weight"}})
+    rig.llm.enqueue(call, '{"thought": "done", "answer": true}', "3.4 kg [1].")
+    list(rig.engine.chat.ask("How much does the Beta robot weigh?", history, mode="agent", owner="ann"))
+    spans = {s["name"]: s["attributes"] for s in latest(rig)["spans"]}
+
+    agent = spans["agent"]  # the decision prompt: the tools shortened to their share
+    assert agent["compressed"] == ["tool descriptions left out (names and arguments only)"]
+    assert agent["prompt"]["history"] > 0 and agent["prompt"]["question"] > 0
+    answer = spans["generate"]  # the answer prompt: planned by the budget, and as sent
+    assert set(answer["prompt"]) == {"instructions", "question", "history", "memories", "passages", "tools"}
+    assert answer["prompt"]["passages"] > 0 and answer["prompt"]["history"] > 0
+    assert answer["prompt parts"]["passages"] <= answer["prompt"]["passages"]
+    assert answer["budget"]["window"] == rig.engine.settings.llm.n_ctx
+
+    typed = Trace.from_dict(latest(rig))
+    text = shown(budget_markdown(typed))
+    assert "**Agent's decision prompt**" in text and "**Answer prompt**" in text
+    assert "Compressed to fit: tool descriptions left out" in text

@@ -311,8 +311,15 @@ def test_failed_summary_falls_back_to_the_old_questions(make_engine: Callable[..
     assert [e for e in only(events, StageEvent) if e.stage == "memory" and e.status == "failed"]
 
 
-def test_small_window_keeps_fewer_passages_and_turns(make_engine: Callable[..., object], tmp_path: Path) -> None:
-    rig = make_engine(llm={"max_tokens": 200}, workflow={"context_window": 700, "history_share": 0.2})
+def test_small_window_folds_the_history_first_then_condenses_passages(
+    make_engine: Callable[..., object], tmp_path: Path
+) -> None:
+    rig = make_engine(
+        llm={"max_tokens": 200},
+        workflow={"context_window": 700},
+        budget={"history": 0.2},
+        retrieval={"channel_timeout_s": 60},  # a busy machine's vector search must not fall back to keywords
+    )
     path = tmp_path / "long.md"
     path.write_text(
         "\n\n".join(
@@ -327,13 +334,24 @@ def test_small_window_keeps_fewer_passages_and_turns(make_engine: Callable[..., 
         ChatTurn("user", "Hi"),
         ChatTurn("assistant", "Hello"),
     ]
-    rig.llm.enqueue("Facts [1].")  # type: ignore[attr-defined]
+    # The conversation (500 tokens) is over its 100: the long old turn is folded into a summary first.
+    rig.llm.enqueue("The user typed x.", "Facts [1].")  # type: ignore[attr-defined]
     events = ask(rig, "Alpha robot battery fact minutes", history)
+    memory = only(events, MemoryEvent)[0]
+    assert memory == MemoryEvent("The user typed x.", 2)
+    stages = {e.stage: e for e in only(events, StageEvent) if e.status == "finished"}
+    assert stages["memory"].detail["over budget"] == "2 more messages folded, summary within 50 characters"
     kept = only(events, RetrievalEvent)[0].chunks
-    detail = next(e for e in only(events, StageEvent) if e.stage == "retrieve" and e.status == "finished").detail
-    assert detail["relevant"] > len(kept) >= 1
-    messages = rig.llm.calls[-1]  # type: ignore[attr-defined]
-    assert [m.content for m in messages[1:-1]] == ["Hi", "Hello"]  # the long old turn did not fit
+    detail = stages["retrieve"].detail
+    assert detail["relevant"] == len(kept) == 5  # condensed to fit: none dropped
+    assert detail["prompt"]["history"] <= detail["budget"]["history"]  # type: ignore[index]
+    assert detail["compressed"] == ["passages after the best condensed to 1 sentence(s) each"]
+    summary_call, answer_call = rig.llm.calls  # type: ignore[attr-defined]
+    assert "x x x" in summary_call[-1].content and "The user typed x." in answer_call[0].content
+    assert [m.content for m in answer_call[1:-1]] == ["Hi", "Hello"]  # the recent turn verbatim
+    generate = next(e for e in only(events, StageEvent) if e.stage == "generate" and e.status == "started")
+    parts = generate.detail["prompt parts"]
+    assert set(parts) == {"instructions", "question", "history", "passages"}  # type: ignore[arg-type]
 
 
 def test_user_scope_wins_over_the_intent_when_they_do_not_overlap(rig: object) -> None:

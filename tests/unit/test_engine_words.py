@@ -11,6 +11,12 @@ from ragapp.ui.engine_words import explained, in_chinese
 from tests.text import shown
 
 EXAMPLES = [
+    ("4 earlier messages left out of the prompt", "4 条较早的消息未放入提示词"),
+    ("summary shortened from 300 to 90 tokens", "摘要从 300 个词元缩短到 90 个"),
+    ("passages after the best condensed to 1 sentence(s) each", "除最相关的段落外，每段压缩为 1 句"),
+    ("2 passages dropped", "舍弃了 2 个段落"),
+    ("tool descriptions shortened to their first sentence", "工具描述缩短为第一句"),
+    ("tool descriptions left out (names and arguments only)", "省略了工具描述（只保留名称和参数）"),
     (
         "both channels agree (keyword 1, vector 2; fused rank 1)",
         "两个通道都找到了它（keyword 1, vector 2；融合排名 1）",
