@@ -68,3 +68,19 @@ def test_a_probe_that_fails_otherwise_neither_stops_the_app_nor_is_kept(tmp_path
     assert verdict.status == "inconclusive"
     assert "no ggml here" in verdict.detail
     assert not (tmp_path / VERDICT_FILE).exists()
+
+
+def test_an_engine_on_the_local_model_will_not_start_on_a_library_that_died_here(tmp_path: Path) -> None:
+    from conftest import settings_on
+
+    from ragapp.engine.build import build_engine
+    from ragapp.models.cpu_features import kernel_grants_amx, read_cpu_flags
+
+    lib_dir = llama_cpu_check.library_dir()
+    assert lib_dir is not None
+    # The verdict a start on a CPU the library was not built for leaves behind (this CPU runs it, so it is written).
+    key = llama_cpu_check.verdict_key(lib_dir, read_cpu_flags(), kernel_grants_amx())
+    verdict = {"status": "illegal-instruction", "detail": "", "key": key}
+    (tmp_path / VERDICT_FILE).write_text(json.dumps(verdict), encoding="utf-8")
+    with pytest.raises(LLMError, match="make rebuild-llama"):
+        build_engine(settings_on(tmp_path, llm={"backend": "llama_cpp"}))
