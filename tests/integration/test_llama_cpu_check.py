@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import platform
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from ragapp.config import Settings
 from ragapp.core.errors import LLMError
 from ragapp.models import llama_cpu_check
 from ragapp.models.llama_cpu_check import VERDICT_FILE, check_llama_runs
@@ -70,9 +72,9 @@ def test_a_probe_that_fails_otherwise_neither_stops_the_app_nor_is_kept(tmp_path
     assert not (tmp_path / VERDICT_FILE).exists()
 
 
-def test_an_engine_on_the_local_model_will_not_start_on_a_library_that_died_here(tmp_path: Path) -> None:
-    from conftest import settings_on
-
+def test_an_engine_on_the_local_model_will_not_start_on_a_library_that_died_here(
+    make_settings: Callable[..., Settings],
+) -> None:
     from ragapp.engine.build import build_engine
     from ragapp.models.cpu_features import kernel_grants_amx, read_cpu_flags
 
@@ -81,6 +83,8 @@ def test_an_engine_on_the_local_model_will_not_start_on_a_library_that_died_here
     # The verdict a start on a CPU the library was not built for leaves behind (this CPU runs it, so it is written).
     key = llama_cpu_check.verdict_key(lib_dir, read_cpu_flags(), kernel_grants_amx())
     verdict = {"status": "illegal-instruction", "detail": "", "key": key}
-    (tmp_path / VERDICT_FILE).write_text(json.dumps(verdict), encoding="utf-8")
+    settings = make_settings(llm={"backend": "llama_cpp"})
+    settings.paths.state_dir.mkdir(parents=True)
+    (settings.paths.state_dir / VERDICT_FILE).write_text(json.dumps(verdict), encoding="utf-8")
     with pytest.raises(LLMError, match="make rebuild-llama"):
-        build_engine(settings_on(tmp_path, llm={"backend": "llama_cpp"}))
+        build_engine(settings)
