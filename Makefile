@@ -39,11 +39,12 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# llama-cpp-python on its own, compiled with the CMAKE_ARGS above (5-10 minutes on 2 cores). Not from pip's cache:
-# pip keys a wheel it built by the source alone, so a cached wheel may be one built for another CPU.
-$(VENV)/.llama: requirements.txt | $(VENV)/bin/python
+# llama-cpp-python on its own, compiled with the CMAKE_ARGS above (5-10 minutes on 2 idle cores), once per venv (not
+# again when requirements.txt changes). Not from pip's cache: pip keys a wheel it built by the source alone, so a
+# cached wheel may be one built for another CPU.
+$(VENV)/.llama: | $(VENV)/bin/python
 	$(PY) -m pip install --no-deps --no-cache-dir --force-reinstall "$(LLAMA_REQUIREMENT)"
-	echo "$(CMAKE_ARGS)" > $@
+	echo "$(LLAMA_REQUIREMENT) $(CMAKE_ARGS)" > $@
 
 # Compile llama.cpp again for this CPU (after the start-up check found it built for another), or with other
 # options: `LLAMA_CPU=avx2 make rebuild-llama`, `make rebuild-llama CMAKE_ARGS=...`.
