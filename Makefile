@@ -10,16 +10,16 @@ export ANONYMIZED_TELEMETRY := False
 # mkdocs-material prints an end-of-life banner on every build unless this is set (it is not a build warning).
 export NO_MKDOCS_2_WARNING := 1
 # llama-cpp-python compiles llama.cpp on install, for this CPU: scripts/llama_cmake_args.py names the instruction
-# sets it reports (AVX2 + FMA + F16C; the AVX-512 variants; AMX only when the kernel grants it), never -march=native,
-# which crashed with "Illegal instruction" (tilezero) in a VM whose CPU advertises AMX the kernel does not enable.
-# LLAMA_CPU=avx2 builds the portable AVX2 build (for a wheel that runs elsewhere), LLAMA_CPU=avx512 leaves AMX out;
-# CMAKE_ARGS set by you wins over both (e.g. a GPU backend). docs/deployment.md#llamacpp-for-this-cpu has the
-# measurements. The app checks at start that the library runs here and names `make rebuild-llama` if not.
+# sets it reports (AVX2 + FMA + F16C, and the AVX-512 variants: prompts read 1.47x as fast), never -march=native.
+# Not AMX unless LLAMA_CPU=amx: -march=native's crash ("Illegal instruction", tilezero) was GCC 12 miscompiling
+# llama.cpp's AMX kernels, reproduced with an AMX build on an AMX machine whose kernel grants it. LLAMA_CPU=avx2
+# builds the portable build (a wheel that runs elsewhere); CMAKE_ARGS set by you wins (e.g. a GPU backend). The app
+# checks at start that the library runs here and names `make rebuild-llama` if not (docs/deployment.md).
 LLAMA_CPU ?=
 ifeq ($(origin CMAKE_ARGS),undefined)
 CMAKE_ARGS := $(shell LLAMA_CPU="$(LLAMA_CPU)" $(PYTHON) scripts/llama_cmake_args.py)
 ifeq ($(strip $(CMAKE_ARGS)),)
-$(error scripts/llama_cmake_args.py printed no CMake options (LLAMA_CPU must be avx2, avx512 or empty))
+$(error scripts/llama_cmake_args.py printed no CMake options (LLAMA_CPU must be avx2, avx512, amx or empty))
 endif
 endif
 export CMAKE_ARGS
@@ -149,9 +149,9 @@ bench: setup
 bench-answer: setup
 	$(PY) -m ragbench.bench answer --set $(ANSWER_SET) --stride 8 --output results/bench/answer.json
 
-# llama.cpp compiled for AVX2, for AVX-512 and with AMX (those this CPU runs), side by side with the packaged model
-# (docs/benchmarks.md#llamacpp-built-for-the-cpu): each compiled into .cache/llama-builds (timed; 10-25 minutes
-# each on 2 busy cores), then prefill and generation speed over 4 interleaved rounds, one thread, per CPU-second.
+# llama.cpp compiled for AVX2, for AVX-512 and with AMX (those this CPU has), side by side with the packaged model
+# (docs/benchmarks.md): each compiled into .cache/llama-builds (timed), then prefill and generation speed over 4
+# interleaved rounds, one thread, per CPU-second. A build that dies here (AMX with GCC 12) is reported as such.
 bench-llama-build: setup
 	$(PY) -m ragbench.llama_build --build --variants avx2,avx512,amx --rounds 4 --output results/bench/llama-build.json
 

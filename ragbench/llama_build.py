@@ -20,6 +20,7 @@ import logging
 import os
 import platform
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +44,7 @@ def cmake_args(variant: str) -> str | None:
     """The options ``make setup`` would pass for this variant on this machine; None when this CPU cannot run it."""
     if variant == "avx2":
         return " ".join(PORTABLE)
-    mode = "avx512" if variant == "avx512" else "auto"
+    mode = "amx" if variant == "amx" else "auto"
     choice = choose_build(read_cpu_flags(), mode=mode, amx_granted=kernel_grants_amx())
     wanted = "-DGGML_AMX_INT8=ON" if variant == "amx" else "-DGGML_AVX512=ON"
     if wanted not in choice.args:
@@ -104,7 +105,8 @@ def run_once(folder: Path, model: Path, generate: int, threads: int) -> dict[str
                "--generate", str(generate), "--threads", str(threads)]  # fmt: skip
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False, cwd=REPO_ROOT)
     if done.returncode != 0:
-        return {"error": f"exit {done.returncode}: {done.stderr[-1500:]}"}
+        how = "SIGILL (illegal instruction)" if done.returncode == -signal.SIGILL else f"exit {done.returncode}"
+        return {"error": f"{how}: {done.stderr[-1500:]}"}
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -163,9 +165,11 @@ def summarise(
     for variant in variants:
         good = [r for r in runs if r["variant"] == variant and "error" not in r]
         build = builds.get(variant, {})
+        failed = [r["error"].split(":", 1)[0] for r in runs if r["variant"] == variant and "error" in r]
         row: dict[str, Any] = {
             "variant": variant,
             "runs": len(good),
+            "failed": sorted(set(failed)),
             "compile_s": build.get("compile_s"),
             "compile_cpu_s": build.get("compile_cpu_s"),
         }
@@ -184,7 +188,7 @@ def summarise(
 
 def _cell(row: dict[str, Any], key: str) -> str:
     if row[key] is None:
-        return "–"
+        return f"dies: {', '.join(row['failed'])}" if row.get("failed") else "–"
     low, high = row[f"{key}_range"]
     return f"{row[key]:.1f} ({low:.1f}–{high:.1f})"
 

@@ -3,7 +3,7 @@
     python3 scripts/llama_cmake_args.py [--explain] [--cpuinfo FILE]
 
 Runs with the system python3 before the virtualenv exists (standard library only); the decision lives in
-ragapp/models/cpu_features.py. LLAMA_CPU=avx2 prints the portable build, LLAMA_CPU=avx512 leaves AMX out.
+ragapp/models/cpu_features.py. LLAMA_CPU=avx2 prints the portable build, LLAMA_CPU=amx adds AMX (see there).
 """
 
 from __future__ import annotations

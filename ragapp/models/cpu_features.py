@@ -5,10 +5,11 @@ passes (CMAKE_ARGS), using this module before any virtualenv exists, so it is st
 
 Never ``GGML_NATIVE``: ``-march=native`` also switches on what the CPU advertises but a virtual machine may not
 enable (AMX, whose tile state the kernel must grant a process), and a native build crashed with "Illegal
-instruction" (tilezero) in such a VM. Instead each family is named: AVX2 + FMA + F16C + BMI2 as before; the
-AVX-512 variants the CPU reports (llama.cpp's AVX-512 Q4_K kernels read prompts faster, llama.cpp PR #12829); AMX
-only when the kernel grants this process the tile state, which is what llama.cpp itself asks before it uses AMX.
-``LLAMA_CPU=avx2`` forces the portable build (for a wheel built on one machine and run on another: a Space).
+instruction" (tilezero). Instead each family is named: AVX2 + FMA + F16C + BMI2 as before; the AVX-512 variants
+the CPU reports (llama.cpp's AVX-512 Q4_K kernels read prompts 1.47x as fast here, docs/benchmarks.md). AMX only
+when asked for (``LLAMA_CPU=amx``; see ``AMX_BROKEN``) and when the kernel grants this process the tile state,
+which is what llama.cpp itself asks before it uses AMX. ``LLAMA_CPU=avx2`` forces the portable build (for a
+wheel built on one machine and run on another: a Space).
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ AVX512_VARIANTS = {
 # llama.cpp's AMX kernels need AMX-INT8 and AVX512-VNNI (ggml-cpu/amx/amx.h); they cover Q4_0, Q4_1, Q8_0, Q4_K,
 # Q5_K, Q6_K and IQ4_XS, so the packaged model's Q4_K_M weights.
 AMX_FLAGS = frozenset({"amx_tile", "amx_int8", "avx512_vnni"})
-MODES = ("auto", "avx2", "avx512")
+MODES = ("auto", "avx2", "avx512", "amx")
+# Why AMX is left out unless asked for: measured on the CI's kind of machine (docs/benchmarks.md), where the kernel
+# grants AMX and hand-written AMX code runs, llama.cpp's AMX build (GCC 12, Debian 12) dies by SIGILL at its first
+# prompt: GCC drops the stores that fill the tile configuration before ldtilecfg, so tiles stay unconfigured and
+# the first tilezero is an illegal instruction. That is the crash the old Makefile blamed on a VM.
+AMX_BROKEN = "llama.cpp 0.3.36's AMX kernels compiled by GCC 12 die by SIGILL (tilezero, unconfigured tiles)"
 
 # Linux's arch_prctl: ask for the AMX tile data state (arch/x86/include/uapi/asm/prctl.h, Linux 5.16+).
 _SYS_ARCH_PRCTL = 158  # x86-64
@@ -80,16 +86,14 @@ def kernel_grants_amx() -> bool:
         return False
 
 
-def choose_build(
-    flags: Iterable[str], *, mode: str = "auto", amx_granted: bool = False, amx: bool = True
-) -> BuildChoice:
+def choose_build(flags: Iterable[str], *, mode: str = "auto", amx_granted: bool = False) -> BuildChoice:
     """Decide llama.cpp's CMake options from the CPU's flags.
 
     Args:
         flags: the CPU's flags as /proc/cpuinfo spells them.
-        mode: ``auto`` (what this CPU runs), ``avx2`` (the portable build) or ``avx512`` (auto without AMX).
+        mode: ``auto`` (AVX2 and the AVX-512 variants this CPU reports), ``avx2`` (the portable build),
+            ``avx512`` (the same as auto) or ``amx`` (auto, and AMX where the CPU and kernel offer it).
         amx_granted: whether the kernel grants AMX's tile state (``kernel_grants_amx``).
-        amx: whether AMX is wanted at all when the CPU and kernel allow it (it is, where measured faster).
     """
     if mode not in MODES:
         raise ValueError(f"LLAMA_CPU={mode!r} is not one of {', '.join(MODES)}")
@@ -112,17 +116,15 @@ def choose_build(
     variants = [option for flag, option in AVX512_VARIANTS.items() if flag in have]
     args += [f"-D{option}=ON" for option in variants]
     reasons.append("AVX-512 F/CD/VL/DQ/BW" + "".join(f" + {o[len('GGML_AVX512_') :]}" for o in variants))
-    if mode == "avx512":
-        reasons.append("LLAMA_CPU=avx512: no AMX")
+    if mode != "amx":
+        reasons.append(f"no AMX: {AMX_BROKEN} (LLAMA_CPU=amx to try it)")
     elif not have >= AMX_FLAGS:
         reasons.append("no AMX (the CPU lacks " + ", ".join(sorted(AMX_FLAGS - have)) + ")")
     elif not amx_granted:
         reasons.append("no AMX: the CPU advertises it, but the kernel does not grant the tile state")
-    elif not amx:
-        reasons.append("no AMX: not faster here (docs/benchmarks.md)")
     else:
         args += ["-DGGML_AMX_TILE=ON", "-DGGML_AMX_INT8=ON"]
         if "amx_bf16" in have:
             args.append("-DGGML_AMX_BF16=ON")
-        reasons.append("AMX: the CPU has it and the kernel grants it")
+        reasons.append(f"AMX: the CPU has it and the kernel grants it (LLAMA_CPU=amx; beware: {AMX_BROKEN})")
     return BuildChoice(tuple(args), tuple(reasons))

@@ -9,7 +9,7 @@ from ragbench.llama_build import VARIANTS, cmake_args, render, summarise
 
 def _run(variant: str, prefill: float, generation: float, *, error: bool = False) -> dict[str, Any]:
     if error:
-        return {"variant": variant, "round": 1, "error": "exit -4"}
+        return {"variant": variant, "round": 1, "error": "SIGILL (illegal instruction): tilezero"}
     return {
         "variant": variant,
         "prefill_cpu_tps": prefill,
@@ -39,6 +39,12 @@ def test_medians_and_ratios_to_the_avx2_build() -> None:
     table = render(list(rows.values()))
     assert "| avx2 | 10.0 / 16.7 min | 42.0 (40.0–44.0) | 1.00× |" in table
     assert "| avx512 | – | 52.0 (50.0–54.0) | 1.24× |" in table  # no CPU time recorded: no compile cell
+
+
+def test_a_build_that_dies_says_how() -> None:
+    rows = summarise(["avx2", "amx"], {}, [_run("avx2", 40, 10), _run("amx", 0, 0, error=True)])
+    assert rows[1]["runs"] == 0 and rows[1]["failed"] == ["SIGILL (illegal instruction)"]
+    assert "| amx | – | dies: SIGILL (illegal instruction) | – |" in render(rows)
 
 
 def test_the_avx2_variant_is_the_portable_build_on_any_machine() -> None:

@@ -55,18 +55,24 @@ def test_avx512_needs_all_five_base_parts() -> None:
     assert "avx512bw" in " ".join(choice.reasons)
 
 
-def test_amx_only_when_the_kernel_grants_it() -> None:
-    granted = choose_build(_flags(SAPPHIRE_RAPIDS), amx_granted=True).args
+def test_no_amx_unless_asked_for_since_gcc_12_builds_of_it_die() -> None:
+    choice = choose_build(_flags(SAPPHIRE_RAPIDS), amx_granted=True)
+    assert not any("AMX" in a for a in choice.args)
+    assert "-DGGML_AVX512_VNNI=ON" in choice.args
+    assert "LLAMA_CPU=amx" in " ".join(choice.reasons)
+
+
+def test_amx_when_asked_for_only_when_the_kernel_grants_it() -> None:
+    granted = choose_build(_flags(SAPPHIRE_RAPIDS), mode="amx", amx_granted=True).args
     assert {"-DGGML_AMX_TILE=ON", "-DGGML_AMX_INT8=ON", "-DGGML_AMX_BF16=ON"} <= set(granted)
-    refused = choose_build(_flags(SAPPHIRE_RAPIDS), amx_granted=False)
+    refused = choose_build(_flags(SAPPHIRE_RAPIDS), mode="amx", amx_granted=False)
     assert not any("AMX" in a for a in refused.args)
     assert "-DGGML_AVX512_VNNI=ON" in refused.args
     assert "does not grant" in " ".join(refused.reasons)
-    assert not any("AMX" in a for a in choose_build(_flags(SAPPHIRE_RAPIDS), amx_granted=True, amx=False).args)
 
 
 def test_amx_needs_avx512_vnni_too() -> None:
-    args = choose_build(_flags(SAPPHIRE_RAPIDS) - {"avx512_vnni"}, amx_granted=True).args
+    args = choose_build(_flags(SAPPHIRE_RAPIDS) - {"avx512_vnni"}, mode="amx", amx_granted=True).args
     assert not any("AMX" in a for a in args)
 
 
@@ -74,6 +80,7 @@ def test_modes_force_the_portable_build_or_leave_amx_out() -> None:
     assert choose_build(_flags(SAPPHIRE_RAPIDS), mode="avx2", amx_granted=True).args == PORTABLE
     avx512 = choose_build(_flags(SAPPHIRE_RAPIDS), mode="avx512", amx_granted=True).args
     assert "-DGGML_AVX512=ON" in avx512 and not any("AMX" in a for a in avx512)
+    assert choose_build(_flags(AVX2_ONLY), mode="amx", amx_granted=True).args == PORTABLE  # nothing to add
     with pytest.raises(ValueError, match="LLAMA_CPU"):
         choose_build(_flags(AVX2_ONLY), mode="native")
 
@@ -99,7 +106,7 @@ def _script(tmp_path: Path, flags: str, *extra: str, mode: str | None = None) ->
 
 
 def test_the_script_prints_the_options_for_a_cpuinfo(tmp_path: Path) -> None:
-    done = _script(tmp_path, SAPPHIRE_RAPIDS, "--no-amx-grant", "--explain")
+    done = _script(tmp_path, SAPPHIRE_RAPIDS, "--no-amx-grant", "--explain", mode="amx")
     assert done.returncode == 0, done.stderr
     args = done.stdout.split()
     assert "-DGGML_AVX512_BF16=ON" in args and not any("AMX" in a for a in args)
