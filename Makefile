@@ -17,7 +17,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-mcp bench-injection bench-parsers bench-ocr bench-coverage \
+	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-mcp bench-injection bench-parsers bench-ocr bench-coverage \
 	cluster test-cluster test-slow bench-scale bench-sync docs space
 
 $(VENV)/bin/python:
@@ -120,6 +120,11 @@ bench: setup
 # about 12 minutes.
 bench-answer: setup
 	$(PY) -m ragbench.bench answer --set $(ANSWER_SET) --stride 8 --output results/bench/answer.json
+
+# A question asked again, end to end: each of 4 demo questions asked twice through the HTTP API and twice in the page
+# (headless Chromium), the answer cache on; prints first ask against the kept answer (app started on loopback).
+bench-repeat: setup-dev
+	$(PY) -m ragbench.repeat_ask --limit 4 --output results/bench/repeat_ask.json
 
 # Four people asking the app at once through its web API (the app is started on loopback), about 5 minutes.
 bench-load: setup
