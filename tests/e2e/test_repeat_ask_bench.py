@@ -35,4 +35,5 @@ def test_the_benchmark_times_a_first_and_a_kept_answer_through_the_api_and_the_p
     assert all(a["error"] is None and a["seconds"] > 0 for a in asks)
     assert len(rig.llm.calls) == 1  # only the first ask reached the model
     printed = capsys.readouterr().out
-    assert "page: kept answer p50" in printed and "second asks answered from the cache: 2 of 2" in printed
+    assert "page: kept answer p50" in printed and "note shown p50" in printed
+    assert "second asks answered from the cache: 2 of 2" in printed
