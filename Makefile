@@ -32,7 +32,7 @@ endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-load bench-api bench-mcp bench-llama-build bench-injection bench-parsers bench-ocr bench-coverage \
+	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-mcp bench-llama-build bench-injection bench-parsers bench-ocr bench-coverage \
 	cluster test-cluster test-slow bench-scale bench-sync docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -154,6 +154,11 @@ bench-answer: setup
 # interleaved rounds, one thread, per CPU-second. A build that dies here (AMX with GCC 12) is reported as such.
 bench-llama-build: setup
 	$(PY) -m ragbench.llama_build --build --variants avx2,avx512,amx --rounds 4 --output results/bench/llama-build.json
+
+# A question asked again, end to end: each of 4 demo questions asked twice through the HTTP API and twice in the page
+# (headless Chromium), the answer cache on; prints first ask against the kept answer (app started on loopback).
+bench-repeat: setup-dev
+	$(PY) -m ragbench.repeat_ask --limit 4 --output results/bench/repeat_ask.json
 
 # Four people asking the app at once through its web API (the app is started on loopback), about 5 minutes.
 bench-load: setup

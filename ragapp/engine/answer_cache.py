@@ -11,12 +11,15 @@ An answer is found again only under the same key, a digest of everything that ch
 - the mode asked for (workflow, agent, auto);
 - the knowledge bases searched *as narrowed to what the asker may read* (so it never crosses access rules: a
   user who reads other knowledge bases has another key) and the documents a filter admits;
-- the catalog's version, which every write bumps (a document added, replaced, deleted, renamed, moved,
-  re-indexed or re-tagged anywhere), and the intent tree's (routing decides where to search);
+- the versions of the knowledge bases in that scope (``Catalog.kb_versions``: every one when none was picked
+  and accounts are off), which the catalog's triggers bump whenever a document of theirs is added, replaced,
+  deleted, renamed, moved in or out, re-indexed or re-tagged, whatever path wrote it; and the intent tree's
+  version (routing decides where to search);
 - the settings that shape answers (model, retrieval, workflow, agent, reranker, embedder).
-The catalog's version is one counter for all knowledge bases: a change in any of them makes every kept answer
-miss. Coarser than a version per knowledge base, but it needs no bookkeeping in the many write paths and can
-never serve an answer that a change should have thrown away.
+So a change to a document of knowledge base "a" makes the answers over scopes that include "a" miss, and keeps
+those over the others. A question asked over every knowledge base (none picked, accounts off) depends on all of
+them, and on the ones not made yet: its scope's version lists every knowledge base ever written to, so a new one
+changes it too.
 
 Only a question that stands alone is cached (no earlier turns, no clarification: a follow-up means something
 else in another conversation), and only a complete, checked answer is kept: grounded, not abstained, its
@@ -77,12 +80,17 @@ Embed = Callable[[str], Sequence[float]]  # a question's normalised embedding
 
 
 class AnswerCache:
-    """``version()``: what moves whenever the documents or the intents change (catalog and intent tree
-    versions). ``store`` None: the cache is off. ``embed``: the question embedder, for paraphrase matching
-    (``answer_cache.paraphrase_min_similarity``; off without it)."""
+    """``version(kbs)``: what moves whenever a document of the knowledge bases ``kbs`` (None: all) or the
+    intents change (those knowledge bases' and the intent tree's versions). ``store`` None: the cache is off.
+    ``embed``: the question embedder, for paraphrase matching (``answer_cache.paraphrase_min_similarity``; off
+    without it)."""
 
     def __init__(
-        self, store: AnswerCacheStore | None, settings: Settings, version: Callable[[], str], embed: Embed | None = None
+        self,
+        store: AnswerCacheStore | None,
+        settings: Settings,
+        version: Callable[[Scope], str],
+        embed: Embed | None = None,
     ) -> None:
         self._store = store if settings.answer_cache.enabled else None
         self._version = version
@@ -97,12 +105,12 @@ class AnswerCache:
 
     def context(self, mode: str, kbs: Scope, docs: Docs) -> str:
         """Everything but the question that a kept answer must share: ``mode``, ``kbs`` (as readable), ``docs``,
-        the documents' and intents' version and the answering settings."""
+        the version of those knowledge bases' documents and of the intents, and the answering settings."""
         parts = {
             "mode": mode,
             "kbs": sorted(kbs) if kbs is not None else None,
             "docs": sorted(docs) if docs is not None else None,
-            "version": self._version(),
+            "version": self._version(kbs),
             "settings": self._settings_digest,
         }
         return _digest(parts)

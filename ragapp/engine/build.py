@@ -132,7 +132,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     answer_cache = AnswerCache(
         answer_store,
         settings,
-        lambda: f"{catalog.version}.{intent_store.version}",
+        lambda kbs: f"{sorted(catalog.kb_versions(kbs).items())}.{intent_store.version}",
         lambda question: embedder.embed_queries([question])[0].tolist(),
     )
 

@@ -4,8 +4,9 @@ from it and can be rebuilt from it.
 It lives in a SQLite file (the default) or in the PostgreSQL database that several replicas share; every
 statement below is written once for both (see ``ragapp.db``), only the table definitions differ.
 
-Every write bumps ``version``, so derived indexes (BM25, caches) know when they are stale. With replicas the
-version is read from the database each time: another replica may have written since.
+Every write bumps ``version``, so derived indexes (BM25, caches) know when they are stale, and the count of changes
+to the knowledge bases it touched (``kb_versions``), so what rests on one knowledge base alone knows when it is. With
+replicas both are read from the database each time: another replica may have written since.
 
 Each document belongs to one named knowledge base (``documents.kb``); catalogs from before knowledge
 bases existed gain the column on open, with every old document in ``default``.
@@ -126,6 +127,12 @@ class Catalog:
         """The number of committed writes, read afresh each time (one indexed lookup): another replica may
         have written since the last call."""
         return int(self.get_meta("version") or 0)
+
+    def kb_versions(self, kbs: Scope = None) -> dict[str, int]:
+        """The count of changes to each knowledge base of ``kbs`` (None: every one ever written to), read afresh;
+        a knowledge base never written to counts 0. Triggers keep the counts (``catalog_schema``)."""
+        counts = {str(kb): int(n) for kb, n in self._db.query("SELECT kb, version FROM kb_versions")}
+        return counts if kbs is None else {kb: counts.get(kb, 0) for kb in kbs}
 
     def get_meta(self, key: str) -> str | None:
         row = self._db.one("SELECT value FROM meta WHERE key = ?", (key,))

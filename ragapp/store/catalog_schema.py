@@ -1,5 +1,14 @@
 """The catalog's tables: on SQLite created (and old files migrated) on open, as always; on PostgreSQL by
-numbered schema steps (``Database.ensure_schema``), which replicas starting together apply once."""
+numbered schema steps (``Database.ensure_schema``), which replicas starting together apply once.
+
+``kb_versions`` counts the changes to each knowledge base's documents (added, replaced, deleted, renamed, moved in
+or out, re-tagged, their metadata set), so what was derived from one knowledge base (a kept answer) is thrown away
+when that one changes and kept when another does. Triggers keep it, not the Python write paths: every statement
+that touches ``documents``, ``document_tags`` or ``document_meta`` bumps its knowledge base's count in the same
+transaction, on either engine, whoever wrote it. Chunks are left out: they are only ever written with their
+document row (one bump per document, not one per chunk). A count never goes back (rows are never deleted), so a
+knowledge base deleted and made again never meets an old count.
+"""
 
 from __future__ import annotations
 
@@ -69,7 +78,35 @@ CREATE INDEX IF NOT EXISTS document_tags_by_tag ON document_tags(tag);
 # Run after the migrations, since older catalogs lack the columns they index.
 _SQLITE_INDEXES = """
 CREATE INDEX IF NOT EXISTS documents_by_kb ON documents(kb, name);
+CREATE TABLE IF NOT EXISTS kb_versions (kb TEXT PRIMARY KEY, version INTEGER NOT NULL);
 """
+
+# Bump the count of knowledge base ``{kb}``: the first change makes its row, at 1 (concurrent writers never lose
+# a bump: the upsert adds to the row in place).
+_SQLITE_BUMP = (
+    "INSERT INTO kb_versions (kb, version) {select} ON CONFLICT (kb) DO UPDATE SET version = kb_versions.version + 1;"
+)
+# Each has ``;`` inside its body, so each runs on its own (``statements`` would split it).
+_SQLITE_TRIGGERS = [
+    f"CREATE TRIGGER IF NOT EXISTS documents_kb_{event.lower()} AFTER {event} ON documents BEGIN {body} END"
+    for event, body in (
+        ("INSERT", _SQLITE_BUMP.format(select="VALUES (NEW.kb, 1)")),
+        ("DELETE", _SQLITE_BUMP.format(select="VALUES (OLD.kb, 1)")),
+        (  # a rename, or a move: both knowledge bases (once when it stays in one)
+            "UPDATE",
+            _SQLITE_BUMP.format(select="VALUES (OLD.kb, 1)")
+            + _SQLITE_BUMP.format(select="SELECT NEW.kb, 1 WHERE NEW.kb <> OLD.kb"),
+        ),
+    )
+] + [
+    # A deleted document's tags and metadata go by cascade after it: its knowledge base is found no more, and the
+    # document's own trigger has bumped it already.
+    f"CREATE TRIGGER IF NOT EXISTS {table}_kb_{event.lower()} AFTER {event} ON {table} BEGIN "
+    + _SQLITE_BUMP.format(select=f"SELECT kb, 1 FROM documents WHERE doc_id = {row}.doc_id")
+    + " END"
+    for table in ("document_tags", "document_meta")
+    for event, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+]
 
 # PostgreSQL's steps, only ever appended to. Sorted text columns use the "C" collation: code-point order, as
 # SQLite sorts, whatever locale the server was created with.
@@ -138,6 +175,42 @@ CREATE TABLE document_tags (
 );
 CREATE INDEX document_tags_by_tag ON document_tags(tag)
 """,
+    # 3: each knowledge base's count of changes (see the module), kept by triggers. The knowledge bases a
+    # statement touches are bumped in name order, so two writers touching the same two never wait on each other
+    # in a circle.
+    """
+CREATE TABLE kb_versions (kb TEXT COLLATE "C" PRIMARY KEY, version BIGINT NOT NULL);
+CREATE FUNCTION catalog_bump_kbs(touched TEXT[]) RETURNS void LANGUAGE sql AS $$
+INSERT INTO kb_versions (kb, version)
+SELECT DISTINCT k COLLATE "C", 1 FROM unnest(touched) AS k WHERE k IS NOT NULL ORDER BY 1
+ON CONFLICT (kb) DO UPDATE SET version = kb_versions.version + 1
+$$;
+CREATE FUNCTION documents_kb_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN PERFORM catalog_bump_kbs(ARRAY[NEW.kb]);
+    ELSIF TG_OP = 'DELETE' THEN PERFORM catalog_bump_kbs(ARRAY[OLD.kb]);
+    ELSE PERFORM catalog_bump_kbs(ARRAY[OLD.kb, NEW.kb]);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER documents_kb AFTER INSERT OR UPDATE OR DELETE ON documents
+FOR EACH ROW EXECUTE FUNCTION documents_kb_changed();
+CREATE FUNCTION document_rows_kb_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        PERFORM catalog_bump_kbs(ARRAY(SELECT kb FROM documents WHERE doc_id = OLD.doc_id));
+    ELSE
+        PERFORM catalog_bump_kbs(ARRAY(SELECT kb FROM documents WHERE doc_id = NEW.doc_id));
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER document_tags_kb AFTER INSERT OR UPDATE OR DELETE ON document_tags
+FOR EACH ROW EXECUTE FUNCTION document_rows_kb_changed();
+CREATE TRIGGER document_meta_kb AFTER INSERT OR UPDATE OR DELETE ON document_meta
+FOR EACH ROW EXECUTE FUNCTION document_rows_kb_changed()
+""",
 )
 
 
@@ -147,6 +220,8 @@ def prepare(db: Database) -> None:
         db.script(_SQLITE_SCHEMA)
         _migrate_sqlite(db)
         db.script(_SQLITE_INDEXES)
+        for trigger in _SQLITE_TRIGGERS:
+            db.execute(trigger)
     else:
         db.ensure_schema("catalog", _POSTGRES_STEPS)
 

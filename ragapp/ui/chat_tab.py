@@ -222,11 +222,15 @@ def wire_chat(
         "inputs": [question, chatbot, session, tab.scope, tab.mode, owner, *where],
         "outputs": [question, chatbot, session],
     }
-    # Each answer, once written, is kept in the user's chats.
+    # Each answer, once written, is kept in the user's chats. This and the sources below run outside Gradio's queue
+    # (one plain request each, no queue join and event stream): both take milliseconds and call no model, and the
+    # answer's 👍/👎 and "Answer again" wait for them; much of a kept answer's time on the page is these round trips
+    # (docs/benchmarks.md, "A question asked again").
     keep: dict[str, Any] = {
         "fn": history.persist,
         "inputs": [session, owner],
         "outputs": [session, open_chat, sidebar.chat_list],
+        "queue": False,
     }
     # ...and its sources shown beside it.
     citation = [tab.citation_page, tab.citation_title, tab.citation_view, tab.citation_section]
@@ -234,6 +238,7 @@ def wire_chat(
         "fn": documents.cite_latest,
         "inputs": [session],
         "outputs": [*citation, tab.citation_choice],
+        "queue": False,
     }
     # ...and the Memory panel shows what it may have kept ("remember that ...").
     memory = MemoryHandlers(engine)

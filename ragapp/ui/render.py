@@ -112,9 +112,9 @@ def cached_note(event: CachedEvent) -> str:
     asked = escape_text(" ".join(event.question.split()))
     return "♻️ " + both(
         f"*Answered before, on {day}" + (f", for “{asked}”" if asked else "") + ": the kept answer (no document "
-        "has changed since). **Answer again** asks the model anew.*",
-        f"*之前回答过（{day}" + (f"，问题是“{asked}”" if asked else "") + "）：这是保存的回答（此后文档没有改动）。"
-        "点“**重新回答**”让模型重新回答。*",
+        "searched has changed since). **Answer again** asks the model anew.*",
+        f"*之前回答过（{day}" + (f"，问题是“{asked}”" if asked else "") + "）：这是保存的回答（此后所检索的文档"
+        "没有改动）。点“**重新回答**”让模型重新回答。*",
     )
 
 

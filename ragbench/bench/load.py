@@ -108,11 +108,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_app(log_path: Path):  # type: ignore[no-untyped-def]
-    """The app on a free loopback port over a fresh state; yields its URL once it answers HTTP."""
+def running_app(log_path: Path, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    """The app on a free loopback port over a fresh state (``env``: more of its environment); yields its URL once
+    it answers HTTP."""
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="ragbench-load-") as state:
-        env = os.environ | {"RAGAPP_PATHS__STATE_DIR": state, "RAGAPP_UI__PORT": str(port)}
+        env = os.environ | (env or {}) | {"RAGAPP_PATHS__STATE_DIR": state, "RAGAPP_UI__PORT": str(port)}
         with log_path.open("w") as log:
             app = subprocess.Popen([sys.executable, str(REPO_ROOT / "app.py")], env=env, stdout=log, stderr=log)
             url = f"http://127.0.0.1:{port}/"

@@ -56,6 +56,10 @@ def _shows(page: Any, lang: str) -> None:
         assert doubled not in text, doubled
 
 
+# Behind `slow` (make test-slow, run by CI; ~19 s on a busy 2-core machine): `make test` keeps an en-US and a zh-CN
+# browser each seeing its language (test_first_screen_browser.py), every tab translated (the Chinese walk of
+# test_one_language_browser.py) and the switch (below); this adds the zh-TW, zh-SG and fr-FR browsers.
+@pytest.mark.slow
 def test_a_chinese_browser_sees_chinese_and_an_english_one_english(
     scripted_app: Callable[..., Any], open_in: Callable[[str, str], Any]
 ) -> None:

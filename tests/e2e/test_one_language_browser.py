@@ -155,7 +155,10 @@ def _walk(page: Any, rig: Any, lang: str, artifacts: Path, fixtures: dict[str, A
     return seen
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+# The English walk is behind `slow` (make test-slow, run by CI; ~23 s on a busy 2-core machine): an English page
+# showing Chinese is what tests/unit/test_i18n.py already rules out (each English text is English), while the
+# Chinese walk, where an untranslated string shows, stays in `make test`.
+@pytest.mark.parametrize("lang", [pytest.param("en", marks=pytest.mark.slow), "zh"])
 def test_every_tab_speaks_the_pages_language_only(
     lang: str,
     scripted_app: Callable[..., Any],

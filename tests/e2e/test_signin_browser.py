@@ -73,6 +73,11 @@ def _in_chinese(page: Any) -> None:
     page.get_by_role("button", name="登录", exact=True).wait_for()
 
 
+# Behind `slow` (make test-slow, run by CI; ~20 s on a busy 2-core machine): `make test` keeps the sign-in page's
+# language chosen on the server (tests/unit/test_signin_page.py), both languages in a browser (the wrong-password
+# and lock-out walks below) and the language switch with its kept choice (test_language_browser.py); this adds
+# ?lang=zh at the app's address and the page at a phone's width.
+@pytest.mark.slow
 def test_each_browser_sees_the_page_in_its_language_and_the_switch_changes_it(
     scripted_app: Callable[..., Any],
     browser: Any,

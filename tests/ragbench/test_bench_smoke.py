@@ -12,7 +12,9 @@ import pytest
 
 from ragbench.bench.__main__ import main
 
-pytestmark = pytest.mark.integration
+# Slow (make test-slow, run by CI): 164 s on the busy shared 2-core machine, the longest test of `make test`, and it
+# checks a benchmark's output, not the app; what the benchmark runs (ingest, search) is tested in tests/integration.
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TOPICS = ["battery", "warranty", "filter", "pump", "sensor", "valve"]
 PARTS = ["cleaning", "safety", "installation", "storage", "repair", "charging"]

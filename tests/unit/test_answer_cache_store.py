@@ -137,7 +137,7 @@ def test_an_answer_resting_on_a_remote_source_or_a_warning_is_not_kept(tmp_path:
     from ragapp.engine.answer_cache import AnswerCache
 
     store = AnswerCacheStore(tmp_path / "answer_cache.sqlite3").start()
-    cache = AnswerCache(store, Settings(answer_cache={"enabled": True}), lambda: "1")
+    cache = AnswerCache(store, Settings(answer_cache={"enabled": True}), lambda _kbs: "1")
 
     def keeps(*events: Any) -> bool:
         lookup = cache.look_up("q", "workflow", None, None)
