@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSettings, WorkflowSettings
 from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSettings
 from ragapp.config.cache import AnswerCacheSettings
+from ragapp.config.procedural import ProceduralSettings
 from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
     REPO_ROOT,
@@ -42,6 +43,7 @@ __all__ = [
     "McpSettings",
     "OidcSettings",
     "PathSettings",
+    "ProceduralSettings",
     "RerankSettings",
     "RetrievalSettings",
     "Settings",
@@ -71,6 +73,7 @@ class Settings(BaseSettings):
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     answer_cache: AnswerCacheSettings = Field(default_factory=AnswerCacheSettings)
+    procedural: ProceduralSettings = Field(default_factory=ProceduralSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)

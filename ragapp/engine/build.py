@@ -27,6 +27,7 @@ from ragapp.engine.engine import Engine
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.observability import Observability
+from ragapp.engine.procedural import ProceduralMemory
 from ragapp.engine.sync import Sync
 from ragapp.ingest.follower import CatalogFollower
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
@@ -44,6 +45,7 @@ from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
 from ragapp.store.answer_cache import AnswerCacheStore
 from ragapp.store.conversations import ConversationStore
+from ragapp.store.procedural import ProceduralStore
 from ragapp.store.signing import Signer
 from ragapp.sync.service import open_sync
 from ragapp.testcases.store import TestCaseStore
@@ -133,6 +135,13 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         lambda question: embedder.embed_queries([question])[0].tolist(),
     )
 
+    learned = settings.procedural
+    procedural = (
+        ProceduralMemory(learned, ProceduralStore(where("procedural"), learned.max_outcomes).start(), traces)
+        if learned.enabled
+        else None
+    )
+
     def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
         """The knowledge base of the best relevant passage for ``question`` (None: nothing relevant)."""
         found = retrieval.retrieve(question, kbs).chunks
@@ -151,10 +160,10 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     audit = open_audit(settings, database)  # every facet that changes something records through it
     engine = Engine(
         settings,
-        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache),
+        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache, procedural),
         library=Library(store, ingestor, recorder, access, audit),
         intents=Intents(intent_store, router, audit),
-        observability=Observability(settings, retrieval, traces, cases, access),
+        observability=Observability(settings, retrieval, traces, cases, access, procedural),
         conversations=conversations,
         store=store,
         retrieval=retrieval,
@@ -162,7 +171,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         # Syncs first (they write through the rest); the shared database last: the stores above write through it.
         closers=tuple(
             c
-            for c in (sync, follower, agent, retrieval, intent_store, answer_cache, catalog, database)
+            for c in (sync, follower, agent, retrieval, intent_store, answer_cache, procedural, catalog, database)
             if c is not None
         ),
         accounts=accounts,
