@@ -54,7 +54,8 @@ def learned_mode(
     theirs, ours = experience.mode(other), experience.mode(rule)
     if theirs is None or theirs.answers < min_answers:
         return None
-    if kept_share(theirs) - kept_share(ours) < margin:
+    better = kept_share(theirs) - kept_share(ours)
+    if better <= 0 or better < margin:  # never for a tie, even with no margin asked
         return None
     english, chinese = MODE_NAMES[other]
     mine_en, mine_zh = MODE_NAMES[rule]

@@ -54,3 +54,8 @@ def test_tools_that_worked_come_first_and_the_rest_keep_their_order() -> None:
     # read_chunk worked (6/8 kept); search_knowledge did not (4/12); list_knowledge_bases has too few answers
     assert tool_order(names, experience, min_answers=5) == ["read_chunk", "search_knowledge", "list_knowledge_bases"]
     assert tool_order(names, single(Tally("agent", 5, 10)), min_answers=5) == names
+
+
+def test_a_tie_never_leaves_the_rule_even_with_no_margin() -> None:
+    tie = single(Tally("agent", 3, 6), Tally("workflow", 3, 6))
+    assert learned_mode(SINGLE, "workflow", tie, min_answers=1, margin=0.0) is None
