@@ -70,12 +70,14 @@ class Outcome:
 
 @dataclass(frozen=True)
 class TableRow:
-    """One line of the table the Traces tab shows: answers of one kind in one mode, and how many were kept."""
+    """One line of the table the Traces tab shows: answers of one kind (and intent leaf, "" for none) in one mode,
+    and how many were kept."""
 
     kind: str
     mode: str
     kept: int
     answers: int
+    leaf: str = ""
 
 
 class ProceduralStore:
@@ -135,11 +137,12 @@ class ProceduralStore:
         )
 
     def table(self) -> builtins.list[TableRow]:
-        """Every kind and mode with its answers and how many were kept (all the table holds)."""
+        """Every kind, intent leaf and mode with its answers and how many were kept (all the table holds)."""
         rows = self._db.query(
-            "SELECT kind, mode, SUM(kept), COUNT(*) FROM procedural_outcomes GROUP BY kind, mode ORDER BY kind, mode"
+            "SELECT kind, leaf, mode, SUM(kept), COUNT(*) FROM procedural_outcomes GROUP BY kind, leaf, mode "
+            "ORDER BY kind, leaf, mode"
         )
-        return [TableRow(kind, mode, int(kept), int(n)) for kind, mode, kept, n in rows]
+        return [TableRow(kind, mode, int(kept), int(n), leaf) for kind, leaf, mode, kept, n in rows]
 
     def close(self) -> None:
         if self._started is not None and self._owned:

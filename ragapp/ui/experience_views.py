@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ragapp.core.events import Tally
 from ragapp.engine import ExperienceRow, Trace
 from ragapp.ui.i18n import both
+from ragapp.ui.markup import escape_text
 
 KIND_WORDS = {
     "comparison": ("comparison", "比较"),
@@ -44,18 +45,20 @@ def experience_lines(trace: Trace) -> str:
 
 
 def experience_table(rows: Sequence[ExperienceRow] | None) -> str:
-    """The whole table as Markdown: per kind of question and mode, answers and how many were kept."""
+    """The whole table as Markdown: per kind of question, intent leaf (routing's, where it chose one) and mode,
+    answers and how many were kept."""
     if rows is None:
         return both(
             "Procedural memory is off (RAGAPP_PROCEDURAL__ENABLED).", "过程记忆未开启（RAGAPP_PROCEDURAL__ENABLED）。"
         )
     if not rows:
         return both("Nothing learned yet: no answer has had a verdict.", "尚未学到任何经验：还没有回答得到评价。")
-    head = f"| {both('kind of question', '问题类型')} | {both('mode', '模式')} | {both('kept', '保留')} |"
-    lines = [head, "|---|---|---|"]
+    head = f"| {both('kind of question', '问题类型')} | {both('intent', '意图')} | {both('mode', '模式')} | "
+    lines = [head + f"{both('kept', '保留')} |", "|---|---|---|---|"]
     for r in rows:
         kept = _kept(Tally(r.mode, r.kept, r.answers))
-        lines.append(f"| {_word(KIND_WORDS, r.kind)} | {_word(_MODES, r.mode)} | {kept} |")
+        leaf = escape_text(r.leaf) if r.leaf else "–"
+        lines.append(f"| {_word(KIND_WORDS, r.kind)} | {leaf} | {_word(_MODES, r.mode)} | {kept} |")
     return "\n".join(lines)
 
 

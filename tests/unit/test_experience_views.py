@@ -45,8 +45,9 @@ def test_evidence_that_changed_nothing_says_so_and_a_trace_without_any_shows_not
 
 
 def test_the_table_of_what_was_learned() -> None:
-    rows = [TableRow("comparison", "agent", 3, 4), TableRow("single", "workflow", 0, 2)]
+    rows = [TableRow("comparison", "agent", 3, 4), TableRow("single", "workflow", 0, 2, "products/<b>battery</b>")]
     table = views.experience_table(rows)
-    assert "| comparison | agent | 3 of 4 kept |" in table and "| single question | workflow | 0 of 2 kept |" in table
+    assert "| comparison | – | agent | 3 of 4 kept |" in table
+    assert "| single question | products/&lt;b&gt;battery&lt;/b&gt; | workflow | 0 of 2 kept |" in table
     assert "Nothing learned yet" in views.experience_table([])
     assert "RAGAPP_PROCEDURAL__ENABLED" in views.experience_table(None)

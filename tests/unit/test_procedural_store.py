@@ -30,10 +30,10 @@ def test_ratings_count_per_mode_and_per_agent_tool(store: ProceduralStore) -> No
     assert tools == (Tally("read_chunk", 1, 1), Tally("search_knowledge", 1, 2))
     assert store.tallies("single") == ((Tally("workflow", 1, 1),), ())
     assert store.tallies("bridge") == ((), ())
-    assert [(r.kind, r.mode, r.kept, r.answers) for r in store.table()] == [
-        ("comparison", "agent", 1, 2),
-        ("comparison", "workflow", 0, 1),
-        ("single", "workflow", 1, 1),
+    assert [(r.kind, r.leaf, r.mode, r.kept, r.answers) for r in store.table()] == [
+        ("comparison", "", "agent", 1, 2),
+        ("comparison", "", "workflow", 0, 1),
+        ("single", "battery", "workflow", 1, 1),
     ]
 
 
