@@ -59,7 +59,8 @@ class Run:
     context: ToolContext
     messages: list[ChatTurn]
     native: bool
-    tools: FittedTools | None = None  # the tool descriptions within their token share
+    tools: list[Tool]  # in the order they are listed to the model
+    fitted: FittedTools | None = None  # the tool descriptions within their token share
     prompt: dict[str, object] = field(default_factory=dict)  # the decision prompt's parts, for the trace
     seen: set[str] = field(default_factory=set)
     searched: bool = False
@@ -108,6 +109,11 @@ class AgentRunner:
         remote: dict[str, Tool] = {t.name: t for t in self._mcp.tools() if t.name not in self._own}
         return self._own | remote
 
+    @property
+    def tool_names(self) -> list[str]:
+        """The tools' names in the order they are listed to the model (the agent's own, then MCP servers')."""
+        return list(self._tools)
+
     def mcp_servers(self) -> list[ServerTools]:
         """The configured MCP servers and their tools (or why none), for the page."""
         return self._mcp.listing()
@@ -125,14 +131,17 @@ class AgentRunner:
         summary: str = "",
         docs: Docs = None,
         memories: Sequence[str] = (),
+        order: Sequence[str] = (),
     ) -> Iterator[EngineEvent]:
         """Answer step by step with tools, searching the knowledge bases ``kbs`` and (with a document filter)
         only the documents ``docs``: the tools' own filters narrow that further, never widen it. The asker's
-        recalled ``memories`` reach the final answer's prompt only (the tool-choosing steps do not see them)."""
+        recalled ``memories`` reach the final answer's prompt only (the tool-choosing steps do not see them).
+        ``order``: tools to list to the model first (procedural memory's experience), the rest after as
+        configured."""
         question = question.strip()
         summary, kept = yield from self._workflow.remember(summary, list(history))
         history = kept
-        run = self._start(question, kept, kbs, summary, docs)
+        run = self._start(question, kept, kbs, summary, docs, order)
         stage = yield from begin("agent", {"protocol": "native" if run.native else "json"})
         try:
             yield from self._loop(run)
@@ -154,11 +163,13 @@ class AgentRunner:
 
     # -- the loop ------------------------------------------------------------------------------
 
-    def _start(self, question: str, history: list[ChatTurn], kbs: Scope, summary: str, docs: Docs = None) -> Run:
+    def _start(
+        self, question: str, history: list[ChatTurn], kbs: Scope, summary: str, docs: Docs, order: Sequence[str]
+    ) -> Run:
         context = ToolContext(
             self._retrieval, self._catalog, kbs, PassageBook(), self._settings.retrieval.context_top_k, docs
         )
-        tools = list(self._tools.values())
+        tools = listed(self._tools, order)
         allowance = share_tokens(self._settings, "tools")
         fitted = fit_tools(tools, allowance, self.native)
         system = NATIVE_SYSTEM if self.native else system_prompt(tools, question, fitted.lines)
@@ -176,7 +187,7 @@ class AgentRunner:
             },
             "compressed": [fitted.compressed] if fitted.compressed else [],
         }
-        return Run(question, context, messages, self.native, fitted, prompt)
+        return Run(question, context, messages, self.native, tools, fitted, prompt)
 
     def _loop(self, run: Run) -> Iterator[EngineEvent]:
         limit = self._settings.agent.max_steps
@@ -232,7 +243,7 @@ class AgentRunner:
         if run.native:
             llm = self._llm
             assert isinstance(llm, ToolCallingLLM)
-            tools = run.tools.schemas if run.tools is not None else [function_schema(t) for t in self._tools.values()]
+            tools = run.fitted.schemas if run.fitted is not None else [function_schema(t) for t in run.tools]
             reply = _within(
                 lambda: llm.complete_with_tools(run.messages, tools, max_tokens=_DECISION_TOKENS, temperature=0.0),
                 timeout,
@@ -332,6 +343,13 @@ class AgentRunner:
         block = passage_lines(numbered) if numbered else "(nothing relevant was found for the question)"
         system = run.messages[0].content.split("\n<retrieved_knowledge>")[0]
         run.messages[0] = ChatTurn("system", f"{system}\n<retrieved_knowledge>\n{block}\n</retrieved_knowledge>")
+
+
+def listed(tools: dict[str, Tool], order: Sequence[str]) -> list[Tool]:
+    """``tools`` as listed to the model: those named in ``order`` first, in that order, then the rest as they come
+    (a model tends to pick among the first tools it is shown)."""
+    first = [tools[name] for name in order if name in tools]
+    return first + [t for name, t in tools.items() if name not in order]
 
 
 def _within(work: Any, timeout_s: float, pool: ThreadPoolExecutor) -> Any:

@@ -17,6 +17,7 @@ from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSe
 from ragapp.config.budget import BudgetSettings
 from ragapp.config.cache import AnswerCacheSettings
 from ragapp.config.memory import MemorySettings
+from ragapp.config.procedural import ProceduralSettings
 from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
     REPO_ROOT,
@@ -46,6 +47,7 @@ __all__ = [
     "MemorySettings",
     "OidcSettings",
     "PathSettings",
+    "ProceduralSettings",
     "RerankSettings",
     "RetrievalSettings",
     "Settings",
@@ -77,6 +79,7 @@ class Settings(BaseSettings):
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     answer_cache: AnswerCacheSettings = Field(default_factory=AnswerCacheSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    procedural: ProceduralSettings = Field(default_factory=ProceduralSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)

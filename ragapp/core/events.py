@@ -202,6 +202,29 @@ class CachedEvent:
 
 
 @dataclass(frozen=True)
+class Tally:
+    """How answers done one way (a mode, or an agent tool) fared: ``kept`` of ``answers`` (👍, or no re-ask)."""
+
+    name: str
+    kept: int
+    answers: int
+
+
+@dataclass(frozen=True)
+class ExperienceEvent:
+    """What procedural memory knew about questions of this ``kind`` (Auto's classes) and what it changed: the
+    ``mode`` Auto took because of it ("": the rule's own, or not Auto), the tools it listed first for the agent
+    (``tool_order``), and the evidence (``modes``, ``tools``) behind both. ``reason`` is shown with the mode."""
+
+    kind: str
+    modes: tuple[Tally, ...] = ()
+    tools: tuple[Tally, ...] = ()
+    mode: str = ""
+    reason: str = ""
+    tool_order: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class TraceEvent:
     """The id of the trace this request leaves (first, when tracing is on): what feedback on the answer and a
     restored conversation point at."""
@@ -229,4 +252,5 @@ EngineEvent = (
     | RecallEvent
     | RememberedEvent
     | ProposalEvent
+    | ExperienceEvent
 )

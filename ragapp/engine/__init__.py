@@ -11,6 +11,7 @@ from ragapp.qa.pipeline import SEARCH_ALL, Clarified
 from ragapp.retrieval.fusion import FUSIONS
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
+from ragapp.store.procedural import TableRow as ExperienceRow
 from ragapp.testcases.scoring import CaseReport
 from ragapp.testcases.store import TestCase
 from ragapp.tracing.model import Span, SupportRecord, Trace
@@ -23,6 +24,7 @@ __all__ = [
     "SEARCH_ALL",
     "CaseReport",
     "Clarified",
+    "ExperienceRow",
     "Format",
     "IntentTree",
     "IntentTreeError",

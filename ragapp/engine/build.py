@@ -28,6 +28,7 @@ from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.memories import Memories
 from ragapp.engine.observability import Observability
+from ragapp.engine.procedural import ProceduralMemory
 from ragapp.engine.sync import Sync
 from ragapp.ingest.follower import CatalogFollower
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
@@ -47,6 +48,7 @@ from ragapp.store.answer_cache import AnswerCacheStore
 from ragapp.store.conversations import ConversationStore
 from ragapp.store.memories import MemoryStore
 from ragapp.store.memory_vectors import MemoryVectors
+from ragapp.store.procedural import ProceduralStore
 from ragapp.store.signing import Signer
 from ragapp.sync.service import open_sync
 from ragapp.testcases.store import TestCaseStore
@@ -136,6 +138,13 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         lambda question: embedder.embed_queries([question])[0].tolist(),
     )
 
+    learned = settings.procedural
+    procedural = (
+        ProceduralMemory(learned, ProceduralStore(where("procedural"), learned.max_outcomes).start(), traces)
+        if learned.enabled
+        else None
+    )
+
     def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
         """The knowledge base of the best relevant passage for ``question`` (None: nothing relevant)."""
         found = retrieval.retrieve(question, kbs).chunks
@@ -160,10 +169,10 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     audit = open_audit(settings, database)  # every facet that changes something records through it
     engine = Engine(
         settings,
-        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories),
+        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories, procedural),
         library=Library(store, ingestor, recorder, access, audit),
         intents=Intents(intent_store, router, audit),
-        observability=Observability(settings, retrieval, traces, cases, access),
+        observability=Observability(settings, retrieval, traces, cases, access, procedural),
         conversations=conversations,
         memories=memories,
         store=store,
@@ -172,7 +181,18 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         # Syncs first (they write through the rest); the shared database last: the stores above write through it.
         closers=tuple(
             c
-            for c in (sync, follower, agent, retrieval, intent_store, answer_cache, memory_store, catalog, database)
+            for c in (
+                sync,
+                follower,
+                agent,
+                retrieval,
+                intent_store,
+                answer_cache,
+                memory_store,
+                procedural,
+                catalog,
+                database,
+            )
             if c is not None
         ),
         accounts=accounts,

@@ -21,6 +21,7 @@ from ragapp.core.lang import is_chinese, said_as
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Docs, Mode, RetrievalResult, Scope
 from ragapp.engine.answer_cache import AnswerCache, stands_alone
 from ragapp.engine.memories import Memories, Recall
+from ragapp.engine.procedural import ProceduralMemory, Steering
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
 from ragapp.retrieval.pipeline import NO_MATCH, RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
@@ -38,9 +39,11 @@ class Chat:
         audit: AuditLog | None = None,
         cache: AnswerCache | None = None,
         memories: Memories | None = None,
+        procedural: ProceduralMemory | None = None,
     ) -> None:
         self._settings = settings
         self._memories = memories  # None: no long-term memory
+        self._procedural = procedural  # None (procedural.enabled off): Auto's rule alone, tools as configured
         self._cache = cache  # None (or off): every question runs the whole pipeline
         self._audit = audit or AuditLog.off()
         self._answers = answers
@@ -103,6 +106,8 @@ class Chat:
         asked = memories is not None and question_refusal(question, self._settings.workflow.max_question_chars) is None
         recall = memories.recall(owner, question) if memories is not None and asked else Recall()
         docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
+        if self._procedural is not None and clarified is None:
+            self._procedural.asked(owner, question)
         alone = stands_alone(history, summary, clarified) and not recall.memories
         cache = self._cache if self._cache is not None and alone else None
         lookup = cache.look_up(question, shown, kbs, docs) if cache is not None else None
@@ -136,17 +141,30 @@ class Chat:
         yield from recall.events(question)
         remembered = recall.texts
         mode = mode or self._settings.agent.mode
+        steering = self._steering(question, mode) if clarified is None else Steering()
+        if steering.event is not None:
+            yield steering.event
         if clarified is None and mode == "auto":
-            chosen, why = choose_mode(question)
+            chosen, why = steering.mode or choose_mode(question)
             name = {"agent": "智能体", "workflow": "工作流"}[chosen]
             yield ModeEvent(chosen, said_as(question, f"Auto chose {chosen}: {why}", f"自动模式选择了{name}：{why}"))
             mode = chosen
         if clarified is None and mode == "agent":
-            yield from self._agent.ask(question, history, kbs, summary=summary, docs=docs, memories=remembered)
+            yield from self._agent.ask(
+                question, history, kbs, summary=summary, docs=docs, memories=remembered, order=steering.tool_order
+            )
             return
         yield from self._answers.ask(
             question, history, kbs, summary=summary, clarified=clarified, docs=docs, memories=remembered
         )
+
+    def _steering(self, question: str, mode: Mode) -> Steering:
+        """What procedural memory changes for ``question`` (nothing when it is off): Auto's mode, the agent's
+        tool order."""
+        if self._procedural is None or mode == "workflow":
+            return Steering()
+        rule = choose_mode(question) if mode == "auto" else None
+        return self._procedural.steer(question, rule, self._agent.tool_names)
 
     def retrieve(
         self,

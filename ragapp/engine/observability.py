@@ -8,6 +8,7 @@ only the knowledge bases the actor may read, like a question does.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,12 +17,16 @@ from ragapp.config import RetrievalSettings, Settings
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
 from ragapp.core.types import RetrievalResult, Scope
+from ragapp.engine.procedural import ProceduralMemory
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.pipeline import RetrievalPipeline
+from ragapp.store.procedural import TableRow
 from ragapp.testcases.scoring import CaseReport, evaluate_cases
 from ragapp.testcases.store import TestCase, TestCaseStore
 from ragapp.tracing.model import Trace
 from ragapp.tracing.store import TraceStore, TraceSummary
+
+log = logging.getLogger(__name__)
 
 
 class Observability:
@@ -32,8 +37,10 @@ class Observability:
         traces: TraceStore | None,
         cases: TestCaseStore | None,
         access: KbAccess | None = None,
+        procedural: ProceduralMemory | None = None,
     ) -> None:
         self._settings = settings
+        self._procedural = procedural  # None: procedural memory off, feedback is only kept with its trace
         self._retrieval = retrieval
         self._traces = traces
         self._cases = cases
@@ -71,6 +78,24 @@ class Observability:
             raise RagAppError(str(exc)) from None
         if not kept:
             raise RagAppError("That answer's trace is gone (traces are kept for a limited time).")
+        if self._procedural is not None:
+            self._learn(trace_id, owner, rating)
+
+    def _learn(self, trace_id: str, owner: str, rating: str) -> None:
+        """Let procedural memory learn from the rating; the feedback is kept whatever happens here."""
+        assert self._procedural is not None and self._traces is not None
+        try:
+            trace = self._traces.get(trace_id, owner)
+            if trace is not None:
+                self._procedural.rated(trace, rating)
+        except Exception:
+            log.warning("procedural memory could not learn from feedback on trace %s", trace_id, exc_info=True)
+
+    def experience(self, *, actor: Actor = LOCAL_ACTOR) -> list[TableRow] | None:
+        """What procedural memory has learned (every user's feedback together, so for those who may see all
+        traces): per kind of question and mode, answers and how many were kept; None when it is off."""
+        require(actor, Action.ALL_TRACES)
+        return self._procedural.table() if self._procedural is not None else None
 
     def feedback(self, trace_id: str) -> tuple[str, str]:
         """(rating, comment) given on the answer of trace ``trace_id``; ("", "") when none."""

@@ -25,6 +25,7 @@ from ragapp.core.events import (
     EngineEvent,
     EvidenceEvent,
     EvidenceWithdrawnEvent,
+    ExperienceEvent,
     MemoryEvent,
     ModeEvent,
     NoticeEvent,
@@ -356,4 +357,5 @@ _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {
     EvidenceWithdrawnEvent: lambda b, _e: setattr(b.trace, "evidence", None),
     AnswerEvent: TraceBuilder._answer,
     CachedEvent: TraceBuilder._cached,
+    ExperienceEvent: lambda b, e: setattr(b.trace, "experience", e),
 }

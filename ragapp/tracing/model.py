@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from ragapp.core.events import AgentStepEvent, MemoryEvent, NoticeEvent, RewriteEvent
+from ragapp.core.events import AgentStepEvent, ExperienceEvent, MemoryEvent, NoticeEvent, RewriteEvent
 from ragapp.core.serial import KEEP_UNKNOWN, OMIT_DEFAULT, Stored
 from ragapp.core.types import ConfidenceCheck, LLMCall
 from ragapp.tracing.records import ChunkRef, LeafRecord, RetrievalRecord
@@ -139,7 +139,7 @@ class Trace(Stored):
     """One request (a question or an upload): its spans, searches, model calls, agent steps and outcome.
 
     Built by ``TraceBuilder`` (under its lock), saved as ``to_dict()`` by the store, read back with ``from_dict``.
-    The optional parts (clarify, memory, mode_reason, ingest, recorder_error, evidence) are left out of the
+    The optional parts (clarify, memory, mode_reason, experience, ingest, recorder_error, evidence) are left out of the
     stored form until set, as traces have always been stored.
     """
 
@@ -166,6 +166,7 @@ class Trace(Stored):
     clarify: ClarifyRecord | None = field(default=None, metadata=OMIT_DEFAULT)
     memory: MemoryEvent | None = field(default=None, metadata=OMIT_DEFAULT)
     mode_reason: str | None = field(default=None, metadata=OMIT_DEFAULT)
+    experience: ExperienceEvent | None = field(default=None, metadata=OMIT_DEFAULT)  # procedural memory's evidence
     ingest: list[IngestFileRecord] | None = field(default=None, metadata=OMIT_DEFAULT)
     recorder_error: str | None = field(default=None, metadata=OMIT_DEFAULT)
     extra: dict[str, Any] = field(default_factory=dict, metadata=KEEP_UNKNOWN)  # keys this version does not know

@@ -238,6 +238,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "traces.why_doc": ("Why not this document?", "为什么没有检索到这份文档？"),
     "traces.why": ("Explain", "解释"),
     "traces.export": ("Export JSON", "导出 JSON"),
+    "traces.experience": ("What procedural memory has learned", "过程记忆学到的经验"),
     # Test cases and evaluation (in the Traces tab)
     "cases.docs": ("Documents that should answer it", "应命中的文档"),
     "cases.save": ("Save as test case", "保存为测试用例"),

@@ -20,6 +20,7 @@ from ragapp.core.errors import AccessDenied
 from ragapp.engine import Trace
 from ragapp.engine.engine import Engine
 from ragapp.ui import trace_views as views
+from ragapp.ui.experience_views import experience_lines, experience_table
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
 from ragapp.ui.state import actor_of, owner_of
@@ -116,7 +117,9 @@ class TraceHandlers:
         cited = [n for n in views.cited_documents(trace) if n in names.values()]
         return (
             trace,
-            views.header(trace) + views.feedback_line(*self.engine.observability.feedback(trace.id)),
+            views.header(trace)
+            + experience_lines(trace)
+            + views.feedback_line(*self.engine.observability.feedback(trace.id)),
             waterfall(trace),
             _frame(views.intent_rows(trace), INTENT_HEADERS),
             gr.update(choices=searches, value=0 if searches else None, visible=len(searches) > 1),
@@ -129,6 +132,16 @@ class TraceHandlers:
             self.export(trace),
             gr.update(visible=True),
         )
+
+    def experience(self, request: gr.Request | None = None) -> str:
+        """The table of what procedural memory has learned, for those who may read every trace."""
+        try:
+            return experience_table(self.engine.observability.experience(actor=actor_of(self.engine, request)))
+        except AccessDenied:
+            return both(
+                "Only an admin sees what was learned from everyone's feedback.",
+                "只有管理员能看到从所有人的反馈中学到的经验。",
+            )
 
     def search_views(
         self, trace: Trace | None, index: int | None, names: dict[str, str] | None = None
@@ -232,6 +245,8 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
             why_text = gr.Markdown(elem_id="why-text")
             exported = gr.File(label=t("traces.export"), elem_id="trace-export", interactive=False)
             save_form = build_save_case()
+        with gr.Accordion(t("traces.experience"), open=False):
+            learned = gr.Markdown(elem_id="trace-experience")
         cases_h, cases, to_delete = build_eval_panel(engine, owner, current, save_form)
         expected = save_form[0]
 
@@ -265,4 +280,5 @@ def build_traces_tab(engine: Engine, owner: gr.BrowserState) -> gr.Tab:
         search.change(h.search_views, inputs=[current, search], outputs=[channels, fused, note])
         why.click(h.why_not, inputs=[current, doc], outputs=[why_text])
         tab.select(h.everyone_box, outputs=[everyone])
+        tab.select(h.experience, outputs=[learned])
     return tab
