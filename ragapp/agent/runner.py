@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragapp.agent.groups import CHOOSE_GROUP, Grouping, group_preview, grouped_prompt, grouping_for
 from ragapp.agent.mcp_tools import McpTools, ServerTools
 from ragapp.agent.protocol import Step, call_text, parse_step, system_prompt
 from ragapp.agent.tools.base import TOOLS, PassageBook, Tool, ToolContext, function_schema
@@ -60,6 +61,7 @@ class Run:
     searched: bool = False
     steps: int = 0
     model_calls: int = 0
+    grouping: Grouping | None = None  # tools in groups (``agent.groups``); None: every tool shown at once
 
 
 NATIVE_SYSTEM = """You answer the user's question from their documents, using the tools. Search before answering,
@@ -147,11 +149,16 @@ class AgentRunner:
             self._retrieval, self._catalog, kbs, PassageBook(), self._settings.retrieval.context_top_k, docs
         )
         tools = list(self._tools.values())
-        system = NATIVE_SYSTEM if self.native else system_prompt(tools, question)
+        described = {s.server: s.description for s in self._mcp.listing()}
+        grouping = grouping_for(self._tools, self._settings.agent.group_tools_above, described)
+        if grouping is not None:
+            system = NATIVE_SYSTEM + grouping.native_note() if self.native else grouped_prompt(grouping, question)
+        else:
+            system = NATIVE_SYSTEM if self.native else system_prompt(tools, question)
         if summary:
             system += f"\nEarlier conversation, summarised: {summary}"
         messages = [ChatTurn("system", system), *history, ChatTurn("user", question)]
-        return Run(question, context, messages, self.native)
+        return Run(question, context, messages, self.native, grouping=grouping)
 
     def _loop(self, run: Run) -> Iterator[EngineEvent]:
         limit = self._settings.agent.max_steps
@@ -174,11 +181,12 @@ class AgentRunner:
                     if not run.context.passages.items:
                         raise AgentFailure("its replies were not tool calls")
                     return
+                group = ' or {"thought": ..., "group": ...} to choose a group of tools,' if run.grouping else ""
                 self._observe(
                     run,
                     None,
-                    'Reply with ONE JSON object: {"thought": ..., "tool": ..., "arguments": {...}} to search more, '
-                    'or {"thought": ..., "answer": true} to answer now.',
+                    'Reply with ONE JSON object: {"thought": ..., "tool": ..., "arguments": {...}} to search more,'
+                    f'{group} or {{"thought": ..., "answer": true}} to answer now.',
                 )
                 continue
             unreadable = 0
@@ -207,7 +215,8 @@ class AgentRunner:
         if run.native:
             llm = self._llm
             assert isinstance(llm, ToolCallingLLM)
-            tools = [function_schema(t) for t in self._tools.values()]
+            shown = self._tools.values()
+            tools = run.grouping.schemas(self._tools) if run.grouping else [function_schema(t) for t in shown]
             reply = _within(
                 lambda: llm.complete_with_tools(run.messages, tools, max_tokens=_DECISION_TOKENS, temperature=0.0),
                 timeout,
@@ -233,9 +242,18 @@ class AgentRunner:
         assert call is not None
         yield AgentStepEvent(run.steps, "started", call.name, dict(call.arguments), step.thought)
         start = time.perf_counter()
+        if run.grouping is not None and call.name == CHOOSE_GROUP:
+            return (yield from self._choose_group(run, step, start))
+        refusal = run.grouping.refusal(call.name) if run.grouping else None
+        if refusal is not None:
+            return (yield from self._failed(run, step, start, refusal))
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(self._tools)
+            if run.grouping is not None:  # the tools it can call now, and where the others are
+                here = run.grouping.chosen
+                known = f"{', '.join(here.tools)} (group {here.name}); " if here else ""
+                known += f"other groups: {run.grouping.names()}"
             return (
                 yield from self._failed(run, step, start, f"there is no tool {call.name!r}; the tools are: {known}")
             )
@@ -270,6 +288,21 @@ class AgentRunner:
             output.preview,
             time.perf_counter() - start,
         )
+        return "ok"
+
+    def _choose_group(self, run: Run, step: Step, start: float) -> Generator[EngineEvent, None, str]:
+        """A group chosen: its tools are what the model is shown next. Not a repeat when chosen again (going
+        back to a group is allowed); the step bound holds it."""
+        assert run.grouping is not None and step.call is not None
+        error, observation = run.grouping.choose(step.call.arguments, self._tools)
+        if error is not None:
+            return (yield from self._failed(run, step, start, error))
+        assert run.grouping.chosen is not None
+        self._observe(run, step, observation)
+        arguments = {"group": run.grouping.chosen.name}
+        preview = group_preview(run.grouping.chosen)
+        elapsed = time.perf_counter() - start
+        yield AgentStepEvent(run.steps, "finished", CHOOSE_GROUP, arguments, step.thought, preview, elapsed)
         return "ok"
 
     def _failed(self, run: Run, step: Step, start: float, error: str) -> Generator[EngineEvent, None, str]:
