@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragapp.agent.tools.base import Tool, function_schema, signature
+from ragapp.core.events import CHOOSE_GROUP  # the step that picks a group: called by name, never a registered tool
 from ragapp.core.lang import is_chinese
 
-CHOOSE_GROUP = "choose_group"  # the step that picks a group: a tool call by name, never a registered tool
+__all__ = ["CHOOSE_GROUP", "Grouping", "ToolGroup", "group_preview", "grouped_prompt", "grouping_for", "tool_groups"]
 
 # The agent's own tools fall in these groups (a tool names its group with a ``group`` class attribute;
 # "knowledge" when it names none).
