@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default="flat,grouped")
     parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
     parser.add_argument("--limit", type=int, default=0, help="at most this many questions per size (0: all)")
+    parser.add_argument("--stride", type=int, default=1, help="every Nth question of each size's set")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", type=Path, default=REPO_ROOT / "results" / "tool_groups" / "local.json")
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         shown = servers[:count]
         present = {"knowledge", *(s["name"] for s in shown)}
         asked = [q for q in questions if q.group in present]
-        asked = asked[: args.limit] if args.limit else asked
+        asked = asked[:: args.stride][: args.limit or None]
         tools = len(KNOWLEDGE) + sum(len(s["tools"]) for s in shown)
         # One mode after the other, not interleaved: each keeps its long prompt prefix in the model's cache.
         for mode in args.modes.split(","):

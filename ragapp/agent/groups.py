@@ -114,6 +114,12 @@ class Grouping:
             )
         return None
 
+    def callable(self) -> str:
+        """What the model may call now, for the error on a tool that does not exist."""
+        if self.chosen is None:
+            return f"choose a group first; the groups are: {self.names()}"
+        return f"the tools of the group {self.chosen.name} are: {', '.join(self.chosen.tools)} (groups: {self.names()})"
+
     def visible(self, tools: Mapping[str, Tool]) -> list[Tool]:
         """The tools the model may call now: the chosen group's (none before a group is chosen)."""
         return [tools[t] for t in (self.chosen.tools if self.chosen else ()) if t in tools]

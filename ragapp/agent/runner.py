@@ -215,8 +215,8 @@ class AgentRunner:
         if run.native:
             llm = self._llm
             assert isinstance(llm, ToolCallingLLM)
-            shown = self._tools.values()
-            tools = run.grouping.schemas(self._tools) if run.grouping else [function_schema(t) for t in shown]
+            every = [function_schema(t) for t in self._tools.values()]
+            tools = run.grouping.schemas(self._tools) if run.grouping else every
             reply = _within(
                 lambda: llm.complete_with_tools(run.messages, tools, max_tokens=_DECISION_TOKENS, temperature=0.0),
                 timeout,
@@ -249,14 +249,8 @@ class AgentRunner:
             return (yield from self._failed(run, step, start, refusal))
         tool = self._tools.get(call.name)
         if tool is None:
-            known = ", ".join(self._tools)
-            if run.grouping is not None:  # the tools it can call now, and where the others are
-                here = run.grouping.chosen
-                known = f"{', '.join(here.tools)} (group {here.name}); " if here else ""
-                known += f"other groups: {run.grouping.names()}"
-            return (
-                yield from self._failed(run, step, start, f"there is no tool {call.name!r}; the tools are: {known}")
-            )
+            known = run.grouping.callable() if run.grouping else f"the tools are: {', '.join(self._tools)}"
+            return (yield from self._failed(run, step, start, f"there is no tool {call.name!r}; {known}"))
         try:
             args = tool.Args.model_validate(call.arguments)
         except ValidationError as exc:

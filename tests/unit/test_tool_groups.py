@@ -120,3 +120,12 @@ def test_the_text_protocol_reads_a_group_choice_and_writes_it_back() -> None:
     prompt = grouped_prompt(grouping, "北京明天天气怎么样？")
     assert '"group": "<group name>"' in prompt and "Write thoughts in Chinese." in prompt
     assert "weather_forecast(city" not in prompt  # signatures come with the group, not before
+
+
+def test_an_unknown_tool_is_answered_with_what_may_be_called_now() -> None:
+    tools = own() | server_tools("weather", "forecast")
+    grouping = grouping_for(tools, 0)
+    assert grouping is not None
+    assert grouping.callable() == "choose a group first; the groups are: knowledge, weather"
+    grouping.choose({"group": "weather"}, tools)
+    assert grouping.callable() == "the tools of the group weather are: weather_forecast (groups: knowledge, weather)"
