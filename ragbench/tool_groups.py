@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -169,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
     parser.add_argument("--limit", type=int, default=0, help="at most this many questions per size (0: all)")
     parser.add_argument("--stride", type=int, default=1, help="every Nth question of each size's set")
+    parser.add_argument("--ids", default="", help="only these questions (comma-separated ids, e.g. k1,t2)")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--backend", default="llama_cpp", help="LLM backend (an OpenAI-compatible one: 'openai')")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", type=Path, default=REPO_ROOT / "results" / "tool_groups" / "local.json")
     args = parser.parse_args(argv)
@@ -181,9 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     servers = yaml.safe_load((DATA / "catalogue.yaml").read_text("utf-8"))["servers"]
     questions = [Question(**q) for q in yaml.safe_load((DATA / "questions.yaml").read_text("utf-8"))["questions"]]
     questions = [q for q in questions if args.split == "all" or q.split == args.split]
+    questions = [q for q in questions if not args.ids or q.id in args.ids.split(",")]
     state = Path(tempfile.mkdtemp(prefix="tool-groups-"))
     base = Settings(
-        paths={"state_dir": state, "load_demo": False}, llm={"local_model": args.model, "threads": args.threads}
+        paths={"state_dir": state, "load_demo": False},
+        llm={"backend": args.backend, "local_model": args.model, "threads": args.threads},
     )
     llm = LLMS.get(base.llm.backend)(base)
     report: dict[str, Any] = {
@@ -204,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             above = 0 if mode == "grouped" else 1000
             settings = base.model_copy(
                 update={"agent": base.agent.model_copy(update={
-                    "max_steps": 3, "group_tools_above": above, "protocol": "json", "step_timeout_s": 1800.0,
+                    "max_steps": 3, "group_tools_above": above, "protocol": "auto", "step_timeout_s": 1800.0,
                 })}
             )  # fmt: skip
             unused: Any = None  # retrieval, catalog, workflow: no tool runs, no answer is written
@@ -219,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs = [r for r in report["runs"] if (r["tools"], r["mode"]) != (tools, mode)]
                 report["runs"] = [*runs, entry]
                 args.output.write_text(json.dumps(report, ensure_ascii=False, indent=1), "utf-8")  # as it goes
+    shutil.rmtree(state, ignore_errors=True)
     report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     args.output.write_text(json.dumps(report, ensure_ascii=False, indent=1), "utf-8")
     for run in report["runs"]:

@@ -26,6 +26,7 @@ COMMANDS = [
     "ragbench.answers",
     "ragbench.api",
     "ragbench.scale",
+    "ragbench.tool_groups",
 ]
 
 
