@@ -6,7 +6,8 @@ threshold the model sees the groups (the agent's own knowledge tools, its docume
 server, named and described by the server), picks one with ``choose_group``, and is then shown only that group's
 tools, plus ``choose_group`` again to go to another group. A group choice is an agent step like a tool call: it
 is shown, traced and counts towards ``max_steps``. A group that does not exist, or a tool outside the chosen
-group, goes back to the model as an observation it can act on. ``docs/agent.md`` has the measurement
+group, goes back to the model as an observation it can act on; a tool named before any group is chosen takes its
+group with it. ``docs/agent.md`` has the measurement
 (``ragbench/tool_groups.py``) behind the threshold.
 """
 
@@ -99,13 +100,18 @@ class Grouping:
             f"Call one of them, choose another group ({self.names()}), or answer."
         )
 
-    def refusal(self, tool: str) -> str | None:
-        """Why ``tool`` may not be called now (None: it may): it must be in the chosen group."""
+    def admit(self, tool: str) -> str | None:
+        """Why ``tool`` may not be called now (None: it may). Once a group is chosen, only its tools may be. A
+        tool named before any group is chosen brings its group with it: the groups' listing shows the tools'
+        names, and a small model often names one straight away (``ragbench/tool_groups.py`` saw it do so for
+        most questions); refusing it would only cost a step."""
         home = next((g for g in self.groups if tool in g.tools), None)
         if home is None:
             return None  # an unknown tool: the loop's own error says so, with the tools there are
         if self.chosen is None:
-            return f"{tool} is in the group {home.name}: choose a group first ({CHOOSE_GROUP})"
+            self.chosen = home
+            self.choices.append(home.name)
+            return None
         if home is not self.chosen:
             shown = ", ".join(self.chosen.tools)
             return (

@@ -244,9 +244,9 @@ class AgentRunner:
         start = time.perf_counter()
         if run.grouping is not None and call.name == CHOOSE_GROUP:
             return (yield from self._choose_group(run, step, start))
-        refusal = run.grouping.refusal(call.name) if run.grouping else None
-        if refusal is not None:
-            return (yield from self._failed(run, step, start, refusal))
+        outside = run.grouping.admit(call.name) if run.grouping else None
+        if outside is not None:
+            return (yield from self._failed(run, step, start, outside))
         tool = self._tools.get(call.name)
         if tool is None:
             known = run.grouping.callable() if run.grouping else f"the tools are: {', '.join(self._tools)}"

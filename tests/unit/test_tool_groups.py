@@ -86,14 +86,20 @@ def test_a_tool_outside_the_chosen_group_is_refused_with_where_it_is() -> None:
     tools = own() | server_tools("weather", "forecast")
     grouping = grouping_for(tools, 0)
     assert grouping is not None
-    assert grouping.refusal("weather_forecast") == (
-        "weather_forecast is in the group weather: choose a group first (choose_group)"
-    )
     grouping.choose({"group": "knowledge"}, tools)
-    refused = grouping.refusal("weather_forecast")
+    refused = grouping.admit("weather_forecast")
     assert refused is not None and "not in the group knowledge" in refused and "choose the group weather" in refused
-    assert grouping.refusal("search_knowledge") is None
-    assert grouping.refusal("no_such_tool") is None  # unknown tools get the loop's own error
+    assert grouping.admit("search_knowledge") is None
+    assert grouping.admit("no_such_tool") is None  # unknown tools get the loop's own error
+
+
+def test_a_tool_named_before_any_group_brings_its_group() -> None:
+    tools = own() | server_tools("weather", "forecast")
+    grouping = grouping_for(tools, 0)
+    assert grouping is not None
+    assert grouping.admit("weather_forecast") is None
+    assert grouping.chosen is not None and grouping.chosen.name == "weather" and grouping.choices == ["weather"]
+    assert grouping.admit("search_knowledge") is not None  # now the weather group's rules hold
 
 
 def test_native_schemas_offer_the_group_choice_then_the_groups_tools() -> None:
