@@ -104,8 +104,9 @@ class Outcome:
     expected: str
     chosen: str  # the first tool the model named ("" none: it answered or never gave a step)
     right: bool
-    groups: list[str] = field(default_factory=list)  # the groups it chose before, in order (grouped only)
-    right_group: bool | None = None
+    groups: list[str] = field(default_factory=list)  # the groups it chose (or a tool brought), in order
+    right_group: bool | None = None  # grouped only: the first group was the right tool's
+    tool_first: bool | None = None  # grouped only: it named a tool without choosing a group first
     model_calls: int = 0
     seconds: float = 0.0
 
@@ -138,6 +139,9 @@ def ask(runner: ChoiceRecorder, question: Question) -> Outcome:
         chosen == question.tool,
         groups,
         (bool(groups) and groups[0] in (question.group, f"{question.group}_server")) if run.grouping else None,
+        bool(runner.decisions and runner.decisions[0].call and runner.decisions[0].call.name != CHOOSE_GROUP)
+        if run.grouping
+        else None,
         run.model_calls,
         round(time.perf_counter() - started, 2),
     )
@@ -155,6 +159,7 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
             "right_tool": round(sum(o.right for o in part) / len(part), 3),
             "right_group": round(sum(bool(o.right_group) for o in grouped) / len(grouped), 3) if grouped else None,
             "no_tool": sum(not o.chosen for o in part),
+            "tool_first": sum(bool(o.tool_first) for o in part),
             "model_calls": round(sum(o.model_calls for o in part) / len(part), 2),
             "seconds": round(sum(o.seconds for o in part) / len(part), 1),
         }

@@ -76,6 +76,7 @@ def test_flat_and_grouped_choices_are_scored_on_the_first_tool(tmp_path: Path) -
     ]
     assert flat["summary"]["dev"]["right_tool"] == 0.5 and flat["summary"]["dev"]["no_tool"] == 1
     assert grouped["summary"]["dev"]["right_group"] == 1.0 and grouped["summary"]["dev"]["model_calls"] == 2.5
+    assert grouped["summary"]["dev"]["tool_first"] == 0 and flat["outcomes"][0]["tool_first"] is None
     # The grouped prompt listed groups, the flat one every tool's signature.
     first_flat, first_grouped = BUILT[-1].calls[0][0].content, BUILT[-1].calls[2][0].content
     assert "crm_update_deal_stage(deal_id: string" in first_flat and "- crm: Customer relationship" in first_grouped
