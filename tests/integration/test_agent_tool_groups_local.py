@@ -1,5 +1,6 @@
 """Tools in groups with the real packaged model: asked about the weather beside its own knowledge tools and a
-real MCP weather server, it picks the weather group, then one of that server's tools, through the JSON protocol.
+real MCP weather server, it picks the weather group (or names one of its tools straight away, which brings the
+group), then one of that server's tools, through the JSON protocol.
 How often it picks right over 30 tools is measured by ``ragbench/tool_groups.py`` (docs/benchmarks.md)."""
 
 from __future__ import annotations
@@ -39,5 +40,6 @@ def test_real_model_picks_the_weather_group_then_a_weather_tool(tmp_path: Path) 
     assert not any("workflow instead" in n for n in notices), notices  # the agent itself worked
     done = [e for e in events if isinstance(e, AgentStepEvent) and e.status == "finished"]
     groups = [e.arguments.get("group") for e in done if e.tool == CHOOSE_GROUP]
-    assert groups[:1] == ["weather"], done
-    assert any(e.tool.startswith("weather_") for e in done), done
+    assert groups[:1] in ([], ["weather"]), done  # chosen, or brought by naming one of its tools
+    tools = [e.tool for e in done if e.tool != CHOOSE_GROUP]
+    assert tools and tools[0].startswith("weather_"), done
