@@ -1,14 +1,14 @@
 """Tools in groups: when Agent mode has more than ``agent.group_tools_above`` tools, the model first picks a
 group, then a tool within it.
 
-A small model chooses worse the more tools it is shown at once, and MCP servers can bring dozens. So past the
+A model is said to choose worse the more tools it is shown at once, and MCP servers can bring dozens. So past the
 threshold the model sees the groups (the agent's own knowledge tools, its document tools if any, and each MCP
 server, named and described by the server), picks one with ``choose_group``, and is then shown only that group's
 tools, plus ``choose_group`` again to go to another group. A group choice is an agent step like a tool call: it
 is shown, traced and counts towards ``max_steps``. A group that does not exist, or a tool outside the chosen
 group, goes back to the model as an observation it can act on; a tool named before any group is chosen takes its
-group with it. ``docs/agent.md`` has the measurement
-(``ragbench/tool_groups.py``) behind the threshold.
+group with it. ``docs/agent.md`` has the measurement (``ragbench/tool_groups.py``) behind the threshold: the
+packaged 1.5B model chose no better in groups at 30 tools, and mostly named a tool without choosing a group.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class ToolGroup:
 def tool_groups(tools: Mapping[str, Tool], described: Mapping[str, str] | None = None) -> list[ToolGroup]:
     """The groups ``tools`` fall in, in the order their first tool comes: the agent's own by their ``group``
     attribute, an MCP server's tools (those with a ``server``) as that server's group, described by
-    ``described[server]`` (the server's own instructions) or else by its tools' names."""
+    ``described[server]`` (the server's own instructions) or else only by its name (the listing the model reads
+    also names each group's tools)."""
     members: dict[str, list[str]] = {}
     descriptions: dict[str, str] = {}
     for name, tool in tools.items():
