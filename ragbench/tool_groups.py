@@ -105,7 +105,7 @@ class Outcome:
     chosen: str  # the first tool the model named ("" none: it answered or never gave a step)
     right: bool
     groups: list[str] = field(default_factory=list)  # the groups it chose (or a tool brought), in order
-    right_group: bool | None = None  # grouped only: the first group was the right tool's
+    right_group: bool | None = None  # grouped only: the first group (chosen, or its tool's) was the right one
     tool_first: bool | None = None  # grouped only: it named a tool without choosing a group first
     model_calls: int = 0
     seconds: float = 0.0
@@ -130,6 +130,8 @@ def ask(runner: ChoiceRecorder, question: Question) -> Outcome:
     run = runner._start(question.q, [], None, "")
     chosen = first_tool(runner, run, runner._loop(run))
     groups = list(run.grouping.choices) if run.grouping else []
+    if run.grouping and not groups and chosen:  # a tool named first brings its group (the loop stops before that)
+        groups = [g.name for g in run.grouping.groups if chosen in g.tools][:1]
     return Outcome(
         question.id,
         question.split,

@@ -8,7 +8,7 @@ tools, plus ``choose_group`` again to go to another group. A group choice is an 
 is shown, traced and counts towards ``max_steps``. A group that does not exist, or a tool outside the chosen
 group, goes back to the model as an observation it can act on; a tool named before any group is chosen takes its
 group with it. ``docs/agent.md`` has the measurement (``ragbench/tool_groups.py``) behind the threshold: the
-packaged 1.5B model chose no better in groups at 30 tools, and mostly named a tool without choosing a group.
+packaged 1.5B model chose no better in groups at 9 or 30 tools, and mostly named a tool without choosing a group.
 """
 
 from __future__ import annotations

@@ -321,7 +321,7 @@ class AgentSettings(BaseModel):
         le=1000,
         description="With more tools than this (its own and MCP servers'), the model first picks a group (knowledge, "
         "each MCP server...), then a tool in it; 0: always in groups. 30: on the dev questions of "
-        "ragbench/tool_groups.py the packaged 1.5B model chose no better in groups at 30 tools (docs/agent.md); "
+        "ragbench/tool_groups.py the packaged 1.5B model chose no better in groups at 9 or 30 tools (docs/agent.md); "
         "lower it for a model that follows the group step.",
     )
     tool_timeout_s: float = Field(10.0, gt=0, description="Time budget of one tool call.")
