@@ -14,7 +14,7 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -40,6 +40,7 @@ class ServerTools:
     server: str
     tools: tuple[str, ...]
     error: str | None = None
+    description: str = ""  # the server's own instructions (what it is for), when it gives them
 
 
 class McpToolError(Exception):
@@ -109,6 +110,7 @@ class McpTools:
         self._clients: dict[str, Any] = {}
         self._tools: list[McpTool] = []
         self._listing: list[ServerTools] = []
+        self._instructions: dict[str, str] = {}  # each server's, as it said them when the session started
 
     def tools(self) -> list[McpTool]:
         self._connect()
@@ -155,11 +157,20 @@ class McpTools:
                 self._clients[server.name] = client
                 tools = [McpTool(self, server.name, t.name, t.description or "", t.inputSchema) for t in listed.tools]
                 self._tools += tools
-                self._listing.append(ServerTools(server.name, tuple(t.name for t in tools)))
+                said = self._instructions.get(server.name, "")
+                self._listing.append(ServerTools(server.name, tuple(t.name for t in tools), description=said))
 
     def _open(self, server: McpServer) -> AbstractContextManager[Any]:
+        def heard(started: Any) -> None:
+            self._instructions[server.name] = " ".join((getattr(started, "instructions", None) or "").split())
+
         session = mcp_session(
-            url=server.url, headers=server.headers, command=server.command, args=server.args, env=server.env
+            url=server.url,
+            headers=server.headers,
+            command=server.command,
+            args=server.args,
+            env=server.env,
+            on_start=heard,
         )
         return self._portal.wrap_async_context_manager(session)  # type: ignore[no-any-return]
 
@@ -172,9 +183,11 @@ async def mcp_session(
     command: str | None = None,
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    on_start: Callable[[Any], None] | None = None,
 ) -> AsyncIterator[Any]:
     """An initialised ``mcp`` client session with a server: over streamable HTTP at ``url`` (with ``headers``),
-    or over stdio with the ``command`` started (with ``args`` and ``env``)."""
+    or over stdio with the ``command`` started (with ``args`` and ``env``). ``on_start`` hears the server's
+    ``InitializeResult`` (its name and instructions), which the SDK's session does not keep."""
     import httpx
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -189,7 +202,9 @@ async def mcp_session(
             http = await stack.enter_async_context(httpx.AsyncClient(headers=dict(headers or {}), timeout=300))
             read, write, _session_id = await stack.enter_async_context(streamable_http_client(url, http_client=http))
         session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
+        started = await session.initialize()
+        if on_start is not None:
+            on_start(started)
         yield session
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragapp.agent.groups import CHOOSE_GROUP
 from ragapp.agent.tools.base import Tool, signature
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import ToolCall
@@ -70,6 +71,9 @@ def _step(data: object) -> Step | None:
         data, name = name, name.get("name")
     if data.get("answer") not in (None, False, "") or (isinstance(name, str) and name.lower() in _ANSWER_WORDS):
         return Step(thought, None)
+    group = data.get("group")
+    if (not isinstance(name, str) or not name.strip()) and isinstance(group, str) and group.strip():
+        return Step(thought, ToolCall(CHOOSE_GROUP, {"group": group.strip()}))  # tools in groups: a group chosen
     if not isinstance(name, str) or not name.strip():
         return None
     arguments: Any = data.get("arguments", data.get("args", data.get("parameters", data.get("action_input", {}))))
@@ -87,6 +91,8 @@ def call_text(step: Step) -> str:
     """The step as the model would have written it (kept in the transcript)."""
     if step.call is None:
         return json.dumps({"thought": step.thought, "answer": True}, ensure_ascii=False)
+    if step.call.name == CHOOSE_GROUP:
+        return json.dumps({"thought": step.thought, "group": step.call.arguments.get("group")}, ensure_ascii=False)
     return json.dumps(
         {"thought": step.thought, "tool": step.call.name, "arguments": step.call.arguments}, ensure_ascii=False
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragapp.agent.groups import CHOOSE_GROUP, Grouping, group_preview, grouped_prompt, grouping_for
 from ragapp.agent.mcp_tools import McpTools, ServerTools
 from ragapp.agent.protocol import Step, call_text, parse_step, system_prompt
 from ragapp.agent.tool_budget import FittedTools, fit_tools
@@ -66,6 +67,7 @@ class Run:
     searched: bool = False
     steps: int = 0
     model_calls: int = 0
+    grouping: Grouping | None = None  # tools in groups (``agent.groups``); None: every tool shown at once
 
 
 NATIVE_SYSTEM = """You answer the user's question from their documents, using the tools. Search before answering,
@@ -170,9 +172,17 @@ class AgentRunner:
             self._retrieval, self._catalog, kbs, PassageBook(), self._settings.retrieval.context_top_k, docs
         )
         tools = listed(self._tools, order)
+        described = {s.server: s.description for s in self._mcp.listing()}
+        grouping = grouping_for({t.name: t for t in tools}, self._settings.agent.group_tools_above, described)
         allowance = share_tokens(self._settings, "tools")
-        fitted = fit_tools(tools, allowance, self.native)
-        system = NATIVE_SYSTEM if self.native else system_prompt(tools, question, fitted.lines)
+        fitted = fit_tools(tools, allowance, self.native) if grouping is None else None
+        if grouping is not None:  # the groups' listing stands for the tools' descriptions
+            system = NATIVE_SYSTEM + grouping.native_note() if self.native else grouped_prompt(grouping, question)
+            tool_tokens = text_tokens(grouping.listing())
+        else:
+            assert fitted is not None
+            system = NATIVE_SYSTEM if self.native else system_prompt(tools, question, fitted.lines)
+            tool_tokens = fitted.tokens
         rules = NATIVE_SYSTEM if self.native else system_prompt([], question, [])
         if summary:
             system += f"\nEarlier conversation, summarised: {summary}"
@@ -183,11 +193,11 @@ class AgentRunner:
                 "instructions": estimate_tokens(rules),
                 "question": estimate_tokens(question),
                 "history": text_tokens(summary) + turns_tokens(history),
-                "tools": fitted.tokens,
+                "tools": tool_tokens,
             },
-            "compressed": [fitted.compressed] if fitted.compressed else [],
+            "compressed": [fitted.compressed] if fitted is not None and fitted.compressed else [],
         }
-        return Run(question, context, messages, self.native, tools, fitted, prompt)
+        return Run(question, context, messages, self.native, tools, fitted, prompt, grouping=grouping)
 
     def _loop(self, run: Run) -> Iterator[EngineEvent]:
         limit = self._settings.agent.max_steps
@@ -210,11 +220,12 @@ class AgentRunner:
                     if not run.context.passages.items:
                         raise AgentFailure("its replies were not tool calls")
                     return
+                group = ' or {"thought": ..., "group": ...} to choose a group of tools,' if run.grouping else ""
                 self._observe(
                     run,
                     None,
-                    'Reply with ONE JSON object: {"thought": ..., "tool": ..., "arguments": {...}} to search more, '
-                    'or {"thought": ..., "answer": true} to answer now.',
+                    'Reply with ONE JSON object: {"thought": ..., "tool": ..., "arguments": {...}} to search more,'
+                    f'{group} or {{"thought": ..., "answer": true}} to answer now.',
                 )
                 continue
             unreadable = 0
@@ -243,7 +254,12 @@ class AgentRunner:
         if run.native:
             llm = self._llm
             assert isinstance(llm, ToolCallingLLM)
-            tools = run.fitted.schemas if run.fitted is not None else [function_schema(t) for t in run.tools]
+            if run.grouping is not None:
+                tools = run.grouping.schemas({t.name: t for t in run.tools})
+            elif run.fitted is not None:
+                tools = run.fitted.schemas
+            else:
+                tools = [function_schema(t) for t in run.tools]
             reply = _within(
                 lambda: llm.complete_with_tools(run.messages, tools, max_tokens=_DECISION_TOKENS, temperature=0.0),
                 timeout,
@@ -269,12 +285,15 @@ class AgentRunner:
         assert call is not None
         yield AgentStepEvent(run.steps, "started", call.name, dict(call.arguments), step.thought)
         start = time.perf_counter()
+        if run.grouping is not None and call.name == CHOOSE_GROUP:
+            return (yield from self._choose_group(run, step, start))
+        outside = run.grouping.admit(call.name) if run.grouping else None
+        if outside is not None:
+            return (yield from self._failed(run, step, start, outside))
         tool = self._tools.get(call.name)
         if tool is None:
-            known = ", ".join(self._tools)
-            return (
-                yield from self._failed(run, step, start, f"there is no tool {call.name!r}; the tools are: {known}")
-            )
+            known = run.grouping.callable() if run.grouping else f"the tools are: {', '.join(self._tools)}"
+            return (yield from self._failed(run, step, start, f"there is no tool {call.name!r}; {known}"))
         try:
             args = tool.Args.model_validate(call.arguments)
         except ValidationError as exc:
@@ -306,6 +325,21 @@ class AgentRunner:
             output.preview,
             time.perf_counter() - start,
         )
+        return "ok"
+
+    def _choose_group(self, run: Run, step: Step, start: float) -> Generator[EngineEvent, None, str]:
+        """A group chosen: its tools are what the model is shown next. Not a repeat when chosen again (going
+        back to a group is allowed); the step bound holds it."""
+        assert run.grouping is not None and step.call is not None
+        error, observation = run.grouping.choose(step.call.arguments, self._tools)
+        if error is not None:
+            return (yield from self._failed(run, step, start, error))
+        assert run.grouping.chosen is not None
+        self._observe(run, step, observation)
+        arguments = {"group": run.grouping.chosen.name}
+        preview = group_preview(run.grouping.chosen)
+        elapsed = time.perf_counter() - start
+        yield AgentStepEvent(run.steps, "finished", CHOOSE_GROUP, arguments, step.thought, preview, elapsed)
         return "ok"
 
     def _failed(self, run: Run, step: Step, start: float, error: str) -> Generator[EngineEvent, None, str]:

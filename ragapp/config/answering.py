@@ -305,7 +305,18 @@ class AgentSettings(BaseModel):
         default_factory=lambda: ["search_knowledge", "list_knowledge_bases", "read_chunk"],
         description="Tools the agent may call (registry names).",
     )
-    max_steps: int = Field(6, ge=1, le=20, description="Tool steps before the agent must answer.")
+    max_steps: int = Field(
+        6, ge=1, le=20, description="Tool steps before the agent must answer (choosing a group of tools is a step)."
+    )
+    group_tools_above: int = Field(
+        30,
+        ge=0,
+        le=1000,
+        description="With more tools than this (its own and MCP servers'), the model first picks a group (knowledge, "
+        "each MCP server...), then a tool in it; 0: always in groups. 30: on the dev questions of "
+        "ragbench/tool_groups.py the packaged 1.5B model chose no better in groups at 9 or 30 tools (docs/agent.md); "
+        "lower it for a model that follows the group step.",
+    )
     tool_timeout_s: float = Field(10.0, gt=0, description="Time budget of one tool call.")
     step_timeout_s: float = Field(60.0, gt=0, description="Time budget of one agent decision (a model call).")
     mcp_servers: list[McpServer] = Field(

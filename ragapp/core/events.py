@@ -174,10 +174,15 @@ class ModeEvent:
     reason: str
 
 
+# The agent step that picks a group of tools (``ragapp.agent.groups``) rather than calling one.
+CHOOSE_GROUP = "choose_group"
+
+
 @dataclass(frozen=True)
 class AgentStepEvent:
     """One agent step: started (the model chose a tool), then finished or failed (bad arguments, unknown tool,
-    a repeated call, a timeout, a tool error), with a preview of what the tool returned."""
+    a repeated call, a timeout, a tool error), with a preview of what the tool returned. With many tools, a step
+    may instead choose a group of them (``tool`` is ``CHOOSE_GROUP``, the group in ``arguments["group"]``)."""
 
     step: int
     status: Literal["started", "finished", "failed"]

@@ -9,6 +9,7 @@ from typing import Any
 import gradio as gr
 
 from ragapp.core.events import (
+    CHOOSE_GROUP,
     AgentStepEvent,
     AnswerEvent,
     CachedEvent,
@@ -196,6 +197,9 @@ def agent_step_message(event: AgentStepEvent) -> gr.ChatMessage:
     called = event.tool not in ("", "?")
     english = f"Step {event.step} · {event.tool if called else 'no tool call'}"
     title = "🛠️ " + both(english, f"步骤 {event.step} · {event.tool if called else '未调用工具'}")  # each whole
+    if event.tool == CHOOSE_GROUP:  # many tools: the model picks a group of them first
+        chosen = str(event.arguments.get("group", "?"))
+        title = "🗂️ " + both(f"Step {event.step} · tool group {chosen}", f"步骤 {event.step} · 工具组 {chosen}")
     metadata: dict[str, Any] = {"title": title, "status": "pending" if event.status == "started" else "done"}
     if event.status == "failed":
         metadata["title"] = f"❌ {title}{FAILED}"
@@ -228,7 +232,10 @@ def agent_step_body(event: AgentStepEvent) -> str:
     lines = []
     if event.thought:
         lines.append(f"**{both('Why', '原因')}:** {plain_markdown(event.thought)}")
-    if event.tool not in ("", "?"):
+    grouped = event.tool == CHOOSE_GROUP
+    if grouped:
+        lines.append(f"**{both('Tool group', '工具组')}:** {code_span(str(event.arguments.get('group', '')))}")
+    elif event.tool not in ("", "?"):
         arguments = json.dumps(event.arguments, ensure_ascii=False, default=str)
         if len(arguments) > _ARGUMENT_CHARS:
             arguments = arguments[:_ARGUMENT_CHARS] + "…"
@@ -241,7 +248,8 @@ def agent_step_body(event: AgentStepEvent) -> str:
         if len(preview) > _PREVIEW_CHARS:
             preview = preview[:_PREVIEW_CHARS] + "…"
         preview = plain_markdown(preview) if preview else both("(no output)", "（无输出）")
-        lines.append(f"**{both('Result', '结果')}:** {preview}")
+        label = both("Its tools", "组内工具") if grouped else both("Result", "结果")
+        lines.append(f"**{label}:** {preview}")
     return "\n\n".join(lines)
 
 

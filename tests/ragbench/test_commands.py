@@ -27,6 +27,7 @@ COMMANDS = [
     "ragbench.api",
     "ragbench.scale",
     "ragbench.llama_build",
+    "ragbench.tool_groups",
 ]
 
 

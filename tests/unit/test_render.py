@@ -379,3 +379,17 @@ def test_a_waiting_answer_shows_its_place_in_line_then_what_the_model_reads() ->
     assert step.metadata["status"] == "done" and "log" not in step.metadata
     assert line() == "✍️ Writing the answer"
     assert shown(step.content) == "6 characters written"
+
+
+def test_a_group_choice_is_its_own_kind_of_step_in_both_languages() -> None:
+    view = TurnView()
+    view.apply(AgentStepEvent(1, "started", "choose_group", {"group": "weather"}, "it is about weather"))
+    view.apply(
+        AgentStepEvent(1, "finished", "choose_group", {"group": "weather"}, "", "weather: weather_forecast", 0.001)
+    )
+    (step,) = english(view.messages())
+    assert step.metadata["title"] == "🗂️ Step 1 · tool group weather"
+    assert "**Tool group:** `weather`" in str(step.content) and "choose_group" not in str(step.content)
+    assert "**Its tools:** weather: weather_forecast" in str(step.content)
+    (raw,) = view.messages()
+    assert "步骤 1 · 工具组 weather" in str(raw.metadata["title"]) and "组内工具" in str(raw.content)  # type: ignore[index]
