@@ -351,7 +351,7 @@ def test_small_window_folds_the_history_first_then_condenses_passages(
     assert [m.content for m in answer_call[1:-1]] == ["Hi", "Hello"]  # the recent turn verbatim
     generate = next(e for e in only(events, StageEvent) if e.stage == "generate" and e.status == "started")
     parts = generate.detail["prompt parts"]
-    assert set(parts) == {"instructions", "question", "history", "passages"}  # type: ignore[arg-type]
+    assert set(parts) == {"instructions", "question", "history", "memories", "passages"}  # type: ignore[arg-type]
 
 
 def test_user_scope_wins_over_the_intent_when_they_do_not_overlap(rig: object) -> None:
