@@ -28,6 +28,7 @@ from ragapp.core.events import (
     RetrievalEvent,
     RewriteEvent,
     RoutingEvent,
+    StageEvent,
     TokenEvent,
     WaitEvent,
 )
@@ -183,8 +184,14 @@ class AnswerPipeline:
         return folded.summary, history[count:]
 
     def _plan(self, question: str, history: list[ChatTurn], summary: str) -> Steps[QuestionPlan]:
-        if not self._settings.workflow.rewrite or not self._planner.needed(question, history, summary):
+        wf = self._settings.workflow
+        if not wf.rewrite:
             return self._planner.split(question)  # by its wording: no model call
+        why_not = self._planner.skip_reason(question, history, summary, multi_part=wf.rewrite_multi_part)
+        if why_not is not None:
+            if history or summary:  # in a conversation, say why the follow-up was not rewritten
+                yield StageEvent("rewrite", "finished", None, {"model call": "none", "why": why_not})
+            return self._planner.split(question)
         stage = yield from begin("rewrite")
         plan = yield from self._in_line(lambda: self._planner.plan(question, history, summary))
         if plan.error is not None:

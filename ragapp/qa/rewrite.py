@@ -136,11 +136,28 @@ class QuestionPlanner:
         self._timeout_s = timeout_s
         self._max_parts = max_parts
 
-    def needed(self, question: str, history: Sequence[ChatTurn], summary: str) -> bool:
-        """A model call can change something: in a conversation, a follow-up that points back or a question of
-        several parts. A question of several parts asked on its own is cut by its wording (``split``): the
-        model left 23 of 29 such questions of the blind answer set's dev split whole, at 7-18 s each."""
-        return bool(history or summary) and (not stands_alone(question) or looks_multi_part(question))
+    def needed(self, question: str, history: Sequence[ChatTurn], summary: str, *, multi_part: bool = True) -> bool:
+        """A model call can change something (``skip_reason`` is None)."""
+        return self.skip_reason(question, history, summary, multi_part=multi_part) is None
+
+    def skip_reason(
+        self, question: str, history: Sequence[ChatTurn], summary: str, *, multi_part: bool = True
+    ) -> str | None:
+        """Why no model call is made, or None when one can change something: in a conversation, a follow-up
+        that points back, or (``multi_part``) a question of several parts. A question of several parts asked
+        on its own is cut by its wording (``split``): the model left 23 of 29 such questions of the blind
+        answer set's dev split whole, at 7-18 s each. With ``multi_part`` off, one that stands alone is cut
+        the same way in a conversation (the setting ``rewrite_multi_part``; docs/workflow.md has the
+        measurement)."""
+        if not (history or summary):
+            return "asked on its own: nothing to resolve, the parts are cut by the wording"
+        if not stands_alone(question):
+            return None
+        if not looks_multi_part(question):
+            return "the question stands alone: it names its subject and no word points back"
+        if multi_part:
+            return None
+        return "the question stands alone: its parts are cut by the wording (rewrite_multi_part is off)"
 
     def split(self, question: str) -> QuestionPlan:
         """The plan of a question asked on its own: its parts (``split_parts``) answered one by one, and searched
