@@ -47,7 +47,7 @@ from ragapp.qa.prompts import (
     system_messages,
 )
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
-from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
+from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, looks_multi_part
 from ragapp.qa.translate import QuestionTranslator, needs_translation
 from ragapp.qa.writer import AnswerWriter, Steps
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -190,7 +190,8 @@ class AnswerPipeline:
         why_not = self._planner.skip_reason(question, history, summary, multi_part=wf.rewrite_multi_part)
         if why_not is not None:
             if history or summary:  # in a conversation, say why the follow-up was not rewritten
-                yield StageEvent("rewrite", "finished", None, {"model call": "none", "why": why_not})
+                rule = "parts by wording" if looks_multi_part(question) else "stands alone"
+                yield StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": why_not})
             return self._planner.split(question)
         stage = yield from begin("rewrite")
         plan = yield from self._in_line(lambda: self._planner.plan(question, history, summary))

@@ -247,6 +247,15 @@ def rewrite_note(event: RewriteEvent) -> str:
 
 
 # The search channels' names, in both languages (a channel of a plug-in keeps its own name).
+_NOT_REWRITTEN = {  # the rule that made no rewriting call (``QuestionPlanner.skip_reason``)
+    "stands alone": both(
+        "the question stands alone: searched as asked, no model call", "问题本身完整：按原问题检索，未调用模型"
+    ),
+    "parts by wording": both(
+        "the question stands alone: its parts are cut by its wording, no model call",
+        "问题本身完整：按字面拆分各个小问题，未调用模型",
+    ),
+}
 _CHANNEL_WORDS = {"vector": ("vector", "向量"), "keyword": ("keyword", "关键词")}
 
 
@@ -278,6 +287,8 @@ def stage_summary(event: StageEvent) -> str:
     if event.stage == "memory" and "turns folded" in detail:
         n = detail["turns folded"]
         return both(f"{n} earlier turn{'s' if n != 1 else ''} summarised", f"归纳了之前的 {n} 轮对话")
+    if event.stage == "rewrite" and detail.get("model call") == "none":  # a rule saw nothing to rewrite
+        return _NOT_REWRITTEN.get(str(detail.get("rule")), escape_text(str(detail.get("why", ""))))
     if event.stage == "rewrite" and "question" in detail:
         question, parts = escape_text(str(detail["question"])), detail.get("parts", 1)
         english = f"searched as “{question}”" + (f" in {parts} parts" if parts and parts > 1 else "")

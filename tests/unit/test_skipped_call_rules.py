@@ -1,0 +1,67 @@
+"""The rules that skip a model call before the answer, on hand-built trees and scores: what routing to a leaf
+would search (``search_of``), the pick among leaves that all search the same, and the step that says why a
+follow-up was not rewritten, in both languages."""
+
+from __future__ import annotations
+
+from ragapp.core.events import StageEvent
+from ragapp.router.fast import EmbeddingClassifier, FastRule
+from ragapp.router.router import search_of
+from ragapp.router.tree import IntentNode, IntentTree
+from ragapp.ui.render import stage_summary
+
+TREE = IntentTree(
+    [
+        IntentNode("v1", "V1"),
+        IntentNode("v1.specs", "Specs", "v1", kind="KB", kbs=("robots",)),
+        IntentNode("v2", "V2"),
+        IntentNode("v2.specs", "Specs", "v2", kind="KB", kbs=("robots",)),
+        IntentNode("shipping", "Shipping", kind="KB", kbs=("robots",)),
+        IntentNode("warranty", "Warranty", kind="KB", kbs=("robots",)),
+        IntentNode("kettles", "Kettles", kind="KB", kbs=("kettles",)),
+        IntentNode("hello", "Greeting", kind="SYSTEM"),
+    ]
+)
+
+
+def leaf(code: str) -> IntentNode:
+    node = TREE.get(code)
+    assert node is not None
+    return node
+
+
+def test_what_routing_to_a_leaf_searches() -> None:
+    assert search_of(leaf("shipping"), None, TREE) == search_of(leaf("warranty"), None, TREE)
+    assert search_of(leaf("shipping"), None, TREE) != search_of(leaf("kettles"), None, TREE)
+    assert search_of(leaf("hello"), None, TREE) is None  # answered directly: no search
+    # Twins may make the app ask back which one is meant: never the same as a leaf without twins.
+    assert search_of(leaf("v1.specs"), None, TREE) == search_of(leaf("v2.specs"), None, TREE)
+    assert search_of(leaf("v1.specs"), None, TREE) != search_of(leaf("shipping"), None, TREE)
+    # Within the user's pick of "robots", a kettles leaf searches "robots" too (the user's pick wins).
+    robots = frozenset({"robots"})
+    assert search_of(leaf("kettles"), robots, TREE) == search_of(leaf("shipping"), robots, TREE)
+
+
+def pick(ranked: list[tuple[str, float]], margin: float) -> str | None:
+    fast = EmbeddingClassifier(None, FastRule(0.88, 0.03))  # type: ignore[arg-type]
+    scored = [(leaf(code), score) for code, score in ranked]
+    found = fast.pick_among_equals("q", scored, TREE, margin, lambda n: search_of(n, None, TREE))
+    return found.scores[0].code if found is not None else None
+
+
+def test_the_best_leaf_is_taken_when_every_leaf_within_the_margin_searches_the_same() -> None:
+    ranked = [("shipping", 0.86), ("warranty", 0.85), ("hello", 0.80), ("kettles", 0.79)]
+    assert pick(ranked, 0.05) == "shipping"
+    assert pick(ranked, 0.07) is None  # the greeting is a choice now: the model decides
+    assert pick([("shipping", 0.86), ("kettles", 0.85)], 0.05) is None
+    assert pick([("shipping", 0.86), ("v1.specs", 0.85)], 0.05) is None
+    assert pick([("hello", 0.9), ("shipping", 0.7)], 0.05) is None  # a message to the assistant is never guessed
+
+
+def test_the_step_says_why_no_rewriting_call_was_made_in_both_languages() -> None:
+    for rule, english, chinese in [
+        ("stands alone", "searched as asked, no model call", "未调用模型"),
+        ("parts by wording", "cut by its wording", "按字面拆分"),
+    ]:
+        text = stage_summary(StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": "-"}))
+        assert english in text and chinese in text
