@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 STEPS = ("rewrite", "route", "translate", "rephrase")
 # The settings of the rules that skip calls, as they were before them ("before"); "after" is as configured.
-BEFORE: dict[str, Any] = {"rewrite_multi_part": True, "route_same_search": False}
+BEFORE: dict[str, Any] = {"rewrite_multi_part": True, "route_same_search": False, "translate_only_if_other_kept": False}
 STEP_OFF = {"rewrite": "rewrite", "route": "route", "translate": "translate", "rephrase": "rephrase"}
 DEMO_QUESTIONS = REPO_ROOT / "assets" / "examples.json"
 

@@ -212,6 +212,12 @@ class WorkflowSettings(BaseModel):
         description="Translate only when no passage kept in the question's own language has a rerank score this "
         "high (without a reranker: when none of its own language is kept).",
     )
+    translate_only_if_other_kept: bool = Field(
+        True,
+        description="Translate only when the relevance gate kept a passage in the other language: with none kept, "
+        "the other language's documents hold nothing near the question, and searching them in their language "
+        "costs a model call to find no more (measured in docs/workflow.md).",
+    )
     rephrase: bool = Field(
         True,
         description="A question whose search keeps passages but none the reranker scores rephrase_below_score or "

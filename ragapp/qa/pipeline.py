@@ -48,7 +48,7 @@ from ragapp.qa.prompts import (
 )
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, looks_multi_part
-from ragapp.qa.translate import QuestionTranslator, needs_translation
+from ragapp.qa.translate import QuestionTranslator, needs_translation, translation_skip_reason
 from ragapp.qa.writer import AnswerWriter, Steps
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.router.decide import RoutingDecision
@@ -339,7 +339,12 @@ class AnswerPipeline:
                 yield NoticeEvent(said_as(question, english, chinese))
             w = self._settings.workflow
             if w.translate and needs_translation(part.question, result, w.translate_below_score):
-                result = yield from self._search_translated(part, result)
+                why_not = translation_skip_reason(part.question, result) if w.translate_only_if_other_kept else None
+                if why_not is None:
+                    result = yield from self._search_translated(part, result)
+                else:
+                    detail = {"model call": "none", "rule": "no other-language passage", "why": why_not}
+                    yield StageEvent("translate", "finished", None, detail)
             if w.rephrase and needs_rephrasing(result, w.rephrase_below_score):
                 result = yield from self._search_rephrased(part, result)
             results.append(result)

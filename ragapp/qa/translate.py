@@ -48,6 +48,17 @@ def needs_translation(question: str, result: RetrievalResult, below: float) -> b
     return not any(c.rerank_score is None or c.rerank_score >= below for c in mine)
 
 
+def translation_skip_reason(question: str, result: RetrievalResult) -> str | None:
+    """Why a question that ``needs_translation`` is not translated after all: the relevance gate kept no passage
+    in the other language, so nothing there comes near the question (an English question about R over R's
+    English manual and a Chinese FAQ: the FAQ's passages are only the vector channel's nearest, and a Chinese
+    search would find the same FAQ). None: translate. The setting ``translate_only_if_other_kept``."""
+    own = language_of(question)
+    if any(language_of(c.chunk.text) != own for c in result.chunks):
+        return None
+    return "no passage in the other language passed the relevance gate: searching it in that language finds no more"
+
+
 class QuestionTranslator:
     def __init__(self, llm: LLM, timeout_s: float) -> None:
         self._llm = llm

@@ -297,6 +297,11 @@ def stage_summary(event: StageEvent) -> str:
         action = _ACTIONS.get(str(detail["decision"]), escape_text(str(detail["decision"])))
         intents = escape_text(", ".join(str(i) for i in detail.get("intents") or []))
         return action + (f" · {intents}" if intents else "")
+    if event.stage == "translate" and detail.get("model call") == "none":
+        return both(
+            "not translated: no passage in the other language passed the relevance gate, no model call",
+            "未翻译：另一种语言的文档中没有相关段落，未调用模型",
+        )
     if event.stage == "translate" and "question" in detail:
         return both("searched as", "检索问题") + f": “{escape_text(str(detail['question']))}”"
     if event.stage == "rephrase" and "sentence" in detail:
