@@ -1,10 +1,12 @@
-"""The rules that skip a model call before the answer, on hand-built trees and scores: what routing to a leaf
-would search (``search_of``), the pick among leaves that all search the same, and the step that says why a
-follow-up was not rewritten, in both languages."""
+"""The rules that skip a model call before the answer, on hand-built trees, scores and passages: what routing
+to a leaf would search (``search_of``), the pick among leaves that all search the same, when a question is
+translated, and the step that says why a follow-up was not rewritten, in both languages."""
 
 from __future__ import annotations
 
 from ragapp.core.events import StageEvent
+from ragapp.core.types import Chunk, RetrievalResult, RetrievedChunk
+from ragapp.qa.translate import needs_translation, translation_skip_reason
 from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import search_of
 from ragapp.router.tree import IntentNode, IntentTree
@@ -65,3 +67,28 @@ def test_the_step_says_why_no_rewriting_call_was_made_in_both_languages() -> Non
     ]:
         text = stage_summary(StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": "-"}))
         assert english in text and chinese in text
+
+
+def result(candidates: list[tuple[str, float]], kept: list[tuple[str, float]]) -> RetrievalResult:
+    def chunk(i: int, text: str, score: float) -> RetrievedChunk:
+        return RetrievedChunk(Chunk(f"c{i}", "d", i, text, "a.md"), 0.1, {}, {}, score)
+
+    every = [chunk(i, t, s) for i, (t, s) in enumerate(candidates)]
+    chosen = tuple(c for c in every if (c.chunk.text, c.rerank_score) in kept)
+    return RetrievalResult("q", chosen, tuple(every), ())
+
+
+ENGLISH = ("The lock-byte page is never written by the SQLite core.", 0.2)
+CHINESE = ("使用 dpkg-deb 命令可以列出软件包中的文件。", 0.1)
+
+
+def test_a_question_is_translated_only_when_a_passage_in_the_other_language_passed_the_gate() -> None:
+    question = "Which file lists the shared memory index?"
+    weak = result([ENGLISH, CHINESE], [ENGLISH])  # the Chinese candidate did not pass the gate
+    assert needs_translation(question, weak, 0.5)  # nothing strong in English, Chinese candidates exist ...
+    assert translation_skip_reason(question, weak) is not None  # ... but none of them came near the question
+    kept_other = result([ENGLISH, CHINESE], [ENGLISH, CHINESE])
+    assert translation_skip_reason(question, kept_other) is None
+    assert (
+        translation_skip_reason("共享内存索引在哪个文件里？", weak) is None
+    )  # for a Chinese question, English is other
