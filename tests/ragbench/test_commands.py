@@ -26,6 +26,8 @@ COMMANDS = [
     "ragbench.answers",
     "ragbench.api",
     "ragbench.scale",
+    "ragbench.model_calls",
+    "ragbench.route_skip",
 ]
 
 
