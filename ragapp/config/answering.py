@@ -215,9 +215,10 @@ class WorkflowSettings(BaseModel):
     )
     translate_only_if_other_kept: bool = Field(
         True,
-        description="Translate only when the relevance gate kept a passage in the other language: with none kept, "
-        "the other language's documents hold nothing near the question, and searching them in their language "
-        "costs a model call to find no more (measured in docs/workflow.md).",
+        description="Do not translate when the relevance gate kept passages and all of them are in the question's "
+        "own language: the other language's candidates were weighed and none came near the question, and "
+        "searching them in their language costs a model call to find no more (measured in docs/benchmarks.md). "
+        "When the gate kept nothing, the question is translated as before.",
     )
     rephrase: bool = Field(
         True,

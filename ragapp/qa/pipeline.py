@@ -343,7 +343,7 @@ class AnswerPipeline:
                 if why_not is None:
                     result = yield from self._search_translated(part, result)
                 else:
-                    detail = {"model call": "none", "rule": "no other-language passage", "why": why_not}
+                    detail = {"model call": "none", "rule": "only own-language passages kept", "why": why_not}
                     yield StageEvent("translate", "finished", None, detail)
             if w.rephrase and needs_rephrasing(result, w.rephrase_below_score):
                 result = yield from self._search_rephrased(part, result)

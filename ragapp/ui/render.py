@@ -299,8 +299,9 @@ def stage_summary(event: StageEvent) -> str:
         return action + (f" · {intents}" if intents else "")
     if event.stage == "translate" and detail.get("model call") == "none":
         return both(
-            "not translated: no passage in the other language passed the relevance gate, no model call",
-            "未翻译：另一种语言的文档中没有相关段落，未调用模型",
+            "not translated: the passages kept are in the question's language, none in the other came near it; "
+            "no model call",
+            "未翻译：保留的段落都是提问所用语言的，另一种语言中没有相关段落；未调用模型",
         )
     if event.stage == "translate" and "question" in detail:
         return both("searched as", "检索问题") + f": “{escape_text(str(detail['question']))}”"
