@@ -55,7 +55,12 @@ if TYPE_CHECKING:
 
 STEPS = ("rewrite", "route", "translate", "rephrase")
 # The settings of the rules that skip calls, as they were before them ("before"); "after" is as configured.
-BEFORE: dict[str, Any] = {"rewrite_multi_part": True, "route_same_search": False, "translate_only_if_other_kept": False}
+BEFORE: dict[str, Any] = {
+    "rewrite_multi_part": True,
+    "rewrite_above_score": None,
+    "route_same_search": False,
+    "translate_only_if_other_kept": False,
+}
 STEP_OFF = {"rewrite": "rewrite", "route": "route", "translate": "translate", "rephrase": "rephrase"}
 DEMO_QUESTIONS = REPO_ROOT / "assets" / "examples.json"
 
@@ -286,6 +291,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--stride", type=int, default=1, help="every Nth question of the set.")
     p.add_argument("--demo", action="store_true", help="the demo questions over the demo knowledge base.")
     p.add_argument("--routing", type=Path, help="labelled routing questions, over the demo (with --demo).")
+    p.add_argument("--turns", action="store_true", help="only the set's questions with earlier turns.")
     p.add_argument("--after", action="append", default=[], help="NAME=VALUE: a workflow setting for 'after'.")
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="answer-set states.")
     p.add_argument("--state", type=Path, help="the set's engine state folder (default: its key under --cache).")
@@ -356,6 +362,8 @@ def _run(args: argparse.Namespace) -> int:
         from ragbench.answers.state import prepare_state, state_folder
 
         answer_set, items = set_items(args.set_file, args.split, args.stride)
+        if args.turns:
+            items = [i for i in items if i.group == "set" and i.history]
 
         def engine_of(state: Path) -> Engine:
             paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})

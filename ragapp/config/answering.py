@@ -156,6 +156,14 @@ class WorkflowSettings(BaseModel):
         "subject, no word points back) but asks several things; off, its parts are cut by its wording, as for a "
         "question asked on its own, and no call is made (measured in docs/workflow.md).",
     )
+    rewrite_above_score: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="In a conversation, do not rewrite a follow-up whose own search already keeps a passage the "
+        "reranker scores this high or more (the answer still reads the conversation); None: always rewrite a "
+        "follow-up that points back. Measured in docs/benchmarks.md.",
+    )
     route: bool = Field(
         True,
         description="Classify each (sub-)question against the intent tree (by the embedder when one leaf is "

@@ -112,7 +112,7 @@ class AnswerPipeline:
             picked = clarified.sub_questions or (question,)
             plan = QuestionPlan(question, question, picked, answer_parts=picked if len(picked) > 1 else ())
         else:
-            plan = yield from self._plan(question, history, summary)
+            plan = yield from self._plan(question, history, summary, kbs, docs)
         if plan.changed:
             yield RewriteEvent(question, plan.standalone, plan.sub_questions)
 
@@ -183,14 +183,19 @@ class AnswerPipeline:
         yield MemoryEvent(folded.summary, folded.folded)
         return folded.summary, history[count:]
 
-    def _plan(self, question: str, history: list[ChatTurn], summary: str) -> Steps[QuestionPlan]:
+    def _plan(
+        self, question: str, history: list[ChatTurn], summary: str, kbs: Scope = None, docs: Docs = None
+    ) -> Steps[QuestionPlan]:
         wf = self._settings.workflow
         if not wf.rewrite:
             return self._planner.split(question)  # by its wording: no model call
         why_not = self._planner.skip_reason(question, history, summary, multi_part=wf.rewrite_multi_part)
+        rule = "parts by wording" if looks_multi_part(question) else "stands alone"
+        if why_not is None and wf.rewrite_above_score is not None:
+            why_not = self._found_as_asked(question, kbs, docs, wf.rewrite_above_score)
+            rule = "strong search"
         if why_not is not None:
             if history or summary:  # in a conversation, say why the follow-up was not rewritten
-                rule = "parts by wording" if looks_multi_part(question) else "stands alone"
                 yield StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": why_not})
             return self._planner.split(question)
         stage = yield from begin("rewrite")
@@ -200,6 +205,20 @@ class AnswerPipeline:
         else:
             yield stage.finished({"question": plan.standalone, "parts": len(plan.sub_questions)})
         return plan
+
+    def _found_as_asked(self, question: str, kbs: Scope, docs: Docs, above: float) -> str | None:
+        """Why a follow-up that points back needs no rewriting: its own search (kept for the answer's, which
+        repeats it) already holds a passage the reranker scores ``above`` or more; the answer still reads the
+        conversation. None: rewrite."""
+        try:
+            found = self._retrieval.retrieve(question, kbs, docs=docs)
+        except Exception:  # the rewrite goes ahead; the answer's own search reports the failure
+            log.warning("the search before rewriting failed", exc_info=True)
+            return None
+        best = max((c.rerank_score for c in found.chunks if c.rerank_score is not None), default=None)
+        if best is None or best < above:
+            return None
+        return f"the question as asked finds a passage scored {best:.2f} (rewrite_above_score {above:.2f})"
 
     def _route(
         self, question: str, clarified: Clarified | None, kbs: Scope, early: EarlyEvidence | None = None

@@ -251,6 +251,10 @@ _NOT_REWRITTEN = {  # the rule that made no rewriting call (``QuestionPlanner.sk
     "stands alone": both(
         "the question stands alone: searched as asked, no model call", "问题本身完整：按原问题检索，未调用模型"
     ),
+    "strong search": both(
+        "the question as asked already finds a strong passage: searched as asked, no model call",
+        "按原问题已能检索到高度相关的段落：按原问题检索，未调用模型",
+    ),
     "parts by wording": both(
         "the question stands alone: its parts are cut by its wording, no model call",
         "问题本身完整：按字面拆分各个小问题，未调用模型",

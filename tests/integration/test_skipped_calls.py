@@ -169,3 +169,32 @@ def test_a_follow_up_that_points_back_is_still_rewritten(make_engine: Callable[.
     events = until_prompt(rig, "How much does it cost?", HISTORY)
     assert len(rig.llm.calls) == 1
     assert [s.status for s in rewrite_steps(events)] == ["started", "finished"]
+
+
+MATIO = (
+    "# Reading\n\nMat_VarReadNextInfo reads the header of the next variable in the file and returns it; call it "
+    "until it returns NULL to visit every variable.\n\n# Writing\n\nMat_VarWrite writes a variable to the file.\n"
+)
+FOLLOW_UP = "Which function reads its next variable's header?"  # "its": points back
+
+
+def test_a_follow_up_whose_own_search_is_strong_is_not_rewritten(
+    make_engine: Callable[..., Any], tmp_path: Path
+) -> None:
+    # 0.0: any passage the shipped reranker kept is strong enough; 1.0: none is (no score reaches it)
+    for above, calls in ((0.0, 0), (1.0, 1)):
+        rig = make_engine(
+            f"state-{above}", workflow={"rewrite": True, "rewrite_above_score": above}, rerank={"backend": "builtin"}
+        )
+        (tmp_path / "matio.md").write_text(MATIO, "utf-8")
+        assert rig.engine.library.ingest([(tmp_path / "matio.md", "matio.md")])[0].status == "added"
+        if calls:
+            rig.llm.enqueue(f'{{"question": "{FOLLOW_UP}", "sub_questions": []}}')
+        events = until_prompt(rig, FOLLOW_UP, [ChatTurn("user", "I use matio."), ChatTurn("assistant", "Noted.")])
+        assert len(rig.llm.calls) == calls
+        if not calls:
+            (step,) = rewrite_steps(events)
+            assert step.detail["rule"] == "strong search" and "rewrite_above_score 0.00" in step.detail["why"]
+            assert (
+                "Mat_VarReadNextInfo" in next(e for e in events if isinstance(e, RetrievalEvent)).chunks[0].chunk.text
+            )
