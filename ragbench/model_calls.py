@@ -84,19 +84,21 @@ class RememberingLLM:
         return getattr(self.inner, attr)
 
     def stream_chat(self, messages: list[ChatTurn], **kwargs: Any) -> Iterator[str]:
-        if self.stage == "generate":
+        stage = self.stage  # the stage the call serves: read as it starts (a call cut off by the step's time
+        # limit ends later, during another stage or question, and is counted where it started)
+        if stage == "generate":
             raise RuntimeError("the measurement stops before the answer: no answer call is made")
         key = json.dumps([[t.role, t.content] for t in messages] + [sorted(kwargs.items(), key=str)], default=str)
         if key in self._kept:
             pieces, seconds = self._kept[key]
-            self.calls.append((self.stage, seconds, True))
+            self.calls.append((stage, seconds, True))
             yield from pieces
             return
         start = time.perf_counter()
         pieces = list(self.inner.stream_chat(messages, **kwargs))
         seconds = time.perf_counter() - start
         self._kept[key] = (pieces, seconds)
-        self.calls.append((self.stage, seconds, False))
+        self.calls.append((stage, seconds, False))
         yield from pieces
 
 
@@ -112,6 +114,7 @@ class Asked:
     skipped: dict[str, str] = field(default_factory=dict)  # step -> why no call was made
     seconds: float = 0.0  # question to prompt, on this run (repeated calls answered at once)
     degraded: list[str] = field(default_factory=list)  # a channel that failed or timed out
+    failed: dict[str, str] = field(default_factory=dict)  # step -> why its call gave nothing (a timeout, ...)
 
     def outcome(self) -> tuple[tuple[str, ...], frozenset[str]]:
         return tuple(self.actions), frozenset(self.kept)
@@ -154,6 +157,8 @@ def _read(event: EngineEvent, asked: Asked, llm: RememberingLLM, doc_of: dict[st
     if isinstance(event, StageEvent):
         if event.status == "started" and event.stage != "early search":
             llm.stage = event.stage
+        if event.status == "failed" and event.stage in STEPS:
+            asked.failed[event.stage] = str(event.error or "")
         if event.detail.get("model call") == "none":
             asked.skipped[event.stage] = str(event.detail.get("why", ""))
         return event.status == "started" and event.stage == "generate"
