@@ -7,6 +7,10 @@ parent: "Lumen V1 › Battery" and "Lumen V2 › Battery" are told apart by the 
 classification is that leaf (and its close twins) at score 1.0, and ``decide`` takes it from there as it
 would take the model's. Otherwise the caller asks the LLM classifier. Why: the classifier call costs
 2.5-5.4 s on 2 cores for every question and sub-question, while most questions name their topic plainly.
+
+``pick_among_equals`` is the second way past the model (the router's ``route_same_search``): when every leaf
+close to the best one would search the same passages, the model's pick among them could change nothing that is
+searched, so the best one is taken (docs/workflow.md, "Model calls that are skipped").
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ class EmbeddingClassifier:
         outside = next((s for _, s in ranked[len(contenders) :]), None)
         reply = (
             f"embedder: {top.code} {top_score:.3f}; the {len(contenders)} leaves within {margin:.2f} search the same"
-            + (f", next other {outside:.3f}" if outside is not None else "")
+            + (f", next outside the margin {outside:.3f}" if outside is not None else "")
         )
         return Classification(question, (_score(tree, top),), offered, reply=reply)
 
