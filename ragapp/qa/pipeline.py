@@ -47,7 +47,7 @@ from ragapp.qa.prompts import (
     system_messages,
 )
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
-from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, looks_multi_part
+from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, found_as_asked, looks_multi_part
 from ragapp.qa.translate import QuestionTranslator, needs_translation, translation_skip_reason
 from ragapp.qa.writer import AnswerWriter, Steps
 from ragapp.retrieval.pipeline import RetrievalPipeline
@@ -191,9 +191,9 @@ class AnswerPipeline:
             return self._planner.split(question)  # by its wording: no model call
         why_not = self._planner.skip_reason(question, history, summary, multi_part=wf.rewrite_multi_part)
         rule = "parts by wording" if looks_multi_part(question) else "stands alone"
-        if why_not is None and wf.rewrite_above_score is not None:
-            why_not = self._found_as_asked(question, kbs, docs, wf.rewrite_above_score)
-            rule = "strong search"
+        if why_not is None and wf.rewrite_above_score is not None:  # the answer's search, kept by its cache
+            search = partial(self._retrieval.retrieve, question, kbs, docs=docs)
+            why_not, rule = found_as_asked(search, wf.rewrite_above_score), "strong search"
         if why_not is not None:
             if history or summary:  # in a conversation, say why the follow-up was not rewritten
                 yield StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": why_not})
@@ -205,20 +205,6 @@ class AnswerPipeline:
         else:
             yield stage.finished({"question": plan.standalone, "parts": len(plan.sub_questions)})
         return plan
-
-    def _found_as_asked(self, question: str, kbs: Scope, docs: Docs, above: float) -> str | None:
-        """Why a follow-up that points back needs no rewriting: its own search (kept for the answer's, which
-        repeats it) already holds a passage the reranker scores ``above`` or more; the answer still reads the
-        conversation. None: rewrite."""
-        try:
-            found = self._retrieval.retrieve(question, kbs, docs=docs)
-        except Exception:  # the rewrite goes ahead; the answer's own search reports the failure
-            log.warning("the search before rewriting failed", exc_info=True)
-            return None
-        best = max((c.rerank_score for c in found.chunks if c.rerank_score is not None), default=None)
-        if best is None or best < above:
-            return None
-        return f"the question as asked finds a passage scored {best:.2f} (rewrite_above_score {above:.2f})"
 
     def _route(
         self, question: str, clarified: Clarified | None, kbs: Scope, early: EarlyEvidence | None = None

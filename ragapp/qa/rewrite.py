@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragapp.core.errors import LLMError
 from ragapp.core.lang import is_chinese
-from ragapp.core.types import ChatTurn
+from ragapp.core.types import ChatTurn, RetrievalResult
 from ragapp.models.json_reply import json_candidates
 from ragapp.models.llm import LLM, stream_within
 
@@ -54,6 +54,22 @@ def stands_alone(question: str) -> bool:
     if is_chinese(question):
         return len(re.findall(r"[\u4e00-\u9fff]", question)) >= _MIN_CJK_ALONE
     return len(re.findall(r"\w+", question)) >= _MIN_WORDS_ALONE
+
+
+def found_as_asked(search: Callable[[], RetrievalResult], above: float) -> str | None:
+    """Why a follow-up that points back needs no rewriting: its own ``search`` already keeps a passage the
+    reranker scores ``above`` or more (the answer still reads the conversation; on the blind set's follow-ups no
+    such skip lost the evidence: docs/benchmarks.md). None: rewrite (also when the search fails: the answer's own
+    search reports that)."""
+    try:
+        found = search()
+    except Exception:
+        log.warning("the search before rewriting failed", exc_info=True)
+        return None
+    best = max((c.rerank_score for c in found.chunks if c.rerank_score is not None), default=None)
+    if best is None or best < above:
+        return None
+    return f"the question as asked finds a passage scored {best:.2f} (rewrite_above_score {above:.2f})"
 
 
 # Where a question's parts meet: after a question mark, and before ", and which/how/..." (the "and" dropped).

@@ -25,7 +25,7 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
-from ragapp.ui.engine_words import explained
+from ragapp.ui.engine_words import SKIPPED_CALL, explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
 
@@ -247,19 +247,6 @@ def rewrite_note(event: RewriteEvent) -> str:
 
 
 # The search channels' names, in both languages (a channel of a plug-in keeps its own name).
-_NOT_REWRITTEN = {  # the rule that made no rewriting call (``QuestionPlanner.skip_reason``)
-    "stands alone": both(
-        "the question stands alone: searched as asked, no model call", "问题本身完整：按原问题检索，未调用模型"
-    ),
-    "strong search": both(
-        "the question as asked already finds a strong passage: searched as asked, no model call",
-        "按原问题已能检索到高度相关的段落：按原问题检索，未调用模型",
-    ),
-    "parts by wording": both(
-        "the question stands alone: its parts are cut by its wording, no model call",
-        "问题本身完整：按字面拆分各个小问题，未调用模型",
-    ),
-}
 _CHANNEL_WORDS = {"vector": ("vector", "向量"), "keyword": ("keyword", "关键词")}
 
 
@@ -291,8 +278,8 @@ def stage_summary(event: StageEvent) -> str:
     if event.stage == "memory" and "turns folded" in detail:
         n = detail["turns folded"]
         return both(f"{n} earlier turn{'s' if n != 1 else ''} summarised", f"归纳了之前的 {n} 轮对话")
-    if event.stage == "rewrite" and detail.get("model call") == "none":  # a rule saw nothing to rewrite
-        return _NOT_REWRITTEN.get(str(detail.get("rule")), escape_text(str(detail.get("why", ""))))
+    if detail.get("model call") == "none":  # a rule made no model call (docs/workflow.md)
+        return SKIPPED_CALL.get(str(detail.get("rule")), escape_text(str(detail.get("why", ""))))
     if event.stage == "rewrite" and "question" in detail:
         question, parts = escape_text(str(detail["question"])), detail.get("parts", 1)
         english = f"searched as “{question}”" + (f" in {parts} parts" if parts and parts > 1 else "")
@@ -301,12 +288,6 @@ def stage_summary(event: StageEvent) -> str:
         action = _ACTIONS.get(str(detail["decision"]), escape_text(str(detail["decision"])))
         intents = escape_text(", ".join(str(i) for i in detail.get("intents") or []))
         return action + (f" · {intents}" if intents else "")
-    if event.stage == "translate" and detail.get("model call") == "none":
-        return both(
-            "not translated: the passages kept are in the question's language, none in the other came near it; "
-            "no model call",
-            "未翻译：保留的段落都是提问所用语言的，另一种语言中没有相关段落；未调用模型",
-        )
     if event.stage == "translate" and "question" in detail:
         return both("searched as", "检索问题") + f": “{escape_text(str(detail['question']))}”"
     if event.stage == "rephrase" and "sentence" in detail:

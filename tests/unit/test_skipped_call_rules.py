@@ -65,6 +65,7 @@ def test_the_step_says_why_no_rewriting_call_was_made_in_both_languages() -> Non
         ("stands alone", "searched as asked, no model call", "未调用模型"),
         ("parts by wording", "cut by its wording", "按字面拆分"),
         ("strong search", "already finds a strong passage", "高度相关"),
+        ("only own-language passages kept", "not translated", "未翻译"),
     ]:
         text = stage_summary(StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": "-"}))
         assert english in text and chinese in text
