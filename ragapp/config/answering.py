@@ -150,6 +150,21 @@ class WorkflowSettings(BaseModel):
         "made only in a conversation, for a follow-up that points back or looks multi-part). A question asked on "
         "its own is split by its wording, without a call, whatever this says.",
     )
+    rewrite_multi_part: bool = Field(
+        False,
+        description="In a conversation, have the model also rewrite a question that stands alone (names its "
+        "subject, no word points back) but asks several things; off, its parts are cut by its wording, as for a "
+        "question asked on its own, and no call is made (measured in docs/workflow.md).",
+    )
+    rewrite_above_score: float | None = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="In a conversation, do not rewrite a follow-up whose own search already keeps a passage the "
+        "reranker scores this high or more (the answer still reads the conversation; without a reranker no score "
+        "counts); None: always rewrite a follow-up that points back. 0.9 was chosen on the blind answer set's dev "
+        "split (docs/benchmarks.md).",
+    )
     route: bool = Field(
         True,
         description="Classify each (sub-)question against the intent tree (by the embedder when one leaf is "
@@ -168,6 +183,21 @@ class WorkflowSettings(BaseModel):
         ge=0.0,
         description="Fast routing: ... and stand this far above every leaf that is not its twin (a same-named "
         "leaf under another product, which the decision rules handle).",
+    )
+    route_same_search: bool = Field(
+        True,
+        description="Route without the LLM call also when every leaf the embedder scores within "
+        "route_same_search_margin of its best one searches the same knowledge bases (within the user's scope) "
+        "with the same top-k and instructions: whichever of them the model picked, the same passages would be "
+        "searched. A message to the assistant (a SYSTEM leaf) within the margin still asks the model.",
+    )
+    route_same_search_margin: float = Field(
+        0.01,
+        ge=0.0,
+        le=1.0,
+        description="The leaves within this cosine similarity of the embedder's best one are the model's real "
+        "choices (see route_same_search). 0.01 was chosen on the dev half of the labelled routing questions "
+        "(docs/benchmarks.md).",
     )
     min_intent_score: float = Field(0.5, ge=0.0, le=1.0, description="Intents scored below this are dropped.")
     max_intents: int = Field(2, ge=1, description="At most this many intents are kept per sub-question.")
@@ -191,6 +221,14 @@ class WorkflowSettings(BaseModel):
         le=1.0,
         description="Translate only when no passage kept in the question's own language has a rerank score this "
         "high (without a reranker: when none of its own language is kept).",
+    )
+    translate_only_if_other_kept: bool = Field(
+        False,
+        description="Do not translate when the relevance gate kept passages and all of them are in the question's "
+        "own language: the other language's candidates were weighed and none came near the question, and "
+        "searching them in their language costs a model call to find no more. When the gate kept nothing, the "
+        "question is translated as before. Off: on the blind set's test split it lost the evidence of a Chinese "
+        "question over an English manual (docs/benchmarks.md).",
     )
     rephrase: bool = Field(
         True,

@@ -28,6 +28,7 @@ from ragapp.core.events import (
     RetrievalEvent,
     RewriteEvent,
     RoutingEvent,
+    StageEvent,
     TokenEvent,
     WaitEvent,
 )
@@ -49,8 +50,8 @@ from ragapp.qa.prompts import (
 )
 from ragapp.qa.remember import choice_from_memories
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
-from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner
-from ragapp.qa.translate import QuestionTranslator, needs_translation
+from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, found_as_asked, looks_multi_part
+from ragapp.qa.translate import QuestionTranslator, needs_translation, translation_skip_reason
 from ragapp.qa.writer import AnswerWriter, Steps
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.router.decide import RoutingDecision
@@ -116,7 +117,7 @@ class AnswerPipeline:
             picked = clarified.sub_questions or (question,)
             plan = QuestionPlan(question, question, picked, answer_parts=picked if len(picked) > 1 else ())
         else:
-            plan = yield from self._plan(question, history, summary)
+            plan = yield from self._plan(question, history, summary, kbs, docs)
         if plan.changed:
             yield RewriteEvent(question, plan.standalone, plan.sub_questions)
 
@@ -192,9 +193,21 @@ class AnswerPipeline:
         yield MemoryEvent(folded.summary, folded.folded)
         return folded.summary, history[count:]
 
-    def _plan(self, question: str, history: list[ChatTurn], summary: str) -> Steps[QuestionPlan]:
-        if not self._settings.workflow.rewrite or not self._planner.needed(question, history, summary):
+    def _plan(
+        self, question: str, history: list[ChatTurn], summary: str, kbs: Scope = None, docs: Docs = None
+    ) -> Steps[QuestionPlan]:
+        wf = self._settings.workflow
+        if not wf.rewrite:
             return self._planner.split(question)  # by its wording: no model call
+        why_not = self._planner.skip_reason(question, history, summary, multi_part=wf.rewrite_multi_part)
+        rule = "parts by wording" if looks_multi_part(question) else "stands alone"
+        if why_not is None and wf.rewrite_above_score is not None:  # the answer's search, kept by its cache
+            search = partial(self._retrieval.retrieve, question, kbs, docs=docs)
+            why_not, rule = found_as_asked(search, wf.rewrite_above_score), "strong search"
+        if why_not is not None:
+            if history or summary:  # in a conversation, say why the follow-up was not rewritten
+                yield StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": why_not})
+            return self._planner.split(question)
         stage = yield from begin("rewrite")
         plan = yield from self._in_line(lambda: self._planner.plan(question, history, summary))
         if plan.error is not None:
@@ -352,7 +365,12 @@ class AnswerPipeline:
                 yield NoticeEvent(said_as(question, english, chinese))
             w = self._settings.workflow
             if w.translate and needs_translation(part.question, result, w.translate_below_score):
-                result = yield from self._search_translated(part, result)
+                why_not = translation_skip_reason(part.question, result) if w.translate_only_if_other_kept else None
+                if why_not is None:
+                    result = yield from self._search_translated(part, result)
+                else:
+                    detail = {"model call": "none", "rule": "only own-language passages kept", "why": why_not}
+                    yield StageEvent("translate", "finished", None, detail)
             if w.rephrase and needs_rephrasing(result, w.rephrase_below_score):
                 result = yield from self._search_rephrased(part, result)
             results.append(result)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragapp.core.errors import LLMError
 from ragapp.core.lang import is_chinese
-from ragapp.core.types import ChatTurn
+from ragapp.core.types import ChatTurn, RetrievalResult
 from ragapp.models.json_reply import json_candidates
 from ragapp.models.llm import LLM, stream_within
 
@@ -54,6 +54,22 @@ def stands_alone(question: str) -> bool:
     if is_chinese(question):
         return len(re.findall(r"[\u4e00-\u9fff]", question)) >= _MIN_CJK_ALONE
     return len(re.findall(r"\w+", question)) >= _MIN_WORDS_ALONE
+
+
+def found_as_asked(search: Callable[[], RetrievalResult], above: float) -> str | None:
+    """Why a follow-up that points back needs no rewriting: its own ``search`` already keeps a passage the
+    reranker scores ``above`` or more (the answer still reads the conversation; on the blind set's follow-ups no
+    such skip lost the evidence: docs/benchmarks.md). None: rewrite (also when the search fails: the answer's own
+    search reports that)."""
+    try:
+        found = search()
+    except Exception:
+        log.warning("the search before rewriting failed", exc_info=True)
+        return None
+    best = max((c.rerank_score for c in found.chunks if c.rerank_score is not None), default=None)
+    if best is None or best < above:
+        return None
+    return f"the question as asked finds a passage scored {best:.2f} (rewrite_above_score {above:.2f})"
 
 
 # Where a question's parts meet: after a question mark, and before ", and which/how/..." (the "and" dropped).
@@ -136,11 +152,28 @@ class QuestionPlanner:
         self._timeout_s = timeout_s
         self._max_parts = max_parts
 
-    def needed(self, question: str, history: Sequence[ChatTurn], summary: str) -> bool:
-        """A model call can change something: in a conversation, a follow-up that points back or a question of
-        several parts. A question of several parts asked on its own is cut by its wording (``split``): the
-        model left 23 of 29 such questions of the blind answer set's dev split whole, at 7-18 s each."""
-        return bool(history or summary) and (not stands_alone(question) or looks_multi_part(question))
+    def needed(self, question: str, history: Sequence[ChatTurn], summary: str, *, multi_part: bool = True) -> bool:
+        """A model call can change something (``skip_reason`` is None)."""
+        return self.skip_reason(question, history, summary, multi_part=multi_part) is None
+
+    def skip_reason(
+        self, question: str, history: Sequence[ChatTurn], summary: str, *, multi_part: bool = True
+    ) -> str | None:
+        """Why no model call is made, or None when one can change something: in a conversation, a follow-up
+        that points back, or (``multi_part``) a question of several parts. A question of several parts asked
+        on its own is cut by its wording (``split``): the model left 23 of 29 such questions of the blind
+        answer set's dev split whole, at 7-18 s each. With ``multi_part`` off, one that stands alone is cut
+        the same way in a conversation (the setting ``rewrite_multi_part``; docs/workflow.md has the
+        measurement)."""
+        if not (history or summary):
+            return "asked on its own: nothing to resolve, the parts are cut by the wording"
+        if not stands_alone(question):
+            return None
+        if not looks_multi_part(question):
+            return "the question stands alone: it names its subject and no word points back"
+        if multi_part:
+            return None
+        return "the question stands alone: its parts are cut by the wording (rewrite_multi_part is off)"
 
     def split(self, question: str) -> QuestionPlan:
         """The plan of a question asked on its own: its parts (``split_parts``) answered one by one, and searched

@@ -48,6 +48,19 @@ def needs_translation(question: str, result: RetrievalResult, below: float) -> b
     return not any(c.rerank_score is None or c.rerank_score >= below for c in mine)
 
 
+def translation_skip_reason(question: str, result: RetrievalResult) -> str | None:
+    """Why a question that ``needs_translation`` is not translated after all: the relevance gate kept passages,
+    all of them in the question's own language, so the other language's candidates were weighed against them and
+    none came near the question (an English question about R over R's English manual and a Chinese FAQ: the FAQ's
+    passages are only the vector channel's nearest, and a Chinese search would find the same FAQ). None:
+    translate; also when the gate kept nothing at all (a Chinese question over English text the gate could not
+    judge: the translation is the one way left to find it). The setting ``translate_only_if_other_kept``."""
+    own = language_of(question)
+    if not result.chunks or any(language_of(c.chunk.text) != own for c in result.chunks):
+        return None
+    return "the passages kept are all in the question's language: none in the other language came near it"
+
+
 class QuestionTranslator:
     def __init__(self, llm: LLM, timeout_s: float) -> None:
         self._llm = llm

@@ -7,12 +7,16 @@ parent: "Lumen V1 › Battery" and "Lumen V2 › Battery" are told apart by the 
 classification is that leaf (and its close twins) at score 1.0, and ``decide`` takes it from there as it
 would take the model's. Otherwise the caller asks the LLM classifier. Why: the classifier call costs
 2.5-5.4 s on 2 cores for every question and sub-question, while most questions name their topic plainly.
+
+``pick_among_equals`` is the second way past the model (the router's ``route_same_search``): when every leaf
+close to the best one would search the same passages, the model's pick among them could change nothing that is
+searched, so the best one is taken (docs/workflow.md, "Model calls that are skipped").
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +62,12 @@ class EmbeddingClassifier:
         return [(table.leaves[i], float(best[i])) for i in order]
 
     def classify(self, question: str, tree: IntentTree) -> Classification | None:
-        ranked = self.similarities(question, tree)
+        return self.clear_pick(question, self.similarities(question, tree), tree)
+
+    def clear_pick(
+        self, question: str, ranked: Sequence[tuple[IntentNode, float]], tree: IntentTree
+    ) -> Classification | None:
+        """The classification when the best of ``ranked`` (``similarities``) is clear by the rule, else None."""
         if not ranked:
             return None
         top, top_score = ranked[0]
@@ -71,6 +80,32 @@ class EmbeddingClassifier:
         offered = tuple(_score(tree, leaf, 0.0) for leaf, _ in ranked)  # every leaf, as the model's call lists them
         reply = f"embedder: {top.code} {top_score:.3f}" + (f", next {rivals[0]:.3f}" if rivals else "")
         return Classification(question, scores, offered, reply=reply)
+
+    def pick_among_equals(
+        self,
+        question: str,
+        ranked: Sequence[tuple[IntentNode, float]],
+        tree: IntentTree,
+        margin: float,
+        search_of: Callable[[IntentNode], Hashable | None],
+    ) -> Classification | None:
+        """The best of ``ranked`` when every leaf within ``margin`` of it has the same ``search_of`` (what
+        routing there would search; None: not a search, e.g. a message to the assistant), else None. The
+        model could only pick among them, and any pick searches the same passages."""
+        if not ranked:
+            return None
+        top, top_score = ranked[0]
+        contenders = [leaf for leaf, s in ranked if top_score - s <= margin]
+        searches = {search_of(leaf) for leaf in contenders}
+        if len(searches) != 1 or None in searches:
+            return None
+        offered = tuple(_score(tree, leaf, 0.0) for leaf, _ in ranked)
+        outside = next((s for _, s in ranked[len(contenders) :]), None)
+        reply = (
+            f"embedder: {top.code} {top_score:.3f}; the {len(contenders)} leaves within {margin:.2f} search the same"
+            + (f", next outside the margin {outside:.3f}" if outside is not None else "")
+        )
+        return Classification(question, (_score(tree, top),), offered, reply=reply)
 
     def _vectors(self, tree: IntentTree) -> _LeafVectors:
         leaves = tuple(tree.leaves())

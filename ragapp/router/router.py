@@ -3,7 +3,7 @@ LLM call), and the decision rules."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 
 from ragapp.config import WorkflowSettings
@@ -13,7 +13,7 @@ from ragapp.router.classifier import Classification, IntentClassifier, LeafScore
 from ragapp.router.decide import RoutingDecision, decide, not_routed
 from ragapp.router.fast import EmbeddingClassifier
 from ragapp.router.store import IntentStore
-from ragapp.router.tree import IntentTree
+from ragapp.router.tree import IntentNode, IntentTree
 
 # The knowledge base holding the best relevant passage for a question within a scope (None: all), or None
 # when nothing there is relevant. The engine answers it with one retrieval.
@@ -45,18 +45,15 @@ class IntentRouter:
         return self.route_without_model(question, kbs) or self.route_by_model(question, kbs)
 
     def route_without_model(self, question: str, kbs: Scope = None) -> RoutingDecision | None:
-        """The decision when it needs no model call (routing off, an empty tree, the embedder's clear pick),
-        else None: ``route_by_model`` then decides. The pipeline searches meanwhile only in that case."""
+        """The decision when it needs no model call (routing off, an empty tree, the embedder's clear pick, or
+        leaves that all search the same within the margin), else None: ``route_by_model`` then decides. The
+        pipeline searches meanwhile only in that case."""
         if not self._settings.route:
             return not_routed(question, "intent routing is off (RAGAPP_WORKFLOW__ROUTE=false): searching everything")
         tree = self.store.tree()
         if not tree.leaves():
             return not_routed(question, "the intent tree has no leaves: searching everything")
-        fast = self._fast.classify(question, tree) if self._fast is not None else None
-        if fast is None:
-            return None
-        decision = self._decided(question, kbs, tree, fast)
-        return replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
+        return self._by_embedder(question, kbs, tree)
 
     def route_by_model(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """The decision from the LLM classifier, without trying the embedder first."""
@@ -70,11 +67,25 @@ class IntentRouter:
         tree = self.store.tree()
         if not tree.leaves():
             return not_routed(question, "the intent tree has no leaves: searching everything")
-        fast = self._fast.classify(question, tree) if self._fast is not None else None
-        decision = self._decided(question, kbs, tree, fast or self._classifier.classify(question, tree))
-        if fast is not None:
-            decision = replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
-        return decision
+        return self._by_embedder(question, kbs, tree) or self._decided(
+            question, kbs, tree, self._classifier.classify(question, tree)
+        )
+
+    def _by_embedder(self, question: str, kbs: Scope, tree: IntentTree) -> RoutingDecision | None:
+        """The decision from the embedder's scores when they decide (``fast``), else None."""
+        if self._fast is None:
+            return None
+        ranked = self._fast.similarities(question, tree)
+        fast = self._fast.clear_pick(question, ranked, tree)
+        if fast is None and self._settings.route_same_search:
+            # The model would choose among leaves that all search the same passages: its pick changes nothing
+            # that is searched (docs/workflow.md, "Model calls that are skipped").
+            margin = self._settings.route_same_search_margin
+            fast = self._fast.pick_among_equals(question, ranked, tree, margin, lambda leaf: search_of(leaf, kbs, tree))
+        if fast is None:
+            return None
+        decision = self._decided(question, kbs, tree, fast)
+        return replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
 
     def _decided(self, question: str, kbs: Scope, tree: IntentTree, classification: Classification) -> RoutingDecision:
         decision = decide(classification, self._settings, tree)
@@ -111,3 +122,18 @@ class IntentRouter:
         if node is None or node.kind is None or not tree.is_leaf(code):
             return None
         return LeafScore(code, tree.full_path(code), node.kind, node.parent, 1.0)
+
+
+def search_of(leaf: IntentNode, kbs: Scope, tree: IntentTree) -> Hashable | None:
+    """What routing a question to ``leaf`` within ``kbs`` searches and how it answers (as the pipeline's
+    ``_part`` does: its knowledge bases within the user's, its top-k, its extra instructions), and the name it
+    shares with twins under other parents (a pick among twins may make the app ask back which is meant); None
+    for a leaf that is not searched (a message to the assistant)."""
+    if leaf.kind != "KB":
+        return None
+    own = frozenset(leaf.kbs)
+    scope = own if kbs is None else (own & kbs or kbs)
+    name = leaf.name.strip().casefold()
+    twinned = any(o.code != leaf.code and o.parent != leaf.parent and o.name.strip().casefold() == name
+                  for o in tree.leaves(["KB"]))  # fmt: skip
+    return (scope or None, leaf.top_k, leaf.prompt, name if twinned else None)

@@ -19,6 +19,26 @@ Chinese = Callable[[re.Match[str]], str]
 
 _KINDS = {"number": "数字", "version": "版本号", "year": "年份", "yes-no": "是或否"}
 
+# The rule that made a step skip its model call (the step's detail "rule"), as the step bubble says it.
+SKIPPED_CALL = {
+    "stands alone": both(
+        "the question stands alone: searched as asked, no model call", "问题本身完整：按原问题检索，未调用模型"
+    ),
+    "parts by wording": both(
+        "the question stands alone: its parts are cut by its wording, no model call",
+        "问题本身完整：按字面拆分各个小问题，未调用模型",
+    ),
+    "strong search": both(
+        "the question as asked already finds a strong passage: searched as asked, no model call",
+        "按原问题已能检索到高度相关的段落：按原问题检索，未调用模型",
+    ),
+    "only own-language passages kept": both(
+        "not translated: the passages kept are in the question's language, none in the other came near it; "
+        "no model call",
+        "未翻译：保留的段落都是提问所用语言的，另一种语言中没有相关段落；未调用模型",
+    ),
+}
+
 
 def _kind(m: re.Match[str]) -> str:
     return _KINDS.get(m["kind"], m["kind"])

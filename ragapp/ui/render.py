@@ -27,7 +27,7 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
-from ragapp.ui.engine_words import explained
+from ragapp.ui.engine_words import SKIPPED_CALL, explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
 from ragapp.ui.memory_words import REMEMBER_CHOICE, recall_message
@@ -292,6 +292,8 @@ def stage_summary(event: StageEvent) -> str:
     if event.stage == "memory" and "turns folded" in detail:
         n = detail["turns folded"]
         return both(f"{n} earlier turn{'s' if n != 1 else ''} summarised", f"归纳了之前的 {n} 轮对话")
+    if detail.get("model call") == "none":  # a rule made no model call (docs/workflow.md)
+        return SKIPPED_CALL.get(str(detail.get("rule")), escape_text(str(detail.get("why", ""))))
     if event.stage == "rewrite" and "question" in detail:
         question, parts = escape_text(str(detail["question"])), detail.get("parts", 1)
         english = f"searched as “{question}”" + (f" in {parts} parts" if parts and parts > 1 else "")

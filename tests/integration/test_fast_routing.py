@@ -20,7 +20,9 @@ SPECS = "# 规格\n\n流明 V2 Pro 的吸力为 4000 Pa。流明 V1 的吸力为
 
 @pytest.fixture
 def rig(make_engine: Callable[..., object], tmp_path: Path) -> object:
-    rig = make_engine(workflow={"route": True, "fast_route": True})
+    # Only the embedder's clear pick here: the rule for leaves that all search the same has tests of its own
+    # (test_skipped_calls.py), and would decide the unclear questions below without the model.
+    rig = make_engine(workflow={"route": True, "fast_route": True, "route_same_search": False})
     (tmp_path / "specs.md").write_text(SPECS, "utf-8")
     assert rig.engine.library.ingest([(tmp_path / "specs.md", "specs.md")], kb="demo")[0].status == "added"  # type: ignore[attr-defined]
     rig.engine.intents.import_tree(DEMO_TREE.read_text("utf-8"))  # type: ignore[attr-defined]

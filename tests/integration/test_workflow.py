@@ -270,7 +270,11 @@ def test_a_follow_up_that_stands_alone_is_not_rewritten(rig: object) -> None:
     history = [ChatTurn("user", "Hi"), ChatTurn("assistant", "Hello!")]
     rig.llm.enqueue(matches(("alpha.specs", 0.9)), "90 minutes [1].")  # type: ignore[attr-defined]
     events = ask(rig, "How long does the Alpha battery last?", history)
-    assert not [e for e in only(events, StageEvent) if e.stage == "rewrite"]
+    # The rewrite step only says why it made no call (the question stands alone)
+    rewrite = [e for e in only(events, StageEvent) if e.stage == "rewrite"]
+    assert [(e.status, e.detail["model call"], e.detail["rule"]) for e in rewrite] == [
+        ("finished", "none", "stands alone")
+    ]
     assert len(rig.llm.calls) == 2  # type: ignore[attr-defined]  # routing and the answer: no rewrite call
     assert only(events, AnswerEvent)[0].text == "90 minutes [1]."
 

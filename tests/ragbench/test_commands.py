@@ -28,6 +28,8 @@ COMMANDS = [
     "ragbench.scale",
     "ragbench.llama_build",
     "ragbench.tool_groups",
+    "ragbench.model_calls",
+    "ragbench.route_skip",
 ]
 
 
