@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import TypeVar
 
@@ -40,6 +40,7 @@ from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.budget import fit_lines, fold_plan, plan_budget
 from ragapp.qa.early_evidence import EarlyEvidence
 from ragapp.qa.memory import fold, turns_to_fold
+from ragapp.qa.parts import SEARCH_ALL, Clarified, Part, merge_results, retrieve_detail, scope_words
 from ragapp.qa.prompt_fit import FittedPrompt, fit_prompt
 from ragapp.qa.prompts import (
     answer_messages,
@@ -60,27 +61,6 @@ from ragapp.router.router import IntentRouter
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-SEARCH_ALL = "*"  # the clarification choice "none of these: search everything"
-
-
-@dataclass(frozen=True)
-class Clarified:
-    """The user's answer to a ``ClarifyEvent``: the parts asked about and the leaf picked (or ``SEARCH_ALL``)."""
-
-    sub_questions: tuple[str, ...]
-    ambiguous: str  # the part that was asked about: it takes the pick without another classification
-    choice: str
-
-
-@dataclass(frozen=True)
-class Part:
-    """One sub-question on its way to retrieval."""
-
-    question: str  # what is searched
-    decision: RoutingDecision
-    kbs: Scope
-    top_k: int | None
-    docs: Docs = None  # the documents a filter admits (None: no filter), whatever knowledge bases are searched
 
 
 class AnswerPipeline:
@@ -359,7 +339,7 @@ class AnswerPipeline:
                 result = self._retrieval.retrieve(part.question, kbs, part.top_k, docs=part.docs)
                 named = ", ".join(sorted(part.kbs or ()))
                 where = named or "the intent's knowledge bases"
-                english = f"Nothing relevant in {where}; searched {_scope_words(kbs)} instead."
+                english = f"Nothing relevant in {where}; searched {scope_words(kbs)} instead."
                 wider = "全部知识库" if kbs is None else f"所选知识库（{', '.join(sorted(kbs))}）"
                 chinese = f"{named or '该意图的知识库'}中没有相关内容，已改为检索{wider}。"
                 yield NoticeEvent(said_as(question, english, chinese))
@@ -378,7 +358,9 @@ class AnswerPipeline:
             yield NoticeEvent(message, level="warning")
         found = merge_results(results)
         fitted, kept_memories = self._fit(question, found, history, summary, memories)
-        yield stage.finished(self._retrieve_detail(parts, results, len(found), len(fitted.passages), fitted.detail()))
+        yield stage.finished(
+            retrieve_detail(self._retrieval, parts, results, len(found), len(fitted.passages), fitted.detail())
+        )
         yield RetrievalEvent(tuple(fitted.passages), tuple(dict.fromkeys(m for r in results for m in r.degraded)))
         yield from self._writer.write(
             question,
@@ -464,41 +446,3 @@ class AnswerPipeline:
             condense_keep=fitted.condense_keep,
             fit=fitted.detail(),
         )
-
-    def _retrieve_detail(
-        self, parts: list[Part], results: list[RetrievalResult], found: int, kept: int, fit: dict[str, object]
-    ) -> dict[str, object]:
-        channels: dict[str, int] = {}
-        for result in results:
-            for r in result.channel_results:
-                channels[r.channel] = channels.get(r.channel, 0) + len(r.hits)
-        detail: dict[str, object] = {
-            "channels": channels,
-            "candidates": sum(len(r.candidates) for r in results),
-            "relevant": found,
-            "in prompt": kept,
-            "fusion": self._retrieval.settings.fusion,
-            "reranker": self._retrieval.reranker.name,
-            "cached": all(r.cached for r in results),
-            "queries": [p.question for p in parts],
-            "kbs": [sorted(p.kbs) if p.kbs is not None else "all" for p in parts],
-            **fit,  # the budget, each part's tokens and what was compressed to fit
-        }
-        if parts and parts[0].docs is not None:  # every part has the question's filter
-            detail["filter documents"] = len(parts[0].docs)
-        return detail
-
-
-def merge_results(results: Sequence[RetrievalResult]) -> list[RetrievedChunk]:
-    """The chunks of every part, best first within each part and taken in turns across parts, each once."""
-    merged: dict[str, RetrievedChunk] = {}
-    lists = [list(r.chunks) for r in results]
-    for rank in range(max((len(c) for c in lists), default=0)):
-        for chunks in lists:
-            if rank < len(chunks):
-                merged.setdefault(chunks[rank].chunk.chunk_id, chunks[rank])
-    return list(merged.values())
-
-
-def _scope_words(kbs: Scope) -> str:
-    return "all knowledge bases" if kbs is None else "the chosen knowledge bases (" + ", ".join(sorted(kbs)) + ")"
