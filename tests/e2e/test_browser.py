@@ -131,6 +131,9 @@ LONG_TEXT = "# 1 Maintenance\n\n" + "".join(
 )
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_the_chunk_table_keeps_its_headers_readable(
     scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
 ) -> None:

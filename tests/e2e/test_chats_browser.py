@@ -16,6 +16,9 @@ DOC = "# Robots\n\nThe Alpha robot battery lasts 90 minutes on a full charge.\n"
 ANSWER = "The Alpha battery lasts 90 minutes [1]."
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_a_reload_keeps_the_chat_and_a_thumbs_down_shows_in_traces(
     scripted_app: Callable[..., Any],
     open_page: Callable[[str], Any],

@@ -79,6 +79,9 @@ def test_a_chinese_browser_sees_chinese_and_an_english_one_english(
     page.get_by_text("加入知识库").first.wait_for()
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_the_switch_changes_the_language_and_is_remembered(
     scripted_app: Callable[..., Any], open_in: Callable[[str, str], Any]
 ) -> None:

@@ -63,6 +63,9 @@ def _scope_choices(page: Any) -> list[str]:
     return choices
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_directory_users_land_with_the_role_and_knowledge_bases_of_their_groups(
     scripted_app: Callable[..., Any],
     open_page: Callable[[str], Any],

@@ -24,6 +24,9 @@ Details at [the care page](https://{HOST}/care) and <iframe src="https://{HOST}/
 QUESTION = f"How often should the Orbit X2 HEPA filter be replaced? ![q](https://{HOST}/question.png)"
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_a_cited_planted_document_loads_nothing_from_another_host(
     scripted_app: Callable[..., Any],
     open_page: Callable[[str], Any],

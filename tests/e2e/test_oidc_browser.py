@@ -70,6 +70,9 @@ def _sign_in_with_provider(page: Any, login: str) -> None:
     page.locator("#account").get_by_text("Signed in as").wait_for()
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_a_provider_sign_in_lands_with_the_mapped_role_and_bases(
     oidc_app: str, open_page: Callable[[str], Any], artifacts: Path
 ) -> None:

@@ -43,6 +43,9 @@ def _send(page: Any, question: str) -> None:
     box.press("Enter")
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_a_second_asker_sees_the_evidence_and_its_place_in_line_while_the_first_answer_runs(
     make_engine: Callable[..., Any], browser: Any, tmp_path: Path, artifacts: Path
 ) -> None:

@@ -23,6 +23,9 @@ def _yellow(png: bytes) -> int:
     return sum(1 for r, g, b in image.getdata() if r > 200 and g > 180 and b < 140)
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_upload_a_scan_ask_and_open_the_cited_page(
     scripted_app: Callable[..., Any],
     open_page: Callable[[str], Any],

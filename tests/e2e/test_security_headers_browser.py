@@ -28,6 +28,9 @@ document.addEventListener("securitypolicyviolation", (e) =>
 """
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_the_app_works_under_its_content_security_policy(
     scripted_app: Callable[..., Any],
     browser: Any,

@@ -125,6 +125,9 @@ def test_a_training_folder_plugs_in_as_a_cross_encoder_path(tmp_path: Path) -> N
     assert isinstance(reranker, CompactReranker)
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_the_training_command_runs_end_to_end_on_a_tiny_slice(tmp_path: Path) -> None:
     from ragbench.rerank.train import main
 

@@ -65,6 +65,9 @@ def test_postgres_keywords_need_a_database(make_settings: Callable[..., object])
         build_engine(settings)  # type: ignore[arg-type]
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_a_database_that_does_not_answer_stops_the_start_with_the_setting_named(
     make_settings: Callable[..., object],
 ) -> None:

@@ -62,6 +62,9 @@ def space_app(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         stop_process(app, 30)
 
 
+# Behind `slow` (make test-slow, which CI runs after make test): one of the longest tests of the default run,
+# which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
+@pytest.mark.slow
 def test_on_a_space_the_app_listens_on_every_interface_and_huggingface_may_frame_it(
     space_app: tuple[int, Path],
 ) -> None:
