@@ -145,7 +145,7 @@ def main() -> int:
         free(weight_ctx)
         free(work_ctx)
     backend_free(backend)
-    print(json.dumps({"system_info": system_info, "buffer_types": tried, "worst_error": worst}))
+    sys.stdout.write(json.dumps({"system_info": system_info, "buffer_types": tried, "worst_error": worst}) + "\n")
     return 0 if worst <= TOLERANCE else 3
 
 
