@@ -171,7 +171,7 @@ class Row:
         """A row as a result file holds it (``as_json``); fields a later version added take their defaults, and
         fields this version does not know are left out."""
         known = {f.name for f in fields(cls)}
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
         return cls(**values)
 
     def as_json(self) -> dict[str, Any]:
