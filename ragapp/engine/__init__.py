@@ -12,8 +12,10 @@ from ragapp.retrieval.fusion import FUSIONS
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
 from ragapp.store.procedural import TableRow as ExperienceRow
+from ragapp.testcases.answers import AnswerCheck, AnswerRun, CaseAnswer
 from ragapp.testcases.scoring import CaseReport
 from ragapp.testcases.store import TestCase
+from ragapp.testcases.truthfulness import Comparison, Tally, Verdict
 from ragapp.tracing.model import Span, SupportRecord, Trace
 from ragapp.tracing.records import RetrievalRecord, retrieval_record
 from ragapp.tracing.store import TraceSummary
@@ -22,8 +24,12 @@ __all__ = [
     "FUSIONS",
     "GROUP",
     "SEARCH_ALL",
+    "AnswerCheck",
+    "AnswerRun",
+    "CaseAnswer",
     "CaseReport",
     "Clarified",
+    "Comparison",
     "ExperienceRow",
     "Format",
     "IntentTree",
@@ -32,9 +38,11 @@ __all__ = [
     "RoutingDecision",
     "Span",
     "SupportRecord",
+    "Tally",
     "TestCase",
     "Trace",
     "TraceSummary",
+    "Verdict",
     "kb_name",
     "retrieval_record",
 ]

@@ -167,12 +167,13 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     ingestor = Ingestor(store, settings.ingest)
     sync = open_sync(store, ingestor, settings)
     audit = open_audit(settings, database)  # every facet that changes something records through it
+    chat = Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories, procedural)
     engine = Engine(
         settings,
-        chat=Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories, procedural),
+        chat=chat,
         library=Library(store, ingestor, recorder, access, audit),
         intents=Intents(intent_store, router, audit),
-        observability=Observability(settings, retrieval, traces, cases, access, procedural),
+        observability=Observability(settings, retrieval, traces, cases, access, procedural, chat.ask_case),
         conversations=conversations,
         memories=memories,
         store=store,

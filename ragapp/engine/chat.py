@@ -119,6 +119,15 @@ class Chat:
         traced = self._recorder.chat(events, owner=owner, question=question, mode=shown)
         return cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
 
+    def ask_case(self, question: str, kbs: Scope = None, *, actor: Actor = LOCAL_ACTOR) -> Iterator[EngineEvent]:
+        """``question`` asked as a saved test case is checked: alone (no history), in the configured mode, from
+        the knowledge bases ``actor`` may read, audited like any question; neither traced, served from or kept in
+        the answer cache, nor remembered or learned from (a check must not change what it checks)."""
+        if self._access is not None:
+            kbs = self._access.scope_for(actor, kbs)
+        self._audited(actor, question, kbs, None, mode="test case")
+        return self._ask(question, (), kbs, "", None, None)
+
     def _ask(
         self,
         question: str,

@@ -1,5 +1,5 @@
 """The observability facet: traces of past requests, feedback on answers, and saved test cases scored against
-the retrieval settings.
+the retrieval settings, or answered and judged (truthfulness) and compared with the run before.
 
 Every call names its owner (a browser session or a login): nobody sees another user's traces or cases, except
 an admin who asks for everyone's (``everyone=True``, checked against the actor's role). Test-case runs search
@@ -9,24 +9,29 @@ only the knowledge bases the actor may read, like a question does.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ragapp.accounts.kb_access import KbAccess
 from ragapp.config import RetrievalSettings, Settings
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
+from ragapp.core.events import EngineEvent
 from ragapp.core.types import RetrievalResult, Scope
 from ragapp.engine.procedural import ProceduralMemory
 from ragapp.rerank.base import RERANKERS, PassthroughReranker, Reranker
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.store.procedural import TableRow
+from ragapp.testcases.answers import AnswerCheck, answer_cases
 from ragapp.testcases.scoring import CaseReport, evaluate_cases
 from ragapp.testcases.store import TestCase, TestCaseStore
 from ragapp.tracing.model import Trace
 from ragapp.tracing.store import TraceStore, TraceSummary
 
 log = logging.getLogger(__name__)
+
+# A test case's question asked as the chat would answer it, by whom (``Chat.ask_case``).
+AskCase = Callable[..., Iterable[EngineEvent]]
 
 
 class Observability:
@@ -38,8 +43,10 @@ class Observability:
         cases: TestCaseStore | None,
         access: KbAccess | None = None,
         procedural: ProceduralMemory | None = None,
+        ask: AskCase | None = None,
     ) -> None:
         self._settings = settings
+        self._ask = ask  # None: test cases are scored on retrieval only
         self._procedural = procedural  # None: procedural memory off, feedback is only kept with its trace
         self._retrieval = retrieval
         self._traces = traces
@@ -108,12 +115,18 @@ class Observability:
         expected: Sequence[str],
         kbs: Sequence[str] | None = None,
         trace_id: str | None = None,
+        *,
+        must_contain: str = "",
+        unanswerable: bool = False,
     ) -> TestCase:
-        """Keep ``question`` with the documents (names) that should answer it. Raises ``ValueError`` for a
-        blank question or no documents."""
+        """Keep ``question`` with the documents (names) that should answer it, and optionally the words the right
+        answer holds, or that a refusal is right (``unanswerable``). Raises ``ValueError`` for a blank question,
+        or no documents for a question the documents answer."""
         if self._cases is None:
             raise RagAppError("Test cases are not available (no state folder).")
-        return self._cases.add(owner, question, expected, kbs, trace_id)
+        return self._cases.add(
+            owner, question, expected, kbs, trace_id, must_contain=must_contain, unanswerable=unanswerable
+        )
 
     def test_cases(self, owner: str) -> list[TestCase]:
         return self._cases.list(owner) if self._cases is not None else []
@@ -152,6 +165,29 @@ class Observability:
             finally:
                 variant.close()
         return reports
+
+    def check_answers(
+        self, owner: str, *, actor: Actor = LOCAL_ACTOR, progress: Callable[[int, int], None] | None = None
+    ) -> AnswerCheck:
+        """Answer each of ``owner``'s test cases as the chat would (``Chat.ask_case``: alone, the configured mode,
+        only what ``actor`` may read), judge each answer accurate, missing or hallucinated
+        (``ragapp.testcases.answers``), keep the run and return it with the run before, to compare.
+        ``progress(done, total)`` is called after each case."""
+        require(actor, Action.OWN_TEST_CASES)
+        if self._cases is None or self._ask is None:
+            raise RagAppError("Test cases are not available (no state folder).")
+        ask = self._ask
+        previous = self._cases.runs(owner, 1)
+        results = answer_cases(self.test_cases(owner), lambda q, kbs: ask(q, kbs, actor=actor), progress)
+        settings = {"mode": self._settings.agent.mode} | _knobs(self._retrieval.settings, self._retrieval)
+        run = self._cases.add_run(owner, results, settings)
+        return AnswerCheck(run, previous[0] if previous else None)
+
+    def answer_checks(self, owner: str, *, actor: Actor = LOCAL_ACTOR) -> AnswerCheck | None:
+        """The owner's last kept run with the one before it (None: no run yet)."""
+        require(actor, Action.OWN_TEST_CASES)
+        runs = self._cases.runs(owner, 2) if self._cases is not None else []
+        return AnswerCheck(runs[0], runs[1] if len(runs) > 1 else None) if runs else None
 
     def _scoped(self, retrieve: Any, actor: Actor) -> Any:
         """``retrieve`` with its scope narrowed to what ``actor`` may read (unchanged with accounts off)."""

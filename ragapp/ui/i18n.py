@@ -256,6 +256,18 @@ TEXTS: dict[str, tuple[str, str]] = {
     "cases.run": ("Run evaluation", "运行评估"),
     "cases.min_score": ("Lowest rerank score (min_rerank_score)", "最低重排得分（min_rerank_score）"),
     "cases.chart": ("Hit rate, MRR, nDCG", "命中率、MRR、nDCG"),
+    "cases.must_contain": ("The right answer contains (optional)", "正确答案包含（可选）"),
+    "cases.must_contain_hint": (
+        "e.g. 90 minutes; empty: citing a picked document is right",
+        "例如：90 分钟；留空则引用所选文档即算正确",
+    ),
+    "cases.unanswerable": ("The documents do not hold the answer: a refusal is right", "文档中没有答案：拒答才正确"),
+    "cases.answers": (
+        "**Answers**: ask every test case as the chat would, judge each answer (accurate +1, missing 0, hallucinated "
+        "−1) and compare with the last run.",
+        "**回答**：像对话一样提问每个测试用例，判定每个回答（准确 +1、缺失 0、幻觉 −1），并与上次运行比较。",
+    ),
+    "cases.check": ("Check the answers", "检查回答"),
     # The Admin tab
     "admin.tab": ("Admin", "管理"),
     "admin.intro": (

@@ -78,6 +78,9 @@ HEADERS: dict[str, str] = {
     "nDCG": "nDCG",
     "Top documents": "排名靠前的文档",
     "ms": "毫秒",
+    "Verdict": "判定",
+    "Last run": "上次运行",
+    "Answer": "回答",
     # Admin
     "Role": "角色",
     "Groups": "分组",

@@ -1,16 +1,19 @@
 """``python -m ragbench.answers``: answer quality on a real-document answer set.
 
     python -m ragbench.answers --set data/eval/answers/debian-manuals.yaml [--mode workflow|agent|auto] \\
-        [--split dev|test] [--limit N] [--state DIR] [--output results/answers/NAME.json]
+        [--split dev|test] [--limit N] [--state DIR] [--output results/answers/NAME.json] [--compare OLD.json]
 
 Ingests the set's documents into their knowledge bases once (an engine state under --cache keyed by the
 documents' content, the chunking and the embedder; --state names the folder instead), then asks every question
 with the app's defaults (the packaged local model unless RAGAPP_* says otherwise). A multi-turn question gets
 the set's earlier turns, user and assistant as written there, as its history. Prints correct, abstained,
 false abstentions, citation on evidence, evidence in prompt, time to first token and seconds per question type,
-per language and overall; writes the rows, the summary, the settings and the model as JSON (after every
-question, so an interrupted run keeps what it measured). ``--split`` asks only that split of a split set (tune on
-dev; run test only to report). ``--missing-packages`` prints the Debian packages to install and exits.
+per language and overall, then accurate / missing / hallucinated and truthfulness as CRAG scores them
+(``ragbench.answers.truth``); writes the rows, the summary, the settings and the model as JSON (after every
+question, so an interrupted run keeps what it measured). ``--compare OLD.json`` puts an earlier result file's
+truthfulness beside this run's and names the questions that got better and worse (kept in the JSON too).
+``--split`` asks only that split of a split set (tune on dev; run test only to report).
+``--missing-packages`` prints the Debian packages to install and exits.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from ragbench.answers.answer_set import (
 )
 from ragbench.answers.scoring import Row, score, summarize, watch
 from ragbench.answers.state import OWNER, prepare_state, state_folder
+from ragbench.answers.truth import comparison_json, comparison_text, load_rows, truth_table
 from ragbench.cli import parse_counts, run_command, settings_snapshot
 from ragbench.eval.mode_asking import preflight
 
@@ -68,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
     p.add_argument("--output", type=Path, help="write rows, summary, settings and model here as JSON.")
     p.add_argument("--quiet", action="store_true", help="no progress line per question.")
+    p.add_argument("--compare", type=Path, help="an earlier result file: truthfulness side by side, and what changed.")
     p.add_argument("--missing-packages", action="store_true", help="print the packages to install, then exit.")
     return p
 
@@ -133,11 +138,13 @@ def by_split(rows: list[Row]) -> dict[str, dict[str, Any]]:
     return {s: summarize([r for r in rows if r.split == s], TYPES) for s in splits}
 
 
-def _write(path: Path, payload: dict[str, Any], rows: list[Row]) -> None:
+def _write(path: Path, payload: dict[str, Any], rows: list[Row], earlier: tuple[Path, list[Row]] | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {**payload, "summary": summarize(rows, TYPES), "rows": [r.as_json() for r in rows]}
     if splits := by_split(rows):
         payload["summary_by_split"] = splits
+    if earlier is not None:
+        payload["compared_with"] = comparison_json(earlier[0], earlier[1], rows)
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
@@ -159,6 +166,7 @@ def _run(args: argparse.Namespace) -> int:
     questions = [q for q in answer_set.questions if args.lang in (None, q.lang) and args.split in (None, q.split)]
     questions = questions[:: args.stride]
     questions = questions[: args.limit] if args.limit else questions
+    earlier = (args.compare, load_rows(args.compare)) if args.compare else None  # a bad file fails before the run
     settings = Settings()
     load_builtins()
     inner = LLMS.get(settings.llm.backend)(settings)
@@ -203,20 +211,25 @@ def _run(args: argparse.Namespace) -> int:
                 row = ask(engine, question, args.mode, set_doc_of)
                 rows.append(row)
                 if not args.quiet:
-                    mark = "ok " if row.correct or (not row.answerable and row.abstained) else "-- "
+                    mark = {"accurate": "ok ", "missing": "?? ", "hallucinated": "-- "}[row.verdict]
                     print(f"[{index}/{len(questions)}] {mark}{row.id}: {row.answer[:80]!r}", file=sys.stderr)
                 if args.output:
-                    _write(args.output, payload, rows)
+                    _write(args.output, payload, rows, earlier)
         except KeyboardInterrupt:
             payload["stopped"] = "interrupted"
     finally:
         engine.close()
-    print(render_table(f"{answer_set.name} · {inner.name} · {len(rows)} questions", summarize(rows, TYPES)))
+    summary = summarize(rows, TYPES)
+    print(render_table(f"{answer_set.name} · {inner.name} · {len(rows)} questions", summary))
+    print("\n" + truth_table(answer_set.name, summary))
     for split, summary in by_split(rows).items():  # both splits asked: each alone, and the gap
         print("\n" + render_table(f"{split} split · {summary['overall']['questions']} questions", summary))
+        print("\n" + truth_table(f"{split} split", summary))
+    if earlier is not None:
+        print("\n" + comparison_text(earlier[0].name, "this run", earlier[1], rows))
     if args.output:
         payload["complete"] = len(rows) == len(questions)
-        _write(args.output, payload, rows)
+        _write(args.output, payload, rows, earlier)
         print(f"wrote {args.output}", file=sys.stderr)
     return 130 if payload.get("stopped") else 0
 

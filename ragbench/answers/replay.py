@@ -7,7 +7,8 @@ Each question of the set is looked up among the traces of the run's engine state
 newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering reply is checked again
 by ``checked_answer`` (support, markers, abstention) over the passages that reached its prompt, read back from
 the catalog, and scored as ``python -m ragbench.answers`` scores it. Prints the figures the run would show with
-the check as the code has it now, and every question whose outcome changed. No model runs, so a change to the
+the check as the code has it now, their truthfulness side by side (as ``python -m ragbench.answers.truth``
+compares two runs), and every question whose outcome changed. No model runs, so a change to the
 check is judged in seconds rather than a run of tens of minutes; retrieval and the model's words stay as they
 were, and time to first token is not replayed.
 """
@@ -35,6 +36,7 @@ from ragbench.answers.__main__ import render_table
 from ragbench.answers.answer_set import SPLITS, TYPES, AnswerSet, Question, load_set
 from ragbench.answers.scoring import Row, Seen, score, summarize
 from ragbench.answers.state import OWNER, READY
+from ragbench.answers.truth import comparison_text, truth_table
 from ragbench.cli import run_command
 
 
@@ -186,6 +188,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{len(after)} of {len(answer_set.questions)} questions have a trace in {state}", file=sys.stderr)
     print(render_table("as stored", summarize(before, TYPES)))
     print(render_table("checked again", summarize(after, TYPES)))
+    print("\n" + truth_table("checked again", summarize(after, TYPES)))
+    print("\n" + comparison_text("as stored", "checked again", before, after))
     print("\n".join(["changed:", *changed] if changed else ["no outcome changed"]))
     return 0
 

@@ -15,6 +15,12 @@
 - quote correct: the evidence sentence quoted before the answer holds every must_contain entry (of the
   answerable questions that got a quote); trap stated: a near-miss question answered, wrongly, with one of
   its ``trap`` values (the neighbouring fact).
+- truthfulness (``ragapp.testcases.truthfulness``, as CRAG scores): each row is accurate, missing or
+  hallucinated (``Row.verdict``). An abstention, a "not sure", a clarifying question or no answer at all is no
+  stated answer: missing on an answerable question, an honest refusal (accurate) on an unanswerable one.
+- not sure (``Row.not_sure``): the app withheld its answer as too unsure to state, showing the passage most
+  likely to hold it (the API's ``answered: false``). It is no abstention (the app does not say the documents
+  lack the answer), so ``abstained`` stays False and ``correct`` False; ``answer`` keeps the withheld guess.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ragapp.core.events import (
@@ -31,6 +37,7 @@ from ragapp.core.events import (
 from ragapp.core.turn import Turn
 from ragapp.core.types import Chunk
 from ragapp.qa.prompts import NOT_FOUND_EN, NOT_FOUND_ZH
+from ragapp.testcases.truthfulness import Tally, Verdict, verdict
 from ragbench.answers.answer_set import Evidence, Needle, Question
 from ragbench.eval.answers import median, strip_citations
 
@@ -94,6 +101,7 @@ class Seen:
     quote: str = ""  # that sentence
     confidence: str = ""  # the answer's confidence level ("" when not assessed)
     seconds: float = 0.0
+    not_sure: bool = False  # the app said "not sure" instead of stating its answer (see the module docstring)
 
 
 def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_counter) -> Seen:
@@ -146,6 +154,25 @@ class Row:
     quote: str = ""  # the evidence sentence quoted before the answer
     quote_correct: bool = False  # that quote holds the gold answer (every must_contain entry)
     confidence: str = ""  # high, medium, low; "" for a refusal or when not assessed
+    not_sure: bool = False  # "not sure" instead of an answer: no answer stated, ``answer`` is the withheld guess
+
+    @property
+    def stated(self) -> bool:
+        """An answer was stated: not an abstention, a "not sure" or a question back, and not empty."""
+        return not (self.abstained or self.not_sure or self.clarified) and bool(self.answer.strip())
+
+    @property
+    def verdict(self) -> Verdict:
+        """Accurate, missing or hallucinated, as CRAG scores an answer."""
+        return verdict(self.answerable, self.stated, self.correct)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Row:
+        """A row as a result file holds it (``as_json``); fields a later version added take their defaults, and
+        fields this version does not know are left out."""
+        known = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        return cls(**values)
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -164,7 +191,8 @@ def _where(chunk: Chunk) -> str:
 def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
     """One row; ``set_doc_of`` maps the catalog's document ids to the set's document ids."""
     declined = seen.answered and (seen.refused or abstained(seen.answer, seen.grounded, bool(seen.cited)))
-    correct = question.answerable and not declined and contains_all(seen.answer, question.must_contain)
+    withheld = declined or seen.not_sure  # no answer stated: neither right nor wrong, and nothing cited
+    correct = question.answerable and not withheld and contains_all(seen.answer, question.must_contain)
     plain = strip_citations(seen.answer).lower()
 
     def hits(chunks: Sequence[Chunk]) -> bool:
@@ -181,7 +209,7 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         clarified=seen.clarified,
         correct=correct,
         abstained=declined,
-        citation_on_evidence=not declined and hits(seen.cited),  # a refusal's closest passages are no citation
+        citation_on_evidence=not withheld and hits(seen.cited),  # a refusal's closest passages are no citation
         evidence_in_prompt=hits(seen.prompt),
         cited=tuple(_where(c) for c in seen.cited),
         prompt=tuple(_where(c) for c in seen.prompt),
@@ -195,8 +223,9 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         split=question.split,
         quote=seen.quote,
         confidence="" if declined else seen.confidence,
+        not_sure=seen.not_sure,
         quote_correct=question.answerable and contains_all(seen.quote, question.must_contain),
-        trap_stated=not correct and not declined and any(value.lower() in plain for value in question.trap),
+        trap_stated=not correct and not withheld and any(value.lower() in plain for value in question.trap),
     )
 
 
@@ -206,7 +235,7 @@ def _share(flags: Sequence[bool]) -> float | None:
 
 def figures(rows: Sequence[Row]) -> dict[str, Any]:
     """The figures of ``rows``: shares of the answerable ones (correct, false abstentions, citations and evidence),
-    abstentions of the unanswerable ones, and median seconds."""
+    abstentions of the unanswerable ones, the verdicts and truthfulness of all, and median seconds."""
     answerable = [r for r in rows if r.answerable]
     unanswerable = [r for r in rows if not r.answerable]
     ttft = [r.ttft_s for r in rows if r.ttft_s is not None]
@@ -218,6 +247,8 @@ def figures(rows: Sequence[Row]) -> dict[str, Any]:
         "abstained": _share([r.abstained for r in rows]),
         "false_abstention": _share([r.abstained for r in answerable]),
         "unanswerable_abstained": _share([r.abstained for r in unanswerable]),
+        **Tally.of(r.verdict for r in rows).as_json(),
+        "not_sure": sum(r.not_sure for r in rows),
         "citation_on_evidence": _share([r.citation_on_evidence for r in answerable]),
         "evidence_in_prompt": _share([r.evidence_in_prompt for r in answerable]),
         **_calibration(rows),

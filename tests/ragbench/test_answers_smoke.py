@@ -115,6 +115,12 @@ def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
     overall = result["summary"]["overall"]
     assert overall["questions"] == 3 and overall["correct"] == 0.5 and overall["unanswerable_abstained"] == 1.0
     assert result["summary"]["by_type"]["fact"]["citation_on_evidence"] == 1.0
+    # Truthfulness as CRAG scores it: lamp right, the Moon refused (accurate), the keeper wrong (hallucinated).
+    assert (overall["accurate"], overall["missing"], overall["hallucinated"]) == (2, 0, 1)
+    assert overall["truthfulness"] == pytest.approx(1 / 3)
+    assert result["summary"]["by_lang"]["en"]["truthfulness"] == pytest.approx(1 / 3)
+    truth = [line.split() for line in text.splitlines() if line.startswith("overall")][1]
+    assert truth == ["overall", "3", "2", "67%", "0", "0%", "1", "33%", "+0.33"]
 
     # The replay reads the run's traces back and, with the check unchanged, reproduces its figures.
     out = io.StringIO()
@@ -122,15 +128,31 @@ def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
         assert replay(["--set", str(tmp_path / "tiny.yaml"), "--cache", str(tmp_path / "cache")]) == 0
     replayed = out.getvalue()
     assert "3 of 3 questions have a trace" in replayed and "no outcome changed" in replayed
-    stored, again = replayed.split("checked again")
-    overall = [line for part in (stored, again) for line in part.splitlines() if line.startswith("overall")]
-    assert len(overall) == 2 and overall[0] == overall[1] and " 50%" in overall[0]
+    # as stored, checked again, the truthfulness checked again, and the two side by side
+    overall = [line for line in replayed.splitlines() if line.startswith("overall")]
+    assert len(overall) == 4 and overall[0] == overall[1] and " 50%" in overall[0]
+    assert overall[2].split()[-1] == "+0.33" and "+0.33→+0.33 (+0.00)" in overall[3]
+    assert "better (0):" in replayed and "worse (0):" in replayed
 
-    # A second run reuses the state (the documents' content did not change).
+    # A second run reuses the state (the documents' content did not change), compared with the first.
+    first = tmp_path / "first.json"
+    first.write_text(output.read_text("utf-8"), "utf-8")
     code, text = run_main("--set", tmp_path / "tiny.yaml", "--cache", tmp_path / "cache", "--limit", "1",
-                          "--output", output)  # fmt: skip
+                          "--output", output, "--compare", first)  # fmt: skip
     assert code == 0, text
-    assert json.loads(output.read_text("utf-8"))["state"]["how"] == "reused"
+    again = json.loads(output.read_text("utf-8"))
+    assert again["state"]["how"] == "reused"
+    assert again["compared_with"]["before"]["truthfulness"] == pytest.approx(1 / 3)
+    assert again["compared_with"]["better"] == again["compared_with"]["worse"] == []
+    assert "first.json → this run" in text and "only in first.json: 2 questions" in text
+
+
+def test_a_bad_file_to_compare_with_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    (tmp_path / "tiny.yaml").write_text(SET, "utf-8")
+    (tmp_path / "manual.md").write_text(MANUAL, "utf-8")
+    code, text = run_main("--set", tmp_path / "tiny.yaml", "--compare", tmp_path / "nothing.json")
+    assert code == 2 and "nothing.json: not a result file" in text
+    assert "questions over" not in text  # nothing was asked
 
 
 def test_a_missing_document_names_the_package_to_install(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ COMMANDS = [
     "ragbench.compare_embedders",
     "ragbench.compare_llms",
     "ragbench.answers",
+    "ragbench.answers.truth",
     "ragbench.api",
     "ragbench.scale",
     "ragbench.llama_build",

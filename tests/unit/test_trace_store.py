@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from ragapp.db import SqliteDatabase
-from ragapp.testcases.store import TestCaseStore
+from ragapp.testcases.answers import CaseAnswer
+from ragapp.testcases.store import KEEP_RUNS, TestCaseStore
 from ragapp.tracing import store as store_module
 from ragapp.tracing.store import TracePayloadStore, TraceSummary, utc_iso
 
@@ -321,6 +322,85 @@ def test_cases_are_per_owner(cases: TestCaseStore) -> None:
     assert cases.list("bob") == [theirs]
     assert cases.delete("bob", mine.id) is False
     assert cases.list("alice") == [mine]
+
+
+def test_a_case_keeps_the_words_of_its_answer_or_that_a_refusal_is_right(cases: TestCaseStore) -> None:
+    worded = cases.add("alice", "What is the VAT rate?", ["vat.pdf"], must_contain="  19 %\n ")
+    moon = cases.add("alice", "How much is a ticket to the Moon?", [], unanswerable=True)
+    assert worded.must_contain == "19 %" and not worded.unanswerable
+    assert moon.expected == () and moon.unanswerable and moon.must_contain == ""
+    assert cases.list("alice") == [worded, moon]
+    with pytest.raises(ValueError, match="expected document"):  # answerable: the documents must be named
+        cases.add("alice", "Q?", [], must_contain="x")
+
+
+def _run_of(*verdicts: str) -> list[CaseAnswer]:
+    return [
+        CaseAnswer(f"Q{n}?", v, f"answer {n} [1]", v != "missing", cited=("a.pdf",)) for n, v in enumerate(verdicts)
+    ]  # type: ignore[arg-type]
+
+
+def test_runs_are_kept_per_owner_newest_first_the_last_ten(cases: TestCaseStore) -> None:
+    first = cases.add_run("alice", _run_of("accurate", "missing"), {"mode": "workflow", "context_top_k": 5})
+    assert cases.runs("alice") == [first]
+    assert first.results[1].verdict == "missing" and first.results[0].cited == ("a.pdf",)
+    assert first.settings == {"mode": "workflow", "context_top_k": 5} and first.tally.score == 0.5
+    later = [cases.add_run("alice", _run_of("hallucinated"), {}) for _ in range(11)]
+    bobs = cases.add_run("bob", _run_of("accurate"), {})
+    kept = cases.runs("alice")
+    assert [r.id for r in kept] == [r.id for r in reversed(later)][:KEEP_RUNS]  # the first two went
+    assert cases.runs("alice", 2) == kept[:2] and cases.runs("bob") == [bobs]
+
+
+def test_a_run_whose_record_cannot_be_read_shows_as_empty(store_target: Target) -> None:
+    store = TestCaseStore(store_target("traces")).start()
+    try:
+        store.add_run("alice", _run_of("accurate"), {})
+        with store._db.transaction() as tx:  # as a damaged row would read
+            tx.execute("UPDATE test_case_runs SET run = ?", ("{not json",))
+        (run,) = store.runs("alice")
+        assert run.results == () and run.tally.questions == 0
+    finally:
+        store.close()
+
+
+def test_an_old_case_file_gets_the_new_columns(tmp_path: Path) -> None:
+    path = tmp_path / "traces.sqlite3"
+    with sqlite3.connect(path) as old:  # the table as the app wrote it before expected answers
+        old.execute(
+            "CREATE TABLE test_cases (id INTEGER PRIMARY KEY AUTOINCREMENT, owner TEXT NOT NULL, question TEXT NOT "
+            "NULL, expected TEXT NOT NULL, kbs TEXT, created_at TEXT NOT NULL, trace_id TEXT, UNIQUE (owner, question))"
+        )
+        old.execute(
+            "INSERT INTO test_cases (owner, question, expected, created_at) VALUES ('alice', 'Q?', '[\"a.pdf\"]', 'x')"
+        )
+    old.close()
+    store = TestCaseStore(path).start()
+    try:
+        (case,) = store.list("alice")
+        assert case.expected == ("a.pdf",) and case.must_contain == "" and not case.unanswerable
+        assert store.add("alice", "Moon?", [], unanswerable=True).unanswerable
+        assert store.add_run("alice", _run_of("accurate"), {}).id == store.runs("alice")[0].id
+    finally:
+        store.close()
+
+
+def test_an_old_postgres_schema_is_brought_up_to_date(postgres_url: str) -> None:
+    from ragapp.db import open_database
+    from ragapp.testcases.store import _CASE_STEPS
+
+    db = open_database(postgres_url, pool_size=2)
+    try:
+        db.ensure_schema("test_cases", _CASE_STEPS[:1])  # as the app left it before expected answers
+        db.execute("INSERT INTO test_cases (owner, question, expected, created_at) VALUES (?,?,?,?)",
+                   ("alice", "Q?", '["a.pdf"]', "x"))  # fmt: skip
+        store = TestCaseStore(db).start()
+        (case,) = store.list("alice")
+        assert case.expected == ("a.pdf",) and case.must_contain == "" and not case.unanswerable
+        assert store.add("alice", "Moon?", [], unanswerable=True).unanswerable
+        assert store.add_run("alice", _run_of("missing"), {}).id == store.runs("alice")[0].id
+    finally:
+        db.close()
 
 
 def test_corrupt_case_file_is_moved_aside_and_cases_persist(tmp_path: Path) -> None:
