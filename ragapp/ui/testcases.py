@@ -133,7 +133,8 @@ class CaseHandlers:
                 changes[key] = kind(value)
         if bool(rerank) != self.engine.status().reranking_enabled:  # off, or the shipped reranker on
             changes["rerank"] = bool(rerank)
-        reports = self.engine.observability.run_test_cases(owner, changes or None)
+        actor = actor_of(self.engine, request)  # each case searches only what the signed-in user may read
+        reports = self.engine.observability.run_test_cases(owner, changes or None, actor=actor)
         return summary_markdown(reports, changes), metrics_chart(reports), results_frame(reports)
 
     @user_errors
