@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from ragapp.config import SyncSettings
+from ragapp.db import SqliteDatabase
 from ragapp.sync.git import check_location, transport
+from ragapp.sync.service import add_source
 from ragapp.sync.sources import SyncError
+from ragapp.sync.state import SyncStore
 from ragapp.sync.tree import FileProblem, Tree
 
 EXTENSIONS = {".md"}
@@ -140,3 +143,19 @@ def test_git_locations_outside_the_rules_are_refused(tmp_path: Path) -> None:
         check_location(f"file://{tmp_path}", protocols, [tmp_path / "in"])
     with pytest.raises(ValueError, match="never allowed"):
         SyncSettings(git_protocols=["https", "fd"])
+
+
+def test_adding_a_source_outside_the_rules_is_refused_at_once(tmp_path: Path) -> None:
+    store = SyncStore(SqliteDatabase(tmp_path / "sync.sqlite3")).start()
+    allowed, outside = tmp_path / "shared", tmp_path / "private"
+    (allowed / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (allowed / "escape").symlink_to(outside)
+    settings = SyncSettings(allowed_roots=[allowed])
+    assert add_source(store, settings, "docs", "folder", str(allowed / "docs"), "docs").location.endswith("docs")
+    for kind, location in [("folder", outside), ("folder", allowed / "escape"), ("git", outside)]:
+        with pytest.raises(SyncError, match="RAGAPP_SYNC__ALLOWED_ROOTS"):
+            add_source(store, settings, "x", kind, str(location), "x")
+    with pytest.raises(SyncError, match="transport 'fd'"):
+        add_source(store, settings, "fd", "git", "fd::17", "fd")
+    assert [s.name for s in store.sources()] == ["docs"]
