@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -267,3 +267,36 @@ class SyncSettings(BaseModel):
         description="How long a replica's hold on a source lasts without news (renewed after every batch); a "
         "replica that dies mid-sync leaves its source to another one after this.",
     )
+    max_depth: int = Field(
+        64,
+        ge=1,
+        le=1000,
+        description="How many folders deep below a followed folder's root the sync reads; a folder deeper is "
+        "left out and reported (a tree nested thousands deep is refused there, not walked).",
+    )
+    allowed_roots: list[Path] = Field(
+        default_factory=list,
+        description="The only folders a source may follow (with everything under them), and local git "
+        "repositories be cloned from; checked on the folder's real path when it is added and at every sync. "
+        'Empty: any folder the server can read (only admins add sources). JSON list, e.g. ["/srv/shared"].',
+    )
+    git_protocols: list[str] = Field(
+        default_factory=lambda: ["file", "https", "ssh", "git"],
+        description="The transports git sources may use (git's GIT_ALLOW_PROTOCOL; http, or a remote helper's "
+        "name, must be added to be used). 'ext' (runs a command) and 'fd' (reads the process's descriptors) are "
+        "never allowed.",
+    )
+    git_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="The longest one git command (a clone, a fetch) may run; past it git and its helpers are "
+        "killed and the sync fails with the reason.",
+    )
+
+    @field_validator("git_protocols")
+    @classmethod
+    def _known_protocols(cls, value: list[str]) -> list[str]:
+        names = [v.strip().lower() for v in value]
+        if bad := [n for n in names if n in ("ext", "fd") or not n.replace("+", "").replace("-", "").isalnum()]:
+            raise ValueError(f"not an allowed git transport: {', '.join(bad)} (ext and fd are never allowed)")
+        return names

@@ -140,6 +140,19 @@ class Ingestor:
             join_broken_words=settings.join_broken_words,
         )  # fmt: skip
 
+    def check_size(self, name: str, size: int) -> None:
+        """Refuse a file of ``size`` bytes before it is read, when it is over the upload limit (a synced file is
+        checked before it is even copied).
+
+        Raises:
+            IngestError: it is over ``max_file_mb``; the message gives both sizes and the setting.
+        """
+        if size > self._settings.max_file_mb * 1024 * 1024:
+            raise IngestError(
+                f"{name}: {size / 1e6:.1f} MB is over the {self._settings.max_file_mb:g} MB limit "
+                "(RAGAPP_INGEST__MAX_FILE_MB)."
+            )
+
     def ingest_files(
         self,
         files: Sequence[tuple[Path, str] | tuple[Path, str, FileOrigin]],
@@ -221,12 +234,7 @@ class Ingestor:
         """Everything before the stores are touched: the limits, the duplicate check, parsing (OCR included),
         boilerplate, chunks and their vectors; or the result, for a file that is already there."""
         size = path.stat().st_size
-        limit = self._settings.max_file_mb * 1024 * 1024
-        if size > limit:
-            raise IngestError(
-                f"{name}: {size / 1e6:.1f} MB is over the {self._settings.max_file_mb:g} MB limit "
-                "(RAGAPP_INGEST__MAX_FILE_MB)."
-            )
+        self.check_size(name, size)
         content_hash = file_sha256(path)
         existing = self._store.catalog.document_by_hash(content_hash)
         if existing is not None and again is None:

@@ -1,5 +1,9 @@
 """One sync of one source: take its lease, plan, apply the plan through the ingestor, record the report.
 
+Each file to ingest is copied, from one descriptor opened without following links (``Tree.copy``), into a
+private temporary folder, a batch at a time: the ingest parses that copy, and the row records the hash of those
+very bytes, so a file swapped after planning is never read through the swap, nor taken for "unchanged" later.
+
 Nothing stored is lost if the process dies mid-sync: each batch's rows are written as soon as its documents
 are committed, so a re-run starts from there (a file committed whose row was not yet written comes back as a
 duplicate of its own document, which is recorded as it is)."""
@@ -9,22 +13,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ragapp.config import SyncSettings
 from ragapp.core.errors import IngestError, RagAppError
 from ragapp.core.types import IngestResult
 from ragapp.ingest.pipeline import Ingestor
 from ragapp.store.catalog import Catalog, utc_now
-from ragapp.sync.git import checkout
+from ragapp.sync.git import Git, SyncStopped, check_location, checkout
 from ragapp.sync.ingesting import Origin, ingest_synced
-from ragapp.sync.planner import Change, Plan, plan, walk
+from ragapp.sync.planner import Change, Plan, plan
 from ragapp.sync.sources import Refusal, Source, State, SyncError, SyncReport, display_name
 from ragapp.sync.state import FileRow, SyncStore
+from ragapp.sync.tree import FileProblem, Tree
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +84,9 @@ class SyncRunner:
             self._sync(source, holder, report, stop or threading.Event())
             if report.stopped:
                 state = "paused" if self._store.is_paused(name) else "idle"
+        except SyncStopped:
+            report.stopped = "stopped"
+            state = "paused" if self._store.is_paused(name) else "idle"
         except RagAppError as exc:
             report.error, state = str(exc), "failed"
         except Exception as exc:  # a sync must never take the scheduler (or the app) down
@@ -88,38 +97,42 @@ class SyncRunner:
         log.info("sync of %s: %s", name, report.summary())
         return RunOutcome(state, report)
 
-    def _root(self, source: Source, report: SyncReport) -> Path:
+    def _open(self, source: Source, report: SyncReport, stop: threading.Event) -> Tree:
+        """The source's tree, opened: a git source's copy brought up to date first."""
+        settings = self._settings
         if source.kind == "git":
-            report.commit = checkout(source.location, source.branch, self._checkouts / source.name)
-            return self._checkouts / source.name
-        root = Path(source.location)
-        if not root.is_dir():
-            raise SyncError(f"{source.location} is not a folder this server can read; check the source's location.")
-        return root
+            check_location(source.location, settings.git_protocols, settings.allowed_roots)  # stored earlier too
+            folder = self._checkouts / source.name
+            git = Git(settings.git_timeout_s, tuple(settings.git_protocols), stop)
+            report.commit = checkout(git, source.location, source.branch, folder)
+            return Tree.open(folder)
+        return Tree.open(Path(source.location), settings.allowed_roots)
 
     def _sync(self, source: Source, holder: str, report: SyncReport, stop: threading.Event) -> None:
-        root = self._root(source, report)
-        seen, ignored, refused = walk(root, source, self._extensions())
-        before = self._store.files(source.name)
-        todo = plan(seen, before, self._settings.settle_s)
-        report.seen, report.hashed, report.retrying, report.ignored = todo.seen, todo.hashed, todo.retrying, ignored
-        report.refused = refused + todo.refused
-        report.refused += [Refusal(r.rel_path, r.problem) for r in todo.unchanged + todo.touched if r.problem]
-        report.unchanged = len(todo.unchanged) + len(todo.touched)
-        self._store.put(source.name, todo.touched)
-        self._rename(source, todo, report)
-        self._remove(source, todo.removed, report)
-        total = len(todo.changes)
-        self._store.renew(source.name, holder, self._settings.lease_s, 0, total)
-        batch = self._settings.batch_files
-        for start in range(0, total, batch):
-            if stop.is_set() or self._store.is_paused(source.name):
-                report.stopped = "paused" if not stop.is_set() else "stopped"
-                return
-            self._ingest(source, todo.changes[start : start + batch], report, stop)
-            if not self._store.renew(source.name, holder, self._settings.lease_s, min(start + batch, total), total):
-                report.stopped = "the lease ran out and another replica took the source over"
-                return
+        with self._open(source, report, stop) as tree:
+            seen, ignored, refused = tree.walk(source.wants, self._extensions(), self._settings.max_depth)
+            before = self._store.files(source.name)
+            todo = plan(tree, seen, before, self._settings.settle_s)
+            report.seen, report.hashed, report.ignored = todo.seen, todo.hashed, ignored
+            report.retrying = list(todo.retrying)
+            report.refused = refused + todo.refused
+            report.refused += [Refusal(r.rel_path, r.problem) for r in todo.unchanged + todo.touched if r.problem]
+            report.unchanged = len(todo.unchanged) + len(todo.touched)
+            self._store.put(source.name, todo.touched)
+            self._rename(source, todo, report)
+            self._remove(source, todo.removed, report)
+            total = len(todo.changes)
+            self._store.renew(source.name, holder, self._settings.lease_s, 0, total)
+            batch = self._settings.batch_files
+            for start in range(0, total, batch):
+                if stop.is_set() or self._store.is_paused(source.name):
+                    report.stopped = "paused" if not stop.is_set() else "stopped"
+                    return
+                self._ingest(source, tree, todo.changes[start : start + batch], report, stop)
+                done = min(start + batch, total)
+                if not self._store.renew(source.name, holder, self._settings.lease_s, done, total):
+                    report.stopped = "the lease ran out and another replica took the source over"
+                    return
 
     def _rename(self, source: Source, todo: Plan, report: SyncReport) -> None:
         for move in todo.renames:
@@ -173,15 +186,44 @@ class SyncRunner:
         synced path has it (a copy elsewhere in the tree, or in another source, keeps it)."""
         return self._named_after(source, row) and self._store.paths_of(row.doc_id) == [(source.name, row.rel_path)]
 
-    def _ingest(self, source: Source, changes: list[Change], report: SyncReport, stop: threading.Event) -> None:
-        files = [(c.seen.path, Origin(source.name, c.row.rel_path, c.row.mtime_ns)) for c in changes]
-        results = ingest_synced(self._ingestor, source, files, stop)
-        rows = []
-        for change, result in zip(changes, results, strict=True):
-            row = self._record(source, change, result, report)
-            if row is not None:
-                rows.append(row)
+    def _ingest(
+        self, source: Source, tree: Tree, changes: list[Change], report: SyncReport, stop: threading.Event
+    ) -> None:
+        """Copy each file of ``changes`` out of ``tree``, then ingest the copies and record what they were."""
+        rows: list[FileRow] = []
+        with tempfile.TemporaryDirectory(prefix="ragapp-sync-") as spool:
+            ready: list[tuple[Change, Path]] = []
+            for index, change in enumerate(changes):
+                rel = change.row.rel_path
+                target = Path(spool) / f"{index}{PurePosixPath(rel).suffix}"
+                copied = self._copy(tree, change, target)
+                if isinstance(copied, Change):
+                    ready.append((copied, target))
+                elif isinstance(copied, FileProblem) and copied.retry:
+                    report.retrying.append(rel)
+                elif isinstance(copied, FileProblem):
+                    report.refused.append(Refusal(rel, copied.reason))
+                else:  # over the size limit: refused unread, and not read again until it changes
+                    report.refused.append(Refusal(rel, str(copied)))
+                    rows.append(FileRow(*_stat_of(change.row), "", str(copied)))
+            files = [(path, Origin(source.name, c.row.rel_path, c.row.mtime_ns)) for c, path in ready]
+            results = ingest_synced(self._ingestor, source, files, stop) if files else []
+            for (change, _path), result in zip(ready, results, strict=True):
+                row = self._record(source, change, result, report)
+                if row is not None:
+                    rows.append(row)
         self._store.put(source.name, rows)
+
+    def _copy(self, tree: Tree, change: Change, target: Path) -> Change | FileProblem | IngestError:
+        """``change``'s file copied to ``target``, as the change of what was read (its hash, size and time);
+        or why it was not: a ``FileProblem``, or the ingest's refusal of its size (then it is not read)."""
+        rel = change.row.rel_path
+        name = display_name(rel)
+        try:
+            read = tree.copy(rel, target, lambda size: self._ingestor.check_size(name, size))
+        except (FileProblem, IngestError) as exc:
+            return exc
+        return Change(change.seen, FileRow(rel, read.content_hash, read.size, read.mtime_ns), change.before)
 
     def _record(self, source: Source, change: Change, result: IngestResult, report: SyncReport) -> FileRow | None:
         """The row a file's ingest leaves (None: nothing to remember, it is tried again next time)."""
@@ -207,3 +249,7 @@ class SyncRunner:
             return FileRow(rel, row.content_hash, row.size, row.mtime_ns, result.doc_id, result.message)
         report.refused.append(Refusal(rel, result.message))
         return FileRow(rel, row.content_hash, row.size, row.mtime_ns, "", result.message)
+
+
+def _stat_of(row: FileRow) -> tuple[str, str, int, int]:
+    return row.rel_path, row.content_hash, row.size, row.mtime_ns

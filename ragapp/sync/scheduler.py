@@ -79,18 +79,28 @@ class Scheduler:
                 return source.name
         return None
 
+    def _follow(self, sources: list[Source]) -> None:
+        """Watch the folders of ``sources``; a failure here only costs the events, never the syncs."""
+        if not self._settings.enabled:
+            return
+        try:
+            self._watcher.follow({s.name: Path(s.location) for s in sources if s.kind == "folder" and not s.paused})
+        except Exception:
+            log.exception("sync scheduler: could not watch the followed folders; they sync on their intervals")
+
     def _loop(self) -> None:
+        """One source at a time, for ever: whatever one source does (a tree too deep, git hanging, an error
+        nobody foresaw) is caught and recorded on it, and the loop goes on to the next."""
         while not self._stop.is_set():
             try:
                 sources = self._sources()
-                if self._settings.enabled:
-                    self._watcher.follow(
-                        {s.name: Path(s.location) for s in sources if s.kind == "folder" and not s.paused}
-                    )
-                name = self._due(sources)
             except Exception:  # the database may be briefly away: try again next tick
                 log.exception("sync scheduler: could not read the sources")
-                name = None
+                sources = None
+            name = None
+            if sources is not None:
+                self._follow(sources)
+                name = self._due(sources)
             if name is None:
                 with self._wake:
                     self._wake.wait(TICK_S)
@@ -107,7 +117,7 @@ class Scheduler:
                 self.current = None
 
     def close(self) -> None:
-        """Stop the thread (a sync under way stops after its current batch) and the watcher."""
+        """Stop the thread (a sync under way stops after its current batch; a git command, at once) and the watcher."""
         self._stop.set()
         with self._wake:
             self._wake.notify_all()

@@ -15,10 +15,12 @@ from ragapp.ingest.names import kb_name
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
 from ragapp.store.catalog import Catalog
+from ragapp.sync.git import check_location
 from ragapp.sync.runner import RunOutcome, SyncRunner
 from ragapp.sync.scheduler import Scheduler
 from ragapp.sync.sources import KINDS, Source, SourceStatus, SyncError, display_name
 from ragapp.sync.state import SyncStore
+from ragapp.sync.tree import check_allowed
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 NAME_RULE = "1 to 64 characters: letters, digits and - _ . (starting with a letter or digit), e.g. 'handbook'"
@@ -155,8 +157,9 @@ def add_source(
     holding the app's ``state_dir`` is refused: every sync would change it, and its events start the next.
 
     Raises:
-        SyncError: a name, kind, location, pattern or interval that cannot be used (the message says which),
-            a name taken, or a knowledge base another source fills already.
+        SyncError: a name, kind, location, pattern or interval that cannot be used (the message says which:
+            a folder outside ``sync.allowed_roots``, a git transport not in ``sync.git_protocols``...), a name
+            taken, or a knowledge base another source fills already.
     """
     name = name.strip()
     if not _NAME.fullmatch(name):
@@ -173,10 +176,13 @@ def add_source(
         if not folder.is_absolute() or not folder.is_dir():
             raise SyncError(f"{location!r} is not a folder on this server: give its absolute path.")
         location = str(folder.resolve())
+        check_allowed(Path(location), settings.allowed_roots, location)
         if state_dir is not None and state_dir.resolve().is_relative_to(location):
             raise SyncError(f"{location} holds the app's state folder ({state_dir}); follow a folder that does not.")
     elif not location:
         raise SyncError("Give the repository's path or URL (anything `git clone` accepts).")
+    else:
+        check_location(location, settings.git_protocols, settings.allowed_roots)
     if interval_s is not None and interval_s <= 0:
         raise SyncError("The interval must be a positive number of seconds.")
     include, exclude = tuple(p.strip() for p in include), tuple(p.strip() for p in exclude)

@@ -12,19 +12,20 @@ log = logging.getLogger(__name__)
 
 class FolderWatcher:
     """Watches folders, calling ``changed(source name)`` on any event under one (``.git`` left out). Each folder
-    is watched recursively; a folder that cannot be watched (gone, or over the system's inotify limit) is
-    logged and synced on its schedule only."""
+    is watched recursively; a folder that cannot be watched (gone, over the system's inotify limit, or nested
+    too deep for watchdog's recursive walk) is logged once and synced on its schedule only."""
 
     def __init__(self, changed: Callable[[str], None]) -> None:
         self._changed = changed
         self._observer: Any = None
-        self._watches: dict[str, tuple[Path, Any]] = {}  # source name -> (folder, watchdog's watch)
+        self._watches: dict[str, tuple[Path, Any]] = {}  # source name -> (folder, watchdog's watch; None: failed)
 
     def follow(self, folders: Mapping[str, Path]) -> None:
         """Watch exactly ``folders`` (source name -> folder) from now on."""
         for name in [n for n, (root, _w) in self._watches.items() if folders.get(n) != root]:
             _root, watch = self._watches.pop(name)
-            self._observer.unschedule(watch)
+            if watch is not None:
+                self._observer.unschedule(watch)
         for name, root in folders.items():
             if name not in self._watches:
                 self._watch(name, root)
@@ -49,8 +50,9 @@ class FolderWatcher:
             self._observer.start()
         try:
             self._watches[name] = (root, self._observer.schedule(Handler(), str(root), recursive=True))
-        except OSError as exc:
-            log.warning("not watching %s for source %s (%s): it is synced on its schedule only", root, name, exc)
+        except Exception as exc:  # OSError, or RecursionError from watchdog's os.walk of a very deep tree
+            self._watches[name] = (root, None)  # not tried again every tick: only when its folder changes
+            log.warning("not watching %s for source %s (%r): it is synced on its schedule only", root, name, exc)
 
     def close(self) -> None:
         if self._observer is not None:

@@ -8,9 +8,10 @@ import os
 from pathlib import Path
 
 from ragapp.ingest.names import MAX_NAME_CHARS
-from ragapp.sync.planner import plan, walk
+from ragapp.sync.planner import plan
 from ragapp.sync.sources import Source, SyncReport, display_name
 from ragapp.sync.state import FileRow
+from ragapp.sync.tree import Tree
 
 EXTENSIONS = {".md", ".txt"}
 
@@ -49,7 +50,8 @@ def test_walk_skips_git_links_and_types_not_read(tmp_path: Path) -> None:
     _file(tmp_path, ".git/config.txt", "not mine")
     _file(tmp_path, "b.bin", "binary")
     (tmp_path / "link.md").symlink_to(tmp_path / "a.md")
-    seen, ignored, refused = walk(tmp_path, Source("s", "folder", str(tmp_path), "kb"), EXTENSIONS)
+    with Tree.open(tmp_path) as tree:
+        seen, ignored, refused = tree.walk(Source("s", "folder", str(tmp_path), "kb").wants, EXTENSIONS, 64)
     assert [s.rel_path for s in seen] == ["a.md"] and ignored == 1 and refused == []
 
 
@@ -64,8 +66,9 @@ def test_only_files_whose_stat_moved_are_read(tmp_path: Path) -> None:
     (tmp_path / "old-name.md").rename(tmp_path / "new-name.md")
     (tmp_path / "gone.md").unlink()
     _file(tmp_path, "new.md", "brand new")
-    seen, _ignored, _refused = walk(tmp_path, source, EXTENSIONS)
-    out = plan(seen, before, settle_s=0.0)
+    with Tree.open(tmp_path) as tree:
+        seen, _ignored, _refused = tree.walk(source.wants, EXTENSIONS, 64)
+        out = plan(tree, seen, before, settle_s=0.0)
     assert [r.rel_path for r in out.unchanged] == ["same.md"]
     assert [r.rel_path for r in out.touched] == ["touched.md"]
     assert sorted(c.row.rel_path for c in out.changes) == ["changed.md", "new.md"]
@@ -78,13 +81,15 @@ def test_only_files_whose_stat_moved_are_read(tmp_path: Path) -> None:
 
 def test_a_file_that_moves_during_the_settle_window_waits(tmp_path: Path) -> None:
     path = _file(tmp_path, "growing.md", "start", age_s=0)
-    seen, _ignored, _refused = walk(tmp_path, Source("s", "folder", str(tmp_path), "kb"), EXTENSIONS)
+    tree = Tree.open(tmp_path)
+    seen, _ignored, _refused = tree.walk(Source("s", "folder", str(tmp_path), "kb").wants, EXTENSIONS, 64)
 
     def meanwhile(_seconds: float) -> None:  # the writer goes on while the planner waits
         with path.open("a", encoding="utf-8") as handle:
             handle.write(" and more")
 
-    out = plan(seen, {}, settle_s=5.0, sleep=meanwhile)
+    with tree:
+        out = plan(tree, seen, {}, settle_s=5.0, sleep=meanwhile)
     assert out.retrying == ["growing.md"] and out.changes == [] and out.hashed == 0
 
 
