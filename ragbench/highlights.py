@@ -36,7 +36,7 @@ from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsers.pdf import PDFIUM_LOCK
 from ragapp.ingest.parsing import parse_file
 from ragapp.ingest.passage_boxes import Located, locate, page_text
-from ragapp.qa.answer_check import prose_sentences
+from ragapp.qa.grounding import prose_sentences
 from ragbench.cli import run_command
 from ragbench.coverage import HELD_OUT
 
