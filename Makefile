@@ -191,8 +191,8 @@ bench-ocr: setup
 bench-coverage: setup
 	$(PY) -m ragbench.coverage --output results/coverage.json
 
-# Cited passages highlighted on their PDF page (docs/benchmarks.md#citations-highlighted-on-the-page): every chunk
-# of six Debian manuals (fetched once with apt-get download into .cache/), a few minutes.
+# Cited passages highlighted on their PDF page (docs/benchmarks.md, "Citations highlighted on the page"): every
+# chunk of six Debian manuals (fetched once with apt-get download into .cache/), a few minutes.
 bench-highlights: setup
 	$(PY) -m ragbench.highlights --output results/highlights.json
 

@@ -68,9 +68,9 @@ def quote(sentence: str, passage: str = "", limit: int = QUOTE_CHARS) -> str | N
     ends = [(m.end(), True) for m in _SENTENCE_END.finditer(head) if m.end() >= least]
     ends += [(m.end(), False) for m in _CLAUSE_END.finditer(head) if m.end() >= least]
     if ends:
-        end, sentence = max(ends)
+        end, full_stop = max(ends)
         kept = head[:end].rstrip()
-        if not sentence:
+        if not full_stop:
             kept = kept[:-1].rstrip()  # "…, …" reads badly: the comma goes
         return kept + ("" if re.search(rf"[{_CJK}]$", kept) else " ") + ELLIPSIS
     if cut_off:
