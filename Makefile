@@ -32,7 +32,7 @@ endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-mcp bench-llama-build bench-injection bench-parsers bench-ocr bench-coverage \
+	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-mcp bench-llama-build bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -190,6 +190,11 @@ bench-ocr: setup
 # under /usr/share/doc (plus the Debian Reference, R's manuals and the answer sets' documents), a few minutes.
 bench-coverage: setup
 	$(PY) -m ragbench.coverage --output results/coverage.json
+
+# Cited passages highlighted on their PDF page (docs/benchmarks.md, "Citations highlighted on the page"): every
+# chunk of six Debian manuals (fetched once with apt-get download into .cache/), a few minutes.
+bench-highlights: setup
+	$(PY) -m ragbench.highlights --output results/highlights.json
 
 # Instructions planted in documents: obeyed in workflow and agent modes with the defence and without, and the
 # sentences of real documents the detector would take out by mistake (docs/security.md), ~12 min.

@@ -474,17 +474,28 @@ class DocumentMaker:
     def text_pdf(self, path: Path, lines: list[str], font: str = "Times-Roman", size: int = 10) -> Path:
         """One A4 page of ``lines`` set in a standard PDF font at a manual's size (PDFium draws it with its own
         copy of the font, so the page looks the same on every machine)."""
-        ops = [f"BT /F1 {size} Tf {size * 1.3:.1f} TL 60 770 Td"]
-        ops += [f"({_pdf_text(line)}) Tj T*" for line in lines]
-        stream = "\n".join([*ops, "ET"]).encode("latin-1")
+        return self.text_pages_pdf(path, [lines], font, size)
+
+    def text_pages_pdf(self, path: Path, pages: list[list[str]], font: str = "Times-Roman", size: int = 10) -> Path:
+        """A4 pages of lines, as ``text_pdf``; the ligatures "ﬁ" and "ﬂ" are set as the font's own ligature glyphs
+        (as TeX sets them: one glyph for two letters)."""
+        count = len(pages)
         objects = [
             b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> "
-            b"/Contents 5 0 R >>",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding /WinAnsiEncoding >>" % font.encode(),
-            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        ]
+            b"<< /Type /Pages /Kids [%s] /Count %d >>" % (" ".join(f"{4 + 2 * i} 0 R" for i in range(count)).encode(),
+                                                         count),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding << /Type /Encoding /BaseEncoding "
+            b"/WinAnsiEncoding /Differences [1 /fi /fl] >> >>" % font.encode(),
+        ]  # fmt: skip
+        for i, lines in enumerate(pages):
+            ops = [f"BT /F1 {size} Tf {size * 1.3:.1f} TL 60 770 Td"]
+            ops += [f"({_pdf_text(line).replace('ﬁ', chr(1)).replace('ﬂ', chr(2))}) Tj T*" for line in lines]
+            stream = "\n".join([*ops, "ET"]).encode("latin-1")
+            objects += [
+                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
+                b"/Contents %d 0 R >>" % (5 + 2 * i),
+                b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            ]
         return _write_pdf(path, objects)
 
     def scan(self, lines: list[str], size: int = 34, width: int = 1400) -> Any:

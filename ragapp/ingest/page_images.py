@@ -1,42 +1,26 @@
 """A cited page as it looks: the PDF page (or the uploaded image) drawn as a PNG, the cited passage highlighted.
 
-Where the page has a text layer, PDFium finds the passage's lines (and a table's cells) on it; where OCR read
-the page, the boxes it read the passage's lines from are highlighted. Rendering is bounded (``MAX_WIDTH``) and
-holds ``PDFIUM_LOCK``: PDFium is not thread-safe.
+Where the page has a text layer, the passage is found among its characters (``ragapp.ingest.passage_boxes``);
+where OCR read the page, the boxes it read the passage's lines from are highlighted. Rendering is bounded
+(``MAX_WIDTH``) and holds ``PDFIUM_LOCK``: PDFium is not thread-safe.
 """
 
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ragapp.core.types import OcrBox
 from ragapp.ingest.parsers.pdf import PDFIUM_LOCK
+from ragapp.ingest.passage_boxes import PageText, locate, page_text
 
 MAX_WIDTH = 1400
 DEFAULT_WIDTH = 1000
-MAX_FRAGMENTS = 60  # lines of a passage looked for on the page
-MIN_FRAGMENT_CHARS = 3
+MIN_BOX_CHARS = 3  # an OCR line shorter than this is not looked for (a lone "1" is in every passage)
 _HIGHLIGHT = (255, 221, 0, 110)
 _OUTLINE = (230, 160, 0, 255)
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
-
-
-def fragments(passage: str) -> list[str]:
-    """What to look for on the page: the passage's lines, and a table row's cells one by one (the page does not
-    have the Markdown pipes)."""
-    found: list[str] = []
-    for line in passage.splitlines():
-        line = line.strip()
-        if _TABLE_RULE.match(line):
-            continue
-        parts = (
-            [c.strip().replace("\\|", "|") for c in line.strip("|").split(" | ")] if line.startswith("|") else [line]
-        )
-        found += [" ".join(p.split()) for p in parts if len(p.strip()) >= MIN_FRAGMENT_CHARS]
-    return list(dict.fromkeys(found))[:MAX_FRAGMENTS]
 
 
 def render_pdf_page(
@@ -55,9 +39,11 @@ def render_pdf_page(
             page_width, page_height = pdf_page.get_size()
             scale = width / page_width
             image = pdf_page.render(scale=scale).to_pil().convert("RGB")
-            rects = [] if boxes else list(_text_rects(pdf_page, passages))
+            text = None if boxes else _page_text(pdf_page)
         finally:
             document.close()
+    # Matching needs no PDFium: outside the lock.
+    rects = [r for p in passages if text is not None and (where := locate(p, text)).found for r in where.rects]
     # PDF points (origin bottom left) -> pixels (origin top left); OCR boxes are fractions of the page.
     places = [
         (x0 * scale, (page_height - y1) * scale, x1 * scale, (page_height - y0) * scale) for x0, y0, x1, y1 in rects
@@ -95,26 +81,15 @@ def matching_boxes(boxes: Iterable[OcrBox], passages: Sequence[str]) -> list[Ocr
     found = []
     for box in boxes:
         line = "".join(box.text.split())
-        if len(line) >= MIN_FRAGMENT_CHARS and any(line in text for text in squeezed):
+        if len(line) >= MIN_BOX_CHARS and any(line in text for text in squeezed):
             found.append(box)
     return found
 
 
-def _text_rects(pdf_page: object, passages: Sequence[str]) -> Iterable[tuple[float, float, float, float]]:
-    textpage = pdf_page.get_textpage()  # type: ignore[attr-defined]
+def _page_text(pdf_page: Any) -> PageText:
+    textpage = pdf_page.get_textpage()
     try:
-        for passage in passages:
-            for fragment in fragments(passage):
-                searcher = textpage.search(fragment, match_case=False)
-                try:
-                    hit = searcher.get_next()
-                    if hit is None:
-                        continue
-                    index, count = hit
-                    for i in range(textpage.count_rects(index, count)):
-                        yield textpage.get_rect(i)
-                finally:
-                    searcher.close()
+        return page_text(textpage)
     finally:
         textpage.close()
 

@@ -20,6 +20,7 @@ from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.facts import key_facts
 from ragapp.core.lang import is_chinese
 from ragapp.core.markers import cited_numbers
+from ragapp.core.quotes import collapsed, quote
 from ragapp.core.types import (
     Chunk,
     Citation,
@@ -37,7 +38,7 @@ from ragapp.qa.grounding import (
     check_support,
     core_unsupported,
     model_refused,
-    split_sentences,
+    prose_sentences,
     strip_markers,
     without_stray_end,
 )
@@ -54,7 +55,6 @@ _VALUE_SLOT = re.compile(r"(\b(?:is|are|was|were|be|called|named)|[:：是为])\
 MIN_QUOTE_WORDS = 2
 ECHOED = "the model's reply only repeated the question; the documents' own sentence is shown instead"
 _CHOICE = re.compile(r"\bor\b|还是|或者", re.IGNORECASE)  # a question that offers the answers to choose from
-QUOTE_CHARS = 400  # a longer quote is cut (a table the splitter read as one sentence)
 QUOTE_CANDIDATES = 8  # sentences the scorer reads (~50 ms with the shipped reranker on 2 cores)
 
 
@@ -184,8 +184,9 @@ def best_quote(
     ranked: list[tuple[float, int, str]] = []  # (lexical score, -number, the passage's text quoted)
     for number, (pieces, shared) in enumerate(zip(split, words, strict=True), start=1):
         for i, piece in enumerate(pieces):
-            if len(shared[i]) >= MIN_QUOTE_WORDS:
-                raw = pieces[i - 1] + piece if i and shared[i - 1] else piece
+            raw = pieces[i - 1] + piece if i and shared[i - 1] else piece
+            # a sentence the chunk cut off with no end to shorten it to is no quote
+            if len(shared[i]) >= MIN_QUOTE_WORDS and quote(raw, kept[number - 1].chunk.text) is not None:
                 ranked.append((sum(weight[w] for w in shared[i]), -number, raw.strip()))
     if not ranked:
         return None
@@ -227,13 +228,9 @@ def evidence_for(
     if found is None:
         return None
     number, raw = found
-    if len(raw) > QUOTE_CHARS:  # a table read as one sentence: its start, still a substring to highlight
-        raw = raw[: raw.rfind(" ", 0, QUOTE_CHARS) if " " in raw[:QUOTE_CHARS] else QUOTE_CHARS]
-        quote = " ".join(raw.split()) + " …"
-    else:
-        quote = " ".join(raw.split())
     passage = kept[number - 1]
-    return EvidenceEvent(quote, Citation(number, passage.chunk, passage.rerank_score, (raw,)))
+    shown = quote(raw, passage.chunk.text) or collapsed(raw)  # it is one: best_quote took only those
+    return EvidenceEvent(shown, Citation(number, passage.chunk, passage.rerank_score, (raw,)))
 
 
 def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
@@ -243,17 +240,6 @@ def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
     support = SentenceSupport(text, "supported", cited=(number,), passages=(number,), overlap=1.0, evidence=(raw,))
     confidence = Confidence("low", (ConfidenceCheck("fits", False, ECHOED),))
     return AnswerEvent(text, (evidence.citation,), grounded=True, support=(support,), confidence=confidence)
-
-
-def prose_sentences(text: str) -> list[str]:
-    """``text`` cut into sentences that join back into it, a single line break not ending one (PDF text breaks
-    lines inside sentences): the cut is made on a copy with those breaks as spaces, the same length."""
-    flat = re.sub(r"(?<!\n)\n(?!\n)", " ", text)
-    pieces, at = [], 0
-    for piece in split_sentences(flat):
-        pieces.append(text[at : at + len(piece)])
-        at += len(piece)
-    return pieces
 
 
 def as_shown(passage: RetrievedChunk) -> str:

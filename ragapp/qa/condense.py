@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ragapp.core.types import RetrievedChunk
-from ragapp.qa.answer_check import prose_sentences
+from ragapp.qa.grounding import prose_sentences
 from ragapp.store.tokenize import tokenize
 
 GAP = " … "

@@ -83,7 +83,8 @@ class _Passage:
 
     @classmethod
     def of(cls, number: int, text: str, ocr: bool = False) -> _Passage:
-        sentences = tuple(s.strip() for s in split_sentences(text) if s.strip())
+        # a line break inside a sentence (PDF text) does not end it: the highlight is the whole sentence
+        sentences = tuple(s.strip() for s in prose_sentences(text) if s.strip())
         return cls(number, PassageFacts.of(text, ocr), frozenset(tokenize(text)), sentences, is_chinese(text))
 
 
@@ -104,6 +105,17 @@ def split_sentences(text: str) -> list[str]:
         else:
             merged.append(piece)
     return merged
+
+
+def prose_sentences(text: str) -> list[str]:
+    """``text`` cut into sentences that join back into it, a single line break not ending one (PDF text breaks
+    lines inside sentences): the cut is made on a copy with those breaks as spaces, the same length."""
+    flat = re.sub(r"(?<!\n)\n(?!\n)", " ", text)
+    pieces, at = [], 0
+    for piece in split_sentences(flat):
+        pieces.append(text[at : at + len(piece)])
+        at += len(piece)
+    return pieces
 
 
 def strip_markers(text: str) -> str:

@@ -32,7 +32,10 @@ def example_questions(path: Path = ASSETS / "examples.json", lang: str | None = 
 
 # While an answer is being written its 👍/👎 (and copy) wait: a rating would judge a draft the check may change.
 # Gradio marks the question box, an output of the answer's event, as "generating" until the event ends.
-# A [n] in an answer picks that source in the panel beside it.
+# A [n] in an answer opens that answer's source n in the panel beside it, closed or not: the script sends the
+# message's position and n (and a nonce, so that the same marker clicked again is an input again) through a
+# hidden box to ``DocumentHandlers.cite_marker``. The panel's list cannot be clicked instead: Gradio takes a
+# hidden column's components out of the page.
 CHAT_HEAD = r"""<style>
 body:has(#question .generating) #chatbot .message-wrap >
   .message-buttons-left:not(:has(~ .message-buttons-left)) { visibility: hidden; }
@@ -41,12 +44,13 @@ body:has(#question .generating) #chatbot .message-wrap >
 <script>
 document.addEventListener("click", (event) => {
   const marker = event.target instanceof Element ? event.target.closest("#chatbot .cite-marker") : null;
-  if (!marker) return;
+  const box = document.querySelector("#citation-wanted textarea, #citation-wanted input");
+  if (!marker || !box) return;
   const number = (marker.textContent.match(/\d+/) || [""])[0];  // the first number of "[2]", "[2, 3]", "【2】"
-  const wanted = `[${number}]`;
-  const source = Array.from(document.querySelectorAll("#citation-choice label"))
-    .find((label) => label.innerText.trim().startsWith(wanted));
-  if (source) source.click();
+  const messages = Array.from(document.querySelectorAll("#chatbot [data-testid=user], #chatbot [data-testid=bot]"));
+  const index = messages.indexOf(marker.closest("[data-testid]"));
+  box.value = `${index}:${number}:${Date.now()}`;
+  box.dispatchEvent(new Event("input", { bubbles: true }));
 });
 </script>"""
 
@@ -99,6 +103,7 @@ class ChatTab:
     close_citation: gr.Button
     citation_page: gr.Image
     citation_section: gr.Markdown
+    citation_wanted: gr.Textbox
     feedback_row: gr.Row
     comment: gr.Textbox
     send_comment: gr.Button
@@ -136,6 +141,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
                     label=t("cite.page"), type="pil", interactive=False, visible=False, elem_id="citation-page"
                 )
                 citation_section = gr.Markdown(elem_id="citation-section")
+            citation_wanted = gr.Textbox(visible="hidden", show_label=False, container=False, elem_id="citation-wanted")
         # Opened by a thumbs-down: say what was wrong, or keep the question as a test case.
         with gr.Row(visible=False, elem_id="feedback-row") as feedback_row:
             comment = gr.Textbox(
@@ -196,8 +202,8 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
             )  # fmt: skip
     return ChatTab(
         chatbot, citation_view, citation_choice, citation_title, close_citation, citation_page, citation_section,
-        feedback_row, comment, send_comment, save_case, question, send, clear, scope, mode, filter_tags,
-        filter_path, filter_types,
+        citation_wanted, feedback_row, comment, send_comment, save_case, question, send, clear, scope, mode,
+        filter_tags, filter_path, filter_types,
     )  # fmt: skip
 
 
@@ -257,9 +263,12 @@ def wire_chat(
         "inputs": [owner],
         "outputs": [chatbot, session, open_chat, sidebar.chat_list],
     }
-    tab.clear.click(**fresh)
-    sidebar.new_chat.click(**fresh)
-    sidebar.chat_list.input(history.open, inputs=[sidebar.chat_list, owner], outputs=[chatbot, session, open_chat])
+    # The sources panel follows the chat shown: a chat started or opened shows its own last answer's sources.
+    tab.clear.click(**fresh).then(**sources)
+    sidebar.new_chat.click(**fresh).then(**sources)
+    sidebar.chat_list.input(
+        history.open, inputs=[sidebar.chat_list, owner], outputs=[chatbot, session, open_chat]
+    ).then(**sources)
     sidebar.rename_chat.click(
         history.rename,
         inputs=[sidebar.chat_list, sidebar.chat_title, owner],
@@ -269,7 +278,7 @@ def wire_chat(
         history.delete,
         inputs=[sidebar.chat_list, session, chatbot, owner],
         outputs=[sidebar.chat_list, chatbot, session, open_chat],
-    )
+    ).then(**sources)
     exports = ChatExports(engine)
     # A file exported from another chat is not offered beside this one.
     for picked in (tab.clear.click, sidebar.new_chat.click, sidebar.chat_list.input):
@@ -285,5 +294,9 @@ def wire_chat(
     tab.save_case.click(feedback.save_case, inputs=[session, owner], outputs=[tab.feedback_row])
     chatbot.select(documents.cite, inputs=[session], outputs=[*citation, tab.citation_choice])
     tab.citation_choice.input(documents.cite_picked, inputs=[tab.citation_choice, session], outputs=citation)
+    tab.citation_wanted.change(
+        documents.cite_marker, inputs=[tab.citation_wanted, session], outputs=[*citation, tab.citation_choice],
+        queue=False,
+    )  # fmt: skip
     tab.close_citation.click(lambda: gr.update(visible=False), outputs=[tab.citation_view])
     return history

@@ -90,7 +90,12 @@ def turn_records(view: TurnView) -> list[dict[str, Any]]:
     for message, citation in zip(messages, citations, strict=True):
         source = citation is not None  # one of the answer's sources (the quote above it is not one of its own)
         if citation is None and evidence is not None and str(message.content).startswith(EVIDENCE_LABEL):
-            citation = replace(evidence.citation, highlights=(evidence.quote,))  # the quote shown first
+            # the quote shown first, marked by the sentence it was taken from (a substring of the passage)
+            citation = (
+                evidence.citation
+                if evidence.citation.highlights
+                else replace(evidence.citation, highlights=(evidence.quote,))
+            )
         record = record_of(message, trace_id=turn.trace_id or None)
         if citation is not None:
             record |= {"doc_id": citation.chunk.doc_id, "chunk_id": citation.chunk.chunk_id}

@@ -155,26 +155,36 @@ class DocumentHandlers:
     def cite(
         self, evt: gr.SelectData, session: Session | None, request: gr.Request | None = None
     ) -> tuple[Any, Any, Any, Any, Any]:
-        """A citation clicked in the chat: shown in the sources panel (see ``show``), picked in its list. Other
-        messages leave the panel as it is."""
+        """A citation clicked in the chat: shown in the sources panel (see ``show``), picked in its answer's list.
+        Other messages leave the panel as it is."""
         index = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         records = session.records if session is not None else []
         record = records[index] if isinstance(index, int) and 0 <= index < len(records) else {}
         if not record.get("chunk_id"):  # not a citation: the panel stays as it is
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
-        picked = gr.update(value=str(index)) if record.get("cited") else gr.update()
+        picked = _sources(records, index) if record.get("cited") else gr.update()
         return (*self.show_record(record, request), picked)
 
     def cite_latest(self, session: Session | None, request: gr.Request | None = None) -> tuple[Any, ...]:
-        """After an answer: its sources beside it, in citation order, the first shown; none, the panel closed."""
+        """After an answer, or a chat opened or started: the sources of the chat's last answer, in citation order,
+        the first shown; none, the panel closed (it never keeps another chat's page)."""
         records = session.records if session is not None else []
-        start = max((i for i, r in enumerate(records) if r.get("role") == "user"), default=-1) + 1
-        cited = [(i, r) for i, r in enumerate(records) if i >= start and r.get("cited")]
+        cited = [i for i, r in enumerate(records) if i >= _turn(records, len(records))[0] and r.get("cited")]
         if not cited:
             return gr.update(), gr.update(), gr.update(visible=False), gr.update(), gr.update(choices=[], value=None)
-        choices = [(str(r.get("label") or f"[{r['cited']}]"), str(i)) for i, r in cited]
-        first = cited[0][1]
-        return (*self.show_record(first, request), gr.update(choices=choices, value=choices[0][1]))
+        return (*self.show_record(records[cited[0]], request), _sources(records, cited[0]))
+
+    def cite_marker(self, wanted: str, session: Session | None, request: gr.Request | None = None) -> tuple[Any, ...]:
+        """A [n] clicked in an answer (the page's script sends "message index:n:nonce"): that answer's source n
+        in the panel, opened again if it was closed."""
+        records = session.records if session is not None else []
+        parts = (wanted or "").split(":")
+        index, number = (int(p) if p.isdigit() else -1 for p in [*parts, "", ""][:2])
+        start, end = _turn(records, index if 0 <= index < len(records) else len(records))
+        found = next((i for i in range(start, end) if records[i].get("cited") == number), None)
+        if found is None or not records[found].get("chunk_id"):
+            return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
+        return (*self.show_record(records[found], request), _sources(records, found))
 
     def cite_picked(self, picked: str | None, session: Session | None, request: gr.Request | None = None) -> Any:
         """A source picked in the panel's list."""
@@ -209,3 +219,19 @@ class DocumentHandlers:
             for c in view.section
         )
         return gr.update(value=None, visible=False), title, gr.update(visible=True), section
+
+
+def _turn(records: list[dict[str, Any]], index: int) -> tuple[int, int]:
+    """The records of the answer holding record ``index`` (the last answer for ``len(records)``): from after
+    the question before it to the next question."""
+    start = max((i for i, r in enumerate(records[:index]) if r.get("role") == "user"), default=-1) + 1
+    end = next((i for i in range(max(index, start), len(records)) if records[i].get("role") == "user"), len(records))
+    return start, end
+
+
+def _sources(records: list[dict[str, Any]], index: int) -> Any:
+    """The panel's list: the sources of the answer holding record ``index``, in citation order, that one picked."""
+    start, end = _turn(records, index)
+    cited = [(str(records[i].get("label") or f"[{records[i]['cited']}]"), str(i))
+             for i in range(start, end) if records[i].get("cited")]  # fmt: skip
+    return gr.update(choices=cited, value=str(index))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import gradio as gr
@@ -25,6 +26,7 @@ from ragapp.core.events import (
 )
 from ragapp.core.lang import is_chinese
 from ragapp.core.markers import MARKER, cited_numbers
+from ragapp.core.quotes import quote
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
 from ragapp.ui.engine_words import SKIPPED_CALL, explained
@@ -121,7 +123,8 @@ def cached_note(event: CachedEvent) -> str:
 
 def shown_evidence(turn: Turn) -> EvidenceEvent | None:
     """The quote above the answer (when one was shown): the documents' best sentence while the model writes;
-    once the answer is checked, the passage it cites first, by its sentence that supports the answer. None under
+    once the answer is checked, the passage it cites first, by its sentence that supports the answer (as a quote:
+    ``ragapp.core.quotes``, or the quote already shown when none makes one). None under
     an answer that rests on no passage: a refusal lists its nearest passages as sources, never a quote that
     reads as an answer."""
     answer = turn.answer
@@ -130,8 +133,9 @@ def shown_evidence(turn: Turn) -> EvidenceEvent | None:
     if answer.abstained or not answer.grounded or not answer.citations:
         return None
     first = answer.citations[0]
-    if first.highlights:
-        return EvidenceEvent(first.highlights[0], first)
+    for sentence in first.highlights:
+        if (shown := quote(sentence, first.chunk.text)) is not None:
+            return EvidenceEvent(shown, replace(first, highlights=(sentence,)))
     if turn.evidence.citation.chunk.chunk_id == first.chunk.chunk_id:
         return EvidenceEvent(turn.evidence.quote, first)
     return None
