@@ -89,7 +89,7 @@ class ClarificationOut(BaseModel):
 
 
 class CheckOut(BaseModel):
-    check: str = Field(description="supported, fits, agrees or on_topic (see the docs' Confidence section).")
+    check: str = Field(description="supported, fits, agrees, on_topic or parts (see the docs' Confidence section).")
     passed: bool
     detail: str
 
