@@ -303,13 +303,18 @@ class IngestResult:
 
 
 # The phases of ingesting one file, in order; "index" (the keyword index update) runs once for the whole batch.
-IngestPhase = Literal["parse", "ocr", "chunk", "embed", "store", "index"]
+# parse: reading the text (pages counted in a PDF); tables: a PDF's pages searched for tables; ocr: scanned pages
+# read by OCR; chunk: cut into chunks; embed: chunks embedded (counted); store: written to the stores; index: the
+# keyword index rebuilt, once for the whole batch.
+IngestPhase = Literal["parse", "tables", "ocr", "chunk", "embed", "store", "index"]
 
 
 @dataclass(frozen=True)
 class IngestProgress:
     """How far an upload has got: the file (None: the whole batch), its phase, the fraction of the whole batch
-    done (0..1), items done of total where counted (chunks embedded), and what is happening in words."""
+    done (0..1), items done of total where counted (pages read, chunks embedded), what is happening in words (for
+    logs and traces: a page renders the phase and the counts), and the file's place in the batch (``index`` of
+    ``count``, from 0)."""
 
     file: str | None
     phase: IngestPhase
@@ -317,6 +322,8 @@ class IngestProgress:
     message: str  # e.g. "parsing", "embedded 32/90 chunks"
     done: int | None = None
     total: int | None = None
+    index: int = 0
+    count: int = 1
 
     @property
     def text(self) -> str:

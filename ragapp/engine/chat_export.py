@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from ragapp.core.events import AgentStepEvent
+from ragapp.core.confidence_words import answer_look, failed_words, level_look, reasons
+from ragapp.core.events import AgentStepEvent, AnswerEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.turn import Exchange
 from ragapp.core.types import Citation, Confidence
@@ -70,29 +71,31 @@ class ChatExport:
     count: int = 1
 
 
-# How the chat words an answer's confidence (ragapp.ui.render's note, the Traces tab's level), in the language
-# of the answer. The engine may not import the UI, so its words are said again here.
-_LEVELS = {"high": ("high", "高"), "medium": ("medium", "中"), "low": ("low", "低")}
-_DOUBTS = {
-    "supported": ("not every sentence is in the passages", "有的句子在原文中找不到"),
-    "fits": ("it may not answer what was asked", "可能没有回答所问的问题"),
-    "agrees": ("it differs from the quoted sentence", "与引用的原文句子不一致"),
-    "on_topic": ("the passage it rests on may be about something else", "所依据的原文可能说的是别的事"),
-}
-
-
 def confidence_words(confidence: Confidence, chinese: bool) -> str:
     """'Confidence: high', or for a low one the chat's warning: 'Confidence: low. May be wrong — check the
-    sources (it may not answer what was asked).'"""
-    level = _LEVELS.get(confidence.level, (confidence.level, confidence.level))[int(chinese)]
+    sources (it may not answer what was asked).' The words are the chat's (``ragapp.core.confidence_words``)."""
+    level = level_look(confidence).name.pick(chinese)
     if confidence.level != "low":
         return f"置信度：{level}" if chinese else f"Confidence: {level}"
-    reasons = [_DOUBTS[c.check][int(chinese)] for c in confidence.failed if c.check in _DOUBTS]
+    reasons = failed_words(confidence, chinese)
     if chinese:
         why = f"（{'；'.join(reasons)}）" if reasons else ""
         return f"置信度：{level}。⚠️ 可能有误，请核对下面的原文{why}。"
     why = f" ({'; '.join(reasons)})" if reasons else ""
     return f"Confidence: {level}. ⚠️ May be wrong — check the sources below{why}."
+
+
+def confidence_lines(answer: AnswerEvent, chinese: bool) -> list[str]:
+    """The answer's confidence as the chat's badge says it: its level, then each check behind it ("- ✓ Every
+    sentence is in the passages"); nothing where the chat shows no badge (a refusal)."""
+    look, confidence = answer_look(answer), answer.confidence
+    if look is None:
+        return []
+    if confidence is None:
+        level = look.name.pick(chinese)
+        return [f"*置信度：{level}*" if chinese else f"*Confidence: {level}*", ""]
+    said = [f"- {r.icon} {r.sentence.pick(chinese)}" for r in reasons(confidence)]
+    return [f"*{confidence_words(confidence, chinese)}*", "", *said, *([""] if said else [])]
 
 
 def _where(citation: Citation, chinese: bool) -> str:
@@ -124,8 +127,7 @@ def _exchange_markdown(exchange: Exchange, deleted: frozenset[str]) -> list[str]
         out += [f"*{'智能体步骤' if chinese else 'Agent steps'}:*", "", *(_step_line(s) for s in steps), ""]
     if turn.answer is not None:
         out += [answer_markdown(turn.answer.text) or "…", ""]
-        if turn.answer.confidence is not None:
-            out += [f"*{confidence_words(turn.answer.confidence, chinese)}*", ""]
+        out += confidence_lines(turn.answer, chinese)
         if turn.answer.citations:
             out += [f"**{'来源' if chinese else 'Sources'}:**", ""]
             deleted_since = " (文档已删除)" if chinese else " (document deleted since)"

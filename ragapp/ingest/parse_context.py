@@ -14,8 +14,9 @@ from ragapp.core.errors import IngestCancelled
 
 log = logging.getLogger(__name__)
 
-# (phase, fraction of the parse done, what is happening): phase "parse", or "ocr" while pages are OCR'd.
-ParseProgress = Callable[[str, float, str], None]
+# (phase, fraction of the parse done, what is happening, pages done, pages in all): phase "parse", "tables" while
+# a PDF's pages are searched for tables, or "ocr" while pages are OCR'd; the counts None where not counted.
+ParseProgress = Callable[[str, float, str, int | None, int | None], None]
 
 
 @dataclass(frozen=True)
@@ -55,13 +56,14 @@ def options() -> ParseOptions:
     return _current().options
 
 
-def report(phase: str, fraction: float, message: str) -> None:
-    """Tell whoever parses how far it has got; never raises into the parser."""
+def report(phase: str, fraction: float, message: str, done: int | None = None, total: int | None = None) -> None:
+    """Tell whoever parses how far it has got (``done`` of ``total`` pages, where counted); never raises into the
+    parser, except to stop a cancelled upload."""
     progress = _current().progress
     if progress is None:
         return
     try:
-        progress(phase, min(1.0, max(0.0, fraction)), message)
+        progress(phase, min(1.0, max(0.0, fraction)), message, done, total)
     except IngestCancelled:  # the user stopped the upload: the parse stops here
         raise
     except Exception:  # a progress display must never fail a parse

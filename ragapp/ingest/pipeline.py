@@ -72,7 +72,7 @@ class _FileProgress:
         self, phase: IngestPhase, fraction: float, message: str, done: int | None = None, total: int | None = None
     ) -> None:
         overall = (self.index + fraction) / self.count
-        self.progress(IngestProgress(self.name, phase, overall, message, done, total))
+        self.progress(IngestProgress(self.name, phase, overall, message, done, total, self.index, self.count))
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,8 @@ class Ingestor:
             except Exception as exc:  # never let one file take the batch (or the app) down
                 log.exception("unexpected failure ingesting %s", name)
                 results.append(IngestResult(name=name, status="failed", message=f"{name}: unexpected error ({exc!r})."))
-        progress(IngestProgress(None, "index", 1.0, "updating keyword index"))
+        # every file's turn is over (index == count): the batch's last step
+        progress(IngestProgress(None, "index", 1.0, "updating keyword index", index=len(files), count=len(files)))
         self._store.refresh_keywords()
         return results
 
@@ -220,7 +221,10 @@ class Ingestor:
         """``path`` read, chunked and embedded (``_prepare``), then stored (``_commit``); ``again``: the
         document's own record, when it is indexed again under the same ids (its origin is kept then)."""
         prepared = self._prepare(path, name, kb, progress, again, origin)
-        return prepared if isinstance(prepared, IngestResult) else self._commit(prepared, again)
+        if isinstance(prepared, IngestResult):
+            return prepared
+        progress("store", 0.97, "storing", len(prepared.chunks), len(prepared.chunks))  # may wait for the write lock
+        return self._commit(prepared, again)
 
     def _prepare(
         self,
@@ -247,16 +251,19 @@ class Ingestor:
             )
         progress("parse", 0.02, "reading")
         scanned = False  # OCR takes most of a scanned document's time: embedding's share starts later then
+        reached = 0.02  # the share never goes back: OCR's own count starts after the pages were read
 
-        def parse_progress(phase: str, fraction: float, message: str) -> None:
-            nonlocal scanned
+        def parse_progress(phase: str, fraction: float, message: str, done: int | None, total: int | None) -> None:
+            nonlocal scanned, reached
             scanned = scanned or phase == "ocr"
-            progress("ocr" if phase == "ocr" else "parse", 0.02 + (0.6 if phase == "ocr" else 0.08) * fraction,
-                     message)  # fmt: skip
+            shown: IngestPhase = "ocr" if phase == "ocr" else "tables" if phase == "tables" else "parse"
+            reached = max(reached, 0.02 + (0.6 if phase == "ocr" else 0.08) * fraction)
+            progress(shown, reached, message, done, total)
 
         parsed = parse_file(path, name, self._parse_options, parse_progress)
         doc_id = content_hash[:16]
         # Tables of contents, indexes and licences match many questions and answer none: left out unless kept.
+        progress("chunk", 0.62 if scanned else 0.1, "chunking")
         split = BoilerplateSplit(parsed) if self._settings.keep_boilerplate else split_boilerplate(parsed, doc_id)
         check_chunk_floor(split.doc, name, self._settings)
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)

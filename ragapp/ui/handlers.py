@@ -21,7 +21,7 @@ from ragapp.core.access import LOCAL_ACTOR, Action, Actor, may
 from ragapp.core.errors import AccessDenied, RagAppError
 from ragapp.core.filters import DocumentFilter
 from ragapp.core.turn import Exchange
-from ragapp.core.types import DEFAULT_KB, IngestResult, Mode, Scope
+from ragapp.core.types import DEFAULT_KB, IngestProgress, IngestResult, Mode, Scope
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
@@ -294,20 +294,21 @@ class Handlers:
         owner: str | None = None,
         control: UploadControl | None = None,
         request: gr.Request | None = None,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's idiom)
+        progress: Callable[[IngestProgress], None] | None = None,
     ) -> tuple[str, list[list[Any]], Any, None, str, Any, Any]:
+        """Ingest the dropped ``files`` into ``kb``; ``progress`` hears the engine's reports (the page draws them:
+        ``ragapp.ui.upload_progress``). Returns the report and what it changes on the page."""
         if not files:
             raise gr.Error(both("Choose or drop one or more files first.", "请先选择或拖入文件。"))
         target = kb_name(kb or DEFAULT_KB)  # a bad name is refused before any file is read
         pairs = [(Path(f), Path(f).name) for f in files]
-        progress(0.0, desc="…")
         cancel = control.cancel if control is not None else None
         if cancel is not None:
             cancel.clear()  # a Stop pressed before this upload does not stop it
         try:
             results = self.engine.library.ingest(
                 pairs,
-                lambda update: progress(update.fraction, desc=update.text),
+                progress,
                 target,
                 owner=owner_of(self.engine, owner, request),
                 actor=actor_of(self.engine, request),

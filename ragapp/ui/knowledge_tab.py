@@ -18,6 +18,7 @@ from ragapp.ui.handlers import DOC_HEADERS, Handlers
 from ragapp.ui.i18n import t
 from ragapp.ui.sources import SourcesPanel, build_sources_panel
 from ragapp.ui.state import UploadControl
+from ragapp.ui.upload_progress import UploadHandlers
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class KnowledgeTab:
     upload: gr.File
     add: gr.Button
     stop: gr.Button
+    progress: gr.Markdown
     report: gr.Markdown
     docs: gr.Dataframe
     doc_id: gr.State
@@ -74,6 +76,7 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
                 add = gr.Button(t("kb.add"), variant="primary", elem_id="add-files", scale=4)
                 # Enabled while an upload runs (``wire_knowledge_tab``).
                 stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1, interactive=False)
+        progress = gr.Markdown(elem_id="ingest-progress")  # while an upload runs: ragapp.ui.upload_progress
         report = gr.Markdown(elem_id="ingest-report")
         docs = gr.Dataframe(
             value=handlers.documents_table if public else [],
@@ -127,7 +130,8 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
             delete = gr.Button(t("common.delete"), variant="stop", elem_id="delete", scale=1)
         sources = build_sources_panel()
     return KnowledgeTab(
-        uploading, kb_choice, upload, add, stop, report, docs, doc_id, doc_view, doc_quality, doc_about, doc_tags,
+        uploading, kb_choice, upload, add, stop, progress, report, docs, doc_id, doc_view, doc_quality, doc_about,
+        doc_tags,
         doc_tags_save, doc_search,
         doc_chunks, left_out, deleting, doc_reindex, doc_delete, confirm_row, confirm_delete, cancel_delete,
         to_delete, reindex, delete, sources,
@@ -168,12 +172,13 @@ def wire_knowledge(
     tab.reindex.click(documents.reindex, inputs=[tab.to_delete, owner], outputs=[tab.report]).then(
         handlers.refresh, inputs=[scope], outputs=refreshed
     )
-    # Stop is enabled for the upload's length; its progress shows once, where its report will be.
+    # Stop is enabled for the upload's length; its progress, file by file, shows above where its report will be
+    # (Gradio's own spinner would cover it).
     tab.add.click(_stoppable(True), outputs=[tab.stop], queue=False).then(
-        handlers.upload,
+        UploadHandlers(handlers).upload,
         inputs=[tab.upload, tab.kb_choice, scope, owner, upload_control],
-        outputs=[tab.report, tab.docs, tab.to_delete, tab.upload, status, tab.kb_choice, scope],
-        show_progress_on=[tab.report],
+        outputs=[tab.progress, tab.report, tab.docs, tab.to_delete, tab.upload, status, tab.kb_choice, scope],
+        show_progress="hidden",
     ).then(_stoppable(False), outputs=[tab.stop], queue=False).then(handlers.left_out_report, outputs=[tab.left_out])
     tab.delete.click(
         handlers.delete,

@@ -17,6 +17,7 @@ from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
 from ragapp.ui.chat_tab import CHAT_HEAD
+from ragapp.ui.confidence_badge import BADGE_HEAD
 from ragapp.ui.i18n import I18N
 from ragapp.ui.layout import build_ui
 from ragapp.ui.page_language import HEAD
@@ -80,7 +81,7 @@ def mount_page(
         max_file_size=int(settings.ingest.max_file_mb * 1024 * 1024),  # bytes: Gradio reads "0.5mb" as 0
         # The page's words in the browser's language, and the header's English · 中文 switch (ragapp.ui.i18n)
         i18n=I18N,
-        head=HEAD + CHAT_HEAD,
+        head=HEAD + CHAT_HEAD + BADGE_HEAD,
     )
     gradio_app = next(r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp))
     return MountedPage(page, gradio_app)

@@ -9,6 +9,7 @@ from typing import Any
 
 import gradio as gr
 
+from ragapp.core.confidence_words import failed_words
 from ragapp.core.events import (
     CHOOSE_GROUP,
     AgentStepEvent,
@@ -29,6 +30,7 @@ from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.quotes import quote
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk
+from ragapp.ui.confidence_badge import confidence_badge
 from ragapp.ui.engine_words import SKIPPED_CALL, explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
@@ -381,10 +383,10 @@ def citation_message(citation: Citation, opened: bool = False) -> gr.ChatMessage
 
 
 def answer_markup(event: AnswerEvent) -> str:
-    """The answer as displayed: each unsupported sentence muted and marked ⚠️ (a refusal is shown as it is), and
-    under a low-confidence answer a note saying so and why."""
-    note = low_confidence_note(event)
-    return _clickable(_marked(event), {c.number for c in event.citations}) + (f"\n\n{note}" if note else "")
+    """The answer as displayed: each unsupported sentence muted and marked ⚠️ (a refusal is shown as it is), under
+    it its confidence badge, and under a low-confidence answer a note saying so and why."""
+    shown = _clickable(_marked(event), {c.number for c in event.citations})
+    return "\n\n".join(part for part in (shown, confidence_badge(event), low_confidence_note(event)) if part)
 
 
 def _clickable(text: str, numbers: set[int]) -> str:
@@ -398,22 +400,13 @@ def _clickable(text: str, numbers: set[int]) -> str:
     return MARKER.sub(marker, text)
 
 
-# Why an answer is doubtful, by the check it failed (ragapp.qa.confidence), in the answer's language.
-_DOUBTS = {
-    "supported": ("not every sentence is in the passages", "有的句子在原文中找不到"),
-    "fits": ("it may not answer what was asked", "可能没有回答所问的问题"),
-    "agrees": ("it differs from the quoted sentence", "与引用的原文句子不一致"),
-    "on_topic": ("the passage it rests on may be about something else", "所依据的原文可能说的是别的事"),
-}
-
-
 def low_confidence_note(event: AnswerEvent) -> str:
     """'⚠️ May be wrong — check the passage (it may not answer what was asked).' under a low-confidence answer;
     "" otherwise."""
     if event.confidence is None or event.confidence.level != "low":
         return ""
     chinese = is_chinese(event.text)
-    reasons = [_DOUBTS[c.check][int(chinese)] for c in event.confidence.failed if c.check in _DOUBTS]
+    reasons = failed_words(event.confidence, chinese)
     if chinese:
         why = f"（{'；'.join(reasons)}）" if reasons else ""
         return f"⚠️ **可能有误，请核对下面的原文**{why}。"

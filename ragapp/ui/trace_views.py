@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
+from ragapp.core.confidence_words import LEVELS
 from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
 from ragapp.ui.engine_words import explained
@@ -124,7 +125,7 @@ def header(trace: Trace) -> str:
     return "\n\n".join(lines)
 
 
-CONFIDENCE_WORDS = {"high": ("high", "高"), "medium": ("medium", "中"), "low": ("low", "低")}
+CONFIDENCE_WORDS = {level: (look.name.english, look.name.chinese) for level, look in LEVELS.items()}
 CHECK_WORDS = {
     "on_topic": ("on topic", "切题"),
     "supported": ("supported", "有依据"),

@@ -158,3 +158,29 @@ def test_health_readiness_and_the_docs_page(serve_api: Callable[..., Served]) ->
         assert docs.status_code == 200 and "/v1/chat/completions" in docs.text and "<script" not in docs.text
         assert "default-src 'self'" in docs.headers["content-security-policy"]  # and nothing it loads breaks it
         assert http.get("/").status_code == 200 and "gradio_config" in http.get("/").text  # the page is still there
+
+
+def test_an_upload_jobs_progress_says_the_file_its_stage_and_counts(serve_api: Callable[..., Served]) -> None:
+    served = serve_api()
+    lock = served.rig.engine._store.write_lock  # held, as by another upload: the job waits to store its first file
+    lock.acquire()
+    held = True
+    try:
+        with served.client() as http:
+            files = [("files", ("kettle.md", KETTLE.encode())), ("files", ("lamp.md", LAMP.encode()))]
+            job_id = http.post("/v1/documents", files=files).json()["id"]
+            deadline, progress = time.monotonic() + 60, None
+            while time.monotonic() < deadline and (progress is None or progress["stage"] != "store"):
+                progress = http.get(f"/v1/jobs/{job_id}").json()["progress"]
+                time.sleep(0.1)
+            first = {"file": "kettle.md", "file_index": 0, "file_count": 2, "stage": "store", "done": 1, "total": 1}
+            assert progress == first
+            lock.release()
+            held = False
+            job = _wait_for(http, job_id)
+    finally:
+        if held:
+            lock.release()
+    assert job["status"] == "done"
+    last = {"file": None, "file_index": 2, "file_count": 2, "stage": "index", "done": None, "total": None}
+    assert job["progress"] == last  # every file done, the keyword index rebuilt

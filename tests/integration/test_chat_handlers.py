@@ -55,7 +55,8 @@ def test_ask_back_then_click_a_choice(chat: tuple[Handlers, Any]) -> None:
     llm.enqueue("The Beta battery lasts 150 minutes [1].")
     pick = gr.SelectData(None, {"index": 1, "value": "beta.specs"})
     _, messages, session = last(handlers.choose(pick, messages, session))
-    assert any(m.content == "The Beta battery lasts 150 minutes [1]." for m in english(messages))
+    # the answer, its confidence badge under it
+    assert any(str(m.content).startswith("The Beta battery lasts 150 minutes [1].") for m in english(messages))
     assert any(getattr(m, "content", "") == "Beta robot › Specs" and m.role == "user" for m in messages)
     assert session.pending is None
     assert session.history == [
@@ -120,7 +121,7 @@ def test_agent_mode_shows_each_step_then_a_cited_answer(chat: tuple[Handlers, An
     assert "**Why:** find it" in step.content and '`{"query": "Alpha battery", ' in step.content
     assert "**Result:** 1 passage(s): robots.md" in step.content
     assert messages[1].content == "1 step · 2 model calls · 1 passage found"
-    assert any(m.content == "90 minutes [1]." for m in messages)
+    assert any(str(m.content).startswith("90 minutes [1].\n\n<details") for m in messages)  # and its badge
     assert titles[-1].startswith("📄 [1] robots.md")
     assert not any(t.startswith("🧭") for t in titles)  # the agent neither rewrote nor routed
     assert session.history == [

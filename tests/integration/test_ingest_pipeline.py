@@ -88,18 +88,29 @@ def test_ingest_adds_to_all_three_stores(
 def test_ingest_reports_typed_progress_per_file_and_phase(make_engine: Callable[..., Rig]) -> None:
     rig = make_engine()
     updates: list[IngestProgress] = []
-    rig.engine.library.ingest([fixture("sample.md"), fixture("sample.txt")], updates.append)
+    rig.engine.library.ingest([fixture("sample.pdf"), fixture("sample.md")], updates.append)
     phases = [(u.file, u.phase) for u in updates]
     assert list(dict.fromkeys(phases)) == [
+        ("sample.pdf", "parse"),
+        ("sample.pdf", "tables"),  # a PDF's pages searched for tables
+        ("sample.pdf", "chunk"),
+        ("sample.pdf", "embed"),
+        ("sample.pdf", "store"),
         ("sample.md", "parse"),
+        ("sample.md", "chunk"),
         ("sample.md", "embed"),
-        ("sample.txt", "parse"),
-        ("sample.txt", "embed"),
+        ("sample.md", "store"),
         (None, "index"),
     ]
+    # Pages read and searched, chunks embedded: done of total, for a page to draw in its own words.
+    assert [(u.done, u.total) for u in updates if u.phase == "parse" and u.total] == [(2, 2)]
+    assert [(u.done, u.total) for u in updates if u.phase == "tables"] == [(1, 2), (2, 2)]
     last_embed = [u for u in updates if u.file == "sample.md" and u.phase == "embed"][-1]
     assert (last_embed.done, last_embed.total, last_embed.message) == (2, 2, "embedded 2/2 chunks")
-    assert updates[0].text == "sample.md: reading"
+    assert updates[0].text == "sample.pdf: reading"
+    # Each report says which file of the batch it is about; the batch's last one, that every file is done.
+    assert {(u.file, u.index, u.count) for u in updates[:-1]} == {("sample.pdf", 0, 2), ("sample.md", 1, 2)}
+    assert (updates[-1].file, updates[-1].index, updates[-1].count) == (None, 2, 2)
 
 
 def test_ingested_text_is_retrievable_with_its_location(kb: Rig) -> None:

@@ -18,6 +18,7 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
+from ragapp.ui.confidence_badge import confidence_badge
 from ragapp.ui.markup import highlighted
 from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title
 from ragapp.ui.state import Session
@@ -25,6 +26,10 @@ from tests.text import english, shown
 
 CHUNK = Chunk("d1-0000", "d1", 0, "Batteries are covered for 12 months.", "warranty.pdf", page=3, heading="Battery")
 RETRIEVED = RetrievedChunk(CHUNK, 0.03, {"vector": 1}, {"vector": 0.9})
+
+
+# Under a grounded answer whose confidence was not assessed (these events carry none): the neutral badge.
+UNCHECKED = "\n\n" + shown(confidence_badge(AnswerEvent("", (), grounded=True)))
 
 
 def _contents(view: TurnView) -> list[str]:
@@ -67,7 +72,7 @@ def test_tokens_stream_into_one_answer_then_citations_follow() -> None:
     assert [str(m.content) for m in english(view.messages())] == ["Batteries are covered for 12 months [1]."]
     view.apply(AnswerEvent("Batteries are covered for 12 months [1].", (Citation(1, CHUNK),), grounded=True))
     answer, citation = english(view.messages())
-    assert answer.content == "Batteries are covered for 12 months [1]."
+    assert answer.content == "Batteries are covered for 12 months [1]." + UNCHECKED
     assert citation.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"
     assert citation.content == f"Batteries are covered for 12 months.\n\n{shown(OPEN_PAGE_HINT)}"
 
@@ -83,7 +88,10 @@ def test_the_evidence_sentence_shows_before_the_answer_and_stays_above_it() -> N
     )
     view.apply(TokenEvent("Twelve months [1]."))
     view.apply(AnswerEvent("Twelve months [1].", (Citation(1, CHUNK),), grounded=True))
-    assert [str(m.content) for m in english(view.messages())][:2] == [evidence.content, "Twelve months [1]."]
+    assert [str(m.content) for m in english(view.messages())][:2] == [
+        evidence.content,
+        "Twelve months [1]." + UNCHECKED,
+    ]
 
 
 def test_the_quote_becomes_the_passage_the_answer_cites_first_and_a_refusal_shows_none() -> None:
@@ -190,7 +198,7 @@ def test_rewritten_question_is_shown_small_under_the_answer() -> None:
     )
     view.apply(AnswerEvent("2600 Pa [1].", (Citation(1, CHUNK),), grounded=True))
     answer, note, _source = english(view.messages())
-    assert answer.content == "2600 Pa [1]."
+    assert answer.content == "2600 Pa [1]." + UNCHECKED
     assert note.content.startswith("<sub>🔎 Searched as: ") and "&lt;b&gt;suction" in note.content
 
 
@@ -273,7 +281,7 @@ def test_agent_turn_shows_the_stage_the_steps_in_order_then_the_cited_answer() -
         "🛠️ Step 2 · list_knowledge_bases",
         "❌ 🛠️ Step 3 · search_knowledge: failed",
         "ℹ️ Reached the limit of 3 agent steps; answering from what was found.",
-        "12 months [1].",
+        "12 months [1]." + UNCHECKED,
         "📄 [1] warranty.pdf · p. 3 · Battery",
     ]
     stage = english(view.messages())[0]
@@ -334,7 +342,7 @@ def test_the_checked_answer_replaces_the_draft_and_marks_the_unsupported_sentenc
     answer, source = english(view.messages())
     assert answer.content == (
         'Batteries are covered for 12 months [1]. <span class="unsupported" style="opacity:0.6">Screens for 36 '
-        f"months.</span><sup> {shown(UNSUPPORTED_MARK)}</sup>"
+        f"months.</span><sup> {shown(UNSUPPORTED_MARK)}</sup>" + UNCHECKED
     )
     assert view.answer == "Batteries are covered for 12 months [1]. Screens for 36 months."  # what history keeps
     assert source.metadata["title"] == "📄 [1] warranty.pdf · p. 3 · Battery"

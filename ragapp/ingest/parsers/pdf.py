@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragapp.core.errors import IngestError
+from ragapp.core.errors import IngestCancelled, IngestError
 from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Section
 from ragapp.ingest.parse_context import ParseOptions, options, report
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES
@@ -54,8 +54,8 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
     texts: dict[int, str] = {}
     for number, page in enumerate(reader.pages, start=1):
         texts[number] = page.extract_text() or ""
-        if number % 20 == 0:
-            report("parse", 0.3 * number / count, f"reading page {number}/{count}")
+        if number % 5 == 0 or number == count:  # a report costs nothing next to a page's text
+            report("parse", 0.3 * number / count, f"reading page {number}/{count}", number, count)
     tables = _pages_with_tables(path, count) if settings.pdf_tables else {}
     scans = [n for n in range(1, count + 1) if needs_ocr(texts[n])]
     boxes: list[OcrBox] = []
@@ -248,8 +248,11 @@ def _pages_with_tables(path: Path, count: int) -> dict[int, tuple[str, int]]:
                     page.close()  # pdfplumber caches every page's objects otherwise
                 if tables:
                     found[number] = (text, tables)
-                if number % 10 == 0:
-                    report("parse", 0.3 + 0.2 * number / count, f"looking for tables: page {number}/{count}")
+                # every page: finding a page's tables takes a fair part of a second
+                said = f"looking for tables: page {number}/{count}"
+                report("tables", 0.3 + 0.2 * number / count, said, number, count)
+    except IngestCancelled:  # the upload was stopped: not a table detection gone wrong
+        raise
     except Exception as exc:
         log.info("table detection skipped for %s: %r", path.name, exc)
     return found
@@ -319,7 +322,8 @@ def _ocr_pages(
         document = pdfium.PdfDocument(str(path))  # opened once; each call into PDFium holds the lock
     try:
         for done, number in enumerate(pages):
-            report("ocr", done / len(pages), f"OCR page {number}/{count} ({done + 1} of {len(pages)} scanned pages)")
+            said = f"OCR page {number}/{count} ({done + 1} of {len(pages)} scanned pages)"
+            report("ocr", done / len(pages), said, done, len(pages))
             with PDFIUM_LOCK:
                 page = document[number - 1]
                 # A blank page has nothing to read: told by a thumbnail without ink (milliseconds), not by OCR
@@ -338,7 +342,7 @@ def _ocr_pages(
     finally:
         with PDFIUM_LOCK:
             document.close()
-    report("ocr", 1.0, f"OCR done: {len(pages)} scanned pages read")
+    report("ocr", 1.0, f"OCR done: {len(pages)} scanned pages read", len(pages), len(pages))
     return read
 
 

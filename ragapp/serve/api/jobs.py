@@ -19,7 +19,7 @@ from ragapp.core.errors import RagAppError
 from ragapp.core.types import IngestProgress, IngestResult
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.auth import Caller
-from ragapp.serve.api.schemas import IngestResultOut, JobOut
+from ragapp.serve.api.schemas import IngestResultOut, JobOut, JobProgressOut
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ class Job:
     status: str = "queued"
     fraction: float = 0.0
     message: str = "waiting for the uploads before it"
+    progress: IngestProgress | None = None  # the latest report
     results: list[IngestResult] = field(default_factory=list)
     error: str | None = None
     created: str = field(default_factory=_now)
@@ -49,10 +50,20 @@ class Job:
     def view(self) -> JobOut:
         return JobOut(
             id=self.id, status=self.status, kb=self.kb, files=list(self.files), fraction=round(self.fraction, 4),
-            message=self.message, error=self.error, created=self.created, finished=self.finished,
+            message=self.message, progress=_progress_out(self.progress), error=self.error, created=self.created,
+            finished=self.finished,
             results=[IngestResultOut(name=r.name, status=r.status, message=r.message, doc_id=r.doc_id,
                                      chunks=r.chunks) for r in self.results],
         )  # type: ignore[arg-type]  # fmt: skip
+
+
+def _progress_out(update: IngestProgress | None) -> JobProgressOut | None:
+    if update is None:
+        return None
+    return JobProgressOut(
+        file=update.file, file_index=update.index, file_count=update.count, stage=update.phase, done=update.done,
+        total=update.total,
+    )  # fmt: skip
 
 
 class Jobs:
@@ -92,7 +103,7 @@ class Jobs:
 
     def _run(self, job: Job, caller: Caller, files: list[tuple[Path, str]], folder: Path) -> None:
         def progress(update: IngestProgress) -> None:
-            job.fraction, job.message = update.fraction, update.text
+            job.fraction, job.message, job.progress = update.fraction, update.text, update
 
         try:
             with self._turn:

@@ -89,7 +89,7 @@ class ClarificationOut(BaseModel):
 
 
 class CheckOut(BaseModel):
-    check: str = Field(description="supported, fits, agrees or on_topic (see the docs' Confidence section).")
+    check: str = Field(description="supported, fits, agrees, on_topic or parts (see the docs' Confidence section).")
     passed: bool
     detail: str
 
@@ -214,6 +214,20 @@ class IngestResultOut(BaseModel):
     chunks: int
 
 
+class JobProgressOut(BaseModel):
+    """The upload's latest progress report: what the Knowledge tab draws, file by file."""
+
+    file: str | None = Field(description="The file being read; null for the batch's last stage (index).")
+    file_index: int = Field(description="Its place in the upload, from 0; equal to file_count once all are done.")
+    file_count: int
+    stage: Literal["parse", "tables", "ocr", "chunk", "embed", "store", "index"] = Field(
+        description="parse: reading the text; tables: a PDF's pages searched for tables; ocr: scanned pages read; "
+        "chunk, embed, store; index: the keyword index rebuilt, once for the whole upload."
+    )
+    done: int | None = Field(description="Pages (parse, tables, ocr) or chunks (embed, store) done; null: not counted.")
+    total: int | None = Field(description="Of how many pages or chunks.")
+
+
 class JobOut(BaseModel):
     id: str
     status: Literal["queued", "running", "done", "failed", "cancelled"]
@@ -221,6 +235,7 @@ class JobOut(BaseModel):
     files: list[str]
     fraction: float = Field(description="Of the whole upload done, 0..1.")
     message: str = Field(description="What is happening, e.g. 'report.pdf: embedded 32/90 chunks'.")
+    progress: JobProgressOut | None = Field(None, description="The latest progress report; null before the first.")
     results: list[IngestResultOut] = Field(description="Per file, once the job has ended.")
     error: str | None
     created: str
