@@ -22,7 +22,7 @@ from ragapp.core.types import Scope
 from ragapp.testcases.truthfulness import Comparison, Tally, Verdict, compare, verdict
 
 if TYPE_CHECKING:
-    from ragapp.testcases.store import TestCase
+    from ragapp.testcases.case import TestCase
 
 ANSWER_CHARS = 600  # of the app's answer kept with a run: enough to see what it said
 _MARKER = re.compile(r"\s*\[\d+\]")

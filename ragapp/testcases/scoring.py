@@ -18,7 +18,7 @@ from ragapp.testcases.metrics import mrr_at_k, ndcg_at_k
 
 if TYPE_CHECKING:
     from ragapp.core.types import RetrievalResult
-    from ragapp.testcases.store import TestCase
+    from ragapp.testcases.case import TestCase
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -16,6 +15,7 @@ from ragapp.core.lifecycle import started
 from ragapp.core.serial import dump, load
 from ragapp.db import Database, open_tables
 from ragapp.testcases.answers import AnswerRun, CaseAnswer
+from ragapp.testcases.case import TestCase
 from ragapp.tracing.store import plain_text
 
 _CASE_SCHEMA = """
@@ -50,25 +50,6 @@ CREATE INDEX test_case_runs_owner ON test_case_runs (owner, id)""",
 ]
 _CASE_COLUMNS = "id, owner, question, expected, kbs, created_at, trace_id, must_contain, unanswerable"
 KEEP_RUNS = 10  # runs kept per owner: the last one is compared with the one before; older ones go
-
-
-@dataclass(frozen=True)
-class TestCase:
-    """A question saved with the documents (file names) that should answer it. ``kbs`` None means all.
-    ``must_contain``: words the right answer holds ("" : citing an expected document makes it right);
-    ``unanswerable``: the documents do not hold the answer, so a refusal is the right outcome."""
-
-    __test__ = False  # not a pytest test class
-
-    id: int
-    owner: str
-    question: str
-    expected: tuple[str, ...]
-    kbs: tuple[str, ...] | None
-    created_at: str
-    trace_id: str | None = None
-    must_contain: str = ""
-    unanswerable: bool = False
 
 
 class TestCaseStore:
