@@ -105,5 +105,5 @@ def test_a_second_replica_starting_finds_the_tables_in_place(replica: Replica) -
         TestCaseStore(db).start()
         TracePayloadStore(db).start().close()
     versions = dict(db.query("SELECT component, version FROM schema_versions"))
-    assert versions == {"conversations": 1, "test_cases": 1, "traces": 1}
+    assert versions == {"conversations": 1, "test_cases": 2, "traces": 1}  # test_cases step 2: answer checks
     assert len(ConversationStore(db).start().list("ann")) == 2
