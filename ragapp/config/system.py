@@ -170,6 +170,13 @@ class UISettings(BaseModel):
         description="The public sub-path when a proxy serves the app under one (e.g. /ragapp, the proxy strips "
         "it); empty when served at the root.",
     )
+    max_json_mb: float = Field(
+        2.0,
+        gt=0,
+        description="Largest JSON body the HTTP API reads (/v1; an upload is bounded by ingest.max_file_mb per "
+        "file, /mcp by the MCP SDK's 4 MB): a larger one is refused (413) before it is read, as is any request "
+        "without a valid key where keys are required (401).",
+    )
 
 
 class McpSettings(BaseModel):
