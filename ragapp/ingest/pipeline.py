@@ -172,7 +172,8 @@ class Ingestor:
                 results.append(IngestResult(name, "cancelled", f"{name}: stopped; nothing of it was added."))
             except RagAppError as exc:
                 log.info("ingest of %s refused: %s", name, exc)
-                results.append(IngestResult(name=name, status="failed", message=str(exc)))
+                said = exc.said if isinstance(exc, IngestError) else None
+                results.append(IngestResult(name=name, status="failed", message=str(exc), said=said))
             except Exception as exc:  # never let one file take the batch (or the app) down
                 log.exception("unexpected failure ingesting %s", name)
                 results.append(IngestResult(name=name, status="failed", message=f"{name}: unexpected error ({exc!r})."))

@@ -10,11 +10,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp import ClientSession
 
+from ragapp.accounts.model import KbRule
 from ragapp.accounts.store import UserStore
+from ragapp.agent.mcp_tools import mcp_session
 from ragcluster.services import Replica
 from tests.hostile.http_raw import answer
-from tests.integration.api_helpers import KETTLE, Served
+from tests.integration.api_helpers import KETTLE, Served, run_async
 
 pytestmark = pytest.mark.integration
 
@@ -110,3 +113,59 @@ def test_keyless_100_mb_posts_leave_the_servers_memory_where_it_was(tmp_path: Pa
         assert httpx.get(f"{app.url}/healthz", timeout=10).status_code == 200
     finally:
         app.stop()
+
+
+def _unknown_as(reply: httpx.Response, name: str, unknown: str) -> str:
+    """The reply's error message with the name asked for put back to ``unknown``: what an unknown one gets."""
+    return str(reply.json()["error"]["message"]).replace(name, unknown)
+
+
+def test_a_base_closed_to_a_user_looks_unknown_everywhere(serve_api: Callable[..., Served], tmp_path: Path) -> None:
+    served = serve_api(accounts=True, sync={"enabled": False})
+    engine = served.rig.engine
+    engine.accounts.store.set_kb_rule("finance", KbRule(readers=("ada",), editors=("ada",)))
+    plan = tmp_path / "finance-plan.md"
+    plan.write_text("# Finance plan\n\nThe Orion budget for 2027 is 4.2 million.\n", "utf-8")
+    (stored,) = engine.library.ingest([(plan, plan.name)], kb="finance")
+    doc = str(stored.doc_id)
+    chunk = engine.library.document_view(doc).chunks[0].chunk_id
+    (tmp_path / "books").mkdir()
+    engine.sync.add("finance-books", "folder", str(tmp_path / "books"), "finance", start=False)
+
+    with served.client("eddie") as editor:  # an editor of other bases, finance closed to them
+        # The same bytes uploaded elsewhere: not added (content is stored once), and nothing is named
+        upload = editor.post("/v1/documents", params={"wait": "true"}, data={"kb": "hr"},
+                             files={"files": ("mine.md", plan.read_bytes())})  # fmt: skip
+        (result,) = upload.json()["results"]
+        assert result["status"] == "duplicate" and result["doc_id"] is None
+        assert "finance" not in result["message"] and "may not read" in result["message"]
+        # A source of finance's, a document of finance's, a passage of finance's: each as an unknown one
+        for path in (f"/v1/sources/{'finance-books'}", f"/v1/documents/{doc}"):
+            known, unknown = editor.get(path), editor.get(path.replace(path.rsplit("/")[-1], "nothing"))
+            assert known.status_code == unknown.status_code == 404, path
+            assert _unknown_as(known, path.rsplit("/")[-1], "nothing") == unknown.json()["error"]["message"]
+        assert editor.post("/v1/sources/finance-books/sync").status_code == 404
+        assert editor.delete(f"/v1/documents/{doc}").status_code == 404
+        assert editor.put(f"/v1/documents/{doc}/tags", json={"tags": ["x"]}).status_code == 404
+
+    async def read(client: ClientSession) -> list[str]:
+        said = []
+        for chunk_id in (chunk, "0123456789abcdef-0"):
+            got = await client.call_tool("read", {"chunk_id": chunk_id})
+            assert got.isError
+            said.append(got.content[0].text.replace(chunk_id, "ID"))
+        return said
+
+    async def session(user: str) -> list[str]:
+        async with mcp_session(url=f"{served.url}/mcp", headers={"Authorization": f"Bearer {served.keys[user]}"}) as c:
+            return await read(c)
+
+    closed, unknown = run_async(session, "eddie")
+    assert closed == unknown and "No passage" in closed
+
+    with served.client("ada") as admin:  # an admin still sees everything
+        assert admin.get("/v1/sources/finance-books").status_code == 200
+        again = admin.post("/v1/documents", params={"wait": "true"}, data={"kb": "hr"},
+                           files={"files": ("again.md", plan.read_bytes())})  # fmt: skip
+        assert "finance-plan.md" in again.json()["results"][0]["message"]
+    assert [d.name for d in engine.library.documents()] == ["finance-plan.md"]

@@ -1,0 +1,29 @@
+"""What the engine says as a code and its values (``Said``), worded in English and Chinese: one catalogue, each
+entry a pair of templates filled with the values (names escaped, counts with thousands separators)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ragapp.core.types import Said
+from ragapp.ui.i18n import both
+
+# code: (English, Chinese), each a str.format template over the record's values
+SAID: dict[str, tuple[str, str]] = {
+    "ingest.duplicate_hidden": (
+        "{name}: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
+        "administrator can tell you where.",
+        "{name}：同一文件已存储在你无权读取的知识库中；未作改动。管理员可以告诉你它在哪里。",
+    ),
+}
+
+
+def said_text(said: Said, escape: Callable[[str], str]) -> str | None:
+    """``said`` in both languages (``both``), its text values passed through ``escape``; None for a code the
+    catalogue lacks (the caller shows the engine's English message then)."""
+    templates = SAID.get(said.code)
+    if templates is None:
+        return None
+    values = {k: escape(v) if isinstance(v, str) else f"{v:,}" for k, v in said.values.items()}
+    english, chinese = (template.format(**values) for template in templates)
+    return both(english, chinese)
