@@ -54,6 +54,7 @@ from ragapp.ingest.names import MAX_NAME_CHARS as MAX_NAME_CHARS  # re-exported:
 from ragapp.ingest.names import document_name, kb_name
 from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsing import parse_file
+from ragapp.ingest.repetition import chunk_budget, mostly_repetition
 from ragapp.store.catalog import ContentAlreadyStored, utc_now
 
 log = logging.getLogger(__name__)
@@ -258,6 +259,9 @@ class Ingestor:
         report = with_coverage(path, parsed, chunks, split.skipped)  # how much of its text reached the chunks
         if len(chunks) > self._settings.max_chunks:
             raise _too_many_chunks(name, f"{len(chunks):,}", self._settings.max_chunks)
+        budget = chunk_budget([c.text for c in chunks], self._settings.text_bytes_per_chunk)
+        if budget.over:  # before a quarter of an hour goes into embedding the same row again and again
+            raise mostly_repetition(name, budget)
         record = DocumentRecord(
             doc_id=doc_id,
             name=name,

@@ -15,6 +15,13 @@ SAID: dict[str, tuple[str, str]] = {
         "administrator can tell you where.",
         "{name}：同一文件已存储在你无权读取的知识库中；未作改动。管理员可以告诉你它在哪里。",
     ),
+    "ingest.repetition": (
+        "{name}: it is mostly repetition: its {chunks} chunks hold {distinct} bytes of distinct text "
+        "(compressed), enough for {allowed} chunks (RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK); nothing was added. "
+        "Take the repeated part out, or upload the part that holds the text.",
+        "{name}：内容大多是重复的：它的 {chunks} 个片段只含 {distinct} 字节不重复的文字（压缩后），只够 {allowed} "
+        "个片段（RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK）；未加入任何内容。请删去重复的部分，或只上传含有文字的部分。",
+    ),
 }
 
 

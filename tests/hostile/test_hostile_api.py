@@ -5,8 +5,10 @@ error, not a bare 500."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,8 +18,9 @@ from ragapp.accounts.model import KbRule
 from ragapp.accounts.store import UserStore
 from ragapp.agent.mcp_tools import mcp_session
 from ragcluster.services import Replica
+from tests.hostile.big_files import wide_xlsx
 from tests.hostile.http_raw import answer
-from tests.integration.api_helpers import KETTLE, Served, run_async
+from tests.integration.api_helpers import KETTLE, LAMP, Served, run_async
 
 pytestmark = pytest.mark.integration
 
@@ -169,3 +172,30 @@ def test_a_base_closed_to_a_user_looks_unknown_everywhere(serve_api: Callable[..
                            files={"files": ("again.md", plan.read_bytes())})  # fmt: skip
         assert "finance-plan.md" in again.json()["results"][0]["message"]
     assert [d.name for d in engine.library.documents()] == ["finance-plan.md"]
+
+
+# Behind `slow`: 25 s to a minute on 2 busy cores (the spreadsheet's parse); test_hostile_files.py refuses a
+# file of the same kind in the default run.
+@pytest.mark.slow
+def test_a_spreadsheet_of_one_digit_ends_within_a_minute_and_other_uploads_go_on_meanwhile(
+    serve_api: Callable[..., Served], tmp_path: Path
+) -> None:
+    served = serve_api({"lamp.md": LAMP})  # the embedder loaded: the small upload below is quick
+    sheet = wide_xlsx(tmp_path / "digits.xlsx")  # 100,000 × 200 cells of one digit: 5,000 chunks of one row
+    with served.client() as http:
+        started = time.monotonic()
+        dense = http.post("/v1/documents", files={"files": ("digits.xlsx", sheet.read_bytes())}).json()["id"]
+        small = http.post("/v1/documents", files={"files": ("kettle.md", KETTLE.encode())}).json()["id"]
+        ended: dict[str, tuple[float, dict[str, Any]]] = {}
+        while len(ended) < 2 and time.monotonic() - started < 60:
+            for job in {dense, small} - set(ended):
+                got = http.get(f"/v1/jobs/{job}").json()
+                if got["status"] not in ("queued", "running"):
+                    ended[job] = (time.monotonic() - started, got)
+            time.sleep(0.2)
+    assert dense in ended, "the spreadsheet's upload was still under way a minute after it started"
+    assert small in ended and ended[small][0] < ended[dense][0]  # served meanwhile, not after it
+    assert ended[small][1]["results"][0]["status"] == "added"
+    (result,) = ended[dense][1]["results"]
+    assert result["status"] == "failed" and "mostly repetition" in result["message"]
+    assert sorted(d.name for d in served.rig.engine.library.documents()) == ["kettle.md", "lamp.md"]

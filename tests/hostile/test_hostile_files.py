@@ -110,3 +110,17 @@ def test_a_49_mb_text_file_is_refused_at_once_with_the_reason(
     assert "at least 122," in result.message and "over the 20,000 a document may have" in result.message
     assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
     assert store_snapshot(rig).agree()
+
+
+def test_a_file_that_is_mostly_repetition_is_refused_before_it_is_embedded(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot
+) -> None:
+    rig = _with_kept_document(make_engine, tmp_path)
+    digits = tmp_path / "digits.csv"  # 5,000 rows of 200 cells of one digit: 5,000 chunks of the same row
+    digits.write_text(",".join(f"c{i}" for i in range(200)) + "\n" + ("7," * 199 + "7\n") * 5_000, "utf-8")
+    # Refused in seconds; embedding it took a quarter of an hour
+    (result,) = finishes(lambda: rig.engine.library.ingest([(digits, digits.name)]), within_s=60)
+    assert result.status == "failed" and "mostly repetition" in result.message
+    assert result.said is not None and result.said.code == "ingest.repetition"
+    assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
+    assert store_snapshot(rig).agree()
