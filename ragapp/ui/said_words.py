@@ -22,6 +22,24 @@ SAID: dict[str, tuple[str, str]] = {
         "{name}：内容大多是重复的：它的 {chunks} 个片段只含 {distinct} 字节不重复的文字（压缩后），只够 {allowed} "
         "个片段（RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK）；未加入任何内容。请删去重复的部分，或只上传含有文字的部分。",
     ),
+    "ingest.flood_elements": (
+        "{name}: it holds more than {limit} XML elements, as no real document does: it is built to flood the "
+        "reader (it is not corrupt); nothing was added.",
+        "{name}：其 XML 含有超过 {limit} 个元素，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
+        "未加入任何内容。",
+    ),
+    "ingest.flood_depth": (
+        "{name}: it nests its XML deeper than 256 levels, as no real document does: it is built to flood the "
+        "reader (it is not corrupt); nothing was added.",
+        "{name}：其 XML 嵌套超过 256 层，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
+        "未加入任何内容。",
+    ),
+    "ingest.flood_text": (
+        "{name}: it holds one run of text over 10 MB, as no real document does: it is built to flood the reader "
+        "(it is not corrupt); nothing was added.",
+        "{name}：其中一段文字超过 10 MB，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
+        "未加入任何内容。",
+    ),
 }
 
 

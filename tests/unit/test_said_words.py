@@ -11,11 +11,15 @@ import pytest
 from ragapp.core.errors import IngestError
 from ragapp.core.types import Said
 from ragapp.engine.library import hidden_duplicate
+from ragapp.ingest.parsers.base import markup_flood
 from ragapp.ingest.repetition import Budget, mostly_repetition
 from ragapp.ui.said_words import SAID, said_text
 
 ERRORS = [
     mostly_repetition("digits.xlsx", Budget(chunks=4_996, distinct=316, allowed=139)),
+    markup_flood("flood.docx", "elements"),
+    markup_flood("flood.docx", "depth"),
+    markup_flood("flood.docx", "text"),
 ]
 LANGS = re.compile(r'<span class="lang-en">(?P<en>.*)</span><span class="lang-zh">(?P<zh>.*)</span>', re.DOTALL)
 
