@@ -107,10 +107,10 @@ def _config(app: FastAPI, engine: Engine, host: str, port: int) -> uvicorn.Confi
     )
 
 
-def serve(engine: Engine) -> None:
-    """Serve the app at the configured address until interrupted."""
+def serve(engine: Engine, app: FastAPI | None = None) -> None:
+    """Serve ``app`` (default: ``build_app(engine)``) at the configured address until interrupted."""
     ui = engine.settings.ui
-    app = build_app(engine)
+    app = app if app is not None else build_app(engine)
     server = uvicorn.Server(_config(app, engine, ui.host, ui.port))
     log.info("serving on http://%s:%d%s (HTTP API at /v1, its docs at /docs)", ui.host, ui.port, ui.root_path or "/")
     try:
