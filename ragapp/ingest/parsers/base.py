@@ -95,7 +95,7 @@ def markup_flood(name: str, kind: str) -> IngestError:
 
 def check_markup(path: Path, name: str, folder: str) -> None:
     """Refuse an Office file whose XML parts under ``folder`` (word/, ppt/) hold more than ``XML_MAX_ELEMENTS``
-    elements, before its XML is parsed into a tree: 3 million one-letter paragraphs pack into a 3 MB DOCX and
+    elements, before its XML is parsed into a tree: 3 million one-letter paragraphs pack into a 0.3 MB DOCX and
     would take gigabytes as a tree. Counts the tags as it unpacks, and stops at the limit."""
     import zipfile
 
