@@ -199,3 +199,17 @@ def test_a_spreadsheet_of_one_digit_ends_within_a_minute_and_other_uploads_go_on
     (result,) = ended[dense][1]["results"]
     assert result["status"] == "failed" and "mostly repetition" in result["message"]
     assert sorted(d.name for d in served.rig.engine.library.documents()) == ["kettle.md", "lamp.md"]
+
+
+def test_another_users_upload_looks_like_no_file_at_all(serve_api: Callable[..., Served]) -> None:
+    served = serve_api(accounts=True)
+    with httpx.Client(base_url=served.url, timeout=30) as eddie, httpx.Client(base_url=served.url, timeout=30) as rita:
+        for client, name in ((eddie, "eddie"), (rita, "rita")):
+            assert client.post("/login", data={"username": name, "password": f"{name} password"}).is_success
+        uploaded = eddie.post("/gradio_api/upload", files={"files": ("salaries.md", b"# Salaries\n\n5,000 a month.\n")})
+        (path,) = uploaded.json()
+        nowhere = path.replace("salaries.md", "nothing.md")  # the same folder: a file that is not there
+        for route in ("/gradio_api/file=", "/gradio_api/file/"):
+            theirs, none = rita.get(route + path), rita.get(route + nowhere)
+            assert theirs.status_code == none.status_code == 403
+            assert theirs.json()["detail"].replace(path, nowhere) == none.json()["detail"]  # Gradio's words, both
