@@ -26,7 +26,7 @@ for _key, _value in {
 from ragapp.config import Settings  # noqa: E402
 from ragapp.core.errors import RagAppError  # noqa: E402
 from ragapp.engine.build import build_engine  # noqa: E402
-from ragapp.serve.server import serve  # noqa: E402
+from ragapp.serve.server import build_app, serve  # noqa: E402
 
 log = logging.getLogger("app")
 
@@ -46,14 +46,16 @@ def main() -> None:
         )
     try:
         engine = build_engine(settings)
+        # The page (ragapp.ui) mounted on a FastAPI app with the security headers, expiring sign-ins and per-user
+        # uploads (ragapp.serve); built before the models warm up, as its settings (a company sign-in's) are
+        # checked then.
+        app = build_app(engine)
     except RagAppError as exc:  # something to fix (a setting, llama.cpp built for another CPU): said, not traced
         log.error("%s", exc)
         raise SystemExit(2) from None
     engine.warming = True  # /readyz says "not ready" from the first request, not once the thread has begun
     threading.Thread(target=engine.warm_up, name="warm-up", daemon=True).start()
-    # The page (ragapp.ui) mounted on a FastAPI app with the security headers, expiring sign-ins and per-user
-    # uploads (ragapp.serve), served by uvicorn.
-    serve(engine)
+    serve(engine, app)  # by uvicorn
 
 
 if __name__ == "__main__":

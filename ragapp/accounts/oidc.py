@@ -71,14 +71,21 @@ class OidcClient:
     """The configured provider, for the two ends of the flow and for signing out."""
 
     def __init__(self, settings: OidcSettings, accounts: bool = True) -> None:
-        problems = settings.problems(accounts)
-        if problems:
-            raise ConfigError("; ".join(problems) + " (docs/accounts.md, 'OpenID Connect').")
+        problems = settings.problems_said(accounts)
+        if problems:  # the app stops with this at start-up: said in both languages, as its other start-up errors
+            raise ConfigError(
+                "; ".join(en for en, _zh in problems)
+                + " (docs/accounts.md, 'OpenID Connect').\n"
+                + "；".join(zh for _en, zh in problems)
+                + "（见 docs/accounts.md 的“OpenID Connect”一节）。"
+            )
         assert settings.issuer is not None and settings.client_id is not None  # problems() says so
         if not is_secure_transport(settings.issuer):  # authlib would refuse every sign-in over it
             raise ConfigError(
                 f"RAGAPP_OIDC__ISSUER must be an https address (or http on loopback), not {settings.issuer!r}; "
-                "AUTHLIB_INSECURE_TRANSPORT=1 in the environment allows plain http, for trials only."
+                "AUTHLIB_INSECURE_TRANSPORT=1 in the environment allows plain http, for trials only.\n"
+                f"RAGAPP_OIDC__ISSUER 必须是 https 地址（本机回环地址可用 http），而不是 {settings.issuer!r}；"
+                "在环境中设置 AUTHLIB_INSECURE_TRANSPORT=1 可允许普通 http，仅供试用。"
             )
         self.settings = settings
         self.issuer = settings.issuer.rstrip("/")

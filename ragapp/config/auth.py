@@ -99,15 +99,24 @@ class OidcSettings(BaseModel):
 
     def problems(self, accounts: bool) -> list[str]:
         """What keeps this configuration from working ([]: nothing); ``accounts``: whether auth.enabled."""
+        return [english for english, _chinese in self.problems_said(accounts)]
+
+    def problems_said(self, accounts: bool) -> list[tuple[str, str]]:
+        """``problems`` in English and Chinese, for the start-up error (the app stops with both)."""
         if not self.enabled:
             return []
         missing = [f"RAGAPP_OIDC__{name.upper()}" for name in ("issuer", "client_id") if not getattr(self, name)]
-        found = [f"OIDC sign-in is on but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set"]
-        found = found if missing else []
+        found = []
+        if missing:
+            names = " and ".join(missing)
+            found.append((f"OIDC sign-in is on but {names} {'is' if len(missing) == 1 else 'are'} not set",
+                          f"已启用 OIDC 登录，但未设置 {'、'.join(missing)}"))  # fmt: skip
         if not accounts:
-            found.append("OIDC sign-in needs accounts: set RAGAPP_AUTH__ENABLED=true")
+            found.append(("OIDC sign-in needs accounts: set RAGAPP_AUTH__ENABLED=true",
+                          "OIDC 登录需要启用账户：请设置 RAGAPP_AUTH__ENABLED=true"))  # fmt: skip
         if "openid" not in self.scopes.split():
-            found.append(f"RAGAPP_OIDC__SCOPES must include openid (it is {self.scopes!r})")
+            found.append((f"RAGAPP_OIDC__SCOPES must include openid (it is {self.scopes!r})",
+                          f"RAGAPP_OIDC__SCOPES 必须包含 openid（当前为 {self.scopes!r}）"))  # fmt: skip
         return found
 
 

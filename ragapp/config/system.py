@@ -91,6 +91,13 @@ class IngestSettings(BaseModel):
         description="A document that makes more chunks is refused with a message (split it first): embedding "
         "20,000 chunks takes about an hour on 2 cores, and nothing else could be uploaded meanwhile.",
     )
+    text_bytes_per_chunk: float = Field(
+        8.0,
+        ge=0,
+        description="A file may make 100 chunks, plus one for each this many bytes of distinct text it holds (its "
+        "distinct chunks, compressed): one that is mostly repetition (a spreadsheet of one digit, 5,000 chunks of "
+        "the same row) is refused before it is embedded. Real text holds 22 bytes a chunk or more; 0: no limit.",
+    )
     keep_boilerplate: bool = Field(
         False,
         description="Index table-of-contents, index and licence pages like any other text (by default they "
@@ -169,6 +176,13 @@ class UISettings(BaseModel):
         "",
         description="The public sub-path when a proxy serves the app under one (e.g. /ragapp, the proxy strips "
         "it); empty when served at the root.",
+    )
+    max_json_mb: float = Field(
+        2.0,
+        gt=0,
+        description="Largest JSON body the HTTP API reads (/v1; an upload is bounded by ingest.max_file_mb per "
+        "file, /mcp by the MCP SDK's 4 MB): a larger one is refused (413) before it is read, as is any request "
+        "without a valid key where keys are required (401).",
     )
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragapp.core.types import Said
+
 
 class RagAppError(Exception):
     """Base class: anything the UI may show verbatim."""
@@ -16,7 +21,12 @@ class UnknownComponentError(ConfigError):
 
 
 class IngestError(RagAppError):
-    """A file could not be ingested; the store was left unchanged."""
+    """A file could not be ingested; the store was left unchanged. ``said``: the reason as a code and values,
+    where the UI has words for it."""
+
+    def __init__(self, message: str = "", said: Said | None = None) -> None:
+        super().__init__(message)
+        self.said = said
 
 
 class UnsupportedFileError(IngestError):
@@ -45,6 +55,12 @@ class LLMError(ModelError):
 
 class AccessDenied(RagAppError):
     """The acting user's role does not allow the action."""
+
+
+class LooksUnknown(AccessDenied):
+    """Refused because the thing asked for lies in a knowledge base the actor may not read: its message is the
+    one an unknown thing gets, word for word, so the refusal tells nothing of what that base holds (it is
+    still audited as a refusal)."""
 
 
 class LoginRefused(RagAppError):

@@ -290,6 +290,15 @@ class LeafScore:
 
 
 @dataclass(frozen=True)
+class Said:
+    """What the engine tells a person, as a code and its values, for a UI to word in its own languages (the
+    English message beside it serves logs and the HTTP API)."""
+
+    code: str
+    values: dict[str, str | int | float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class IngestResult:
     """What happened to one uploaded file."""
 
@@ -300,6 +309,7 @@ class IngestResult:
     chunks: int = 0
     kb: str = ""  # where it went (added, replaced)
     notes: tuple[str, ...] = ()  # what else the message says: parts left out, a coverage warning
+    said: Said | None = None  # the message as a code and values, where the UI has words for it
 
 
 # The phases of ingesting one file, in order; "index" (the keyword index update) runs once for the whole batch.

@@ -14,7 +14,7 @@ from pathlib import Path
 from ragapp.accounts.kb_access import KbAccess
 from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
-from ragapp.core.errors import AccessDenied, IngestError
+from ragapp.core.errors import AccessDenied, IngestError, LooksUnknown
 from ragapp.core.filters import TagError, clean_tags
 from ragapp.core.types import (
     DEFAULT_KB,
@@ -26,6 +26,7 @@ from ragapp.core.types import (
     IngestResult,
     KnowledgeBase,
     ParseReport,
+    Said,
     SkippedSection,
 )
 from ragapp.ingest.page_images import render_image, render_pdf_page
@@ -34,6 +35,8 @@ from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.tracing.recorder import TraceRecorder
 
 log = logging.getLogger(__name__)
+
+GONE = "That document is no longer in the knowledge base."  # unknown, or in a base the actor may not read
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,15 @@ class PageView:
 SECTION_WINDOW = 3  # chunks either side of the cited one, when the page cannot be drawn
 
 
+def hidden_duplicate(name: str) -> IngestResult:
+    """A duplicate of a document its uploader may not read: neither the document nor its base named."""
+    message = (
+        f"{name}: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
+        "administrator can tell you where."
+    )
+    return IngestResult(name, "duplicate", message, said=Said("ingest.duplicate_hidden", {"name": name}))
+
+
 class Library:
     def __init__(
         self,
@@ -83,8 +95,12 @@ class Library:
         if self._access is not None and not self._access.may_edit(actor, kb):
             raise AccessDenied(f"You may not change the knowledge base {kb!r}; ask an administrator.")
 
-    def _kb_of(self, doc_id: str) -> str | None:
+    def _kb_of(self, doc_id: str, actor: Actor) -> str | None:
+        """The document's base (None: no such document); one ``actor`` may not read looks like none, before
+        any refusal could name the base."""
         record = self._store.catalog.document(doc_id)
+        if record is not None and self._access is not None and not self._access.may_read(actor, record.kb):
+            raise LooksUnknown(GONE)
         return record.kb if record is not None else None
 
     def _target(self, doc_id: str) -> str:
@@ -118,11 +134,25 @@ class Library:
                     traced(update)
                     shown(update)
 
-                return self._ingestor.ingest_files(files, both, kb, cancel)
+                return self._unnamed(self._ingestor.ingest_files(files, both, kb, cancel), actor)
 
             results = self._recorder.ingest(run, owner=owner, files=names)
             note["results"] = {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})}
         return results
+
+    def _unnamed(self, results: list[IngestResult], actor: Actor) -> list[IngestResult]:
+        """``results`` with each duplicate of a document ``actor`` may not read unnamed: content is stored once
+        across all bases, so the file cannot be added, but neither the document nor its base is told."""
+        if self._access is None:
+            return results
+        shown = []
+        for result in results:
+            duplicate = result.doc_id if result.status == "duplicate" else None
+            record = self._store.catalog.document(duplicate) if duplicate else None
+            shown.append(
+                hidden_duplicate(result.name) if record and not self._access.may_read(actor, record.kb) else result
+            )
+        return shown
 
     def check_upload(self, kb: str | None, *, actor: Actor = LOCAL_ACTOR) -> None:
         """Raise ``AccessDenied`` as ``ingest`` would for ``actor`` uploading to ``kb``, before any file is read
@@ -140,7 +170,7 @@ class Library:
         change). Raises ``IngestError`` when it is gone or its file was not kept."""
         with self._audit.attempt(actor, AuditAction.REINDEX, self._target(doc_id), doc_id=doc_id) as note:
             require(actor, Action.UPLOAD)
-            if (kb := self._kb_of(doc_id)) is not None:
+            if (kb := self._kb_of(doc_id, actor)) is not None:
                 self._may_edit(actor, kb)
             shown = progress or (lambda _update: None)
             name = record.name if (record := self._store.catalog.document(doc_id)) else doc_id
@@ -156,12 +186,13 @@ class Library:
             note["result"] = result.status
         return result
 
-    def _readable(self, doc_id: str, actor: Actor) -> DocumentRecord:
+    def _readable(self, doc_id: str, actor: Actor, unknown: str = GONE) -> DocumentRecord:
+        """The document, if ``actor`` may read its base; else the error an unknown one gets (``unknown``)."""
         record = self._store.catalog.document(doc_id)
         if record is None:
-            raise IngestError("That document is no longer in the knowledge base.")
+            raise IngestError(unknown)
         if self._access is not None and not self._access.may_read(actor, record.kb):
-            raise AccessDenied("You may not read that knowledge base.")
+            raise LooksUnknown(unknown)
         return record
 
     def document_view(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> DocumentView:
@@ -210,10 +241,11 @@ class Library:
         when none) marked. A document whose file or page cannot be drawn gets the chunks around it instead."""
         require(actor, Action.CHAT)
         catalog = self._store.catalog
+        gone = "That passage is no longer in the knowledge base (its document was deleted)."
         chunk = catalog.chunks([chunk_id]).get(chunk_id)
         if chunk is None:
-            raise IngestError("That passage is no longer in the knowledge base (its document was deleted).")
-        self._readable(chunk.doc_id, actor)
+            raise IngestError(gone)
+        self._readable(chunk.doc_id, actor, gone)
         title = chunk.source + (f" · {chunk.location}" if chunk.location else "")
         passages = [h for h in highlights if h.strip()] or [chunk.text]
         kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
@@ -234,20 +266,23 @@ class Library:
 
     def passage(self, chunk_id: str, around: int = 1, *, actor: Actor = LOCAL_ACTOR) -> tuple[Chunk, tuple[Chunk, ...]]:
         """A chunk and its document's chunks around it (``around`` on each side), for a reader or a tool that
-        wants its context; ``IngestError`` for an id no longer there, ``AccessDenied`` for a base not readable."""
+        wants its context; ``IngestError`` for an id no longer there, and the same words (``LooksUnknown``) for
+        one in a base ``actor`` may not read: chunk ids come from the bytes, so a different answer would tell
+        whether a known file is in a closed base."""
         require(actor, Action.CHAT)
         catalog = self._store.catalog
+        gone = f"No passage {chunk_id!r} in the knowledge base (its document may have been deleted)."
         chunk = catalog.chunks([chunk_id]).get(chunk_id)
         if chunk is None:
-            raise IngestError(f"No passage {chunk_id!r} in the knowledge base (its document may have been deleted).")
-        self._readable(chunk.doc_id, actor)
+            raise IngestError(gone)
+        self._readable(chunk.doc_id, actor, gone)
         return chunk, tuple(catalog.chunk_window(chunk_id, around))
 
     def delete(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> str:
         """Remove a document from the catalog, the vectors and the keyword index; returns its name."""
         with self._audit.attempt(actor, AuditAction.DELETE, self._target(doc_id), doc_id=doc_id):
             require(actor, Action.DELETE)
-            if (kb := self._kb_of(doc_id)) is not None:
+            if (kb := self._kb_of(doc_id, actor)) is not None:
                 self._may_edit(actor, kb)
             return self._ingestor.delete(doc_id)
 
@@ -256,7 +291,7 @@ class Library:
         with self._audit.attempt(actor, AuditAction.MOVE, self._target(doc_id), doc_id=doc_id, to=kb):
             require(actor, Action.MOVE)
             self._may_edit(actor, kb)
-            if (current := self._kb_of(doc_id)) is not None:
+            if (current := self._kb_of(doc_id, actor)) is not None:
                 self._may_edit(actor, current)
             return self._ingestor.move(doc_id, kb)
 

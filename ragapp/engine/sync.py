@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from ragapp.accounts.kb_access import KbAccess
 from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
-from ragapp.core.errors import AccessDenied
+from ragapp.core.errors import AccessDenied, LooksUnknown
 from ragapp.sync.runner import RunOutcome
 from ragapp.sync.service import SyncService
 from ragapp.sync.sources import Source, SourceStatus, SyncError, SyncReport
@@ -28,9 +28,16 @@ class Sync:
             raise AccessDenied(f"You may not change the knowledge base {kb!r}; ask an administrator.")
 
     def _editable(self, name: str, actor: Actor) -> SourceStatus:
+        """The source, if ``actor`` may edit its base; else the same error an unknown name gets (the list of
+        sources shows them only the sources of bases they may edit, so another base's is unknown to them)."""
         require(actor, Action.UPLOAD)
-        status = self._service.status(name)
-        self._may_edit(actor, status.source.kb)
+        unknown = f"No source named {name!r}; the list of sources shows the names."
+        try:
+            status = self._service.status(name)
+        except SyncError:
+            raise SyncError(unknown) from None
+        if self._access is not None and not self._access.may_edit(actor, status.source.kb):
+            raise LooksUnknown(unknown)
         return status
 
     def sources(self, *, actor: Actor = LOCAL_ACTOR) -> list[SourceStatus]:

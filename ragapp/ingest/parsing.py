@@ -23,6 +23,7 @@ from ragapp.ingest.parsers.base import (
     ZIP_MAX_UNPACKED_MB,
     check_zip,
     decode_text,
+    markup_flood,
 )
 from ragapp.ingest.parsers.text import markdown_heading
 
@@ -67,6 +68,10 @@ def parse_file(
     except IngestError:
         raise
     except Exception as exc:  # a library choking on a corrupt file: say so plainly
+        flood = _flood_kind(exc)
+        if flood is not None:  # not corrupt: XML past the parser's limits, as no document is
+            log.warning("parser for %s refused %s's XML: %r", ext, name, exc)
+            raise markup_flood(name, flood) from exc
         log.warning("parser for %s failed on %s: %r", ext, name, exc)
         raise IngestError(
             f"{name}: could not read this {ext} file; it may be corrupt or password-protected ({type(exc).__name__})."
@@ -82,6 +87,18 @@ def parse_file(
         )
         raise EmptyDocumentError(f"{name}: no text found. {hint}")
     return ParsedDocument(doc.name, doc.file_type, sections, doc.pages, doc.report, doc.ocr_boxes)
+
+
+# What lxml (libxml2) says when a file's XML passes its limits, rather than breaking its syntax
+_FLOODS = (("excessive depth", "depth"), ("text node too long", "text"), ("huge text node", "text"))
+
+
+def _flood_kind(exc: Exception) -> str | None:
+    """ "depth" or "text" when ``exc`` is the XML parser refusing past one of its limits; else None."""
+    said = str(exc).lower()
+    if type(exc).__name__ != "XMLSyntaxError":
+        return None
+    return next((kind for words, kind in _FLOODS if words in said), None)
 
 
 def _words_joined(sections: tuple[Section, ...]) -> tuple[Section, ...]:

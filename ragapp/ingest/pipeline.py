@@ -54,6 +54,7 @@ from ragapp.ingest.names import MAX_NAME_CHARS as MAX_NAME_CHARS  # re-exported:
 from ragapp.ingest.names import document_name, kb_name
 from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsing import parse_file
+from ragapp.ingest.repetition import chunk_budget, mostly_repetition
 from ragapp.store.catalog import ContentAlreadyStored, utc_now
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,8 @@ class Ingestor:
                 results.append(IngestResult(name, "cancelled", f"{name}: stopped; nothing of it was added."))
             except RagAppError as exc:
                 log.info("ingest of %s refused: %s", name, exc)
-                results.append(IngestResult(name=name, status="failed", message=str(exc)))
+                said = exc.said if isinstance(exc, IngestError) else None
+                results.append(IngestResult(name=name, status="failed", message=str(exc), said=said))
             except Exception as exc:  # never let one file take the batch (or the app) down
                 log.exception("unexpected failure ingesting %s", name)
                 results.append(IngestResult(name=name, status="failed", message=f"{name}: unexpected error ({exc!r})."))
@@ -272,6 +274,9 @@ class Ingestor:
         report = with_coverage(path, parsed, chunks, split.skipped)  # how much of its text reached the chunks
         if len(chunks) > self._settings.max_chunks:
             raise _too_many_chunks(name, f"{len(chunks):,}", self._settings.max_chunks)
+        budget = chunk_budget([c.text for c in chunks], self._settings.text_bytes_per_chunk)
+        if budget.over:  # before a quarter of an hour goes into embedding the same row again and again
+            raise mostly_repetition(name, budget)
         record = DocumentRecord(
             doc_id=doc_id,
             name=name,

@@ -10,12 +10,15 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ragapp.engine.engine import Engine
 from ragapp.mcp.server import Caller, CallRefused, build_mcp
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.api.errors import ApiError
+
+BODY_LIMIT = DEFAULT_MAX_REQUEST_BODY_SIZE  # what the SDK's app reads of a request (4 MiB); more: 413
 
 
 def mount_mcp(app: FastAPI, engine: Engine, check: KeyCheck, host: str) -> Any:

@@ -19,8 +19,9 @@ from ragapp.core.errors import LoginRefused
 from ragapp.engine.engine import Engine
 from ragapp.serve.api.app import add_api
 from ragapp.serve.api.auth import KeyCheck
+from ragapp.serve.gate import RequestGate
 from ragapp.serve.headers import SecurityHeaders
-from ragapp.serve.mcp_mount import lifespan, mount_mcp
+from ragapp.serve.mcp_mount import BODY_LIMIT, lifespan, mount_mcp
 from ragapp.serve.oidc import NOTICES, OidcLogout, add_oidc, oidc_link
 from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client, sign_in_method
 from ragapp.serve.signin import SignInFirst, add_sign_in_page, note_refusal
@@ -76,6 +77,9 @@ def build_app(
     page.use_tokens(tokens, engine.sign_ins.cookie_id())
     sessions = Sessions(tokens, page.cookie_id)
     # The last added runs first: every response, a refusal included, gets the headers.
+    json_limit = int(settings.ui.max_json_mb * 1024 * 1024)
+    app.add_middleware(RequestGate, check=check, json_limit=json_limit, mcp_limit=BODY_LIMIT,
+                       sessions=sessions if accounts else None)  # fmt: skip
     if accounts:  # signed-out browsers get our sign-in page, not Gradio's
         app.add_middleware(SignInFirst, sessions=sessions, page_paths=page.page_paths, root_path=settings.ui.root_path)
     if oidc is not None:  # a sign-out there too, for a browser that signed in through the provider
@@ -103,10 +107,10 @@ def _config(app: FastAPI, engine: Engine, host: str, port: int) -> uvicorn.Confi
     )
 
 
-def serve(engine: Engine) -> None:
-    """Serve the app at the configured address until interrupted."""
+def serve(engine: Engine, app: FastAPI | None = None) -> None:
+    """Serve ``app`` (default: ``build_app(engine)``) at the configured address until interrupted."""
     ui = engine.settings.ui
-    app = build_app(engine)
+    app = app if app is not None else build_app(engine)
     server = uvicorn.Server(_config(app, engine, ui.host, ui.port))
     log.info("serving on http://%s:%d%s (HTTP API at /v1, its docs at /docs)", ui.host, ui.port, ui.root_path or "/")
     try:

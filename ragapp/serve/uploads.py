@@ -52,10 +52,12 @@ class UploadOwners:
         route = next((r for r in FILE_ROUTES if path.startswith(r)), None)
         if route is not None and method in ("GET", "HEAD"):
             user = self.sessions.user(scope)
-            if not self.may_read(path[len(route) :], user):
+            asked = path[len(route) :]
+            if not self.may_read(asked, user):
                 log.warning("refused %r's request for a file another user uploaded", user)
-                # Gradio's own answer for a file it does not serve: nothing tells the file exists
-                refusal = JSONResponse({"detail": "File not allowed."}, status_code=403)
+                # Gradio's own answer for a file it does not serve (one not there included), word for word:
+                # nothing tells the file exists
+                refusal = JSONResponse({"detail": f"File not allowed: {asked}."}, status_code=403)
                 await refusal(scope, receive, send)
                 return
         elif path.rstrip("/") == UPLOAD_ROUTE and method == "POST":

@@ -29,6 +29,7 @@ from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.markup import code_span, escape_text, no_remote_content
 from ragapp.ui.render import ANSWER_AGAIN_CHOICE, TurnView
+from ragapp.ui.said_words import said_text
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 log = logging.getLogger(__name__)
@@ -431,4 +432,6 @@ def ingest_line(result: IngestResult) -> str:
         return f"{name}: " + both(f"indexed again ({n} chunks).", f"已重新索引（{n} 个片段）。")
     if result.status == "cancelled":
         return f"{name}: " + both("not added: the upload was stopped.", "未加入：上传已停止。")
+    if result.said is not None and (said := said_text(result.said, escape_text)) is not None:
+        return said
     return explained(result.message, escape_text)  # names are in them

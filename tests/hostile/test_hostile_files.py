@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import docx
+import pytest
 
-from ragapp.ingest.parsing import ZIP_MAX_MEMBERS, ZIP_MAX_UNPACKED_MB
+from ragapp.ingest.parsing import ZIP_MAX_MEMBERS, ZIP_MAX_UNPACKED_MB, parse_file
 from ragapp.ingest.pipeline import MAX_NAME_CHARS
+from tests.hostile.bounded import bounded
 from tests.hostile.test_hostile_text import finishes
 
 KEPT = "The Orion Kettle K9 boils 1.7 litres in 3 minutes and 40 seconds."
@@ -108,5 +110,65 @@ def test_a_49_mb_text_file_is_refused_at_once_with_the_reason(
     (result,) = finishes(lambda: rig.engine.library.ingest([(big, big.name)]))
     assert result.status == "failed"
     assert "at least 122," in result.message and "over the 20,000 a document may have" in result.message
+    assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
+    assert store_snapshot(rig).agree()
+
+
+def _flooded(path: Path, body: bytes) -> Path:
+    """A Word file whose body's XML is ``body`` (one small paragraph's file, its document.xml rewritten)."""
+    plain = _docx(path.with_suffix(".plain.docx"))
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as flooded:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                head, _, _rest = data.partition(b"<w:body>")
+                data = head + b"<w:body>" + body + b"<w:sectPr/></w:body></w:document>"
+            flooded.writestr(item, data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"<w:p><w:r><w:t>a</w:t></w:r></w:p>" * 3_000_000, "more than 1,000,000 XML elements"),
+        (b"<w:p>" + b"<w:r>" * 300 + b"</w:r>" * 300 + b"</w:p>", "deeper than 256 levels"),
+        (b"<w:p><w:r><w:t>" + b"a" * 30_000_000 + b"</w:t></w:r></w:p>", "one run of text over 10 MB"),
+    ],
+    ids=["3M-paragraphs", "300-deep", "30MB-text-run"],
+)
+def test_a_docx_whose_xml_is_a_flood_is_refused_as_what_it_is(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot, body: bytes, said: str
+) -> None:
+    rig = _with_kept_document(make_engine, tmp_path)
+    flood = _flooded(tmp_path / "flood.docx", body)
+    assert flood.stat().st_size < 5 * 1024 * 1024  # far under the upload limit, and under the unpacked one
+    (result,) = finishes(lambda: rig.engine.library.ingest([(flood, flood.name)]))
+    assert result.status == "failed" and said in result.message and "flood" in result.message
+    assert "corrupt or password-protected" not in result.message
+    assert result.said is not None and result.said.code.startswith("ingest.flood_")
+    assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
+    assert store_snapshot(rig).agree()
+
+
+def test_a_long_word_file_reads_in_seconds(tmp_path: Path) -> None:
+    # python-docx looked each paragraph's style up by scanning every style: 28 times slower on these
+    document = docx.Document()
+    for i in range(20_000):
+        document.add_paragraph(f"Paragraph {i} of a long report.")
+    document.save(str(tmp_path / "long.docx"))
+    parsed = bounded(parse_file, tmp_path / "long.docx", within_s=20)
+    assert sum(s.text.count("of a long report") for s in parsed.sections) == 20_000
+
+
+def test_a_file_that_is_mostly_repetition_is_refused_before_it_is_embedded(
+    make_engine: Callable[..., Any], tmp_path: Path, store_snapshot: Snapshot
+) -> None:
+    rig = _with_kept_document(make_engine, tmp_path)
+    digits = tmp_path / "digits.csv"  # 5,000 rows of 200 cells of one digit: 5,000 chunks of the same row
+    digits.write_text(",".join(f"c{i}" for i in range(200)) + "\n" + ("7," * 199 + "7\n") * 5_000, "utf-8")
+    # Refused in seconds; embedding it took a quarter of an hour
+    (result,) = finishes(lambda: rig.engine.library.ingest([(digits, digits.name)]), within_s=60)
+    assert result.status == "failed" and "mostly repetition" in result.message
+    assert result.said is not None and result.said.code == "ingest.repetition"
     assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
     assert store_snapshot(rig).agree()

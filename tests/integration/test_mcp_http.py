@@ -134,5 +134,8 @@ def test_keys_and_knowledge_base_rules_hold_in_every_tool(serve_api: Callable[..
     assert refused_read.isError and "kettle" not in refused_read.content[0].text.lower()
     assert "1.7 litres" in _data(_call(served, "eddie", read))["passage"]["text"]
     assert "boils 1.7 litres" in _call(served, "eddie", document).contents[0].text
-    (refused, *_rest) = _call(served, None, tools)  # no key, accounts on
-    assert refused.isError and "python -m ragapp.users key NAME" in refused.content[0].text
+    with pytest.raises(Exception, match=r"\S"):  # no key, accounts on: refused before the session starts
+        _call(served, None, tools)
+    with served.client() as anonymous:
+        keyless = anonymous.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert keyless.status_code == 401 and "python -m ragapp.users key NAME" in keyless.json()["error"]["message"]

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -28,6 +31,7 @@ from ragapp.accounts.store import UserStore
 from ragapp.agent.mcp_tools import mcp_session
 from ragapp.core.errors import ConfigError
 from ragapp.store.signing import Signer
+from ragcluster.services import free_port
 from tests.integration.api_helpers import run_async
 from tests.oidc.provider import (
     CLIENT_ID,
@@ -354,3 +358,26 @@ def test_a_flow_started_on_one_replica_finishes_on_another_and_only_once(
             assert client.get(f"{urls[1]}/").status_code == 200
             # replayed on the first: refused by the record of finished flows, before the provider is asked
             assert _notice(client.get(callback, cookies=flow)) == "oidc-expired"
+
+
+# Behind `slow`: it starts app.py in a process of its own (imports and stores: 10-25 s); the message itself is
+# tested without it (test_oidc_without_its_settings_is_a_clear_error_at_start).
+@pytest.mark.slow
+def test_the_app_with_oidc_on_and_no_client_id_stops_with_the_reason_in_both_languages(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("RAGAPP_", "OMP_"))}
+    env |= {
+        "RAGAPP_PATHS__STATE_DIR": str(tmp_path / "state"),
+        "RAGAPP_PATHS__LOAD_DEMO": "false",
+        "RAGAPP_AUTH__ENABLED": "true",
+        "RAGAPP_OIDC__ENABLED": "true",
+        "RAGAPP_OIDC__ISSUER": "https://sso.example.com",
+        "RAGAPP_UI__PORT": str(free_port()),
+        "RAGAPP_LLM__BACKEND": "openai",  # nothing is asked: no local model to load
+        "RAGAPP_LLM__BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    app = Path(__file__).resolve().parents[2] / "app.py"
+    done = subprocess.run([sys.executable, str(app)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "RAGAPP_OIDC__CLIENT_ID is not set" in done.stderr and "未设置 RAGAPP_OIDC__CLIENT_ID" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragapp.core.errors import IngestError
-from ragapp.core.types import ParsedDocument, ParseReport
+from ragapp.core.types import ParsedDocument, ParseReport, Said
 from ragapp.registry import Registry
 
 Parser = Callable[[Path, str], ParsedDocument]
@@ -72,3 +72,40 @@ def check_zip(path: Path, name: str) -> None:
             f"{name}: it unpacks into {len(members):,} parts and {unpacked / 1e6:,.0f} MB, over the limits "
             f"({ZIP_MAX_MEMBERS:,} parts, {ZIP_MAX_UNPACKED_MB} MB); nothing was added."
         )
+
+
+XML_MAX_ELEMENTS = 1_000_000  # a 1,000-page Word file holds a few hundred thousand
+
+
+def markup_flood(name: str, kind: str) -> IngestError:
+    """The refusal of a file whose XML is a flood (``kind``: "elements", past ``XML_MAX_ELEMENTS``; "depth",
+    nested past the XML parser's 256 levels; "text", one text node past its 10 MB): no document is like that,
+    and neither corrupt nor password-protected says what it is."""
+    what = {
+        "elements": f"holds more than {XML_MAX_ELEMENTS:,} XML elements",
+        "depth": "nests its XML deeper than 256 levels",
+        "text": "holds one run of text over 10 MB",
+    }[kind]
+    return IngestError(
+        f"{name}: it {what}, as no real document does: it is built to flood the reader (it is not corrupt); "
+        "nothing was added.",
+        Said(f"ingest.flood_{kind}", {"name": name, "limit": XML_MAX_ELEMENTS}),
+    )
+
+
+def check_markup(path: Path, name: str, folder: str) -> None:
+    """Refuse an Office file whose XML parts under ``folder`` (word/, ppt/) hold more than ``XML_MAX_ELEMENTS``
+    elements, before its XML is parsed into a tree: 3 million one-letter paragraphs pack into a 0.3 MB DOCX and
+    would take gigabytes as a tree. Counts the tags as it unpacks, and stops at the limit."""
+    import zipfile
+
+    elements = 0
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.infolist():
+            if not (member.filename.startswith(folder) and member.filename.endswith(".xml")):
+                continue
+            with archive.open(member) as part:
+                while block := part.read(1 << 20):
+                    elements += block.count(b"<") - block.count(b"</")  # start tags (a tag cut by a block: rare)
+                    if elements > XML_MAX_ELEMENTS:
+                        raise markup_flood(name, "elements")

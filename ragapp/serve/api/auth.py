@@ -23,6 +23,7 @@ from ragapp.engine.engine import Engine
 from ragapp.serve.api.errors import ApiError
 
 bearer = HTTPBearer(auto_error=False, description="An API key from `python -m ragapp.users key NAME`.")
+CALLER = "ragapp.caller"  # the scope's key for the caller the request gate found (``ragapp.serve.gate``)
 HOW_TO_GET_A_KEY = (
     "Create a key with `python -m ragapp.users key NAME` on the server and send it as 'Authorization: Bearer <key>'."
 )
@@ -61,6 +62,9 @@ class KeyCheck:
         )
 
     def __call__(self, request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
+        found = request.scope.get(CALLER)
+        if isinstance(found, Caller):  # checked from the headers already, before the body was read
+            return found
         # request.client: the peer, or the address a trusted proxy forwarded (uvicorn's forwarded_allow_ips)
         client = request.client.host if request.client is not None else ""
         return self.caller(credentials.credentials if credentials is not None else "", client)

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
 
-from ragapp.core.errors import AccessDenied, RagAppError
+from ragapp.core.errors import AccessDenied, LooksUnknown, RagAppError
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,8 @@ def describe(exc: Exception) -> tuple[int, str, str | None]:
         return status, "Invalid request: " + "; ".join(problems), "invalid_request"
     if isinstance(exc, HTTPException):  # FastAPI's own, e.g. a body that is not valid JSON or multipart
         return exc.status_code, str(exc.detail), None
+    if isinstance(exc, LooksUnknown):  # in a base the caller may not read: as unknown as an unknown thing
+        return 404, str(exc), "not_found"
     if isinstance(exc, AccessDenied):
         return 403, str(exc), "forbidden"
     if isinstance(exc, RagAppError):

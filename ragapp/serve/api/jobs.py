@@ -1,4 +1,6 @@
-"""Uploads run as jobs: in a background thread, one at a time, with their progress readable while they run.
+"""Uploads run as jobs: each in a background thread, up to ``AT_ONCE`` together (a slow one never holds the
+others up: they share the embedder, and only their writes to the stores take turns), with their progress
+readable while they run.
 
 Jobs live in memory only, the last ``KEPT_PER_OWNER`` of each owner: a restart forgets them (the documents
 they added stay, of course). A job's files sit in a folder of their own until it ends, then go.
@@ -24,6 +26,7 @@ from ragapp.serve.api.schemas import IngestResultOut, JobOut, JobProgressOut
 log = logging.getLogger(__name__)
 
 KEPT_PER_OWNER = 50
+AT_ONCE = 4  # as many as the page runs uploads and answers at once (ragapp.ui.mount)
 
 
 def _now() -> str:
@@ -71,7 +74,7 @@ class Jobs:
         self._engine = engine
         self._lock = threading.Lock()
         self._by_owner: dict[str, OrderedDict[str, Job]] = {}
-        self._turn = threading.Lock()  # one upload at a time: they share the embedder and the write lock
+        self._turns = threading.BoundedSemaphore(AT_ONCE)
 
     def start(self, caller: Caller, kb: str, files: list[tuple[Path, str]], folder: Path) -> Job:
         """Ingest ``files`` (path, name to show) into ``kb`` for ``caller``; ``folder`` (theirs) is removed after."""
@@ -106,7 +109,7 @@ class Jobs:
             job.fraction, job.message, job.progress = update.fraction, update.text, update
 
         try:
-            with self._turn:
+            with self._turns:
                 if job.cancel.is_set():
                     job.status, job.message = "cancelled", "cancelled before it started"
                     return

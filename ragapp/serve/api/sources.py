@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from ragapp.core.errors import LooksUnknown
 from ragapp.engine.engine import Engine
 from ragapp.engine.sync import Sync, SyncError
 from ragapp.serve.api.auth import Caller, KeyCheck
@@ -69,7 +70,7 @@ class SourceOut(BaseModel):
 def source_out(sync: Sync, name: str, caller: Caller) -> dict[str, Any]:
     try:
         s = sync.source(name, actor=caller.actor)
-    except SyncError:
+    except (SyncError, LooksUnknown):  # another base's source reads as unknown
         raise ApiError(404, f"No source {name!r}; GET /v1/sources lists them.", "unknown_source") from None
     src = s.source
     return {"name": src.name, "kind": src.kind, "location": src.location, "kb": src.kb,
