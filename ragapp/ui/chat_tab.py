@@ -17,6 +17,7 @@ from ragapp.ui.documents import DocumentHandlers
 from ragapp.ui.handlers import MODE_CHOICES, Handlers
 from ragapp.ui.i18n import t, t_str
 from ragapp.ui.memory_panel import MemoryHandlers, MemoryPanel, build_memory_panel, choosing, wire_memory
+from ragapp.ui.page_language import shown
 
 ASSETS = REPO_ROOT / "assets"
 
@@ -285,5 +286,5 @@ def wire_chat(
     tab.save_case.click(feedback.save_case, inputs=[session, owner], outputs=[tab.feedback_row])
     chatbot.select(documents.cite, inputs=[session], outputs=[*citation, tab.citation_choice])
     tab.citation_choice.input(documents.cite_picked, inputs=[tab.citation_choice, session], outputs=citation)
-    tab.close_citation.click(lambda: gr.update(visible=False), outputs=[tab.citation_view])
+    tab.close_citation.click(lambda: gr.update(visible=shown(False)), outputs=[tab.citation_view])
     return history

@@ -21,6 +21,7 @@ from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import ingest_line, user_errors
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import escape_text, highlighted
+from ragapp.ui.page_language import shown
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 CHUNK_HEADERS = ["#", "Page", "Heading", "Read as", "Text"]
@@ -171,7 +172,8 @@ class DocumentHandlers:
         start = max((i for i, r in enumerate(records) if r.get("role") == "user"), default=-1) + 1
         cited = [(i, r) for i, r in enumerate(records) if i >= start and r.get("cited")]
         if not cited:
-            return gr.update(), gr.update(), gr.update(visible=False), gr.update(), gr.update(choices=[], value=None)
+            closed = gr.update(visible=shown(False))
+            return gr.update(), gr.update(), closed, gr.update(), gr.update(choices=[], value=None)
         choices = [(str(r.get("label") or f"[{r['cited']}]"), str(i)) for i, r in cited]
         first = cited[0][1]
         return (*self.show_record(first, request), gr.update(choices=choices, value=choices[0][1]))
@@ -194,7 +196,8 @@ class DocumentHandlers:
             )  # fmt: skip
         except RagAppError:  # not in the knowledge base: another MCP server's result, or a document since deleted
             title = f"📄 {escape_text(str(record.get('label') or ''))}"
-            return gr.update(value=None, visible=False), title, gr.update(visible=True), str(record.get("content", ""))
+            content = str(record.get("content", ""))
+            return gr.update(value=None, visible=shown(False)), title, gr.update(visible=True), content
         title = f"📄 {escape_text(view.title)}"
         if view.png is not None:
             from PIL import Image
@@ -208,4 +211,4 @@ class DocumentHandlers:
             highlighted(c.text, tuple(marks)) if c.chunk_id == view.chunk.chunk_id else escape_text(c.text)
             for c in view.section
         )
-        return gr.update(value=None, visible=False), title, gr.update(visible=True), section
+        return gr.update(value=None, visible=shown(False)), title, gr.update(visible=True), section

@@ -104,6 +104,15 @@ HEADERS: dict[str, str] = {
 # renames them as it does the columns (Gradio translates neither).
 CHOICES: dict[str, str] = {"Search everything": "全部检索", "Answer again": "重新回答", "Remember this": "记住"}
 
+
+def shown(visible: bool) -> bool | str:
+    """What ``visible=`` takes to show or hide a component that may be shown again. Gradio draws a component
+    shown after ``visible=False`` with the words of the language the page had when it first drew it ("Close"
+    stayed English after a switch to 中文); one hidden as "hidden" stays drawn, only not displayed, so a
+    switch reaches it."""
+    return True if visible else "hidden"
+
+
 # Where the browser keeps the page's language ("en" or "zh"; none: the browser's language).
 STORAGE_KEY = "ragapp-lang"
 
