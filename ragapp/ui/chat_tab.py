@@ -185,7 +185,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
         # Narrows "Search in" to some documents: with any of the tags, a path starting so, of those types.
         with gr.Accordion(t("chat.filter"), open=False, elem_id="chat-filter"), gr.Row():
             filter_tags = gr.Dropdown(
-                choices=handlers.tag_names() if public else [], value=[], multiselect=True, allow_custom_value=True,
+                choices=[], value=[], multiselect=True, allow_custom_value=True,  # the load fills them (tag_choices)
                 label=t("chat.filter_tags"), info=t("chat.filter_tags_info"), elem_id="chat-filter-tags",
             )  # fmt: skip
             filter_path = gr.Textbox(
@@ -286,5 +286,6 @@ def wire_chat(
     tab.save_case.click(feedback.save_case, inputs=[session, owner], outputs=[tab.feedback_row])
     chatbot.select(documents.cite, inputs=[session], outputs=[*citation, tab.citation_choice])
     tab.citation_choice.input(documents.cite_picked, inputs=[tab.citation_choice, session], outputs=citation)
+    tab.filter_tags.focus(handlers.tag_choices, outputs=[tab.filter_tags], queue=False)  # the tags saved since
     tab.close_citation.click(lambda: gr.update(visible=shown(False)), outputs=[tab.citation_view])
     return history
