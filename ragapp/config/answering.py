@@ -85,6 +85,14 @@ class RetrievalSettings(BaseModel):
     agreement_max_fused_rank: int = Field(
         3, ge=0, description="With a reranker: the agreement rule keeps only chunks fused at this rank or better."
     )
+    keyword_query_top_n: int = Field(
+        5,
+        ge=0,
+        description='A keyword-style query ("E07", "yylex return value": at most 4 words, no question mark '
+        "or question word) keeps a chunk the keyword channel ranks in its top N that holds every word of the "
+        "query, whatever its rerank or channel scores: the reranker, trained on questions, scored such queries' "
+        "evidence under min_rerank_score (0: off; questions are never judged by it).",
+    )
     rerank_margin: float | None = Field(
         0.3,
         ge=0.0,

@@ -46,6 +46,15 @@ class TokenEvent:
 
 
 @dataclass(frozen=True)
+class CheckedTextEvent:
+    """The checked answer's beginning, known while the model still writes: the answer's text (its
+    ``AnswerEvent``) will start with ``text``. Sent sentence by sentence (``qa.checked_draft``) for a stream that
+    must never take a word back (the HTTP API's); each one holds all of the text so far."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class WaitEvent:
     """Before the answer's first token: ``ahead`` answers are before this one in the model's queue (0: the
     model is reading this one's prompt), ``seconds`` since the model was asked. Sent when that changes and
@@ -242,6 +251,7 @@ EngineEvent = (
     | NoticeEvent
     | RetrievalEvent
     | TokenEvent
+    | CheckedTextEvent
     | EvidenceEvent
     | EvidenceWithdrawnEvent
     | WaitEvent

@@ -147,14 +147,15 @@ def echoes(question: str, reply: str) -> bool:
         return True
     if not set(words) <= set(tokenize(question)):
         return False
-    if not is_chinese(plain) and not _raw_words(plain) <= _raw_words(question):
+    if not is_chinese(plain) and not raw_words(plain) <= raw_words(question):
         return False  # "locales-all" answers a question about "all ... locale data": a new name, not an echo
     if _VALUE_SLOT.search(reply):
         return True
     return len(words) <= 2 and not _CHOICE.search(question)  # "Kestrel Run" answers "Kestrel Run or X?"
 
 
-def _raw_words(text: str) -> set[str]:
+def raw_words(text: str) -> set[str]:
+    """Words as ``echoes`` reads them: names kept whole ("locales-all", "2.5.0"), stop words aside."""
     return {w for w in re.findall(r"[\w][\w.+-]*[\w]|\w", text.lower()) if w not in STOPWORDS}
 
 

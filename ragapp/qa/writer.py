@@ -10,13 +10,22 @@ from typing import TypeVar
 
 from ragapp.config import Settings
 from ragapp.core.errors import LLMError
-from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, NoticeEvent, TokenEvent, WaitEvent
+from ragapp.core.events import (
+    AnswerEvent,
+    CheckedTextEvent,
+    EngineEvent,
+    EvidenceEvent,
+    NoticeEvent,
+    TokenEvent,
+    WaitEvent,
+)
 from ragapp.core.lang import is_chinese
 from ragapp.core.stages import begin
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk
 from ragapp.models.llm import LLM, Waiting, stream_with_waits
-from ragapp.qa.answer_check import checked_answer, composed, evidence_for, reranker_scorer
+from ragapp.qa.answer_check import as_shown, checked_answer, composed, evidence_for, reranker_scorer
+from ragapp.qa.checked_draft import CheckedDraft
 from ragapp.qa.citations import citations_for, renumbered
 from ragapp.qa.condense import condense
 from ragapp.qa.confidence import SentenceScorer, Thresholds
@@ -94,7 +103,8 @@ class AnswerWriter:
                 detail["part"] = part
             if memories:
                 detail["memories"] = len(memories)
-            reply = yield from self.generate(messages, detail=detail, slot=answer_slot(question))
+            draft = self._draft(question, kept) if part is None else None  # parts are put together after
+            reply = yield from _drafted(self.generate(messages, detail=detail, slot=answer_slot(question)), draft)
             if reply is None:
                 text = passages_only_message(question, len(kept))
                 yield TokenEvent(text)
@@ -105,6 +115,13 @@ class AnswerWriter:
             answer = yield from self._checked(part or question, reply, kept, scorer, evidence if part is None else None)
             answers.append(answer)
         yield renumbered(answers[0] if len(answers) == 1 else composed(question, parts, answers))
+
+    def _draft(self, question: str, kept: Sequence[RetrievedChunk]) -> CheckedDraft:
+        """The reply checked sentence by sentence as it comes, as ``_checked`` will check it whole."""
+        w = self._settings.workflow
+        ocr = [c.chunk.ocr_confidence is not None for c in kept]
+        passages = [as_shown(c) for c in kept]
+        return CheckedDraft(question, passages, SupportRules(w.support_overlap), ocr, w.check_support)
 
     def evidence(self, question: str, kept: Sequence[RetrievedChunk]) -> EvidenceEvent | None:
         """The quote ``write`` would show first for ``kept`` (the passages that hold instructions left out)."""
@@ -161,3 +178,21 @@ class AnswerWriter:
             return text or None
         yield stage.finished({"chars": len(text)})
         return text
+
+
+def _drafted(steps: Steps[T], draft: CheckedDraft | None) -> Steps[T]:
+    """``steps`` passed on, each token followed by the checked answer's beginning when it grew (a
+    ``CheckedTextEvent``); returns what ``steps`` returns."""
+    try:
+        while True:
+            try:
+                event = next(steps)
+            except StopIteration as done:
+                return done.value
+            yield event
+            if draft is not None and isinstance(event, TokenEvent):
+                grown = draft.add(event.text)
+                if grown is not None:
+                    yield CheckedTextEvent(grown)
+    finally:
+        steps.close()  # a consumer gone mid-answer lets the model go, as ``yield from`` would

@@ -325,6 +325,8 @@ class TraceBuilder:
             return "degraded"
         if t.answer is not None and not t.answer.grounded and t.retrievals and not t.context:
             return "not found"
+        if t.answer is not None and t.answer.abstained:  # passages found, and they do not say (the check or the model)
+            return "refused"
         return "ok"
 
 

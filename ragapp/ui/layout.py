@@ -73,6 +73,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
         demo.load(handlers.account, outputs=[account, knowledge.uploading, knowledge.deleting, intent_editing])
         refreshed = [knowledge.docs, knowledge.to_delete, status, knowledge.kb_choice, chat.scope]
         demo.load(handlers.refresh, inputs=[chat.scope], outputs=refreshed)
+        demo.load(handlers.tag_choices, outputs=[chat.filter_tags])
         demo.load(handlers.left_out_report, outputs=[knowledge.left_out])
         demo.load(admin.load, outputs=admin.outputs)
         demo.load(sources.shown, outputs=[panel.column, panel.adding, panel.timer])

@@ -13,26 +13,21 @@ from ragapp.core.confidence_words import LEVELS
 from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
 from ragapp.ui.engine_words import explained
-from ragapp.ui.i18n import both
+from ragapp.ui.i18n import TEXTS, both
 from ragapp.ui.markup import escape_text, plain_markdown
 
 STATUS_ICON = {
     "ok": "✅",
+    "refused": "🚫",  # passages were found and do not hold the answer (the check or the model said so)
+    "not found": "🔍",
     "degraded": "⚠️",
     "failed": "❌",
     "clarified": "❓",
-    "not found": "🔍",
     "cancelled": "⏹️",
 }
-# The words of a trace's status and mode, in both languages (the list's cells and the header are HTML).
-STATUS_WORDS = {
-    "ok": ("ok", "正常"),
-    "degraded": ("degraded", "降级"),
-    "failed": ("failed", "失败"),
-    "clarified": ("asked back", "已反问"),
-    "not found": ("not found", "未找到"),
-    "cancelled": ("cancelled", "已取消"),
-}
+# The words of a trace's status and mode, in both languages (the list's cells and the header are HTML); the
+# status filter of the Traces tab offers the same words.
+STATUS_WORDS = {status: TEXTS[f"status.{status}"] for status in STATUS_ICON}
 MODE_WORDS = {"workflow": ("workflow", "工作流"), "agent": ("agent", "智能体"), "auto": ("auto", "自动")}
 KIND_WORDS = {"chat": ("chat", "对话"), "ingest": ("upload", "上传"), "api": ("API", "API")}
 SUMMARY_HEADERS = ["Time (UTC)", "Question", "Mode", "Total (s)", "Status", "Feedback", "Degradations"]

@@ -31,6 +31,7 @@ COMMANDS = [
     "ragbench.tool_groups",
     "ragbench.model_calls",
     "ragbench.route_skip",
+    "ragbench.checked_stream",
 ]
 
 
