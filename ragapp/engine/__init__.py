@@ -14,7 +14,7 @@ from ragapp.router.tree import GROUP, Format, IntentTree, IntentTreeError
 from ragapp.store.procedural import TableRow as ExperienceRow
 from ragapp.testcases.scoring import CaseReport
 from ragapp.testcases.store import TestCase
-from ragapp.tracing.model import Span, SupportRecord, Trace
+from ragapp.tracing.model import RoutingRecord, Span, SupportRecord, Trace
 from ragapp.tracing.records import RetrievalRecord, retrieval_record
 from ragapp.tracing.store import TraceSummary
 
@@ -30,6 +30,7 @@ __all__ = [
     "IntentTreeError",
     "RetrievalRecord",
     "RoutingDecision",
+    "RoutingRecord",
     "Span",
     "SupportRecord",
     "TestCase",

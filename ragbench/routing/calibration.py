@@ -8,7 +8,7 @@ half (even positions of the labelled file) and the test half (odd positions) apa
 ``model_calls`` split the same file: the Brier score (mean squared gap between score and outcome; 0 is perfect,
 always saying 0.5 scores 0.25), the expected calibration error (ECE: the gap between the mean score and the
 share right in each score bin, weighted by the bin's size) and the reliability table behind it. Any mapping
-is fitted on dev (``python -m ragbench.routing --fit-calibration``); test is what is reported.
+is fitted on dev (``python -m ragbench.routing.fit``); test is what is reported.
 
 Written here rather than with sklearn.calibration: the two figures are a few lines, and the table needs the bins'
 counts, which ``calibration_curve`` does not return.
