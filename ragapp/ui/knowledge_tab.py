@@ -18,6 +18,7 @@ from ragapp.ui.handlers import DOC_HEADERS, Handlers
 from ragapp.ui.i18n import t
 from ragapp.ui.sources import SourcesPanel, build_sources_panel
 from ragapp.ui.state import UploadControl
+from ragapp.ui.uncovered import UncoveredHandlers
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ class KnowledgeTab:
     reindex: gr.Button
     delete: gr.Button
     sources: SourcesPanel
+    # Under an upload into a knowledge base no intent searches: one click adds an intent for it (``uncovered``).
+    add_leaf_row: gr.Row
+    add_leaf: gr.Button
+    add_leaf_kb: gr.State
 
 
 def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> KnowledgeTab:
@@ -75,6 +80,9 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
                 # Enabled while an upload runs (``wire_knowledge_tab``).
                 stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1, interactive=False)
         report = gr.Markdown(elem_id="ingest-report")
+        with gr.Row(visible=False, elem_id="kb-add-leaf-row") as add_leaf_row:
+            add_leaf = gr.Button(t("kb.add_leaf"), size="sm", elem_id="kb-add-leaf", scale=0, min_width=280)
+        add_leaf_kb = gr.State("")
         docs = gr.Dataframe(
             value=handlers.documents_table if public else [],
             headers=DOC_HEADERS,
@@ -130,7 +138,7 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
         uploading, kb_choice, upload, add, stop, report, docs, doc_id, doc_view, doc_quality, doc_about, doc_tags,
         doc_tags_save, doc_search,
         doc_chunks, left_out, deleting, doc_reindex, doc_delete, confirm_row, confirm_delete, cancel_delete,
-        to_delete, reindex, delete, sources,
+        to_delete, reindex, delete, sources, add_leaf_row, add_leaf, add_leaf_kb,
     )  # fmt: skip
 
 
@@ -169,12 +177,26 @@ def wire_knowledge(
         handlers.refresh, inputs=[scope], outputs=refreshed
     )
     # Stop is enabled for the upload's length; its progress shows once, where its report will be.
-    tab.add.click(_stoppable(True), outputs=[tab.stop], queue=False).then(
+    uploaded = tab.add.click(_stoppable(True), outputs=[tab.stop], queue=False).then(
         handlers.upload,
         inputs=[tab.upload, tab.kb_choice, scope, owner, upload_control],
         outputs=[tab.report, tab.docs, tab.to_delete, tab.upload, status, tab.kb_choice, scope],
         show_progress_on=[tab.report],
-    ).then(_stoppable(False), outputs=[tab.stop], queue=False).then(handlers.left_out_report, outputs=[tab.left_out])
+    )
+    uploaded.then(_stoppable(False), outputs=[tab.stop], queue=False).then(
+        handlers.left_out_report, outputs=[tab.left_out]
+    )
+    # Once per upload: the knowledge base it went into, when no intent searches it, and the click that adds one.
+    uncovered = UncoveredHandlers(engine)
+    uploaded.success(
+        uncovered.after_upload,
+        inputs=[tab.report, tab.kb_choice],
+        outputs=[tab.report, tab.add_leaf_row, tab.add_leaf_kb],
+        queue=False,
+    )
+    tab.add_leaf.click(
+        uncovered.add_after_upload, inputs=[tab.report, tab.add_leaf_kb], outputs=[tab.report, tab.add_leaf_row]
+    )
     tab.delete.click(
         handlers.delete,
         inputs=[tab.to_delete, scope],
