@@ -331,3 +331,23 @@ def test_calibration_is_reported_per_half_by_position() -> None:
     assert (figures["dev"]["n"], figures["dev"]["right"]) == (2, 1)
     assert (figures["test"]["n"], figures["test"]["right"]) == (1, 0)
     assert figures["test"]["brier"] == pytest.approx(1.0) and figures["all"]["n"] == 3
+
+
+def test_the_fit_reads_dev_rows_and_chooses_the_threshold_on_them() -> None:
+    from ragbench.routing.fit import choose_fit_min, feature_row, fit_weights, labelled_rows, probability, widening
+
+    def row(similarity: float, model: float | None, right: bool | None) -> dict[str, object]:
+        return {"top_right": right, "features": {"similarity": similarity, "margin": 0.0, "model": model}}
+
+    assert feature_row({"similarity": 0.9, "margin": 0.02, "model": None}) == [0.9, 0.02, 0.0, 1.0]
+    rows = [row(0.95, 1.0, True), row(0.80, 0.7, False), row(0.93, None, True), row(0.79, 0.7, None)]
+    rows += [row(0.94, 0.7, True), row(0.94, 0.7, True), row(0.81, 1.0, False), row(0.81, 1.0, False)] * 2
+    halves = labelled_rows(rows)
+    assert len(halves["dev"]) == 6 and len(halves["test"]) == 5  # the unlabelled row (clarify) is left out
+    weights = fit_weights(halves["dev"])
+    assert set(weights) == {"intercept", "similarity", "margin", "model", "no_model"}
+    right, wrong = probability(weights, [0.95, 0.0, 1.0, 0.0]), probability(weights, [0.80, 0.0, 0.7, 0.0])
+    assert wrong < 0.5 < right  # similarity separates them, whatever the model said
+    pairs = [(0.1, False), (0.3, False), (0.45, False), (0.9, True), (0.2, True)]
+    assert choose_fit_min(pairs, 2 / 3) == 0.35 and choose_fit_min(pairs, 1.0) == 0.5
+    assert widening(pairs, 0.35) == {"wrong_below": 2, "wrong": 3, "right_below": 1, "right": 2}
