@@ -11,13 +11,13 @@ class RouteCalibration(BaseModel):
     above the closest leaf that is not its twin (negative when another leaf is closer), p is the model's score for
     the leaf (0 when it did not name it) and e is 1 when the embedder decided alone (no model call; p is 0 then).
     Fitted on the dev half of the labelled routing questions with the packaged model and embedder
-    (`python -m ragbench.routing.fit`, docs/workflow.md "What the scores mean"); another model or
-    embedder needs its own fit."""
+    (`python -m ragbench.routing.fit`, results/routing/calibration-fit.json, docs/workflow.md "What the scores
+    mean"); another model or embedder needs its own fit."""
 
-    intercept: float = Field(0.0, description="The logistic model's intercept.")
-    similarity: float = Field(0.0, description="Weight of the embedder's cosine between the question and the leaf.")
+    intercept: float = Field(-16.5994, description="The logistic model's intercept.")
+    similarity: float = Field(17.1607, description="Weight of the embedder's cosine between the question and the leaf.")
     margin: float = Field(
-        0.0, description="Weight of the leaf's cosine minus the best cosine of a leaf that is not its twin."
+        30.1852, description="Weight of the leaf's cosine minus the best cosine of a leaf that is not its twin."
     )
-    model: float = Field(1.0, description="Weight of the model's score for the leaf (0 when it did not name it).")
-    no_model: float = Field(0.0, description="Added when the embedder decided alone, without a model call.")
+    model: float = Field(1.9132, description="Weight of the model's score for the leaf (0 when it did not name it).")
+    no_model: float = Field(0.4509, description="Added when the embedder decided alone, without a model call.")
