@@ -6,7 +6,8 @@
 Builds the chat model from the usual RAGAPP_* settings (RAGAPP_LLM__BACKEND=openai with RAGAPP_LLM__BASE_URL
 and RAGAPP_LLM__MODEL measures a server model), reads the intent tree from its file (no engine, no
 documents), classifies and decides every question, prints accuracy (overall, per expected kind, per
-language), clarification and fallback precision/recall, errors, latency and the misrouted questions, and
+language), clarification and fallback precision/recall, the calibration of its scores on each half of the file
+(``ragbench.routing.calibration``), errors, latency and the misrouted questions, and
 writes the per-question rows, the summary, the model and the settings used as JSON. With --documents, the
 questions go through the whole router over a temporary index of those documents: like the app, it then
 searches the knowledge bases before asking back, and falls back when nothing there is relevant.

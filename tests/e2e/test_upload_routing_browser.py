@@ -129,11 +129,13 @@ def _trace_of(engine: Any, question: str) -> Any:
 def _why(trace: Any) -> str:
     routes = "; ".join(f"{r.action} {[i.code for i in r.intents]} fit={r.fit} also={r.also}" for r in trace.routing)
     searched = [r.kbs for r in trace.retrievals]
-    return f"routing: {routes}; searched: {searched}; prompt: {sorted({c.source for c in trace.context})}"
+    weak = [n.widened.added for n in trace.notices if n.widened is not None]
+    prompt = sorted({c.source for c in trace.context})
+    return f"routing: {routes}; widened when weak: {weak}; searched: {searched}; prompt: {prompt}"
 
 
 def test_questions_about_an_upload_no_intent_covers_search_it(
-    demo_app: tuple[Any, str], flex_pdf: Path, browser: Any
+    demo_app: tuple[Any, str], flex_pdf: Path, browser: Any, artifacts: Path
 ) -> None:
     engine, url = demo_app
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
@@ -151,12 +153,15 @@ def test_questions_about_an_upload_no_intent_covers_search_it(
         report.get_by_text("No intent searches default").wait_for()  # the upload says where it went
 
         page.get_by_role("tab", name="Chat").click()
-        missed = []
+        missed, seen = [], []
         for question in QUESTIONS:  # one chat: the follow-up leans on the question before it
             _ask(page, question)
             trace = _trace_of(engine, question)
+            seen.append(f"{question!r}: {_why(trace)}")
             if UPLOAD not in {c.source for c in trace.context}:
-                missed.append(f"{question!r}: {_why(trace)}")
+                missed.append(seen[-1])
+        # How each question reached the upload (fallback, fit too low, weak search): for whoever reads the run.
+        (artifacts / "upload-routing.txt").write_text("\n".join(seen) + "\n", "utf-8")
         assert not missed, f"{len(missed)} of {len(QUESTIONS)} questions did not search the upload:\n" + "\n".join(
             missed
         )
