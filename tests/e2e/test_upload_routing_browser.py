@@ -103,27 +103,31 @@ def _choose_file(page: Any, path: Path) -> None:
                 raise
 
 
-def _ask(page: Any, question: str) -> None:
+def _ask(page: Any, engine: Any, question: str) -> Any:
+    """Ask ``question`` in the page and return its request's trace, once the page is ready for the next one. The
+    trace is written as the request ends, so it is what is waited for (a step bubble of the previous question
+    is on the page already)."""
     box = page.locator("#question textarea")
     box.fill(question)
     box.press("Enter")
-    page.locator("#chatbot").get_by_text("Writing the answer").last.wait_for(timeout=WAIT_MS)
+    trace = _trace_of(engine, question)
     page.wait_for_function(
         "() => !document.querySelector('#chatbot .pending, #chatbot [data-status=\"pending\"]')"
         " && !document.querySelector('.generating')",
         timeout=WAIT_MS,
     )
+    return trace
 
 
 def _trace_of(engine: Any, question: str) -> Any:
-    """The trace of the latest request that asked ``question`` (accounts are off: the local user sees all); it is
-    written as the request ends, so it is looked for a few times."""
-    for _ in range(30):
+    """The trace of the request that asked ``question`` (accounts are off: the local user sees all)."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while time.monotonic() < deadline:
         for summary in engine.observability.traces("", everyone=True, kind="chat", limit=50):
             if summary.question == question:
                 return engine.observability.trace(summary.id, "", everyone=True)
-        time.sleep(1.0)
-    raise AssertionError(f"no trace of {question!r}")
+        time.sleep(2.0)
+    raise AssertionError(f"no trace of {question!r} after {WAIT_MS / 60_000:.0f} minutes")
 
 
 def _why(trace: Any) -> str:
@@ -155,8 +159,7 @@ def test_questions_about_an_upload_no_intent_covers_search_it(
         page.get_by_role("tab", name="Chat").click()
         missed, seen = [], []
         for question in QUESTIONS:  # one chat: the follow-up leans on the question before it
-            _ask(page, question)
-            trace = _trace_of(engine, question)
+            trace = _ask(page, engine, question)
             seen.append(f"{question!r}: {_why(trace)}")
             if UPLOAD not in {c.source for c in trace.context}:
                 missed.append(seen[-1])
