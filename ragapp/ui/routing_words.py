@@ -22,7 +22,7 @@ def _score(value: float | None) -> str:
 
 
 def not_fitting(also: Sequence[str], fit: float | None, fit_min: float | None) -> str:
-    """'Also searched default: no intent fits this question well (0.31 < 0.50)'."""
+    """'Also searched default, which no intent covers: no intent fits this question well (0.16 < 0.70)'."""
     names, score, least = _names(also), _score(fit), _score(fit_min)
     return both(
         f"Also searched {names}, which no intent covers: no intent fits this question well ({score} < {least}).",
