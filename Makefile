@@ -129,7 +129,8 @@ eval: setup
 	$(EVAL) --dataset $(DATA)/hotpotqa-dev200 --output results/eval/hotpotqa-dev200.json
 
 # Intent routing on the labelled demo questions with the packaged local model (about 2 min on 2 idle cores):
-# accuracy, clarification and fallback precision/recall, latency, and the misrouted questions. --documents
+# accuracy, clarification and fallback precision/recall, the scores' calibration (Brier, ECE and a reliability
+# table on each half of the file), latency, and the misrouted questions. --documents
 # indexes the demo documents so the whole router runs (it asks back only about something the documents hold);
 # without it, only the classifier and the decision rules are measured.
 ROUTING_QUESTIONS ?= tests/data/intents/demo_questions.yaml

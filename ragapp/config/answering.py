@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
+from ragapp.config.routing import RouteCalibration
+
 
 class RerankSettings(BaseModel):
     backend: str = Field(
@@ -217,6 +219,31 @@ class WorkflowSettings(BaseModel):
         "ask back which one is meant.",
     )
     max_clarify_choices: int = Field(4, ge=2, description="Choices offered when the app asks back.")
+    route_calibration: RouteCalibration = Field(
+        default_factory=RouteCalibration,
+        description="How the router turns a leaf's embedder similarity, its margin and the model's score into the "
+        "probability that the leaf is right, the score a routing decision reports: a logistic model fitted on the "
+        "labelled routing questions' dev half (docs/workflow.md); each weight is its own variable, e.g. "
+        "RAGAPP_WORKFLOW__ROUTE_CALIBRATION__INTERCEPT.",
+    )
+    route_fit_min: float = Field(
+        0.7,
+        ge=0.0,
+        le=1.0,
+        description="A question routed to a leaf whose calibrated score (the probability that it is the right "
+        "leaf) is below this fits no leaf well: it also searches the knowledge bases no intent leaf covers (an "
+        "upload the tree does not know yet), within the user's scope. 1.0: always; 0.0: never. 0.7 was chosen "
+        "on the dev half of the labelled routing questions, as the lowest that 90% of the wrongly routed ones "
+        "score below (docs/workflow.md).",
+    )
+    widen_below_score: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="A routed search that keeps passages but none the reranker scores this high or more is weak: it "
+        "is searched again with the knowledge bases no intent leaf covers beside the leaf's (one more search, no "
+        "model call). Without a reranker only a search that kept nothing widens (to the whole scope).",
+    )
     translate: bool = Field(
         True,
         description="A question whose search finds passages in the other language (Chinese over English documents, "
