@@ -32,7 +32,7 @@ endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-mcp bench-llama-build bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
+	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -150,12 +150,6 @@ bench: setup
 bench-answer: setup
 	$(PY) -m ragbench.bench answer --set $(ANSWER_SET) --stride 8 --output results/bench/answer.json
 
-# llama.cpp compiled for AVX2, for AVX-512 and with AMX (those this CPU has), side by side with the packaged model
-# (docs/benchmarks.md): each compiled into .cache/llama-builds (timed), then prefill and generation speed over 4
-# interleaved rounds, one thread, per CPU-second. A build that dies here (AMX with GCC 12) is reported as such.
-bench-llama-build: setup
-	$(PY) -m ragbench.llama_build --build --variants avx2,avx512,amx --rounds 4 --output results/bench/llama-build.json
-
 # A question asked again, end to end: each of 4 demo questions asked twice through the HTTP API and twice in the page
 # (headless Chromium), the answer cache on; prints first ask against the kept answer (app started on loopback).
 bench-repeat: setup-dev
@@ -168,10 +162,6 @@ bench-load: setup
 # The HTTP API under load: retrieval-only calls, then streamed answers, from 8 clients at once (local model)
 bench-api: setup
 	$(PY) -m ragbench.api --users 8 --requests 16 --output results/bench/api.json
-
-# What the MCP server adds to a search, against POST /v1/retrieve (docs/benchmarks.md).
-bench-mcp: setup
-	$(PY) -m ragbench.mcp_overhead --rounds 5 --output results/bench/mcp.json
 
 # Following a folder (docs/sync.md#measured): first sync of 10,000 small files and of a spread of Debian's
 # /usr/share/doc (HTML, text, Markdown, PDF) in files/s, then the work of a re-sync after 10 files change.

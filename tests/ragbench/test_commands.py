@@ -20,7 +20,6 @@ COMMANDS = [
     "ragbench.answers.truth",
     "ragbench.api",
     "ragbench.scale",
-    "ragbench.llama_build",
 ]
 
 
