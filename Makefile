@@ -31,7 +31,7 @@ SPACE_CMAKE_ARGS ?= $(CMAKE_ARGS)
 endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
-.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
+.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval bench \
 	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync docs space rebuild-llama
 
@@ -193,20 +193,6 @@ bench-injection: setup
 	$(PY) -m ragbench.injection --output results/injection/defended.json
 	$(PY) -m ragbench.injection --no-defence --output results/injection/undefended.json
 
-# Workflow against Agent answering on HotpotQA (see docs/benchmarks.md): both supporting paragraphs retrieved,
-# EM / F1, model calls, tokens, seconds and agent steps per question, over the first $(LIMIT) questions. The
-# corpus is indexed once into $(EVAL_CACHE) (copied from `make eval`'s store when it is there). The packaged
-# local model on 2 cores takes about 1.5 min per question for both modes; MAX_MINUTES=35 stops asking after
-# that long (the table and JSON keep what was answered). A server model:
-# RAGAPP_LLM__BACKEND=openai RAGAPP_LLM__BASE_URL=... RAGAPP_LLM__MODEL=... make agent-eval AGENT_EVAL_NAME=...
-LIMIT ?= 30
-AGENT_EVAL_MODES ?= workflow,agent
-AGENT_EVAL_NAME ?= local-qwen2.5-coder-1.5b
-agent-eval: setup
-	$(PY) -m ragbench.eval.compare_modes --dataset $(DATA)/hotpotqa-dev200 --modes $(AGENT_EVAL_MODES) \
-		--limit $(LIMIT) $(if $(MAX_MINUTES),--max-minutes $(MAX_MINUTES)) --cache $(EVAL_CACHE) \
-		--output results/agent/hotpotqa-$(AGENT_EVAL_NAME).json
-
 # The shipped reranker (see ragapp/rerank/weights/MODEL_CARD.md). train-reranker re-trains it from the packaged
 # MiniLM on the training pairs in two seeded stages of under an hour each on 2 cores (each keeps its best held-out
 # state; the second continues from the first on 10,000 questions it has not seen) and overwrites the shipped
@@ -236,8 +222,10 @@ rerank-eval: setup
 # installed first (as root; otherwise the command to run is printed). ANSWER_LIMIT=40 asks the first 40 only.
 # The blind set: ANSWER_SET=data/eval/answers/debian-blind.yaml ANSWER_SPLIT=dev (tune) or test (report only).
 # ANSWER_PDFS=scan or text: only the answerable questions over the set's PDFs, each PDF asked as a scan or as text.
+# ANSWER_MODE=agent (or auto) answers in that mode: workflow against agent is this command run twice. A server
+# model: RAGAPP_LLM__BACKEND=openai RAGAPP_LLM__BASE_URL=... RAGAPP_LLM__MODEL=... make answer-eval ANSWER_EVAL_NAME=...
 ANSWER_SET ?= data/eval/answers/debian-manuals.yaml
-ANSWER_EVAL_NAME ?= $(basename $(notdir $(ANSWER_SET)))$(if $(ANSWER_SPLIT),-$(ANSWER_SPLIT))$(if $(ANSWER_PDFS),-pdf-$(ANSWER_PDFS))-local-qwen2.5-coder-1.5b
+ANSWER_EVAL_NAME ?= $(basename $(notdir $(ANSWER_SET)))$(if $(ANSWER_SPLIT),-$(ANSWER_SPLIT))$(if $(ANSWER_PDFS),-pdf-$(ANSWER_PDFS))$(if $(ANSWER_MODE),-$(ANSWER_MODE))-local-qwen2.5-coder-1.5b
 answer-eval: setup
 	@pkgs="$$($(PY) -m ragbench.answers --set $(ANSWER_SET) --missing-packages)"; \
 	if [ -n "$$pkgs" ]; then \
@@ -246,7 +234,7 @@ answer-eval: setup
 	fi
 	$(PY) -m ragbench.answers --set $(ANSWER_SET) $(if $(ANSWER_LIMIT),--limit $(ANSWER_LIMIT)) \
 		$(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) $(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) \
-		--output results/answers/$(ANSWER_EVAL_NAME).json
+		$(if $(ANSWER_MODE),--mode $(ANSWER_MODE)) --output results/answers/$(ANSWER_EVAL_NAME).json
 
 # The documentation site (docs/, mkdocs.yml) with live reload on http://127.0.0.1:8000.
 docs: setup-dev

@@ -10,7 +10,6 @@ import pytest
 
 COMMANDS = [
     "ragbench.eval",
-    "ragbench.eval.compare_modes",
     "ragbench.bench",
     "ragbench.routing",
     "ragbench.rerank.train",
