@@ -31,8 +31,8 @@ SPACE_CMAKE_ARGS ?= $(CMAKE_ARGS)
 endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
-.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
+.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
+	train-reranker rerank-eval answer-eval answer-replay answer-retrieval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -134,9 +134,15 @@ eval: setup
 # indexes the demo documents so the whole router runs (it asks back only about something the documents hold);
 # without it, only the classifier and the decision rules are measured.
 ROUTING_QUESTIONS ?= tests/data/intents/demo_questions.yaml
+ROUTING_RESULTS ?= results/routing/local-qwen2.5-coder-1.5b.json
 routing-eval: setup
 	$(PY) -m ragbench.routing --questions $(ROUTING_QUESTIONS) --tree data/intents/demo.yaml --documents \
-		--output results/routing/local-qwen2.5-coder-1.5b.json
+		--output $(ROUTING_RESULTS)
+
+# The router's score calibration fitted on the dev half of routing-eval's run (no model): the weights the
+# RAGAPP_WORKFLOW__ROUTE_CALIBRATION__* settings take, Brier and ECE on both halves, and route_fit_min.
+routing-fit: setup
+	$(PY) -m ragbench.routing.fit --results $(ROUTING_RESULTS) --output results/routing/calibration-fit.json
 
 # Ingestion throughput, query latency, memory and disk at 1k, 5k and 25k chunks of SciFact (docs/benchmarks.md,
 # "Benchmark"), reranking off as measured there; about 8 minutes on 2 cores.
@@ -235,6 +241,17 @@ answer-eval: setup
 	$(PY) -m ragbench.answers --set $(ANSWER_SET) $(if $(ANSWER_LIMIT),--limit $(ANSWER_LIMIT)) \
 		$(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) $(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) \
 		$(if $(ANSWER_MODE),--mode $(ANSWER_MODE)) --output results/answers/$(ANSWER_EVAL_NAME).json
+
+# No model, seconds rather than a run's tens of minutes: answer-replay checks a finished answer-eval run's stored
+# replies again with today's support check (the figures it would show, and every question whose outcome changed);
+# answer-retrieval sends each answerable question through the app's search alone and counts those whose evidence
+# reaches the prompt (ANSWER_OFF=<an ingest setting>: the documents built a second time with it off, compared).
+answer-replay: setup
+	$(PY) -m ragbench.answers.replay --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT))
+answer-retrieval: setup
+	$(PY) -m ragbench.answers.retrieval --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
+		$(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) $(if $(ANSWER_OFF),--off $(ANSWER_OFF)) \
+		--output results/answers/$(basename $(notdir $(ANSWER_SET)))-retrieval.json
 
 # The documentation site (docs/, mkdocs.yml) with live reload on http://127.0.0.1:8000.
 docs: setup-dev
