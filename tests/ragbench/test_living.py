@@ -19,9 +19,7 @@ def _module(path: Path) -> str:
     return ".".join(parts)
 
 
-MODULES = {
-    path: _module(path) for path in sorted((ROOT / "ragbench").rglob("*.py")) if path.name != "__init__.py"
-}
+MODULES = {path: _module(path) for path in sorted((ROOT / "ragbench").rglob("*.py")) if path.name != "__init__.py"}
 
 
 def _imports(path: Path) -> set[str]:
