@@ -74,15 +74,15 @@ class RetrievalSettings(BaseModel):
         0.2,
         description="With a reranker: chunks scoring below this are dropped unless both channels agree on them "
         "(the shipped reranker's scores are probabilities; 0.2 is the highest that keeps 90% of relevant held-out "
-        "passages: see `python -m ragbench.rerank.measure`; kept by `python -m ragbench.relevance`).",
+        "passages: see `python -m ragbench.rerank.measure`; kept by the relevance rules: docs/benchmarks.md).",
     )
     agreement_top_n: int = Field(
         3,
         ge=0,
         description="With a reranker: a chunk both channels rank in their top N (and fused at rank "
         "agreement_max_fused_rank or better) is kept whatever its rerank score, so the prompt is never empty "
-        "when the channels agree on a top chunk (0: off). Chosen with the other relevance rules by "
-        "`python -m ragbench.relevance`: see docs/benchmarks.md, Relevance gate.",
+        "when the channels agree on a top chunk (0: off). Chosen with the other relevance rules on BEIR sets: "
+        "see docs/benchmarks.md, Relevance gate.",
     )
     agreement_max_fused_rank: int = Field(
         3, ge=0, description="With a reranker: the agreement rule keeps only chunks fused at this rank or better."
@@ -135,7 +135,7 @@ class RetrievalSettings(BaseModel):
     min_vector_similarity: float = Field(
         0.875,
         description="Without a reranker: a chunk whose vector similarity reaches this is relevant on its own "
-        "(calibrated for multilingual-e5, whose cosines sit high: see `python -m ragbench.calibrate_gate`).",
+        "(calibrated for multilingual-e5, whose cosines sit high: see docs/benchmarks.md, Relevance gate).",
     )
     min_agreement_similarity: float = Field(
         0.80,
@@ -386,8 +386,8 @@ class AgentSettings(BaseModel):
         ge=0,
         le=1000,
         description="With more tools than this (its own and MCP servers'), the model first picks a group (knowledge, "
-        "each MCP server...), then a tool in it; 0: always in groups. 30: on the dev questions of "
-        "ragbench/tool_groups.py the packaged 1.5B model chose no better in groups at 9 or 30 tools (docs/agent.md); "
+        "each MCP server...), then a tool in it; 0: always in groups. 30: on the tools-in-groups dev questions "
+        "the packaged 1.5B model chose no better in groups at 9 or 30 tools (docs/benchmarks.md); "
         "lower it for a model that follows the group step.",
     )
     tool_timeout_s: float = Field(10.0, gt=0, description="Time budget of one tool call.")

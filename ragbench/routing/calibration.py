@@ -4,11 +4,11 @@ For every labelled question the router names a leaf first (the first leaf it rou
 classifier's best-scored one); the score it gives that leaf should be the probability that the leaf is right
 (one of the labelled leaves; never, for a question labelled ``fallback``). Questions labelled ``clarify`` (no
 single leaf is right) and questions where the router names no leaf at all are left out. The figures, on the dev
-half (even positions of the labelled file) and the test half (odd positions) apart, as ``route_skip`` and
-``model_calls`` split the same file: the Brier score (mean squared gap between score and outcome; 0 is perfect,
-always saying 0.5 scores 0.25), the expected calibration error (ECE: the gap between the mean score and the
-share right in each score bin, weighted by the bin's size) and the reliability table behind it. Any mapping
-is fitted on dev (``python -m ragbench.routing.fit``); test is what is reported.
+half (even positions of the labelled file) and the test half (odd positions) apart: the Brier score (mean
+squared gap between score and outcome; 0 is perfect, always saying 0.5 scores 0.25), the expected calibration
+error (ECE: the gap between the mean score and the share right in each score bin, weighted by the bin's size)
+and the reliability table behind it. Any mapping is fitted on dev (``python -m ragbench.routing.fit``); test is
+what is reported.
 
 Written here rather than with sklearn.calibration: the two figures are a few lines, and the table needs the bins'
 counts, which ``calibration_curve`` does not return.
