@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
     from tests.shared_models import SharedModels
 
+# ``--durations-json PATH``: every test's cost kept in a file (``make test`` writes .cache/test-durations.json).
+pytest_plugins = ["tests.durations"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 DEMO_DIR = REPO_ROOT / "data" / "demo"
