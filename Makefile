@@ -75,15 +75,16 @@ run: setup
 	$(PY) app.py
 
 # The default test run: lint, types, which way imports go, the docs site (broken links and anchors fail), then
-# everything but tests marked slow (browser tests included), printing the 15 slowest: the run should stay under
-# 10 minutes on 2 cores, and a slow real-model test belongs behind `slow` (run by .ci/run after this).
+# everything but tests marked slow (browser tests included), printing the 15 slowest and keeping every test's
+# seconds in .cache/test-durations.json: the run should stay under 10 minutes on 2 cores, and a slow real-model
+# test belongs behind `slow` (run by .ci/run after this).
 test: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mkdocs build --strict --site-dir .cache/site
-	$(PY) -m pytest -m "not slow" --durations=15
+	$(PY) -m pytest -m "not slow" --durations=15 --durations-json .cache/test-durations.json
 
 # The replicated layout on loopback (docs/deployment.md, "Several replicas"): PostgreSQL, a Chroma server, one LLM
 # server, two app replicas and a balancer on :7860. Ctrl-C stops them all.
@@ -106,7 +107,7 @@ test-cluster: setup-dev
 # What `make test` leaves out, as .ci/run runs it after `make test`: the packaged model answering for real (agent and
 # workflow, in the engine and in the browser) and the cluster above; about 10 minutes on 2 cores.
 test-slow: setup-dev
-	$(PY) -m pytest -m slow --durations=15
+	$(PY) -m pytest -m slow --durations=15 --durations-json .cache/test-durations-slow.json
 
 test-all: setup-dev
 	$(PY) -m pytest
