@@ -7,8 +7,8 @@ The rule, in order:
    neighbours first, nearest first, the one after before the one before), each section once.
 3. A section the answer cites is left out (the answer just said what it holds), and so is one whose topic the
    question already names, one in the other language than the question's, and a heading that holds no subject
-   ("Contents", "Notes", "目录"...), and the document's title section (its title heads every section's path:
-   a question about it would find them all).
+   ("Contents", "Notes", "目录"...), and the document's title section (the root of the sections' heading
+   paths, or the one-level heading the document opens with: a question about it would find them all).
 4. A section offered must be able to answer its question: its text has at least ``MIN_WORDS`` words (or
    ``MIN_CJK`` Chinese characters) under the heading; the heading itself is indexed with the chunk, so the
    question's words find the section.
@@ -18,18 +18,22 @@ The rule, in order:
    ("<Title>中关于“<topic>”是怎么说的？"); "What do the documents say about <topic>?" when the section has no
    parent heading (or the title makes the question too long).
 At most ``LIMIT`` questions; none when nothing fits.
+
+The first screen offers questions the same way (``opening_questions``): from the first sections of the newest
+documents the user may read, before anything is asked.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ragapp.core.events import AnswerEvent, Suggestion
 from ragapp.core.lang import is_chinese
 from ragapp.core.types import Chunk
 
 LIMIT = 3
+OPENING = 4  # on the first screen, beside the demo's examples
 WINDOW = 6  # chunks on each side of a cited one: enough to reach the sections around a long one
 MIN_WORDS = 8
 MIN_CJK = 16
@@ -73,8 +77,7 @@ def suggested(question: str, answer: AnswerEvent | None, window: Window, limit: 
     for citation in answer.citations:
         chunk = citation.chunk
         around = window(chunk.chunk_id, WINDOW)
-        # a document's title heads every section's path: a question about it would find them all, none first
-        titles = {c.heading.split(" > ")[0] for c in around if c.heading and " > " in c.heading}
+        titles = _titles(around)
         for near in _nearest_first(chunk, around):
             heading = near.heading or ""
             if near.chunk_id in cited or heading in cited_headings or heading in seen or heading in titles:
@@ -87,6 +90,34 @@ def suggested(question: str, answer: AnswerEvent | None, window: Window, limit: 
             if len(found) >= limit:
                 return tuple(found)
     return tuple(found)
+
+
+def opening_questions(
+    documents: Iterable[Sequence[Chunk]], chinese: bool, limit: int = OPENING, per_document: int = 2
+) -> list[str]:
+    """Questions a knowledge base answers, for its first screen before anything is asked: the headings of each
+    document's sections in reading order (``documents``: each one's first chunks, in the order to offer them),
+    by the same rule (step 3's leaving out, step 4's test, step 5's wording), at most ``per_document`` of each."""
+    found: list[str] = []
+    for chunks in documents:
+        titles = _titles(chunks)
+        seen: set[str] = set()
+        taken = 0
+        for chunk in chunks:
+            heading = chunk.heading or ""
+            if heading in seen or heading in titles:
+                continue
+            seen.add(heading)
+            text = question_of(heading, chinese)
+            if text is None or not answers(chunk) or text in found:
+                continue
+            found.append(text)
+            taken += 1
+            if len(found) >= limit:
+                return found
+            if taken >= per_document:
+                break
+    return found
 
 
 def question_of(heading: str, chinese: bool) -> str | None:
@@ -118,6 +149,14 @@ def answers(chunk: Chunk) -> bool:
     """Whether the section holds enough text to answer the question its heading makes."""
     cjk = len(_CJK.findall(chunk.text))
     return cjk >= MIN_CJK or len(_WORD.findall(_CJK.sub(" ", chunk.text))) >= MIN_WORDS
+
+
+def _titles(chunks: Iterable[Chunk]) -> set[str]:
+    """The document's title among ``chunks``' headings: the root of the sections' paths, or the one-level heading
+    the document opens with. A question about it would find every section, none first."""
+    chunks = list(chunks)
+    roots = {c.heading.split(" > ")[0] for c in chunks if c.heading and " > " in c.heading}
+    return roots | {c.heading for c in chunks if c.heading and c.ordinal == 0 and " > " not in c.heading}
 
 
 def _nearest_first(cited: Chunk, around: Sequence[Chunk]) -> list[Chunk]:

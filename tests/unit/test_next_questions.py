@@ -16,7 +16,7 @@ from ragapp.core.turn import Turn
 from ragapp.core.types import Chunk, Citation
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
-from ragapp.qa.suggest import question_of, suggested
+from ragapp.qa.suggest import opening_questions, question_of, suggested
 from ragapp.ui.next_questions import suggested_question
 from ragapp.ui.render import TurnView
 from tests.conftest import DEMO_DIR
@@ -134,3 +134,20 @@ def test_the_chat_offers_them_under_the_answer_and_a_click_asks_one() -> None:
     assert [o["label"] for o in options or []] == [ask]
     assert suggested_question(options[0]["value"]) == ask  # type: ignore[index]
     assert suggested_question(":answer-again:") is None and suggested_question("intent-code") is None
+
+
+def test_the_first_screen_offers_each_documents_first_sections_in_its_language() -> None:
+    documents = [
+        _chunks(n) for n in ("v2_pro_firmware_release_notes.md", "lumen_v1_manual_zh.md", "glide_w3_quick_guide.html")
+    ]
+    notes = "What does the Lumen V2 Pro Firmware Release Notes say about"
+    assert opening_questions(documents, chinese=False) == [
+        f"{notes} version 2.5.1?",  # the title's own section is no question: every section's path names it
+        f"{notes} version 2.5.0?",  # two of a document, then the next one's
+        "What do the documents say about specifications?",
+        "What do the documents say about before you start?",
+    ]
+    assert opening_questions(documents, chinese=True) == [
+        "流明 V1 扫地机器人 使用手册中关于“产品规格”是怎么说的？",
+        "流明 V1 扫地机器人 使用手册中关于“首次使用”是怎么说的？",
+    ]
