@@ -131,7 +131,7 @@ class Chat:
         events = self._ask(question, history, kbs, summary, clarified, mode, docs, recall)
         if memories is not None:
             events = _offering(events, memories, owner, question)
-        events = self._suggesting(events, question)
+        events = self._suggesting(events, question, [t.content for t in history if t.role == "user"])
         traced = self._recorder.chat(events, owner=owner, question=question, mode=shown)
         return cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
 
@@ -217,8 +217,11 @@ class Chat:
             detail["question"] = question
         self._audit.record(actor, AuditAction.SEARCH, _scope(kbs), detail=detail)
 
-    def _suggesting(self, events: Iterator[EngineEvent], question: str) -> Iterator[EngineEvent]:
-        """``events``, then (the answer has ended: they never delay it) the next questions to offer."""
+    def _suggesting(
+        self, events: Iterator[EngineEvent], question: str, before: Sequence[str] = ()
+    ) -> Iterator[EngineEvent]:
+        """``events``, then (the answer has ended: they never delay it) the next questions to offer, none on a
+        topic ``question`` or the chat's earlier questions (``before``) named."""
         answer = None
         for event in events:
             if isinstance(event, AnswerEvent):
@@ -227,7 +230,7 @@ class Chat:
         if self._window is None:
             return
         try:
-            questions = suggested(question, answer, self._window)
+            questions = suggested(question, answer, self._window, before=before)
         except Exception:  # only the buttons are lost
             log.warning("the next questions could not be made", exc_info=True)
             return

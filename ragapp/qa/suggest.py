@@ -6,17 +6,17 @@ The rule, in order:
 2. Candidates are the chunks within ``WINDOW`` of each cited chunk in its document (the first citation's
    neighbours first, nearest first, the one after before the one before), each section once.
 3. A section the answer cites is left out (the answer just said what it holds), and so is one whose topic the
-   question already names, one in the other language than the question's, and a heading that holds no subject
-   ("Contents", "Notes", "目录"...), and the document's title section (the root of the sections' heading
-   paths, or the one-level heading the document opens with: a question about it would find them all).
+   question (or an earlier one of the chat) already names, one in the other language than the question's, a
+   heading that holds no subject ("Contents", "Notes", "目录"...), and the document's title section (the root
+   of the sections' heading paths, or the one-level heading the document opens with: a question about it would
+   find them all).
 4. A section offered must be able to answer its question: its text has at least ``MIN_WORDS`` words (or
    ``MIN_CJK`` Chinese characters) under the heading; the heading itself is indexed with the chunk, so the
    question's words find the section.
 5. The heading ``Title > ... > Topic`` becomes (numbering like "2." and a trailing "(...)" dropped from the
    topic): the topic itself when it is already a question ("How to ...", "What is ...", "如何..."); else
-   "What does the <Title> say about <topic>?"
-   ("<Title>中关于“<topic>”是怎么说的？"); "What do the documents say about <topic>?" when the section has no
-   parent heading (or the title makes the question too long).
+   "What does the <Title> say about <topic>?" ("<Title>中关于“<topic>”是怎么说的？"); "What do the documents say
+   about <topic>?" when the section has no parent heading (or the title makes the question too long).
 At most ``LIMIT`` questions; none when nothing fits.
 
 The first screen offers questions the same way (``opening_questions``): from the first sections of the newest
@@ -63,13 +63,16 @@ _STOP = {
 Window = Callable[[str, int], Sequence[Chunk]]  # (chunk id, chunks each side) -> the chunks around it, in order
 
 
-def suggested(question: str, answer: AnswerEvent | None, window: Window, limit: int = LIMIT) -> tuple[Suggestion, ...]:
+def suggested(
+    question: str, answer: AnswerEvent | None, window: Window, limit: int = LIMIT, before: Sequence[str] = ()
+) -> tuple[Suggestion, ...]:
     """The next questions to offer under ``answer`` to ``question`` (rule in the module's docstring);
-    ``window`` reads a cited chunk's neighbours from the catalog."""
+    ``window`` reads a cited chunk's neighbours from the catalog; ``before``: the chat's earlier questions, whose
+    topics count as named too."""
     if answer is None or not answer.grounded or answer.abstained or not answer.citations:
         return ()
     chinese = is_chinese(question)
-    asked = _folded(question)
+    asked = [_folded(q) for q in (question, *before)]
     cited = {c.chunk.chunk_id for c in answer.citations}
     cited_headings = {c.chunk.heading or "" for c in answer.citations}
     seen: set[str] = set()
@@ -84,7 +87,7 @@ def suggested(question: str, answer: AnswerEvent | None, window: Window, limit: 
                 continue
             seen.add(heading)
             text = question_of(heading, chinese)
-            if text is None or not answers(near) or _already_asked(heading, asked):
+            if text is None or not answers(near) or any(_already_asked(heading, q) for q in asked):
                 continue
             found.append(Suggestion(text, near.chunk_id))
             if len(found) >= limit:

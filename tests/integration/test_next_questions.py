@@ -12,6 +12,7 @@ import pytest
 
 from ragapp.core.events import AnswerEvent, SuggestionsEvent
 from ragapp.core.turn import Turn
+from ragapp.core.types import ChatTurn
 from ragapp.mcp.server import answer_of
 from tests.conftest import DEMO_DIR
 from tests.integration.api_helpers import Served
@@ -47,6 +48,11 @@ def test_after_the_answer_come_questions_whose_sections_the_search_finds(make_en
         found = rig.engine.chat.retrieve(suggestion.text)  # the question finds the section it was made from
         assert suggestion.chunk_id in [c.chunk.chunk_id for c in found.chunks[:3]], suggestion.text
     assert answer_of(turn).suggestions == [s.text for s in turn.suggestions]  # MCP's ask
+    # asked next in the same chat: nothing on the topic asked before
+    rig.llm.enqueue("Firmware version 2.5.0 was released on 28 May 2024 [1].")
+    history = [ChatTurn("user", QUESTION), ChatTurn("assistant", ANSWER)]
+    then = Turn.of(rig.engine.chat.ask("When was firmware version 2.5.0 released?", history))
+    assert then.suggestions and not any("2.5.1" in s.text for s in then.suggestions)
 
 
 def test_none_under_a_refusal_nor_with_the_setting_off(make_engine: Callable[..., Any]) -> None:

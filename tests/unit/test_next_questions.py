@@ -54,6 +54,14 @@ def test_the_sections_beside_the_cited_one_become_questions_nearest_first() -> N
     assert [s.text for s in found] == [f"{notes} version 2.4.0?", f"{notes} version 2.5.1?", f"{notes} version 2.3.0?"]
     chunks = _chunks("v2_pro_firmware_release_notes.md")
     assert [s.chunk_id for s in found] == [chunks[3].chunk_id, chunks[1].chunk_id, chunks[4].chunk_id]
+    # a topic an earlier question of the chat named is not offered again
+    before = ["What was fixed in version 2.5.1?"]
+    found = suggested("What is new in version 2.5.0?", _answer(chunks[2]), _window(chunks), before=before)
+    assert [s.text for s in found] == [
+        f"{notes} version 2.4.0?",
+        f"{notes} version 2.3.0?",
+        "How to check your version?",
+    ]
 
 
 def test_a_chinese_question_gets_chinese_questions_from_its_manual() -> None:
