@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from ragapp.core.lang import is_chinese
 from tests.conftest import DEMO_DIR
@@ -48,7 +49,7 @@ def test_next_questions_show_under_the_answer_in_both_languages_and_a_click_asks
     # a click puts one in the question box, as an example does.
     opening = page.locator("#kb-questions-en").get_by_text(f"{NOTES_SAY} version 2.5.1?")
     opening.first.click()
-    assert page.locator("#question textarea").input_value() == f"{NOTES_SAY} version 2.5.1?"
+    expect(page.locator("#question textarea")).to_have_value(f"{NOTES_SAY} version 2.5.1?")  # a round trip: waits
     assert not page.locator("#kb-questions-zh").is_visible()
     assert page.locator("#kb-questions-en button:visible").count() == 2  # two of the notes; none of the Chinese manual
     rig.llm.enqueue("Version 2.5.1 fixed the false error E12 on cold mornings [1].")
