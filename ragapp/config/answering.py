@@ -326,6 +326,11 @@ class WorkflowSettings(BaseModel):
         description="As soon as the passages are chosen, show the sentence(s) from them that best answer the "
         "question, quoted with the citation, while the model reads the passages and writes its answer.",
     )
+    suggest_questions: bool = Field(
+        True,
+        description="Under a finished answer, offer up to three next questions as buttons, made without a model "
+        "call from the headings of the sections beside the cited ones (docs/chats.md says the rule); off: none.",
+    )
     max_question_chars: int = Field(
         2000,
         ge=10,

@@ -193,6 +193,22 @@ class ProposalEvent:
 
 
 @dataclass(frozen=True)
+class Suggestion:
+    """A next question the knowledge base can answer: ``text``, made from the heading of the section
+    ``chunk_id`` begins (``ragapp.qa.suggest``)."""
+
+    text: str
+    chunk_id: str
+
+
+@dataclass(frozen=True)
+class SuggestionsEvent:
+    """After the answer: the next questions to offer (never under a refusal or a question back)."""
+
+    questions: tuple[Suggestion, ...]
+
+
+@dataclass(frozen=True)
 class ModeEvent:
     """Which way the question is answered (workflow or agent), and why (Auto mode decides per question)."""
 
@@ -285,4 +301,5 @@ EngineEvent = (
     | RememberedEvent
     | ProposalEvent
     | ExperienceEvent
+    | SuggestionsEvent
 )

@@ -32,6 +32,8 @@ from ragapp.core.events import (
     RewriteEvent,
     RoutingEvent,
     StageEvent,
+    Suggestion,
+    SuggestionsEvent,
     TokenEvent,
     TraceEvent,
     WaitEvent,
@@ -92,6 +94,7 @@ class Turn(Stored):
     recalled: tuple[Recalled, ...] = ()  # the asker's memories that went into the prompt
     remembered: RememberedEvent | None = None  # "remember that ...": what was kept (or refused)
     proposal: ProposalEvent | None = None  # offered to remember after the answer
+    suggestions: tuple[Suggestion, ...] = ()  # the next questions offered under the answer
     # seconds into the turn: the quoted evidence, the first token, the last event
     evidence_s: float | None = None
     first_token_s: float | None = None
@@ -267,4 +270,5 @@ _HANDLERS: dict[type, Callable[[Turn, Any], str | None]] = {
     RecallEvent: Turn._recall,
     RememberedEvent: _keep("remembered"),
     ProposalEvent: _keep("proposal"),
+    SuggestionsEvent: lambda turn, e: setattr(turn, "suggestions", e.questions),
 }

@@ -174,7 +174,10 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     ingestor = Ingestor(store, settings.ingest)
     sync = open_sync(store, ingestor, settings)
     audit = open_audit(settings, database)  # every facet that changes something records through it
-    chat = Chat(settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories, procedural)
+    chat = Chat(
+        settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories, procedural,
+        window=catalog.chunk_window,
+    )  # fmt: skip
     engine = Engine(
         settings,
         chat=chat,

@@ -7,6 +7,7 @@ and the question's text only with ``audit.log_questions``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 
 from ragapp.accounts.kb_access import KbAccess
@@ -15,7 +16,7 @@ from ragapp.agent.runner import AgentRunner
 from ragapp.audit import AuditAction, AuditLog
 from ragapp.config import Settings
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor
-from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent
+from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent, SuggestionsEvent
 from ragapp.core.filters import DocumentFilter
 from ragapp.core.lang import is_chinese, said_as
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Docs, Mode, RetrievalResult, Scope
@@ -23,8 +24,11 @@ from ragapp.engine.answer_cache import AnswerCache, stands_alone
 from ragapp.engine.memories import Memories, Recall
 from ragapp.engine.procedural import ProceduralMemory, Steering
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
+from ragapp.qa.suggest import Window, suggested
 from ragapp.retrieval.pipeline import NO_MATCH, RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
+
+log = logging.getLogger(__name__)
 
 
 class Chat:
@@ -40,8 +44,11 @@ class Chat:
         cache: AnswerCache | None = None,
         memories: Memories | None = None,
         procedural: ProceduralMemory | None = None,
+        window: Window | None = None,
     ) -> None:
         self._settings = settings
+        # The cited chunks' neighbours (``Catalog.chunk_window``), for the next questions; None: none offered.
+        self._window = window if settings.workflow.suggest_questions else None
         self._memories = memories  # None: no long-term memory
         self._procedural = procedural  # None (procedural.enabled off): Auto's rule alone, tools as configured
         self._cache = cache  # None (or off): every question runs the whole pipeline
@@ -95,7 +102,10 @@ class Chat:
         answer; otherwise the owner's memories relevant to the question are recalled (a ``RecallEvent``) into
         their own part of the prompt, and after the answer a fact from the question may be offered to keep
         (a ``ProposalEvent``). An answer that used a memory is neither served from nor kept in the answer cache,
-        which all users share."""
+        which all users share.
+
+        Once the answer has ended, the next questions its cited sections' neighbours answer come in a
+        ``SuggestionsEvent`` (``ragapp.qa.suggest``; with ``workflow.suggest_questions`` on)."""
         if self._access is not None:
             kbs = self._access.scope_for(actor, kbs)
         shown = "workflow" if clarified is not None else (mode or self._settings.agent.mode)
@@ -116,10 +126,12 @@ class Chat:
         cache = self._cache if self._cache is not None and alone else None
         lookup = cache.look_up(question, shown, kbs, docs) if cache is not None else None
         if cache is not None and lookup is not None and lookup.hit is not None and not fresh:
-            return self._recorder.chat(cache.served(lookup.hit), owner=owner, question=question, mode=shown)
+            served = self._suggesting(cache.served(lookup.hit), question)
+            return self._recorder.chat(served, owner=owner, question=question, mode=shown)
         events = self._ask(question, history, kbs, summary, clarified, mode, docs, recall)
         if memories is not None:
             events = _offering(events, memories, owner, question)
+        events = self._suggesting(events, question, [t.content for t in history if t.role == "user"])
         traced = self._recorder.chat(events, owner=owner, question=question, mode=shown)
         return cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
 
@@ -204,6 +216,26 @@ class Chat:
         if self._audit.log_questions:
             detail["question"] = question
         self._audit.record(actor, AuditAction.SEARCH, _scope(kbs), detail=detail)
+
+    def _suggesting(
+        self, events: Iterator[EngineEvent], question: str, before: Sequence[str] = ()
+    ) -> Iterator[EngineEvent]:
+        """``events``, then (the answer has ended: they never delay it) the next questions to offer, none on a
+        topic ``question`` or the chat's earlier questions (``before``) named."""
+        answer = None
+        for event in events:
+            if isinstance(event, AnswerEvent):
+                answer = event
+            yield event
+        if self._window is None:
+            return
+        try:
+            questions = suggested(question, answer, self._window, before=before)
+        except Exception:  # only the buttons are lost
+            log.warning("the next questions could not be made", exc_info=True)
+            return
+        if questions:
+            yield SuggestionsEvent(questions)
 
 
 def _offering(events: Iterator[EngineEvent], memories: Memories, owner: str, question: str) -> Iterator[EngineEvent]:

@@ -14,8 +14,10 @@ from pathlib import Path
 from ragapp.accounts.kb_access import KbAccess
 from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
+from ragapp.core.chunks import chunk_id_of
 from ragapp.core.errors import AccessDenied, IngestError, LooksUnknown
 from ragapp.core.filters import TagError, clean_tags
+from ragapp.core.lang import LANGUAGES, Language
 from ragapp.core.types import (
     DEFAULT_KB,
     LOCAL_OWNER,
@@ -32,6 +34,7 @@ from ragapp.core.types import (
 from ragapp.ingest.page_images import render_image, render_pdf_page
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
+from ragapp.qa.suggest import opening_questions
 from ragapp.tracing.recorder import TraceRecorder
 
 log = logging.getLogger(__name__)
@@ -65,6 +68,8 @@ class PageView:
 
 
 SECTION_WINDOW = 3  # chunks either side of the cited one, when the page cannot be drawn
+OPENING_DOCUMENTS = 12  # the newest documents read for the first screen's questions...
+OPENING_CHUNKS = 40  # ...each as far as its first chunks: cheap at every page load, whatever the library's size
 
 
 def hidden_duplicate(name: str) -> IngestResult:
@@ -318,6 +323,14 @@ class Library:
             return bases
         readable = self._access.readable(actor, [kb.name for kb in bases])
         return [kb for kb in bases if kb.name in readable]
+
+    def opening_questions(self, *, actor: Actor = LOCAL_ACTOR) -> dict[Language, list[str]]:
+        """Questions the knowledge bases ``actor`` may read can answer, by language, for the first screen: made
+        from the headings of the newest documents' first sections (``ragapp.qa.suggest.opening_questions``)."""
+        catalog = self._store.catalog
+        newest = sorted(self.documents(actor=actor), key=lambda d: d.added_at, reverse=True)[:OPENING_DOCUMENTS]
+        firsts = [catalog.chunk_window(chunk_id_of(d.doc_id, 0), OPENING_CHUNKS) for d in newest]
+        return {lang: opening_questions(firsts, lang == "zh") for lang in LANGUAGES}
 
     def supported_extensions(self) -> list[str]:
         return supported_extensions()

@@ -126,6 +126,9 @@ class Answer(BaseModel):
     confidence: Literal["high", "medium", "low"] | None
     mode: str = Field(description="How it was answered: workflow or agent.")
     notices: list[str] = Field(description="What the user should know (a fallback taken, a channel down).")
+    suggestions: list[str] = Field(
+        default_factory=list, description="Next questions the documents can answer (ask one with `ask`)."
+    )
 
 
 def build_mcp(
@@ -342,7 +345,7 @@ def answer_of(turn: Turn) -> Answer:
     return Answer(
         answer=answer.text, citations=citations, grounded=answer.grounded, refused=answer.abstained,
         confidence=answer.confidence.level if answer.confidence is not None else None, mode=turn.mode or "workflow",
-        notices=[n.message for n in turn.notices],
+        notices=[n.message for n in turn.notices], suggestions=[s.text for s in turn.suggestions],
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from ragapp.ui.documents import DocumentHandlers
 from ragapp.ui.handlers import MODE_CHOICES, Handlers
 from ragapp.ui.i18n import t, t_str
 from ragapp.ui.memory_panel import MemoryHandlers, MemoryPanel, build_memory_panel, choosing, wire_memory
+from ragapp.ui.next_questions import OpeningList, build_opening_lists
 from ragapp.ui.page_language import shown
 
 ASSETS = REPO_ROOT / "assets"
@@ -117,6 +118,7 @@ class ChatTab:
     filter_tags: gr.Dropdown
     filter_path: gr.Textbox
     filter_types: gr.Dropdown
+    kb_questions: dict[str, OpeningList]  # by language: "en", "zh"
 
 
 def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
@@ -170,6 +172,8 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
             if examples := example_questions(lang=lang):
                 with gr.Column(elem_id=f"examples-{lang}"):
                     gr.Examples(examples=[[q] for q in examples], inputs=question, label=t("chat.examples"))
+        # Questions the user's own documents answer, filled by the page's load (ragapp.ui.next_questions).
+        kb_questions = build_opening_lists(question)
         with gr.Row():
             scope = gr.Dropdown(
                 choices=handlers.kb_names() if public else [],
@@ -204,7 +208,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
     return ChatTab(
         chatbot, citation_view, citation_choice, citation_title, close_citation, citation_page, citation_section,
         citation_wanted, feedback_row, comment, send_comment, save_case, question, send, clear, scope, mode,
-        filter_tags, filter_path, filter_types,
+        filter_tags, filter_path, filter_types, kb_questions,
     )  # fmt: skip
 
 

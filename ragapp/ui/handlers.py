@@ -28,6 +28,7 @@ from ragapp.ui.conversation_view import record_of, turn_records
 from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.markup import code_span, escape_text, no_remote_content
+from ragapp.ui.next_questions import suggested_question
 from ragapp.ui.render import ANSWER_AGAIN_CHOICE, TurnView
 from ragapp.ui.said_words import said_text
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
@@ -125,7 +126,11 @@ class Handlers:
         request: gr.Request | None = None,
     ) -> Iterator[tuple[str, list[Any], Session]]:
         """The user clicked one of the choices the app offered when it asked back: answer with that pick; or
-        "Answer again" under an answer served from the answer cache: answer that question anew."""
+        "Answer again" under an answer served from the answer cache: answer that question anew; or one of the
+        next questions under an answer: ask it."""
+        if (suggested := suggested_question(choice.value)) is not None:  # a next question under the answer
+            yield from self.respond(suggested, chat, session, scope, mode, owner, tags, path, types, request)
+            return
         where = filter_of(tags, path, types)
         session = session or Session()
         if str(choice.value) == ANSWER_AGAIN_CHOICE["value"]:

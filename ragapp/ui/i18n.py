@@ -97,6 +97,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "mode.agent": ("Agent", "智能体"),
     "mode.auto": ("Auto", "自动"),
     "chat.examples": ("Examples", "示例问题"),
+    "chat.kb_questions": ("Your documents can answer", "你的文档可以回答"),
     # The Knowledge tab
     "kb.tab": ("Knowledge", "知识库"),
     "kb.choice": ("Knowledge base", "知识库"),

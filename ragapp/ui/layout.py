@@ -11,6 +11,7 @@ from ragapp.ui.handlers import Handlers
 from ragapp.ui.i18n import t
 from ragapp.ui.intents_layout import build_intents_tab
 from ragapp.ui.knowledge_tab import build_knowledge_tab, wire_knowledge
+from ragapp.ui.next_questions import OpeningQuestions
 from ragapp.ui.page_language import SWITCH
 from ragapp.ui.sources import wire_sources
 from ragapp.ui.state import ensure_owner
@@ -74,6 +75,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
         refreshed = [knowledge.docs, knowledge.to_delete, status, knowledge.kb_choice, chat.scope]
         demo.load(handlers.refresh, inputs=[chat.scope], outputs=refreshed)
         demo.load(handlers.tag_choices, outputs=[chat.filter_tags])
+        opening = OpeningQuestions(engine, chat.kb_questions)
+        demo.load(opening.load, outputs=opening.outputs)
         demo.load(handlers.left_out_report, outputs=[knowledge.left_out])
         demo.load(admin.load, outputs=admin.outputs)
         demo.load(sources.shown, outputs=[panel.column, panel.adding, panel.timer])

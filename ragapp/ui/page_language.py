@@ -238,6 +238,7 @@ _SCRIPT = (
 # The page's language is on <html lang>: the examples of the other language are hidden, the current one is bold.
 _STYLE = """<style>
 html[lang^="zh"] #examples-en, html:not([lang^="zh"]) #examples-zh { display: none !important; }
+html[lang^="zh"] #kb-questions-en, html:not([lang^="zh"]) #kb-questions-zh { display: none !important; }
 html[lang^="zh"] .lang-en, html:not([lang^="zh"]) .lang-zh { display: none !important; }
 #language-switch { text-align: right; }
 /* Gradio 6.31 titles its toasts "Info", "Warning" and "Error" in English whatever the title asked for: the page

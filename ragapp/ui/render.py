@@ -35,6 +35,7 @@ from ragapp.ui.engine_words import SKIPPED_CALL, explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
 from ragapp.ui.memory_words import REMEMBER_CHOICE, recall_message
+from ragapp.ui.next_questions import suggestion_choices
 from ragapp.ui.routing_words import routing_line, weak_search
 
 _STAGE_TITLES = {
@@ -109,6 +110,8 @@ class TurnView:
             out[-1].options = [ANSWER_AGAIN_CHOICE]  # type: ignore[list-item]  # OptionDict's keys
         elif turn.proposal is not None and turn.done and out:  # "Remember this": see ragapp.ui.memory_words
             out[-1].options = [REMEMBER_CHOICE]  # type: ignore[list-item]
+        if (next_questions := suggestion_choices(turn)) and out:  # ragapp.ui.next_questions
+            out[-1].options = [*next_questions, *(out[-1].options or [])]  # type: ignore[list-item]
         return out
 
 

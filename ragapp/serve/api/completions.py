@@ -186,6 +186,7 @@ class Turn:
             abstained=answer is not None and answer.abstained, notices=list(self.notices),
             answered_before=self.outcome.cached.answered_at if self.outcome.cached is not None else None,
             memories_used=[m.text for m in self.outcome.recalled],
+            suggestions=[s.text for s in self.outcome.suggestions],
         )  # fmt: skip
 
     def tail(self) -> tuple[str, bool]:

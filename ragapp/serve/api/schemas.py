@@ -133,6 +133,12 @@ class RagappInfo(BaseModel):
         description="Your memories this answer used (GET /v1/memories): what you asked the app to remember, put in "
         "the prompt as what you said before; never cited.",
     )
+    suggestions: list[str] = Field(
+        default_factory=list,
+        description="Next questions the knowledge base can answer, in the question's language, from the headings "
+        "of the sections beside the cited ones (docs/chats.md); empty under a refusal or with "
+        "`workflow.suggest_questions` off. Ask one as a new user message.",
+    )
 
 
 class ChatCompletion(BaseModel):
