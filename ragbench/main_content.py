@@ -66,15 +66,15 @@ def measure(tree: Path, pages: int, extractors: dict[str, Callable[[str], str]])
         start = time.perf_counter()
         outs = [_norm(extract(m)) for m in markups]
         per_page_ms = (time.perf_counter() - start) / max(len(markups), 1) * 1000
-        kept = {True: 0, False: 0}
+        kept: dict[bool, float] = {True: 0, False: 0}
         total = {True: 0, False: 0}
         for page, out in zip(units, outs, strict=True):
             for unit in page:
                 frame = seen_on[unit] >= frame_at
                 total[frame] += len(unit)
                 kept[frame] += len(unit) * (unit in out)
-        own, frame = (kept[f] / max(total[f], 1) for f in (False, True))
-        print(f"  {name:12s} own text kept {own:6.1%}  frame kept {frame:6.1%}  {per_page_ms:6.1f} ms/page")
+        own, framing = (kept[f] / max(total[f], 1) for f in (False, True))
+        print(f"  {name:12s} own text kept {own:6.1%}  frame kept {framing:6.1%}  {per_page_ms:6.1f} ms/page")
 
 
 def main() -> None:
