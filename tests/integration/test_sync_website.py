@@ -203,3 +203,51 @@ def test_a_site_that_cannot_be_read_fails_with_its_reason_and_says_it_in_both_la
     markdown = report_markdown(status)
     assert "无法读取起始页" in shown(markdown, "zh") and "服务器返回 503" in shown(markdown, "zh")
     assert "could not" not in shown(markdown, "zh") and "the server answered 503" in shown(markdown, "en")
+
+
+MANUALS = {"flex": ("flex-doc/html", "index.html"), "ffi": ("libffi-dev/html", "index.html"),
+           "maint": ("maint-guide-zh-cn/html", "index.zh-cn.html")}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_two_hundred_page_site_is_crawled_cited_and_recrawled_for_its_changes(
+    make_engine: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Three of Debian's manuals under one site (flex's, libffi's and the Chinese New Maintainers' Guide: 204
+    pages linked from their start pages; flex's 49 redirection stubs are linked from nowhere), and a home page
+    linking the three."""
+    root = tmp_path / "site"
+    for folder, (package, _start) in MANUALS.items():
+        if not manual_copy(package, root / folder):
+            pytest.skip(f"/usr/share/doc/{package} is not installed")
+    links = "".join(f'<li><a href="{folder}/{start}">{folder}</a></li>' for folder, (_p, start) in MANUALS.items())
+    (root / "index.html").write_text(f"<html><body><h1>Manuals</h1><ul>{links}</ul></body></html>", "utf-8")
+    rig = make_engine(**QUIET)
+    with serving(root) as site:
+        rig.engine.sync.add("manuals", "web", f"{site.url}/index.html", "manuals", start=False)
+        first = rig.engine.sync.run("manuals").report
+        assert first is not None and not first.error and not first.stopped, first
+        named = documents(rig, "manuals")
+        assert len(named) >= 200 + 1 and len(first.added) == len(named)
+        question = "What is the file flex writes its scanner to, and what is the scanning routine called?"
+        # Every model call gets the answer (a reply its check finds unsupported is written again).
+        rig.llm.reply_with(lambda _messages: "flex writes lex.yy.c, whose scanning routine is yylex() [1].")
+        where = DocumentFilter(path_prefix=f"{site.url}/flex/")
+        answer = next(e for e in rig.engine.chat.ask(question, where=where) if isinstance(e, AnswerEvent))
+        rig.llm.reply_with(None)
+        cited = answer.citations[0].chunk
+        assert cited.source.startswith(f"{site.url}/flex/") and "yylex" in cited.text
+        assert rig.engine.library.page_view(cited.chunk_id).url == cited.source
+        found = rig.engine.chat.retrieve("如何检查软件包的错误", where=DocumentFilter(path_prefix=f"{site.url}/maint/"))
+        assert found.chunks  # the Chinese manual is searchable too
+
+        changed = ["flex/Patterns.html", "flex/Matching.html", "flex/Actions.html", "ffi/Types.html",
+                   "maint/checkit.zh-cn.html"]  # fmt: skip
+        for rel in changed:
+            page = root / rel
+            page.write_text(page.read_text("utf-8").replace("</body>", "<p>Revised.</p></body>"), "utf-8")
+        site.clear()
+        again = rig.engine.sync.run("manuals").report
+    assert again is not None and sorted(again.updated) == sorted(f"{site.url}/{rel}" for rel in changed), again
+    assert again.ingested == 5 and again.unchanged == len(named) - 5 and not again.removed
+    assert again.requests == first.requests and max(page_requests(site).values()) == 1  # a page (or a 404) once
