@@ -5,6 +5,7 @@ links to, a sitemap, the shape of generated links, the type a body is read as, a
 from __future__ import annotations
 
 import gzip
+import re
 
 import pytest
 
@@ -115,6 +116,14 @@ def test_the_engine_and_the_ui_say_a_websites_news_in_the_same_words() -> None:
         "下次同步时重试"
     )
     assert shown(words, "en") == reason
+
+
+@pytest.mark.parametrize("code", sorted(SITE_WORDS))
+def test_a_websites_news_in_chinese_holds_no_english(code: str) -> None:
+    values = {field: 7 for field in _fields(SITE_WORDS[code])}
+    chinese = SAID[code][1].format(**values)
+    words = re.sub(r"RAGAPP_\w+|robots\.txt|docs/security\.md|RFC|robots noindex|Git|MB", "", chinese)
+    assert not re.search(r"[A-Za-z]{2,}", words), chinese
 
 
 def _fields(template: str) -> list[str]:
