@@ -245,9 +245,11 @@ def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
 
 def as_shown(passage: RetrievedChunk) -> str:
     """A passage as the model read it: the prompt shows its heading beside its number (``format_context``), and
-    the model may take a fact from it ("Version 2.5.0" heads a list that never repeats the number)."""
+    the model may take a fact from it ("Version 2.5.0" heads a list that never repeats the number). A blank line
+    after the heading: passages are cut into sentences as prose (a single line break inside a sentence), and the
+    heading glued to the first sentence left that sentence unmatched in the text it highlights."""
     chunk = passage.chunk
-    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
+    return f"{chunk.heading}\n\n{chunk.text}" if chunk.heading else chunk.text
 
 
 def _citations(text: str, kept: Sequence[RetrievedChunk], support: Sequence[SentenceSupport]) -> tuple[Citation, ...]:

@@ -6,7 +6,7 @@ shortest messages: "hello", "thanks!", "你好", "tell me a joke" scored 0.80-0.
 "please answer in Chinese", above real questions about the product (0.74-0.80), so every greeting recalled every
 memory. A message that names nothing has nothing a memory could be relevant to. Margins and ranks over the
 cosines (against the user's other memories, or against facts any user might keep) and the reranker's score did
-no better than the threshold on the recall set (docs/memory.md, ``python -m ragbench.memory_recall``). Pure: the
+no better than the threshold on the recall set (docs/benchmarks.md, "Memory recall"). Pure: the
 caller embeds.
 """
 

@@ -19,13 +19,13 @@ So the decision reads the fused rank and the channels' agreement as well as the 
    language alike (English questions over Chinese text 0.74-0.80, Chinese over English 0.83-0.87, in the
    answer set's traces), so a bare threshold let three unrelated Chinese passages into most English prompts,
    while the evidence, when found, stood 0.03-0.11 above the rest;
-4. **no reranker** (or a failed one): the channel-score thresholds of ``python -m ragbench.calibrate_gate``;
+4. **no reranker** (or a failed one): channel-score thresholds calibrated on the demo set;
 5. **keyword query**, before all of the above: a query of a few words that asks no question ("E07", "yylex
    return value") keeps a chunk the keyword channel ranks in its top ``keyword_query_top_n`` that holds every
    one of its words. The reranker was trained on questions: it scored the E07 passage 0.13 for "E07" (0.98 for
    "what does error code E07 mean?"), and the channel thresholds want a long match (keyword score ≥ 6).
 
-The defaults were chosen on BEIR sets by ``python -m ragbench.relevance`` (see docs/benchmarks.md, "Relevance gate").
+The defaults were chosen on BEIR sets and the answer set (docs/benchmarks.md, "Relevance gate").
 Everything here is pure: hand-built lists test it.
 """
 
@@ -251,7 +251,7 @@ def _shared_names(
 
 def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
     """Without a rerank score: a strong vector match, a strong keyword match, or both channels agreeing on a
-    fair vector match (see ``python -m ragbench.calibrate_gate``); a passage only another ragapp found passed
+    fair vector match (docs/benchmarks.md, "Relevance gate"); a passage only another ragapp found passed
     that app's own gate (it returns only those)."""
     remote = [ch for ch in c.channel_ranks if ch.startswith(REMOTE_PREFIX)]
     if remote and not set(c.channel_ranks) - set(remote):

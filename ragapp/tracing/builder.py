@@ -197,7 +197,8 @@ class TraceBuilder:
 
     def _routing(self, e: RoutingEvent) -> None:
         intents, scores = [leaf_record(s) for s in e.intents], [leaf_record(s) for s in e.scores]
-        self.trace.routing.append(RoutingRecord(e.question, e.action, e.reason, intents, scores))
+        record = RoutingRecord(e.question, e.action, e.reason, intents, scores, e.fit, list(e.also), e.fit_min)
+        self.trace.routing.append(record)
 
     def _clarify(self, e: ClarifyEvent) -> None:
         self.trace.clarify = ClarifyRecord(e.ambiguous, [leaf_record(c) for c in e.choices])

@@ -127,6 +127,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.doc_tags_save": ("Save tags", "保存标签"),
     "kb.doc_search": ("Find in this document's chunks", "在该文档的片段中查找"),
     "kb.doc_chunks": ("Chunks", "片段"),
+    "kb.add_leaf": ("Add an intent for this knowledge base", "为这个知识库添加意图"),
     # The Knowledge tab: followed folders, git repositories and websites
     "sync.title": ("🔁 Followed folders, git repositories and websites", "🔁 跟随的文件夹、Git 仓库与网站"),
     "sync.hint": (
@@ -215,6 +216,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "intents.test_placeholder": ("Type a question to see how it would be routed", "输入问题，查看路由结果"),
     "intents.test": ("Test", "测试"),
     "intents.scores": ("Every leaf's score", "各叶子意图得分"),
+    "intents.uncovered_kb": ("Knowledge base", "知识库"),
+    "intents.add_uncovered": ("Add an intent for it", "为它添加意图"),
     # The Traces tab
     "traces.tab": ("Traces", "追踪"),
     "traces.intro": (

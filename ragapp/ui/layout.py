@@ -47,8 +47,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
         with gr.Tabs():
             chat = build_chat_tab(engine, handlers, public)
             knowledge = build_knowledge_tab(engine, handlers, public)
-            with gr.Tab(t("intents.tab"), id="intents"):
-                intent_editing = build_intents_tab(engine)
+            with gr.Tab(t("intents.tab"), id="intents") as intents_tab:
+                intent_editing = build_intents_tab(engine, tab=intents_tab)
             build_traces_tab(engine, owner)
             admin = build_admin_tab(engine)  # admins only: shown and filled by the load event
         with gr.Accordion(t("header.about"), open=False, elem_id="about"):

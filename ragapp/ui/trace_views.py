@@ -15,6 +15,7 @@ from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSumm
 from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import TEXTS, both
 from ragapp.ui.markup import escape_text, plain_markdown
+from ragapp.ui.routing_words import why_widened
 
 STATUS_ICON = {
     "ok": "✅",
@@ -325,11 +326,13 @@ def why_not(trace: Trace, doc_id: str, name: str) -> str:
             f"此请求没有检索，所以检索不到 **{shown}**。",
         )
     out = ["### " + both(f"Why not **{shown}**?", f"为什么没有 **{shown}**？")]
+    widenings = [n.widened for n in trace.notices if n.widened is not None]
     for i, search in enumerate(trace.retrievals, start=1):
         s = search.settings
         lines = [f"**{both('Search', '检索')} {i}:** {escape_text(search.query)}"]
         if search.kbs is not None:
             lines.append(f"- {both('searched only', '只检索了')}: {escape_text(', '.join(search.kbs))}")
+            lines += [f"- ℹ️ {line}" for line in why_widened(search, trace.routing, widenings)]
         found_any = False
         for channel in search.channels:
             ranks = [h for h in channel.hits if doc_of(h.chunk_id) == doc_id]
