@@ -1,7 +1,8 @@
 """``python -m ragbench.crawl_speed``: how fast a knowledge base follows a website, and what a re-crawl costs.
 
-A real manual from Debian's installed documentation (``--manual``, flex's 222 HTML pages by default) is served
-on loopback by Python's own HTTP server (``Last-Modified`` and ``If-Modified-Since``, as a static site answers),
+Real manuals from Debian's installed documentation (``--manual``, repeatable; by default flex's, libffi's and
+the Chinese New Maintainers' Guide, 204 pages linked from their start pages) are served under one home page on
+loopback by Python's own HTTP server (``Last-Modified`` and ``If-Modified-Since``, as a static site answers),
 and followed as a website source: the first crawl (pages/s, ingest included), a re-crawl with nothing changed,
 and a re-crawl after ``--changes`` pages change, each with the requests the server saw and the pages read and
 ingested. A re-crawl should cost one request a page and read only what changed.
@@ -24,17 +25,25 @@ from datetime import UTC, datetime
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from ragapp.config import Settings
 from ragapp.sync.standalone import open_service
 from ragbench.cli import run_command
 
 HELD_OUT = ("python-policy", "zlib_how", "valgrind")  # the answer sets' held-out documents: never served
+MANUALS = (Path("/usr/share/doc/flex-doc/html"), Path("/usr/share/doc/libffi-dev/html"),
+           Path("/usr/share/doc/maint-guide-zh-cn/html"))  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ragbench.crawl_speed", description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("--manual", type=Path, default=Path("/usr/share/doc/flex-doc/html"), help="an HTML manual")
+    p.add_argument(
+        "--manual",
+        type=Path,
+        action="append",
+        help="an HTML manual's folder (repeatable; default: " + ", ".join(str(m) for m in MANUALS) + ")",
+    )
     p.add_argument("--changes", type=int, default=5, help="pages changed before the last re-crawl")
     p.add_argument("--work", type=Path, help="where the site and state go (default: a temporary folder)")
     p.add_argument("--output", type=Path, help="write the figures as JSON")
@@ -76,34 +85,49 @@ def _copy(manual: Path, site: Path) -> list[Path]:
     return copies
 
 
-def _change(pages: list[Path], count: int) -> list[str]:
-    """A sentence added to ``count`` pages spread over the manual (their time becomes now)."""
+def _start(manual: Path) -> str:
+    """A manual's start page: its index in whatever language it is written."""
+    return next((p.name for p in sorted(manual.glob("index*.htm*"))), "index.html")
+
+
+def _change(pages: list[str], site: Path, count: int) -> list[str]:
+    """A sentence added to ``count`` of the pages the first crawl took, spread over them (their time becomes now).
+
+    Only pages the crawl reached: a manual also holds pages no link leads to (flex's redirection stubs)."""
     step = max(1, len(pages) // max(count, 1))
     changed = pages[::step][:count]
-    for n, page in enumerate(changed):
+    for n, rel in enumerate(changed):
+        page = site / rel
         page.write_text(page.read_text("utf-8").replace("</body>", f"<p>Revision {n}.</p></body>"), "utf-8")
-    return [p.name for p in changed]
+    return changed
 
 
 def _run(args: argparse.Namespace) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     results: dict[str, Any] = {
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": platform.machine(),
-        "cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1), "manual": str(args.manual),
+        "cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1),
         "command": "python -m ragbench.crawl_speed " + " ".join(
-            f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v is not None and k != "work"),
+            f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k in ("changes", "output") and v),
     }  # fmt: skip
-    pages = _copy(args.manual, work / "site" / "manual")
-    server, counts = _serve(work / "site")
+    site = work / "site"
+    manuals = args.manual or [m for m in MANUALS if m.is_dir()]
+    pages: list[Path] = []
+    for n, manual in enumerate(manuals):
+        pages += _copy(manual, site / f"m{n}")
+    links = "".join(f'<li><a href="m{n}/{_start(m)}">{m.parent.name}</a></li>' for n, m in enumerate(manuals))
+    (site / "index.html").write_text(f"<html><body><h1>Manuals</h1><ul>{links}</ul></body></html>", "utf-8")
+    server, counts = _serve(site)
     settings = Settings(paths={"state_dir": work / "state", "load_demo": False}, sync={"enabled": False})
     service, store, opened = open_service(settings)
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/manual/index.html"
+        url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
         service.add("manual", "web", url, "manual", background=False)
-        results["pages"] = len(pages)
+        results["manuals"], results["files"] = [str(m) for m in manuals], len(pages)
+        taken: list[str] = []
         for step in ("first", "unchanged", "changed"):
             if step == "changed":
-                results["changed_pages"] = _change(pages, args.changes)
+                results["changed_pages"] = _change(taken, site, args.changes)
             counts.clear()
             start = time.perf_counter()
             outcome = service.run("manual")
@@ -120,6 +144,11 @@ def _run(args: argparse.Namespace) -> int:
             }  # fmt: skip
             if step == "first":
                 results["chunks"] = store.catalog.chunk_count()
+                # The pages it read (a request may also be a 404 or a redirect stub: only files that are there).
+                taken = sorted(
+                    rel for rel in (unquote(p.split("?")[0]).lstrip("/") for p in counts)
+                    if rel.endswith((".html", ".htm")) and rel != "index.html" and (site / rel).is_file()
+                )  # fmt: skip
             print(f"{step}: {report.summary()}; {seconds:.1f} s", flush=True)
     finally:
         opened.close()
