@@ -254,8 +254,8 @@ class StoreSettings(BaseModel):
 class SyncSettings(BaseModel):
     enabled: bool = Field(
         True,
-        description="Sync followed folders and git repositories on their schedule and when their files change; "
-        "off: only when asked (the Knowledge tab, POST /v1/sources/{name}/sync, `python -m ragapp.sync run`).",
+        description="Sync followed folders, git repositories and websites on their schedule and when their files "
+        "change; off: only when asked (the Knowledge tab, POST /v1/sources/{name}/sync, `python -m ragapp.sync run`).",
     )
     default_interval_s: float = Field(
         300.0, gt=0, description="How often a new source is synced when no interval is given (seconds)."
@@ -305,6 +305,39 @@ class SyncSettings(BaseModel):
         gt=0,
         description="The longest one git command (a clone, a fetch) may run; past it git and its helpers are "
         "killed and the sync fails with the reason.",
+    )
+    # A website source (docs/sync.md, "Websites"): the limits no site can push a crawl past.
+    web_default_interval_s: float = Field(
+        86400.0, gt=0, description="How often a website is crawled when its source gives no interval (seconds)."
+    )
+    web_user_agent: str = Field(
+        "ragapp-sync/1 (knowledge-base crawler)",
+        min_length=1,
+        description="The User-Agent of a website crawl; robots.txt rules for 'ragapp-sync' (or '*') apply to it.",
+    )
+    web_max_pages: int = Field(1000, ge=1, description="Pages (and linked files) one crawl asks for at most.")
+    web_max_depth: int = Field(20, ge=0, le=1000, description="Links followed from the start page at most.")
+    web_max_page_mb: float = Field(
+        20.0, gt=0, description="A larger page or file is not read past this (nor past RAGAPP_INGEST__MAX_FILE_MB)."
+    )
+    web_max_crawl_mb: float = Field(500.0, gt=0, description="Bytes one crawl reads at most (MB), all pages together.")
+    web_request_timeout_s: float = Field(
+        30.0, gt=0, description="The longest one request may take, from connecting to the body's last byte."
+    )
+    web_crawl_timeout_s: float = Field(
+        1800.0, gt=0, description="The longest one crawl may spend on the site; pages not reached keep what they had."
+    )
+    web_delay_s: float = Field(
+        0.0, ge=0, description="Wait between two requests to a site (seconds); robots.txt's Crawl-delay can ask more."
+    )
+    web_max_errors: int = Field(
+        10, ge=1, description="Failed requests in a row (server errors, timeouts) that stop a crawl: the site is down."
+    )
+    web_max_similar: int = Field(
+        200,
+        ge=1,
+        description="Pages of one address shape (digits and query values aside) a crawl follows: past it the links "
+        "are generated ones, a calendar's or a search's.",
     )
 
     @field_validator("git_protocols")

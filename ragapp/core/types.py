@@ -169,13 +169,16 @@ Docs = frozenset[str] | None
 
 @dataclass(frozen=True)
 class FileOrigin:
-    """Where a file came from, for ``Ingestor.ingest_files``: ``source`` names it ("upload", or a synced folder or
-    repository), ``path`` is the file's path within that source ("/" separated, e.g. "policies/2024/leave.pdf"),
-    ``modified_at`` when it last changed there (ISO 8601; None: unknown)."""
+    """Where a file came from, for ``Ingestor.ingest_files``: ``source`` names it ("upload", or a synced folder,
+    repository or website), ``path`` is the file's path within that source ("/" separated, e.g.
+    "policies/2024/leave.pdf"; a web page's URL), ``modified_at`` when it last changed there (ISO 8601; None:
+    unknown), ``file_type`` what its content is when its name does not say (a web page's extension from its
+    Content-Type, e.g. "html"; None: by the name's extension)."""
 
     source: str
     path: str
     modified_at: str | None = None
+    file_type: str | None = None
 
 
 # The name of a retrieval channel that searches another ragapp begins so: "remote:hr".

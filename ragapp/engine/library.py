@@ -16,7 +16,7 @@ from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.chunks import chunk_id_of
 from ragapp.core.errors import AccessDenied, IngestError, LooksUnknown
-from ragapp.core.filters import TagError, clean_tags
+from ragapp.core.filters import UPLOAD_SOURCE, TagError, clean_tags
 from ragapp.core.lang import LANGUAGES, Language
 from ragapp.core.types import (
     DEFAULT_KB,
@@ -65,11 +65,20 @@ class PageView:
     png: bytes | None = None
     highlighted: int = 0  # places marked on the image
     section: tuple[Chunk, ...] = ()
+    url: str = ""  # the live page, for a document a website source fetched
 
 
 SECTION_WINDOW = 3  # chunks either side of the cited one, when the page cannot be drawn
 OPENING_DOCUMENTS = 12  # the newest documents read for the first screen's questions...
 OPENING_CHUNKS = 40  # ...each as far as its first chunks: cheap at every page load, whatever the library's size
+
+
+def live_url(meta: dict[str, str]) -> str:
+    """Where a document lives on the web: a synced source's ``path`` that is an http(s) URL (a website's page;
+    an upload's or a folder's path never is); else ""."""
+    path = meta.get("path", "")
+    synced = meta.get("source", UPLOAD_SOURCE) != UPLOAD_SOURCE
+    return path if synced and path.startswith(("http://", "https://")) else ""
 
 
 def hidden_duplicate(name: str) -> IngestResult:
@@ -252,6 +261,7 @@ class Library:
             raise IngestError(gone)
         self._readable(chunk.doc_id, actor, gone)
         title = chunk.source + (f" · {chunk.location}" if chunk.location else "")
+        url = live_url(catalog.document_meta(chunk.doc_id))
         passages = [h for h in highlights if h.strip()] or [chunk.text]
         kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
         if kept is not None and chunk.page is not None:
@@ -259,7 +269,7 @@ class Library:
             try:
                 if kept.suffix.lower() == ".pdf":
                     png, marked = render_pdf_page(kept, chunk.page, passages, boxes)
-                    return PageView(chunk, title, png, marked)
+                    return PageView(chunk, title, png, marked, url=url)
                 if boxes:  # an image read by OCR
                     png, marked = render_image(kept, passages, boxes)
                     return PageView(chunk, title, png, marked)
@@ -267,7 +277,7 @@ class Library:
                 log.warning("could not draw page %s of %s: %r", chunk.page, chunk.source, exc)
         window = catalog.chunk_window(chunk_id, SECTION_WINDOW)
         same = tuple(c for c in window if (c.page, c.heading) == (chunk.page, chunk.heading)) or (chunk,)
-        return PageView(chunk, title, section=same)
+        return PageView(chunk, title, section=same, url=url)
 
     def passage(self, chunk_id: str, around: int = 1, *, actor: Actor = LOCAL_ACTOR) -> tuple[Chunk, tuple[Chunk, ...]]:
         """A chunk and its document's chunks around it (``around`` on each side), for a reader or a tool that

@@ -81,6 +81,8 @@ def with_coverage(
     report = parsed.report
     ext = Path(parsed.name).suffix.lower()
     if ext not in REFERENCES:
+        ext = f".{parsed.file_type}"  # named by something else than a file name: a web page's URL
+    if ext not in REFERENCES:
         return report
     try:
         reference = REFERENCES.get(ext)(path, report)

@@ -51,12 +51,14 @@ def parse_file(
     name: str | None = None,
     options: ParseOptions | None = None,
     progress: ParseProgress | None = None,
+    file_type: str | None = None,
 ) -> ParsedDocument:
     """Parse ``path`` by its extension. ``name`` is what the user called the file (uploads arrive renamed);
-    ``progress`` hears how far a long parse (OCR) has got."""
+    ``progress`` hears how far a long parse (OCR) has got; ``file_type`` (an extension without the dot) says
+    what the content is when the name does not (a web page named by its URL)."""
     name = name or path.name
     options = options or ParseOptions()
-    ext = Path(name).suffix.lower()
+    ext = f".{file_type.lower()}" if file_type else Path(name).suffix.lower()
     if ext not in PARSERS:
         known = ", ".join(supported_extensions())
         raise UnsupportedFileError(f"{name}: files of type '{ext or '(none)'}' are not supported. Use {known}.")

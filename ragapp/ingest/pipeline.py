@@ -53,7 +53,7 @@ from ragapp.ingest.lost_race import already_there, lost_race
 from ragapp.ingest.names import MAX_NAME_CHARS as MAX_NAME_CHARS  # re-exported: callers import the rules from here
 from ragapp.ingest.names import document_name, kb_name
 from ragapp.ingest.parse_context import ParseOptions
-from ragapp.ingest.parsing import parse_file
+from ragapp.ingest.parsing import parse_file, supported_extensions
 from ragapp.ingest.repetition import chunk_budget, mostly_repetition
 from ragapp.store.catalog import ContentAlreadyStored, utc_now
 
@@ -115,6 +115,16 @@ def origin_meta(origin: FileOrigin | None) -> dict[str, str]:
     return meta
 
 
+def _content_type(name: str, origin: FileOrigin | None, again: DocumentRecord | None) -> str | None:
+    """What a file's content is when its name does not say: its origin's type (a web page's Content-Type), or,
+    indexing a document again, the type it was read as (a page named by a URL without an extension)."""
+    if origin is not None and origin.file_type:
+        return origin.file_type
+    if again is not None and Path(name).suffix.lower() not in supported_extensions():
+        return again.file_type
+    return None
+
+
 def _too_many_chunks(name: str, count: str, limit: int) -> IngestError:
     return IngestError(
         f"{name}: it makes {count} chunks, over the {limit:,} a document may have (RAGAPP_INGEST__MAX_CHUNKS); "
@@ -140,6 +150,11 @@ class Ingestor:
             pdf_tables=settings.pdf_tables, ocr_latin=settings.ocr_latin,
             join_broken_words=settings.join_broken_words,
         )  # fmt: skip
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The largest file ingested (``max_file_mb``), in bytes."""
+        return int(self._settings.max_file_mb * 1024 * 1024)
 
     def check_size(self, name: str, size: int) -> None:
         """Refuse a file of ``size`` bytes before it is read, when it is over the upload limit (a synced file is
@@ -262,7 +277,8 @@ class Ingestor:
             reached = max(reached, 0.02 + (0.6 if phase == "ocr" else 0.08) * fraction)
             progress(shown, reached, message, done, total)
 
-        parsed = parse_file(path, name, self._parse_options, parse_progress)
+        file_type = _content_type(name, origin, again)
+        parsed = parse_file(path, name, self._parse_options, parse_progress, file_type=file_type)
         doc_id = content_hash[:16]
         # Tables of contents, indexes and licences match many questions and answer none: left out unless kept.
         progress("chunk", 0.62 if scanned else 0.1, "chunking")
@@ -296,7 +312,7 @@ class Ingestor:
             chunks,
             lambda f, m: progress("embed", start + (0.97 - start) * f, m, round(f * n), n),
         )
-        meta = file_meta(path, Path(name).suffix.lstrip(".") or parsed.file_type) | origin_meta(origin)
+        meta = file_meta(path, file_type or Path(name).suffix.lstrip(".") or parsed.file_type) | origin_meta(origin)
         return _Prepared(path, record, chunks, vectors, split, report, parsed.ocr_boxes, meta)
 
     def _commit(self, prepared: _Prepared, again: DocumentRecord | None) -> IngestResult:

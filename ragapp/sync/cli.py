@@ -1,9 +1,10 @@
-"""``python -m ragapp.sync``: the folders and git repositories knowledge bases follow.
+"""``python -m ragapp.sync``: the folders, git repositories and websites knowledge bases follow.
 
     python -m ragapp.sync                      list the sources, their state and last report
     python -m ragapp.sync show NAME            a source's last report in full
     python -m ragapp.sync add NAME --folder /srv/handbook --kb handbook [--include '*.md'] [--exclude 'drafts/*']
     python -m ragapp.sync add NAME --git https://host/repo.git --kb manual [--branch main] [--interval 600]
+    python -m ragapp.sync add NAME --web https://docs.example.com/manual/ --kb manual [--exclude 'old/*']
     python -m ragapp.sync run NAME             sync now, in this process, and print the report
     python -m ragapp.sync pause NAME | resume NAME
     python -m ragapp.sync remove NAME [--delete-documents]
@@ -45,11 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     for command, text in (("show", "a source's last report in full"), ("run", "sync a source now"),
                           ("pause", "stop syncing a source"), ("resume", "sync a source again")):  # fmt: skip
         sub.add_parser(command, help=text).add_argument("name")
-    add = sub.add_parser("add", help="follow a folder or a git repository")
+    add = sub.add_parser("add", help="follow a folder, a git repository or a website")
     add.add_argument("name")
     where = add.add_mutually_exclusive_group(required=True)
     where.add_argument("--folder", help="an absolute path on this server")
     where.add_argument("--git", help="a repository's path or URL (anything `git clone` accepts)")
+    where.add_argument("--web", help="a website's start page or sitemap (http or https); its folder is followed")
     add.add_argument("--kb", required=True, help="the knowledge base it fills")
     add.add_argument("--include", action="append", default=[], help="a glob of files to take (repeatable)")
     add.add_argument("--exclude", action="append", default=[], help="a glob of files to leave out (repeatable)")
@@ -68,7 +70,8 @@ def main(argv: Sequence[str] | None = None, settings: Settings | None = None) ->
     try:
         if action is None:  # a listing changes nothing
             return _run(args, settings)
-        detail = {"kb": args.kb, "location": args.git or args.folder} if action == AuditAction.SOURCE_ADD else {}
+        location = args.git or args.web or args.folder if action == AuditAction.SOURCE_ADD else ""
+        detail = {"kb": args.kb, "location": location} if action == AuditAction.SOURCE_ADD else {}
         with _audit_log(settings) as audit, audit.attempt(CLI_ACTOR, action, args.name, **detail) as note:
             note["exit_status"] = code = _run(args, settings)
         return code
@@ -131,7 +134,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             else:
                 _print_report(args.name, found.state, found.report, args.json)
         elif command == "add":
-            kind, location = ("git", args.git) if args.git else ("folder", args.folder)
+            kind, location = (
+                ("git", args.git) if args.git else ("web", args.web) if args.web else ("folder", args.folder)
+            )
             source = add_source(store, settings.sync, args.name, kind, location, args.kb, args.include,
                                 args.exclude, args.interval, args.branch, settings.paths.state_dir)  # fmt: skip
             _say(f"added {source.name}: {source.kind} {source.location} -> knowledge base '{source.kb}'; the app "
@@ -178,8 +183,13 @@ def _print_report(name: str, state: str, report: SyncReport, as_json: bool) -> N
         return
     commit = f" at {report.commit[:12]}" if report.commit else ""
     _say(f"{name}{commit} [{state}]: {report.summary()}")
-    _say(f"  {report.seen} files seen, {report.hashed} read, {report.ingested} ingested; {report.ignored} of a type "
-         "not read")  # fmt: skip
+    if report.requests:  # a website
+        _say(f"  {report.seen} pages seen, {report.hashed} read, {report.ingested} ingested; {report.requests} "
+             f"requests, {report.downloaded / 1e6:.1f} MB; {report.ignored} links not followed (other sites, "
+             "files that are not documents)")  # fmt: skip
+    else:
+        _say(f"  {report.seen} files seen, {report.hashed} read, {report.ingested} ingested; {report.ignored} of a "
+             "type not read")  # fmt: skip
     listed: list[tuple[str, list[str]]] = [
         ("added", report.added), ("updated", report.updated), ("removed", report.removed),
         ("renamed", [f"{a} -> {b}" for a, b in report.renamed]), ("retrying (still being written)", report.retrying),

@@ -18,13 +18,14 @@ class Origin:
     """Where a synced file came from: what a document's metadata records of it."""
 
     source: str
-    path: str  # relative to the source's root
-    modified_at_ns: int
+    path: str  # relative to the source's root (a website's page: its URL)
+    modified_at_ns: int  # when it changed (a website's page: when it was fetched)
+    file_type: str = ""  # what its content is, when its name does not say (a web page's, from its Content-Type)
 
     def as_file_origin(self) -> FileOrigin:
         """What the ingestor records: the time of change as UTC ISO 8601."""
         changed = datetime.fromtimestamp(self.modified_at_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
-        return FileOrigin(self.source, self.path, changed)
+        return FileOrigin(self.source, self.path, changed, self.file_type or None)
 
 
 def ingest_synced(

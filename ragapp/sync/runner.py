@@ -1,4 +1,5 @@
-"""One sync of one source: take its lease, plan, apply the plan through the ingestor, record the report.
+"""One sync of one source: take its lease, plan, apply the plan through the ingestor, record the report (a
+website's sync crawls instead of planning: ``ragapp.sync.website``, with this module's rows and removals).
 
 Each file to ingest is copied, from one descriptor opened without following links (``Tree.copy``), into a
 private temporary folder, a batch at a time: the ingest parses that copy, and the row records the hash of those
@@ -31,6 +32,7 @@ from ragapp.sync.planner import Change, Plan, plan
 from ragapp.sync.sources import Refusal, Source, State, SyncError, SyncReport, display_name
 from ragapp.sync.state import FileRow, SyncStore
 from ragapp.sync.tree import FileProblem, Tree
+from ragapp.sync.website import WebsiteSync
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class SyncRunner:
         self._checkouts = checkouts
         self._extensions = extensions
         self.replica = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._website = WebsiteSync(store, ingestor, settings, extensions, self.record, self.remove)
 
     def run(self, name: str, stop: threading.Event | None = None) -> RunOutcome:
         """Sync source ``name`` now, unless someone holds it (then nothing is done, and says so).
@@ -89,6 +92,7 @@ class SyncRunner:
             state = "paused" if self._store.is_paused(name) else "idle"
         except RagAppError as exc:
             report.error, state = str(exc), "failed"
+            report.error_said = exc.said if isinstance(exc, SyncError) else None
         except Exception as exc:  # a sync must never take the scheduler (or the app) down
             log.exception("sync of %s failed", name)
             report.error, state = f"unexpected error ({exc!r})", "failed"
@@ -109,6 +113,9 @@ class SyncRunner:
         return Tree.open(Path(source.location), settings.allowed_roots)
 
     def _sync(self, source: Source, holder: str, report: SyncReport, stop: threading.Event) -> None:
+        if source.kind == "web":
+            self._website.run(source, holder, report, stop)
+            return
         with self._open(source, report, stop) as tree:
             seen, ignored, refused = tree.walk(source.wants, self._extensions(), self._settings.max_depth)
             before = self._store.files(source.name)
@@ -120,7 +127,7 @@ class SyncRunner:
             report.unchanged = len(todo.unchanged) + len(todo.touched)
             self._store.put(source.name, todo.touched)
             self._rename(source, todo, report)
-            self._remove(source, todo.removed, report)
+            self.remove(source, todo.removed, report)
             total = len(todo.changes)
             self._store.renew(source.name, holder, self._settings.lease_s, 0, total)
             batch = self._settings.batch_files
@@ -154,7 +161,8 @@ class SyncRunner:
             self._store.move(source.name, gone.rel_path, now)
             report.renamed.append((gone.rel_path, now.rel_path))
 
-    def _remove(self, source: Source, removed: list[FileRow], report: SyncReport) -> None:
+    def remove(self, source: Source, removed: list[FileRow], report: SyncReport) -> None:
+        """Each of ``removed`` left the source: its row goes, and its document unless another path keeps it."""
         for row in removed:
             if row.doc_id and self._owns(source, row):
                 with contextlib.suppress(IngestError):  # gone already (deleted by hand, or a re-run after dying)
@@ -209,7 +217,7 @@ class SyncRunner:
             files = [(path, Origin(source.name, c.row.rel_path, c.row.mtime_ns)) for c, path in ready]
             results = ingest_synced(self._ingestor, source, files, stop) if files else []
             for (change, _path), result in zip(ready, results, strict=True):
-                row = self._record(source, change, result, report)
+                row = self.record(source, change, result, report)
                 if row is not None:
                     rows.append(row)
         self._store.put(source.name, rows)
@@ -225,7 +233,7 @@ class SyncRunner:
             return exc
         return Change(change.seen, FileRow(rel, read.content_hash, read.size, read.mtime_ns), change.before)
 
-    def _record(self, source: Source, change: Change, result: IngestResult, report: SyncReport) -> FileRow | None:
+    def record(self, source: Source, change: Change, result: IngestResult, report: SyncReport) -> FileRow | None:
         """The row a file's ingest leaves (None: nothing to remember, it is tried again next time)."""
         rel, row = change.row.rel_path, change.row
         name = display_name(rel)

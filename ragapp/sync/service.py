@@ -21,6 +21,7 @@ from ragapp.sync.scheduler import Scheduler
 from ragapp.sync.sources import KINDS, Source, SourceStatus, SyncError, display_name
 from ragapp.sync.state import SyncStore
 from ragapp.sync.tree import check_allowed
+from ragapp.sync.web_address import Scope
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 NAME_RULE = "1 to 64 characters: letters, digits and - _ . (starting with a letter or digit), e.g. 'handbook'"
@@ -153,8 +154,9 @@ def add_source(
     branch: str = "",
     state_dir: Path | None = None,
 ) -> Source:
-    """Follow a folder or a git repository into knowledge base ``kb`` (recorded; nothing is synced yet). A folder
-    holding the app's ``state_dir`` is refused: every sync would change it, and its events start the next.
+    """Follow a folder, a git repository or a website into knowledge base ``kb`` (recorded; nothing is synced yet).
+    A folder holding the app's ``state_dir`` is refused: every sync would change it, and its events start the
+    next. A website's location is its start page or its sitemap (``ragapp.sync.web_address.Scope``).
 
     Raises:
         SyncError: a name, kind, location, pattern or interval that cannot be used (the message says which:
@@ -165,7 +167,7 @@ def add_source(
     if not _NAME.fullmatch(name):
         raise SyncError(f"Source name {name!r} is not allowed: use {NAME_RULE}.")
     if kind not in KINDS:
-        raise SyncError(f"Unknown kind {kind!r}: a source is a 'folder' or a 'git' repository.")
+        raise SyncError(f"Unknown kind {kind!r}: a source is a 'folder', a 'git' repository or a 'web' site.")
     try:
         kb = kb_name(kb)
     except IngestError as exc:
@@ -179,6 +181,8 @@ def add_source(
         check_allowed(Path(location), settings.allowed_roots, location)
         if state_dir is not None and state_dir.resolve().is_relative_to(location):
             raise SyncError(f"{location} holds the app's state folder ({state_dir}); follow a folder that does not.")
+    elif kind == "web":
+        location = Scope.of(location).start  # one spelling of the address (checked: http or https, a host)
     elif not location:
         raise SyncError("Give the repository's path or URL (anything `git clone` accepts).")
     else:
@@ -193,9 +197,10 @@ def add_source(
             f"The knowledge base {kb!r} already follows the source {other!r}; give this one a base of its own "
             "(two trees in one base would replace each other's files of the same path)."
         )
+    default_s = settings.web_default_interval_s if kind == "web" else settings.default_interval_s
     source = Source(
-        name, "git" if kind == "git" else "folder", location, kb, include, exclude,
-        interval_s or settings.default_interval_s, branch.strip(),
+        name, next(k for k in KINDS if k == kind), location, kb, include, exclude, interval_s or default_s,
+        branch.strip() if kind == "git" else "",
     )  # fmt: skip
     if not store.add(source):
         raise SyncError(f"There is a source named {name!r} already; pick another name or remove that one.")

@@ -10,24 +10,31 @@ from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from ragapp.core.errors import RagAppError
+from ragapp.core.types import Said
 from ragapp.ingest.pipeline import MAX_NAME_CHARS
 
-Kind = Literal["folder", "git"]
-KINDS: tuple[Kind, ...] = ("folder", "git")
+Kind = Literal["folder", "git", "web"]
+KINDS: tuple[Kind, ...] = ("folder", "git", "web")
 
 # What a source is doing or did last, as the surfaces show it.
 State = Literal["new", "idle", "running", "busy elsewhere", "paused", "failed"]
 
 
 class SyncError(RagAppError):
-    """A sync request that cannot be done (an unknown source, a folder that is not there); the message says why."""
+    """A sync request that cannot be done (an unknown source, a folder that is not there); the message says why.
+    ``said``: the reason as a code and values, where the UI has words for it (a website's problems)."""
+
+    def __init__(self, message: str = "", said: Said | None = None) -> None:
+        super().__init__(message)
+        self.said = said
 
 
 @dataclass(frozen=True)
 class Source:
-    """A folder or a git repository a knowledge base follows. ``include``/``exclude`` are globs matched against
-    a file's path relative to the root (``*`` crosses ``/``); a pattern without ``/`` also matches the file name
-    alone. No ``include`` means every file."""
+    """A folder, a git repository or a website a knowledge base follows. ``include``/``exclude`` are globs
+    matched against a file's path relative to the root (a page's path below the site's prefix, with its query;
+    ``*`` crosses ``/``); a pattern without ``/`` also matches the file name alone. No ``include`` means every
+    file."""
 
     name: str
     kind: Kind
@@ -65,10 +72,12 @@ def display_name(rel_path: str) -> str:
 
 @dataclass(frozen=True)
 class Refusal:
-    """A file left out of a sync, and why."""
+    """A file left out of a sync, and why (``said``: the reason as a code and values, where the UI has words
+    for it; ``reason`` is its English, for logs, the command line and the HTTP API)."""
 
     path: str
     reason: str
+    said: Said | None = None
 
 
 @dataclass
@@ -92,6 +101,10 @@ class SyncReport:
     ingested: int = 0
     error: str = ""  # the whole sync failed (the folder is gone, git refused): why
     stopped: str = ""  # it stopped early (paused, shutting down): why
+    error_said: Said | None = None  # ``error`` and ``stopped`` as codes and values, where there are some
+    stopped_said: Said | None = None
+    requests: int = 0  # a website: the HTTP requests made (robots.txt and redirects included)
+    downloaded: int = 0  # a website: the bytes read
 
     def summary(self) -> str:
         """One line for logs and the CLI."""
@@ -102,19 +115,30 @@ class SyncReport:
         parts = [f"{n} {what}" for what, n in counts.items()]
         if self.retrying:
             parts.append(f"{len(self.retrying)} retrying")
+        if self.requests:
+            parts.append(f"{self.requests} requests")
         line = ", ".join(parts)
         return f"{line} (stopped: {self.stopped})" if self.stopped else line
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """As JSON: a refusal without a code is ``{path, reason}`` alone, as before codes were kept."""
+        data = asdict(self)
+        data["refused"] = [{k: v for k, v in r.items() if k != "said" or v is not None} for r in data["refused"]]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SyncReport:
         data = dict(data)
-        data["refused"] = [Refusal(**r) for r in data.get("refused", [])]
+        data["refused"] = [Refusal(r["path"], r["reason"], _said(r.get("said"))) for r in data.get("refused", [])]
+        data["error_said"] = _said(data.get("error_said"))
+        data["stopped_said"] = _said(data.get("stopped_said"))
         data["renamed"] = [tuple(r) for r in data.get("renamed", [])]
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _said(data: dict[str, Any] | None) -> Said | None:
+    return Said(str(data["code"]), dict(data.get("values") or {})) if data else None
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,37 @@ CREATE TABLE IF NOT EXISTS sync_files (
 );
 CREATE INDEX IF NOT EXISTS sync_files_by_doc ON sync_files(doc_id)
 """
+# A website's pages: what the next crawl asks the server with, and where a page unchanged since leads.
+_PAGES = """
+CREATE TABLE IF NOT EXISTS sync_pages (
+    source TEXT NOT NULL REFERENCES sync_sources(name) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    etag TEXT NOT NULL DEFAULT '',
+    last_modified TEXT NOT NULL DEFAULT '',
+    links TEXT NOT NULL DEFAULT '[]',
+    file_type TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (source, url)
+)
+"""
 # PostgreSQL's steps, only ever appended to (``Database.ensure_schema``).
-_POSTGRES_STEPS = (_TABLES.format(real="DOUBLE PRECISION", int="BIGINT"),)
+_POSTGRES_STEPS = (_TABLES.format(real="DOUBLE PRECISION", int="BIGINT"), _PAGES)
 COMPONENT = "sync"
 
 _SOURCE_COLUMNS = "name, kind, location, kb, include, exclude, interval_s, branch, paused"
 _STATUS_COLUMNS = f"{_SOURCE_COLUMNS}, state, last_run_at, last_report, done, total, commit_id"
+
+
+@dataclass(frozen=True)
+class PageRow:
+    """What the last crawl kept of a website's page beside its file row: the validators to ask again with
+    (``ETag``, ``Last-Modified``), its links (followed when it has not changed, without reading it) and, for a
+    sitemap, "sitemap" or "sitemap-index" as ``file_type``."""
+
+    url: str
+    etag: str = ""
+    last_modified: str = ""
+    links: tuple[str, ...] = ()
+    file_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +106,7 @@ class SyncStore:
 
     def start(self) -> SyncStore:
         if isinstance(self._db, SqliteDatabase):
-            self._db.script(_TABLES.format(real="REAL", int="INTEGER"))
+            self._db.script(_TABLES.format(real="REAL", int="INTEGER") + ";" + _PAGES)
         else:
             self._db.ensure_schema(COMPONENT, _POSTGRES_STEPS)
         return self
@@ -101,6 +126,7 @@ class SyncStore:
     def remove(self, name: str) -> bool:
         with self._db.transaction() as tx:
             tx.execute("DELETE FROM sync_files WHERE source = ?", (name,))
+            tx.execute("DELETE FROM sync_pages WHERE source = ?", (name,))
             return tx.execute("DELETE FROM sync_sources WHERE name = ?", (name,)) == 1
 
     def sources(self) -> list[Source]:
@@ -209,3 +235,26 @@ class SyncStore:
         """(source, path) of every synced file whose document is ``doc_id``."""
         rows = self._db.query("SELECT source, rel_path FROM sync_files WHERE doc_id = ?", (doc_id,))
         return [(str(s), str(p)) for s, p in rows]
+
+    # -- a website's pages ---------------------------------------------------------------------
+
+    def pages(self, source: str) -> dict[str, PageRow]:
+        rows = self._db.query(
+            "SELECT url, etag, last_modified, links, file_type FROM sync_pages WHERE source = ?", (source,)
+        )
+        return {
+            str(r[0]): PageRow(str(r[0]), str(r[1]), str(r[2]), tuple(json.loads(str(r[3]))), str(r[4])) for r in rows
+        }
+
+    def put_pages(self, source: str, rows: Iterable[PageRow]) -> None:
+        with self._db.transaction() as tx:
+            tx.many(
+                "INSERT INTO sync_pages (source, url, etag, last_modified, links, file_type) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (source, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified, "
+                "links = excluded.links, file_type = excluded.file_type",
+                [(source, r.url, r.etag, r.last_modified, json.dumps(list(r.links)), r.file_type) for r in rows],
+            )
+
+    def drop_pages(self, source: str, urls: Iterable[str]) -> None:
+        with self._db.transaction() as tx:
+            tx.many("DELETE FROM sync_pages WHERE source = ? AND url = ?", [(source, u) for u in urls])

@@ -129,26 +129,33 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.doc_search": ("Find in this document's chunks", "在该文档的片段中查找"),
     "kb.doc_chunks": ("Chunks", "片段"),
     "kb.add_leaf": ("Add an intent for this knowledge base", "为这个知识库添加意图"),
-    # The Knowledge tab: followed folders and git repositories
-    "sync.title": ("🔁 Followed folders and git repositories", "🔁 跟随的文件夹与 Git 仓库"),
+    # The Knowledge tab: followed folders, git repositories and websites
+    "sync.title": ("🔁 Followed folders, git repositories and websites", "🔁 跟随的文件夹、Git 仓库与网站"),
     "sync.hint": (
-        "A knowledge base can follow a folder of the server or a git repository: the first sync indexes every "
-        "file, later ones only what changed (on a schedule and when files change).",
-        "知识库可以跟随服务器上的文件夹或 Git 仓库：首次同步编入全部文件，"
-        "之后只处理有变化的文件（按计划并在文件变化时同步）。",
+        "A knowledge base can follow a folder of the server, a git repository or a website: the first sync indexes "
+        "every file or page, later ones only what changed (on a schedule, and when a folder's files change).",
+        "知识库可以跟随服务器上的文件夹、Git 仓库或网站：首次同步编入全部文件或网页，"
+        "之后只处理有变化的部分（按计划同步，文件夹的文件变化时也会同步）。",
     ),
     "sync.sources": ("Sources", "同步源"),
     "sync.pick": ("Source", "同步源"),
     "sync.now": ("Sync now", "立即同步"),
     "sync.pause": ("Pause", "暂停"),
     "sync.resume": ("Resume", "恢复"),
-    "sync.add_title": ("**Follow a folder or a repository** (admins)", "**跟随文件夹或仓库**（仅管理员）"),
+    "sync.add_title": (
+        "**Follow a folder, a repository or a website** (admins)",
+        "**跟随文件夹、仓库或网站**（仅管理员）",
+    ),
     "sync.name": ("Name", "名称"),
     "sync.kind": ("Kind", "类型"),
-    "sync.location": ("Folder or repository", "文件夹或仓库"),
+    "sync.kind_folder": ("Folder", "文件夹"),
+    "sync.kind_git": ("Git repository", "Git 仓库"),
+    "sync.kind_web": ("Website", "网站"),
+    "sync.location": ("Folder, repository or website", "文件夹、仓库或网站"),
     "sync.location_info": (
-        "A folder's absolute path on the server, or a repository's path or URL",
-        "服务器上文件夹的绝对路径，或仓库的路径或 URL",
+        "A folder's absolute path on the server, a repository's path or URL, or a website's start page or sitemap "
+        "(the pages under its folder are followed)",
+        "服务器上文件夹的绝对路径、仓库的路径或 URL，或网站的起始页或站点地图（跟随其所在目录下的网页）",
     ),
     "sync.include": ("Include (globs, comma-separated)", "包含（通配符，逗号分隔）"),
     "sync.exclude": ("Exclude (globs, comma-separated)", "排除（通配符，逗号分隔）"),

@@ -1,5 +1,5 @@
-"""The Knowledge tab's panel of followed folders and git repositories: each source with its state (and a
-running sync's progress) and last report; sync now, pause and resume for editors; adding one for admins.
+"""The Knowledge tab's panel of followed folders, git repositories and websites: each source with its state (and
+a running sync's progress) and last report; sync now, pause and resume for editors; adding one for admins.
 The table refreshes every few seconds while the page is open, so a long first sync shows how far it got."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from ragapp.engine.sync import SourceStatus, SyncReport
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
 from ragapp.ui.markup import escape_text
+from ragapp.ui.said_words import said_text
 from ragapp.ui.state import actor_of
 
 SOURCE_HEADERS = ["Source", "Kind", "Location", "Knowledge base", "State", "Last sync (UTC)", "Last report"]
@@ -59,8 +60,8 @@ def build_sources_panel() -> SourcesPanel:
             gr.Markdown(t("sync.add_title"))
             with gr.Row():
                 name = gr.Textbox(label=t("sync.name"), elem_id="source-name")
-                kind = gr.Radio(choices=["folder", "git"], value="folder", label=t("sync.kind"),
-                                elem_id="source-kind")  # fmt: skip
+                kinds = [(t("sync.kind_folder"), "folder"), (t("sync.kind_git"), "git"), (t("sync.kind_web"), "web")]
+                kind = gr.Radio(choices=kinds, value="folder", label=t("sync.kind"), elem_id="source-kind")
                 kb = gr.Textbox(label=t("kb.choice"), elem_id="source-kb")
             location = gr.Textbox(label=t("sync.location"), info=t("sync.location_info"), elem_id="source-location")
             with gr.Row():
@@ -163,11 +164,14 @@ def report_markdown(s: SourceStatus | None) -> str:
     if report is None:
         return both(f"**{name}**: not synced yet.", f"**{name}**：尚未同步。")
     if report.error:
-        return both(f"**{name}**: the last sync failed: ", f"**{name}**：上次同步失败：") + escape_text(report.error)
+        failed = both(f"**{name}**: the last sync failed: ", f"**{name}**：上次同步失败：")
+        return failed + _said(report.error_said, report.error)
     lines = [
         f"**{name}** · {escape_text(report.finished_at)} UTC"
         + (f" · {escape_text(report.commit[:12])}" if report.commit else ""),
-        both(
+        _site_counts(report)
+        if s.source.kind == "web"
+        else both(
             f"{report.seen} files: {len(report.added)} added, {len(report.updated)} updated, "
             f"{len(report.renamed)} renamed, {len(report.removed)} removed, {len(report.refused)} refused, "
             f"{report.unchanged} unchanged; {report.hashed} read, {report.ingested} ingested.",
@@ -178,21 +182,40 @@ def report_markdown(s: SourceStatus | None) -> str:
         ),
     ]
     if report.stopped:
-        lines.append(both("Stopped early: ", "提前停止：") + escape_text(report.stopped))
+        lines.append(both("Stopped early: ", "提前停止：") + _said(report.stopped_said, report.stopped))
     sections = [
         (both("Added", "新增"), report.added), (both("Updated", "更新"), report.updated),
         (both("Renamed", "重命名"), [f"{a} → {b}" for a, b in report.renamed]),
         (both("Removed", "删除"), report.removed),
         (both("Retrying (still being written)", "稍后重试（仍在写入）"), report.retrying),
-        (both("Refused", "拒收"), [f"{r.path}: {r.reason}" for r in report.refused]),
     ]  # fmt: skip
-    for title, items in sections:
+    refused = [_said(r.said, f"{r.path}: {r.reason}") for r in report.refused]
+    escaped = [(title, [escape_text(item) for item in items]) for title, items in sections]
+    for title, items in [*escaped, (both("Refused", "拒收"), refused)]:
         if items:
             lines.append(f"{title}:")
-            lines += [f"- {escape_text(item)}" for item in items[:SHOWN]]
+            lines += [f"- {item}" for item in items[:SHOWN]]
             if len(items) > SHOWN:
                 lines.append(both(f"- … and {len(items) - SHOWN} more", f"- …… 另有 {len(items) - SHOWN} 项"))
     return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:])
+
+
+def _said(said: Any, english: str) -> str:
+    """An engine's record in both languages, where the catalogue has its words; else its English, escaped."""
+    return (said_text(said, escape_text) if said is not None else None) or escape_text(english)
+
+
+def _site_counts(report: SyncReport) -> str:
+    """A website crawl's counts: pages, what became of them, and the requests it took."""
+    changed = len(report.added) + len(report.updated)
+    return both(
+        f"{report.seen} pages: {len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} "
+        f"removed, {len(report.refused)} refused, {report.unchanged} unchanged; {report.requests} requests, "
+        f"{report.downloaded / 1e6:.1f} MB, {changed} read again.",
+        f"{report.seen} 个网页：新增 {len(report.added)}，更新 {len(report.updated)}，删除 {len(report.removed)}，"
+        f"拒收 {len(report.refused)}，未变 {report.unchanged}；请求 {report.requests} 次，"
+        f"{report.downloaded / 1e6:.1f} MB，重新读取 {changed}。",
+    )
 
 
 def wire_sources(engine: Engine, panel: SourcesPanel) -> SourceHandlers:

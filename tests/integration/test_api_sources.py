@@ -65,3 +65,27 @@ def test_sources_through_the_api(serve_api: Callable[..., Served], tmp_path: Pat
         assert removed.json() == {"name": "handbook", "removed": True, "documents_deleted": 2}
         assert admin.get("/v1/sources").json() == []
         assert admin.get("/v1/documents", params={"kb": "handbook"}).status_code == 404
+
+
+def test_a_website_through_the_api_reports_its_reasons_as_codes(
+    serve_api: Callable[..., Served], tmp_path: Path
+) -> None:
+    from tests.integration.web_site import reply, serving
+
+    root = tmp_path / "site"
+    write(root, "docs/index.html", "<h1>Kettles</h1><p>Kettles boil water.</p><a href='gone.html'>gone</a>"
+                                   "<a href='picture.html'>picture</a>")  # fmt: skip
+    served = serve_api(**QUIET)
+    with serving(root) as site, served.client() as admin:
+        site.routes["/docs/picture.html"] = reply(200, b"GIF89a", "image/gif")
+        body = {"name": "kettles", "kind": "web", "location": f"{site.url}/docs/index.html", "kb": "kettles"}
+        bad = admin.post("/v1/sources", json=body | {"location": "file:///etc/passwd"})
+        assert bad.status_code == 400 and "not a website address" in bad.json()["error"]["message"]
+        created = admin.post("/v1/sources", json=body)
+        assert created.status_code == 201 and created.json()["kind"] == "web", created.text
+        wait_for(lambda: admin.get("/v1/sources/kettles").json()["last_report"] is not None, what="the first crawl")
+        report = admin.get("/v1/sources/kettles").json()["last_report"]
+    assert report["added"] == [f"{site.url}/docs/index.html"] and report["requests"] == 4  # robots.txt and 3
+    (refused,) = report["refused"]
+    assert refused["said"] == {"code": "web.type", "values": {"url": f"{site.url}/docs/picture.html",
+                                                              "type": "image/gif"}}  # fmt: skip

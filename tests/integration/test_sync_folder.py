@@ -245,7 +245,7 @@ def test_bad_sources_are_refused_with_the_fix(make_engine: Callable[..., Any], f
     cases = [
         (("x", "folder", "relative/path", "kb2"), "absolute path"),
         (("x", "folder", str(tmp_path / "none"), "kb2"), "not a folder"),
-        (("x", "svn", str(folder), "kb2"), "'folder' or a 'git'"),
+        (("x", "svn", str(folder), "kb2"), "'folder', a 'git' repository or a 'web' site"),
         (("bad name!", "folder", str(folder), "kb2"), "not allowed"),
         (("handbook", "folder", str(folder), "kb2"), "already"),
         (("x", "folder", str(folder), "handbook"), "already follows the source 'handbook'"),

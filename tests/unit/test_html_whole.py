@@ -65,6 +65,38 @@ def test_markup_inside_a_word_adds_no_space_and_navigation_is_left_out_by_rule(t
     assert "Purchase" not in section.text and parsed.report.left_out == ("navigation (1 block)",)
 
 
+def test_the_page_header_and_footer_are_left_out_and_an_articles_own_are_kept(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<header><a href='/'>Acme docs</a> Search Support</header>"
+        f"<article><header><h1>Kettle care</h1><p>Posted by the service team.</p></header><p>{A}</p>"
+        f"<footer>Filed under kettles.</footer></article><div role='contentinfo'>Copyright Acme 2024</div>"
+        f"<div role=banner>Sign in</div><footer>Imprint · Privacy</footer><p>{B}</p>",
+        "utf-8",
+    )
+    parsed = parse_file(page)
+    text = " ".join(s.text for s in parsed.sections)
+    for kept in ("Posted by the service team.", A, "Filed under kettles.", B):
+        assert kept in text
+    for left in ("Acme docs", "Copyright", "Sign in", "Imprint"):
+        assert left not in text
+    assert parsed.report.left_out == ("header (2 blocks)", "footer (2 blocks)")
+
+
+def test_a_page_that_marks_its_main_content_is_read_there_only(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<div class='sidebar'><ul><li>Modules</li><li>Buffers</li></ul></div>Stray text beside the layout."
+        f"<div id='column1'><div role='main'><h2>Buffers</h2><p>{A}</p><nav>Prev · Next</nav></div></div>"
+        f"<div>Version picker 21.x 20.x</div>",
+        "utf-8",
+    )
+    parsed = parse_file(page)
+    (section,) = parsed.sections
+    assert (section.heading, section.text) == ("Buffers", A)
+    assert parsed.report.left_out == ("outside the page's main content", "navigation (1 block)")
+
+
 def test_a_page_nested_thousands_deep_parses_in_linear_time(tmp_path: Path) -> None:
     page = tmp_path / "deep.html"
     page.write_text("<div>" * 20_000 + "Deep sentence." + "</div>" * 20_000, "utf-8")

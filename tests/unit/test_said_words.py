@@ -1,6 +1,7 @@
 """What the engine says as a code and values (``Said``), worded by the page in both languages
 (``ragapp.ui.said_words``): each code the engine makes has both, the English word for word what the engine's
-own message (for logs and the HTTP API) says, and a name in it is escaped."""
+own message (for logs and the HTTP API) says, and a name in it is escaped. (A website sync's codes:
+``tests/unit/test_sync_web.py``.)"""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ragapp.core.types import Said
 from ragapp.engine.library import hidden_duplicate
 from ragapp.ingest.parsers.base import markup_flood
 from ragapp.ingest.repetition import Budget, mostly_repetition
+from ragapp.sync.site_words import SITE_WORDS
 from ragapp.ui.said_words import SAID, said_text
 
 ERRORS = [
@@ -35,7 +37,7 @@ def test_the_page_says_what_the_engine_says_in_both_languages(error: IngestError
 
 
 def test_every_code_has_both_languages_and_names_are_escaped() -> None:
-    assert {e.said.code for e in ERRORS if e.said} | {"ingest.duplicate_hidden"} == set(SAID)
+    assert {e.said.code for e in ERRORS if e.said} | {"ingest.duplicate_hidden"} | set(SITE_WORDS) == set(SAID)
     shown = said_text(Said("ingest.duplicate_hidden", {"name": "<b>x</b>.md"}), lambda t: t.replace("<", "&lt;"))
     assert shown is not None and "&lt;b>x&lt;/b>.md" in shown and "<b>" not in shown
     assert said_text(Said("nobody.knows", {}), str) is None  # the engine's English is shown then

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_zip, decode_text
-from ragapp.ingest.parsers.text import html_sections, navigation_note, visible_text
+from ragapp.ingest.parsers.text import apart_notes, html_sections, visible_text
 
 MAX_CHAPTER_MB = 20  # one chapter larger than this unpacked is skipped (and said)
 
@@ -20,18 +20,18 @@ MAX_CHAPTER_MB = 20  # one chapter larger than this unpacked is skipped (and sai
 def parse_epub(path: Path, name: str) -> ParsedDocument:
     check_zip(path, name)
     sections: list[Section] = []
-    tables = navigation = chapters = 0
+    tables = chapters = 0
+    apart: dict[str, int] = {}
     for number, markup in _chapters(path, name):
         chapters = number
         if markup is None:
             continue
         chapter = html_sections(markup)
         tables += chapter.tables
-        navigation += chapter.navigation
+        for kind, n in chapter.apart.items():
+            apart[kind] = apart.get(kind, 0) + n
         sections += [Section(s.text, number, s.heading, has_table=s.has_table) for s in chapter.sections]
-    report = ParseReport(
-        pages_with_text=len({s.page for s in sections}), tables=tables, left_out=navigation_note(navigation)
-    )
+    report = ParseReport(pages_with_text=len({s.page for s in sections}), tables=tables, left_out=apart_notes(apart))
     return ParsedDocument(name, "epub", tuple(sections), chapters, report)
 
 

@@ -9,7 +9,7 @@ from ragapp.core.types import ParsedDocument, ParseReport, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, decode_text
 from ragapp.ingest.parsers.html_text import HtmlText, html_sections, visible_text
 
-__all__ = ["HtmlText", "html_sections", "markdown_heading", "navigation_note", "visible_text"]
+__all__ = ["HtmlText", "apart_notes", "html_sections", "markdown_heading", "visible_text"]
 
 _MD_HEADING_START = re.compile(r"(#{1,6})[ \t]+")  # anchored, no backtracking: see ``markdown_heading``
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -70,15 +70,21 @@ PARSERS.register(".markdown")(parse_markdown)
 
 @PARSERS.register(".html")
 def parse_html(path: Path, name: str) -> ParsedDocument:
-    """Every visible text of the page in document order under the heading it follows, tables as Markdown tables;
-    scripts, styles, hidden parts and navigation blocks are left out (the report counts the navigation)."""
+    """Every visible text of the page's main content in document order under the heading it follows, tables as
+    Markdown tables; scripts, styles, hidden parts and the blocks framing the page (navigation, the page's header
+    and footer, what is outside its ``<main>``) are left out, and the report counts them."""
     page = html_sections(decode_text(path.read_bytes(), name))
-    report = ParseReport(tables=page.tables, left_out=navigation_note(page.navigation))
+    report = ParseReport(tables=page.tables, left_out=apart_notes(page.apart))
     return ParsedDocument(name=name, file_type="html", sections=tuple(page.sections), report=report)
 
 
-def navigation_note(blocks: int) -> tuple[str, ...]:
-    return (f"navigation ({blocks} block{'s' if blocks != 1 else ''})",) if blocks else ()
+def apart_notes(apart: dict[str, int]) -> tuple[str, ...]:
+    """What framed a page and was left out, one note per kind: "navigation (2 blocks)", "footer (1 block)"."""
+    return tuple(
+        "outside the page's main content" if kind == "outside main" else f"{kind} ({n} block{'s' if n != 1 else ''})"
+        for kind, n in apart.items()
+        if n
+    )
 
 
 PARSERS.register(".htm")(parse_html)

@@ -1,4 +1,4 @@
-"""Folders and git repositories knowledge bases follow: ``/v1/sources`` (docs/sync.md)."""
+"""Folders, git repositories and websites knowledge bases follow: ``/v1/sources`` (docs/sync.md)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from ragapp.serve.api.errors import ApiError, ApiRoute
 
 class SourceIn(BaseModel):
     name: str = Field(description="The source's name: letters, digits and - _ .")
-    kind: Literal["folder", "git"] = Field(description="A folder of the server, or a git repository.")
-    location: str = Field(description="The folder's absolute path, or the repository's path or URL.")
+    kind: Literal["folder", "git", "web"] = Field(description="A folder of the server, a git repository, a website.")
+    location: str = Field(
+        description="The folder's absolute path, the repository's path or URL, or the website's start page or "
+        "sitemap (http or https: the pages under its folder are followed)."
+    )
     kb: str = Field(description="The knowledge base it fills (one source per knowledge base).")
     include: list[str] = Field(default_factory=list, description="Globs of the files to take (none: every file).")
     exclude: list[str] = Field(default_factory=list, description="Globs of the files to leave out.")
@@ -26,9 +29,15 @@ class SourceIn(BaseModel):
     branch: str = Field("", description="git: the branch to follow (default: the remote's default branch).")
 
 
+class SaidOut(BaseModel):
+    code: str = Field(description="What happened, as a code (docs/sync.md lists a website's).")
+    values: dict[str, str | int | float] = Field(description="The values its words are filled with.")
+
+
 class RefusalOut(BaseModel):
     path: str
     reason: str
+    said: SaidOut | None = Field(None, description="The reason as a code and values, where it has one.")
 
 
 class ReportOut(BaseModel):
@@ -48,6 +57,10 @@ class ReportOut(BaseModel):
     ingested: int
     error: str
     stopped: str
+    error_said: SaidOut | None = None
+    stopped_said: SaidOut | None = None
+    requests: int = Field(0, description="A website: the HTTP requests the crawl made (robots.txt included).")
+    downloaded: int = Field(0, description="A website: the bytes it read.")
 
 
 class SourceOut(BaseModel):
@@ -97,7 +110,9 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
     def source(name: str, caller: Caller = Depends(check)) -> dict[str, Any]:
         return source_out(facet(), name, caller)
 
-    @api.post("/sources", status_code=201, response_model=SourceOut, summary="Follow a folder or repository (admins)")
+    @api.post(
+        "/sources", status_code=201, response_model=SourceOut, summary="Follow a folder, repository or site (admins)"
+    )
     def add(body: SourceIn, caller: Caller = Depends(check)) -> dict[str, Any]:
         sync = facet()
         sync.add(body.name, body.kind, body.location, body.kb, body.include, body.exclude, body.interval_s,
