@@ -17,6 +17,7 @@ from ragapp.core.events import (
     NoticeEvent,
     RetrievalEvent,
     StageEvent,
+    SuggestionsEvent,
     TokenEvent,
 )
 from ragapp.core.types import ChatTurn
@@ -50,9 +51,10 @@ def retrieval_of(events: list[EngineEvent]) -> RetrievalEvent:
 
 
 def answer_of(events: list[EngineEvent]) -> AnswerEvent:
-    assert isinstance(events[-1], AnswerEvent), events[-1]
-    assert len(only(events, AnswerEvent)) == 1
-    return events[-1]
+    (answer,) = only(events, AnswerEvent)
+    after = events[events.index(answer) + 1 :]
+    assert all(isinstance(e, SuggestionsEvent) for e in after), after  # only the next questions follow it
+    return answer
 
 
 def warnings_of(events: list[EngineEvent]) -> list[str]:

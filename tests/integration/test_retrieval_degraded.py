@@ -126,8 +126,7 @@ def test_the_answer_still_comes_with_a_hung_channel(engine_with: Callable[[list[
     assert problems(notices) == [f"slow search timed out after {BUDGET_S:g} s"]
     (retrieved,) = [e for e in events if isinstance(e, RetrievalEvent)]
     assert retrieved.degraded == tuple(notices)
-    answer = events[-1]
-    assert isinstance(answer, AnswerEvent)
+    (answer,) = [e for e in events if isinstance(e, AnswerEvent)]
     assert answer.text == "Run ./run.sh --port 8080 [1]."
     assert answer.grounded is True
     assert [c.chunk.source for c in answer.citations] == ["sample.md"]
@@ -139,8 +138,7 @@ def test_every_channel_down_means_not_found_without_calling_the_llm(
 ) -> None:
     rig = engine_with(["broken", "slow"])
     events = list(rig.engine.chat.ask(QUESTION))
-    answer = events[-1]
-    assert isinstance(answer, AnswerEvent)
+    (answer,) = [e for e in events if isinstance(e, AnswerEvent)]
     assert answer.grounded is False
     assert answer.citations == ()
     assert rig.llm.calls == []
