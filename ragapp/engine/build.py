@@ -50,8 +50,8 @@ from ragapp.store.catalog import Catalog
 from ragapp.store.conversations import ConversationStore
 from ragapp.store.memories import MemoryStore
 from ragapp.store.memory_vectors import MemoryVectors
+from ragapp.store.owner_signature import Signer
 from ragapp.store.procedural import ProceduralStore
-from ragapp.store.signing import Signer
 from ragapp.sync.service import open_sync
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.llamaindex import install as install_llamaindex_spans

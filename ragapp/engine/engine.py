@@ -44,7 +44,7 @@ from ragapp.ingest.pipeline import KnowledgeStore
 from ragapp.models.llm import LLM
 from ragapp.models.pool import close_pools
 from ragapp.retrieval.pipeline import RetrievalPipeline
-from ragapp.store.signing import Signer
+from ragapp.store.owner_signature import Signer
 
 log = logging.getLogger(__name__)
 

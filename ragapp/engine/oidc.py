@@ -22,7 +22,7 @@ from ragapp.accounts.oidc_flows import FILE, FinishedFlows
 from ragapp.config import Settings
 from ragapp.core.access import Actor
 from ragapp.core.errors import LoginRefused, NoRoleRefused
-from ragapp.store.signing import Signer
+from ragapp.store.owner_signature import Signer
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine

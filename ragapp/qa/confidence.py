@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ragapp.core.facts import PassageFacts
 from ragapp.core.types import Confidence, ConfidenceCheck, ConfidenceLevel, SentenceSupport
-from ragapp.qa.fit import asked_kind, has_kind, leaves_slot
+from ragapp.qa.answer_fit import asked_kind, has_kind, leaves_slot
 from ragapp.qa.grounding import best_sentence, strip_markers
 from ragapp.store.tokenize import tokenize
 

@@ -38,7 +38,7 @@ from ragapp.models.llm import LLM, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.budget import fit_lines, fold_plan, plan_budget
 from ragapp.qa.early_evidence import EarlyEvidence
-from ragapp.qa.memory import fold, turns_to_fold
+from ragapp.qa.history_fold import fold, turns_to_fold
 from ragapp.qa.parts import SEARCH_ALL, Clarified, Part, merge_results, retrieve_detail
 from ragapp.qa.prompt_fit import FittedPrompt, fit_prompt
 from ragapp.qa.prompts import (

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragapp.engine.engine import Engine
 from ragapp.engine.oidc import OidcFailure, OidcSignIn
 from ragapp.serve.sessions import sign_in_method
-from ragapp.serve.signin import PAGE
+from ragapp.serve.signin_page import PAGE
 from ragapp.ui.oidc_texts import REFUSALS, sign_in_label
 from ragapp.ui.signin import SignInLink
 

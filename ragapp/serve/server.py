@@ -24,7 +24,7 @@ from ragapp.serve.headers import SecurityHeaders
 from ragapp.serve.mcp_mount import BODY_LIMIT, lifespan, mount_mcp
 from ragapp.serve.oidc import NOTICES, OidcLogout, add_oidc, oidc_link
 from ragapp.serve.sessions import SessionCookies, Sessions, SessionTokens, login_client, sign_in_method
-from ragapp.serve.signin import SignInFirst, add_sign_in_page, note_refusal
+from ragapp.serve.signin_page import SignInFirst, add_sign_in_page, note_refusal
 from ragapp.serve.uploads import UploadOwners
 from ragapp.ui.mount import mount_page
 

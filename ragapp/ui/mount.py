@@ -62,7 +62,7 @@ def mount_page(
     app: FastAPI, engine: Engine, login: Callable[[str, str], Awaitable[bool]] | None, blocks: Any = None
 ) -> MountedPage:
     """Mount ``blocks`` (default: the app's page, four answers at a time) at / of ``app``; with ``login``, behind
-    Gradio's sign-in route (POST /login: ``ragapp.serve.signin`` serves the page that posts to it). Routes of
+    Gradio's sign-in route (POST /login: ``ragapp.serve.signin_page`` serves the page that posts to it). Routes of
     ``app`` must be added before: the mount answers every path after it."""
     settings = engine.settings
     page = blocks if blocks is not None else build_ui(engine).queue(default_concurrency_limit=4)

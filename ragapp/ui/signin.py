@@ -1,7 +1,7 @@
 """The sign-in page, ours in place of Gradio's stock form: the app's name and purpose, a name and a password, the
 header's English · 中文 switch, and every word in the page's language alone.
 
-The page is plain HTML (no Gradio) that ``ragapp.serve.signin`` serves at /signin. Its script (``SCRIPT``,
+The page is plain HTML (no Gradio) that ``ragapp.serve.signin_page`` serves at /signin. Its script (``SCRIPT``,
 served as a file, so the page needs no inline script) picks the language as the app does (``ragapp.ui.i18n``:
 ``?lang=`` first and kept under the same ``STORAGE_KEY``, then the kept choice, then the browser's language),
 and posts the form to Gradio's own POST /login, which checks it with the engine and sets the sign-in cookies.

@@ -30,7 +30,7 @@ from ragapp.accounts.oidc import Flow
 from ragapp.accounts.store import UserStore
 from ragapp.agent.mcp_tools import mcp_session
 from ragapp.core.errors import ConfigError
-from ragapp.store.signing import Signer
+from ragapp.store.owner_signature import Signer
 from ragcluster.services import free_port
 from tests.integration.api_helpers import run_async
 from tests.oidc.provider import (

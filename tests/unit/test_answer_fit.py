@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragapp.qa.fit import asked_kind, has_kind, leaves_slot
+from ragapp.qa.answer_fit import asked_kind, has_kind, leaves_slot
 
 
 @pytest.mark.parametrize(

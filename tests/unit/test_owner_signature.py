@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.store.signing import SECRET_FILE, Signer
+from ragapp.store.owner_signature import SECRET_FILE, Signer
 
 
 def test_a_signed_value_comes_back_and_an_altered_one_does_not(tmp_path: Path) -> None:
