@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragapp.core.said import Said as Said  # where the engine's records have always found it
 from ragapp.core.serial import Stored
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -290,15 +291,6 @@ class LeafScore:
 
 
 @dataclass(frozen=True)
-class Said:
-    """What the engine tells a person, as a code and its values, for a UI to word in its own languages (the
-    English message beside it serves logs and the HTTP API)."""
-
-    code: str
-    values: dict[str, str | int | float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class IngestResult:
     """What happened to one uploaded file."""
 
@@ -356,8 +348,13 @@ class RelevanceDecision:
     ``ragapp.retrieval.relevance``."""
 
     kept: bool
-    reason: str
+    said: Said
     score: float
+
+    @property
+    def reason(self) -> str:
+        """The rule in English ("rerank score ≥ 0.2"), as logs and the HTTP API give it."""
+        return self.said.english
 
 
 @dataclass(frozen=True)

@@ -66,41 +66,7 @@ def _too_many_chunks(m: re.Match[str]) -> str:
     )
 
 
-def _other_language_kept(m: re.Match[str]) -> str:
-    lead = f"，比其他语言的中位数高 {m['lead']}" if m["lead"] else ""
-    return f"其他语言：向量排名 {m['rank']}，相似度 ≥ {m['min']}{lead}"
-
-
 _PHRASES: list[tuple[str, str | Chinese]] = [
-    # The relevance gate (ragapp.retrieval.relevance)
-    (
-        r"both channels agree \((?P<ranks>.*); fused rank (?P<rank>\d+)\)",
-        "两个通道都找到了它（{ranks}；融合排名 {rank}）",
-    ),
-    (r"rerank score below (?P<min>\S+)", "重排得分低于 {min}"),
-    (r"more than (?P<margin>\S+) below the best rerank score", "比最高重排得分低 {margin} 以上"),
-    (r"rerank score ≥ (?P<min>\S+)", "重排得分 ≥ {min}"),
-    (r"other language, not found by the vector channel", "其他语言，向量通道没有找到"),
-    (r"other language: vector rank (?P<rank>\d+) or similarity too low", "其他语言：向量排名 {rank}，或相似度过低"),
-    (
-        r"other language: similarity only (?P<lead>\S+) against the other-language median",
-        "其他语言：相似度只比其他语言的中位数高 {lead}",
-    ),
-    (
-        r"other language: vector rank (?P<rank>\d+), similarity ≥ (?P<min>[^,]+)"
-        r"(?:, (?P<lead>\S+) above the other-language median)?",
-        _other_language_kept,
-    ),
-    (
-        r"other language: keyword rank (?P<rank>\d+) among the other-language passages \(shared names\)",
-        "其他语言：在其他语言的资料中关键词排名 {rank}（有共同的名称）",
-    ),
-    (r"vector similarity ≥ (?P<min>\S+)", "向量相似度 ≥ {min}"),
-    (r"keyword score ≥ (?P<min>\S+)", "关键词得分 ≥ {min}"),
-    (r"both channels, vector similarity ≥ (?P<min>\S+)", "两个通道都找到，向量相似度 ≥ {min}"),
-    (r"channel scores below the thresholds", "各通道得分都低于阈值"),
-    (r"kept by (?P<channel>\S+)'s own relevance gate", "{channel} 自己的相关性过滤保留了它"),
-    (r"names none of what the question names", "没有提到问题中的任何名称"),
     # Routing (ragapp.router)
     (
         r"intent routing is off \(RAGAPP_WORKFLOW__ROUTE=false\): searching everything",

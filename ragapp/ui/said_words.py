@@ -1,54 +1,28 @@
-"""What the engine says as a code and its values (``Said``), worded in English and Chinese: one catalogue, each
-entry a pair of templates filled with the values (names escaped, counts with thousands separators)."""
+"""What the engine says as a code and its values (``Said``), as the page shows it: in both languages, from the one
+catalogue (``ragapp.core.said``); text values escaped, for they may quote a file's or an intent's name."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 
-from ragapp.core.types import Said
+from ragapp.core.said import Said
 from ragapp.ui.i18n import both
 
-# code: (English, Chinese), each a str.format template over the record's values
-SAID: dict[str, tuple[str, str]] = {
-    "ingest.duplicate_hidden": (
-        "{name}: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
-        "administrator can tell you where.",
-        "{name}：同一文件已存储在你无权读取的知识库中；未作改动。管理员可以告诉你它在哪里。",
-    ),
-    "ingest.repetition": (
-        "{name}: it is mostly repetition: its {chunks} chunks hold {distinct} bytes of distinct text "
-        "(compressed), enough for {allowed} chunks (RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK); nothing was added. "
-        "Take the repeated part out, or upload the part that holds the text.",
-        "{name}：内容大多是重复的：它的 {chunks} 个片段只含 {distinct} 字节不重复的文字（压缩后），只够 {allowed} "
-        "个片段（RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK）；未加入任何内容。请删去重复的部分，或只上传含有文字的部分。",
-    ),
-    "ingest.flood_elements": (
-        "{name}: it holds more than {limit} XML elements, as no real document does: it is built to flood the "
-        "reader (it is not corrupt); nothing was added.",
-        "{name}：其 XML 含有超过 {limit} 个元素，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
-        "未加入任何内容。",
-    ),
-    "ingest.flood_depth": (
-        "{name}: it nests its XML deeper than 256 levels, as no real document does: it is built to flood the "
-        "reader (it is not corrupt); nothing was added.",
-        "{name}：其 XML 嵌套超过 256 层，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
-        "未加入任何内容。",
-    ),
-    "ingest.flood_text": (
-        "{name}: it holds one run of text over 10 MB, as no real document does: it is built to flood the reader "
-        "(it is not corrupt); nothing was added.",
-        "{name}：其中一段文字超过 10 MB，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
-        "未加入任何内容。",
-    ),
-}
+
+def _html(text: str) -> str:
+    return html.escape(text, quote=False)
 
 
-def said_text(said: Said, escape: Callable[[str], str]) -> str | None:
+def said_text(said: Said, escape: Callable[[str], str] = _html) -> str | None:
     """``said`` in both languages (``both``), its text values passed through ``escape``; None for a code the
-    catalogue lacks (the caller shows the engine's English message then)."""
-    templates = SAID.get(said.code)
-    if templates is None:
-        return None
-    values = {k: escape(v) if isinstance(v, str) else f"{v:,}" for k, v in said.values.items()}
-    english, chinese = (template.format(**values) for template in templates)
-    return both(english, chinese)
+    catalogue lacks (a record written by a newer version: the caller shows its English then)."""
+    english, chinese = said.worded(False, escape), said.worded(True, escape)
+    return None if english is None or chinese is None else both(english, chinese)
+
+
+def said_or_english(said: Said | None, english: str, escape: Callable[[str], str] = _html) -> str:
+    """``said`` in both languages; where there is none (a trace stored before the engine kept its records) or
+    the catalogue cannot word it, the ``english`` stored beside it, escaped, as it is."""
+    worded = None if said is None else said_text(said, escape)
+    return escape(english) if worded is None else worded

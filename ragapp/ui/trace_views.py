@@ -10,12 +10,14 @@ from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
 from ragapp.core.confidence_words import LEVELS
+from ragapp.core.said import Said
 from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
 from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import TEXTS, both
 from ragapp.ui.markup import escape_text, plain_markdown
 from ragapp.ui.routing_words import why_widened
+from ragapp.ui.said_words import said_or_english
 
 STATUS_ICON = {
     "ok": "✅",
@@ -267,17 +269,20 @@ def relevance_lines(search: RetrievalRecord) -> str:
     return "\n".join(
         f"- {c.final_rank}. {escape_text(c.source)}"
         + (f" ({escape_text(c.location)})" if c.location else "")
-        + f" — {_relevance(c.relevance)}"
+        + f" — {_relevance(c.relevance, c.said)}"
         for c in search.candidates
         if c.relevance
     )
 
 
-def _relevance(said: str) -> str:
-    """The gate's 'kept: rerank score ≥ 0.2' with its verdict in both languages (its reason is the engine's)."""
-    verdict, _, reason = said.partition(": ")
+def _relevance(gate: str, said: Said | None) -> str:
+    """The gate's 'kept: rerank score ≥ 0.2' in both languages, from its record (``said``; a trace stored
+    before the record was kept shows its English reason as it is)."""
+    verdict, _, reason = gate.partition(": ")
     words = {"kept": both("kept", "保留"), "dropped": both("dropped", "丢弃")}
-    return f"{words[verdict]}: {explained(reason, escape_text)}" if verdict in words else escape_text(said)
+    if verdict not in words:
+        return escape_text(gate)
+    return f"{words[verdict]}: {said_or_english(said, reason, escape_text)}"
 
 
 def llm_markdown(trace: Trace) -> str:
@@ -360,9 +365,9 @@ def why_not(trace: Trace, doc_id: str, name: str) -> str:
             minimum = s.get("min_rerank_score")
             if any(c.in_prompt for c in mine):
                 reached = both("it **reached the prompt**", "它**进入了提示**")
-                lines.append(f"- ✅ {reached}" + (f" ({_relevance(gate)})" if gate else ""))
+                lines.append(f"- ✅ {reached}" + (f" ({_relevance(gate, best.said)})" if gate else ""))
             elif gate.startswith("dropped"):
-                lines.append(f"- ⛔ {both('relevance gate', '相关性过滤')}: {_relevance(gate)}")
+                lines.append(f"- ⛔ {both('relevance gate', '相关性过滤')}: {_relevance(gate, best.said)}")
             elif score is not None and minimum is not None and score < minimum:
                 lines.append(
                     "- ⛔ "

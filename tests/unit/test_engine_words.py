@@ -18,33 +18,6 @@ EXAMPLES = [
     ("tool descriptions shortened to their first sentence", "工具描述缩短为第一句"),
     ("tool descriptions left out (names and arguments only)", "省略了工具描述（只保留名称和参数）"),
     (
-        "both channels agree (keyword 1, vector 2; fused rank 1)",
-        "两个通道都找到了它（keyword 1, vector 2；融合排名 1）",
-    ),
-    ("rerank score below 0.2", "重排得分低于 0.2"),
-    ("more than 0.3 below the best rerank score", "比最高重排得分低 0.3 以上"),
-    ("rerank score ≥ 0.2", "重排得分 ≥ 0.2"),
-    ("other language, not found by the vector channel", "其他语言，向量通道没有找到"),
-    ("other language: vector rank 7 or similarity too low", "其他语言：向量排名 7，或相似度过低"),
-    (
-        "other language: similarity only +0.010 against the other-language median",
-        "其他语言：相似度只比其他语言的中位数高 +0.010",
-    ),
-    ("other language: vector rank 2, similarity ≥ 0.74", "其他语言：向量排名 2，相似度 ≥ 0.74"),
-    (
-        "other language: vector rank 2, similarity ≥ 0.74, +0.031 above the other-language median",
-        "其他语言：向量排名 2，相似度 ≥ 0.74，比其他语言的中位数高 +0.031",
-    ),
-    (
-        "other language: keyword rank 1 among the other-language passages (shared names)",
-        "其他语言：在其他语言的资料中关键词排名 1（有共同的名称）",
-    ),
-    ("vector similarity ≥ 0.875", "向量相似度 ≥ 0.875"),
-    ("keyword score ≥ 6", "关键词得分 ≥ 6"),
-    ("both channels, vector similarity ≥ 0.8", "两个通道都找到，向量相似度 ≥ 0.8"),
-    ("channel scores below the thresholds", "各通道得分都低于阈值"),
-    ("names none of what the question names", "没有提到问题中的任何名称"),
-    (
         "intent routing is off (RAGAPP_WORKFLOW__ROUTE=false): searching everything",
         "意图路由已关闭（RAGAPP_WORKFLOW__ROUTE=false）：检索全部",
     ),

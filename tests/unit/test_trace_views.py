@@ -19,6 +19,7 @@ from ragapp.core.types import (
     RelevanceDecision,
     RetrievalResult,
     RetrievedChunk,
+    Said,
     Scope,
 )
 from ragapp.testcases.scoring import CaseReport, CaseResult, documents_ranked, evaluate_cases
@@ -29,7 +30,7 @@ from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
 from ragapp.ui import trace_charts as charts
 from ragapp.ui import trace_views
-from tests.text import English
+from tests.text import English, shown
 
 views = English(trace_views)  # results as an English page shows them
 
@@ -542,8 +543,8 @@ def test_the_relevance_decision_per_chunk_is_recorded_shown_and_read_back() -> N
     low = RetrievedChunk(chunk, 1 / 61, {"keyword": 1, "vector": 1}, {"keyword": 7.0, "vector": 0.86}, 0.1)
     other = RetrievedChunk(Chunk("d2-0000", "d2", 0, "Off topic.", "b.pdf"), 1 / 62, {"vector": 2}, {}, 0.05)
     decisions = {
-        "d1-0000": RelevanceDecision(True, "both channels agree (keyword 1, vector 1; fused rank 1)", 0.1),
-        "d2-0000": RelevanceDecision(False, "rerank score below 0.2", 0.05),
+        "d1-0000": RelevanceDecision(True, Said("relevance.agree", {"ranks": "keyword 1, vector 1", "rank": 1}), 0.1),
+        "d2-0000": RelevanceDecision(False, Said("relevance.rerank_below", {"min": 0.2}), 0.05),
     }
     result = RetrievalResult("q", (low,), (low, other), (), settings={"top_k": 5}, decisions=decisions)
     builder = TraceBuilder("alice", "chat", "q", "workflow")
@@ -559,6 +560,13 @@ def test_the_relevance_decision_per_chunk_is_recorded_shown_and_read_back() -> N
         "- 2. b.pdf — dropped: rerank score below 0.2",
     ]
     assert "relevance gate: 1 kept, 1 dropped" in views.search_note(search)
+    assert shown(trace_views.relevance_lines(search), "zh").splitlines()[1] == "- 2. b.pdf — 丢弃: 重排得分低于 0.2"
+    stored = search.to_dict()
+    for row in stored["candidates"]:  # a trace written before the gate's records were kept: its English as is
+        del row["said"]
+    assert shown(trace_views.relevance_lines(RetrievalRecord.from_dict(stored)), "zh").splitlines()[1] == (
+        "- 2. b.pdf — 丢弃: rerank score below 0.2"
+    )
     trace = _trace(retrievals=[search.to_dict()])
     assert "⛔ relevance gate: dropped: rerank score below 0.2" in views.why_not(trace, "d2", "b.pdf")
     assert "reached the prompt** (kept: both channels agree" in views.why_not(trace, "d1", "a.pdf")

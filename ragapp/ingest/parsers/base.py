@@ -77,6 +77,9 @@ def check_zip(path: Path, name: str) -> None:
 XML_MAX_ELEMENTS = 1_000_000  # a 1,000-page Word file holds a few hundred thousand
 
 
+FLOOD_CODES = {"elements": "ingest.flood_elements", "depth": "ingest.flood_depth", "text": "ingest.flood_text"}
+
+
 def markup_flood(name: str, kind: str) -> IngestError:
     """The refusal of a file whose XML is a flood (``kind``: "elements", past ``XML_MAX_ELEMENTS``; "depth",
     nested past the XML parser's 256 levels; "text", one text node past its 10 MB): no document is like that,
@@ -89,7 +92,7 @@ def markup_flood(name: str, kind: str) -> IngestError:
     return IngestError(
         f"{name}: it {what}, as no real document does: it is built to flood the reader (it is not corrupt); "
         "nothing was added.",
-        Said(f"ingest.flood_{kind}", {"name": name, "limit": XML_MAX_ELEMENTS}),
+        Said(FLOOD_CODES[kind], {"name": name, "limit": XML_MAX_ELEMENTS}),
     )
 
 

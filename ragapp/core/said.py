@@ -1,0 +1,85 @@
+"""What the engine tells a person, as a code and its values (``Said``), and the one catalogue that words each code
+in English and in Chinese.
+
+The engine never writes a display sentence for a view to parse back: it records what happened ("the rerank score
+was under 0.2") as ``Said("relevance.rerank_below", {"min": 0.2})``. The UI words it in the page's languages; the
+logs, traces and the HTTP API keep its English (``Said.english``), from the same templates, so an API consumer
+reads the sentences it always did. The catalogue's entries live beside the part of the engine that says them
+(``said_search``, ``said_answer``, ``said_ingest``); ``tests/unit/test_said.py`` checks that every code the engine
+writes has both languages.
+
+Each template is ``str.format`` over the record's values: a text value is passed through the caller's ``escape``
+(it may quote a file's or an intent's name), an int is written with thousands separators and a float as ``g``
+unless the template gives its own format ("{lead:+.3f}"). A value named in ``TERMS`` is itself a word to
+translate ("number" → "数字"). Written here, not with gettext: the engine keeps no per-request language, and a
+record of code and values is what a trace stores and a view renders again later.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragapp.core.said_answer import ANSWER, ANSWER_TERMS
+from ragapp.core.said_ingest import INGEST, INGEST_TERMS
+from ragapp.core.said_search import SEARCH
+
+Escape = Callable[[str], str]
+
+# code: (English, Chinese), each a str.format template over the record's values
+CATALOGUE: dict[str, tuple[str, str]] = {**SEARCH, **ANSWER, **INGEST}
+# value name: {value: (English, Chinese)}: values that are words themselves
+TERMS: dict[str, dict[str, tuple[str, str]]] = {**ANSWER_TERMS, **INGEST_TERMS}
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the engine tells a person, as a code of ``CATALOGUE`` and its values (text, int or float; typed Any
+    so that a stored trace reads its numbers back as they were written)."""
+
+    code: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def english(self) -> str:
+        """The English sentence, unescaped: for logs, traces and the HTTP API."""
+        return self.worded(chinese=False) or f"{self.code} {self.values}"
+
+    def worded(self, chinese: bool, escape: Escape = _plain) -> str | None:
+        """The sentence in one language, its text values through ``escape``; None for a code the catalogue
+        lacks (a record written by a newer version: the caller shows the English it stored)."""
+        templates = CATALOGUE.get(self.code)
+        if templates is None:
+            return None
+        values = {k: _term(k, v, chinese) if k in TERMS else v for k, v in self.values.items()}
+        try:
+            return _Formatter(escape).format(templates[chinese], **values)
+        except (KeyError, IndexError, ValueError):  # a stored record missing a value, or holding an odd one
+            return None
+
+
+def _term(name: str, value: Any, chinese: bool) -> Any:
+    words = TERMS[name].get(str(value))
+    return value if words is None else words[chinese]
+
+
+class _Formatter(string.Formatter):
+    """``str.format`` with text escaped, ints with thousands separators and floats as ``g`` by default."""
+
+    def __init__(self, escape: Escape) -> None:
+        self.escape = escape
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, str):
+            return self.escape(format(value, format_spec))
+        if not format_spec and isinstance(value, int) and not isinstance(value, bool):
+            format_spec = ","
+        elif not format_spec and isinstance(value, float):
+            format_spec = "g"
+        return str(format(value, format_spec))

@@ -1,0 +1,196 @@
+"""The one catalogue of what the engine tells a person (``ragapp.core.said``): every entry in both languages with
+the same values, every code the engine writes worded there, and one example of each entry as a page shows it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from ragapp.core.said import CATALOGUE, TERMS, Said
+from ragapp.core.said_answer import ANSWER
+from ragapp.core.said_ingest import INGEST
+from ragapp.core.said_search import SEARCH
+from ragapp.ui.said_words import said_or_english, said_text
+from tests.text import shown
+
+ROOT = Path(__file__).resolve().parents[2] / "ragapp"
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_CODE = re.compile(r"[a-z_]+\.[a-z_]+")
+_SAID_HOMES = {"ragapp.core.said", "ragapp.core.types"}
+_PREFIXES = {code.split(".")[0] for code in CATALOGUE}
+
+# (record, English, Chinese): one of each entry
+EXAMPLES: list[tuple[Said, str, str]] = [
+    (
+        Said("relevance.keyword_query", {"rank": 2}),
+        "a keyword query: keyword rank 2, holds every word of it",
+        "关键词查询：关键词排名 2，包含其中的每个词",
+    ),
+    (Said("relevance.names_none"), "names none of what the question names", "没有提到问题中的任何名称"),
+    (
+        Said("relevance.agree", {"ranks": "keyword 1, vector 2", "rank": 1}),
+        "both channels agree (keyword 1, vector 2; fused rank 1)",
+        "两个通道都找到了它（keyword 1, vector 2；融合排名 1）",
+    ),
+    (Said("relevance.rerank_below", {"min": 0.2}), "rerank score below 0.2", "重排得分低于 0.2"),
+    (
+        Said("relevance.rerank_margin", {"margin": 0.3}),
+        "more than 0.3 below the best rerank score",
+        "比最高重排得分低 0.3 以上",
+    ),
+    (Said("relevance.rerank_kept", {"min": 0.2}), "rerank score ≥ 0.2", "重排得分 ≥ 0.2"),
+    (
+        Said("relevance.other_unseen"),
+        "other language, not found by the vector channel",
+        "其他语言，向量通道没有找到",
+    ),
+    (
+        Said("relevance.other_low", {"rank": 7}),
+        "other language: vector rank 7 or similarity too low",
+        "其他语言：向量排名 7，或相似度过低",
+    ),
+    (
+        Said("relevance.other_alike", {"lead": 0.01}),
+        "other language: similarity only +0.010 against the other-language median",
+        "其他语言：相似度只比其他语言的中位数高 +0.010",
+    ),
+    (
+        Said("relevance.other_kept", {"rank": 2, "min": 0.74}),
+        "other language: vector rank 2, similarity ≥ 0.74",
+        "其他语言：向量排名 2，相似度 ≥ 0.74",
+    ),
+    (
+        Said("relevance.other_kept_lead", {"rank": 2, "min": 0.74, "lead": 0.031}),
+        "other language: vector rank 2, similarity ≥ 0.74, +0.031 above the other-language median",
+        "其他语言：向量排名 2，相似度 ≥ 0.74，比其他语言的中位数高 +0.031",
+    ),
+    (
+        Said("relevance.other_names", {"rank": 1}),
+        "other language: keyword rank 1 among the other-language passages (shared names)",
+        "其他语言：在其他语言的资料中关键词排名 1（有共同的名称）",
+    ),
+    (
+        Said("relevance.remote", {"channel": "remote:hr"}),
+        "kept by remote:hr's own relevance gate",
+        "remote:hr 自己的相关性过滤保留了它",
+    ),
+    (Said("relevance.vector", {"min": 0.875}), "vector similarity ≥ 0.875", "向量相似度 ≥ 0.875"),
+    (Said("relevance.keyword", {"min": 6.0}), "keyword score ≥ 6", "关键词得分 ≥ 6"),
+    (
+        Said("relevance.both", {"min": 0.8}),
+        "both channels, vector similarity ≥ 0.8",
+        "两个通道都找到，向量相似度 ≥ 0.8",
+    ),
+    (Said("relevance.below"), "channel scores below the thresholds", "各通道得分都低于阈值"),
+    (
+        Said("ingest.duplicate_hidden", {"name": "a.pdf"}),
+        "a.pdf: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
+        "administrator can tell you where.",
+        "a.pdf：同一文件已存储在你无权读取的知识库中；未作改动。管理员可以告诉你它在哪里。",
+    ),
+    (
+        Said("ingest.repetition", {"name": "a.txt", "chunks": 1200, "distinct": 5000, "allowed": 50}),
+        "a.txt: it is mostly repetition: its 1,200 chunks hold 5,000 bytes of distinct text (compressed), enough "
+        "for 50 chunks (RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK); nothing was added. Take the repeated part out, or "
+        "upload the part that holds the text.",
+        "a.txt：内容大多是重复的：它的 1,200 个片段只含 5,000 字节不重复的文字（压缩后），只够 50 个片段"
+        "（RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK）；未加入任何内容。请删去重复的部分，或只上传含有文字的部分。",
+    ),
+    (
+        Said("ingest.flood_elements", {"name": "x.docx", "limit": 2_000_000}),
+        "x.docx: it holds more than 2,000,000 XML elements, as no real document does: it is built to flood the "
+        "reader (it is not corrupt); nothing was added.",
+        "x.docx：其 XML 含有超过 2,000,000 个元素，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
+        "未加入任何内容。",
+    ),
+    (
+        Said("ingest.flood_depth", {"name": "x.docx"}),
+        "x.docx: it nests its XML deeper than 256 levels, as no real document does: it is built to flood the "
+        "reader (it is not corrupt); nothing was added.",
+        "x.docx：其 XML 嵌套超过 256 层，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
+        "未加入任何内容。",
+    ),
+    (
+        Said("ingest.flood_text", {"name": "x.docx"}),
+        "x.docx: it holds one run of text over 10 MB, as no real document does: it is built to flood the reader "
+        "(it is not corrupt); nothing was added.",
+        "x.docx：其中一段文字超过 10 MB，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
+        "未加入任何内容。",
+    ),
+]
+
+
+def _fields(template: str) -> set[str]:
+    return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@pytest.mark.parametrize("code", sorted(CATALOGUE))
+def test_every_entry_has_both_languages_over_the_same_values(code: str) -> None:
+    english, chinese = CATALOGUE[code]
+    assert english.strip() and chinese.strip() and _HAN.search(chinese) and not _HAN.search(english)
+    assert _fields(english) == _fields(chinese)
+
+
+def test_the_tables_share_no_code_and_every_term_has_both_languages() -> None:
+    assert len(CATALOGUE) == len(SEARCH) + len(ANSWER) + len(INGEST)
+    for words in TERMS.values():
+        assert all(e.strip() and _HAN.search(z) for e, z in words.values())
+
+
+def _engine_codes() -> tuple[set[str], list[str]]:
+    """The codes the engine's source names (string constants shaped like a catalogue code), and the places that
+    build a ``Said`` from a code that is not a constant (which this test could not check)."""
+    codes: set[str] = set()
+    dynamic: list[str] = []
+    for path in ROOT.rglob("*.py"):
+        if path.name.startswith("said_") and path.parent.name == "core":
+            continue  # the catalogue itself
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        ours = any(  # confidence_words has a Said of its own, a pair of words
+            isinstance(n, ast.ImportFrom) and n.module in _SAID_HOMES and any(a.name == "Said" for a in n.names)
+            for n in ast.walk(tree)
+        )
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CODE.fullmatch(node.value):
+                codes.add(node.value)
+            elif ours and isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Said" and node.args:
+                built = isinstance(node.args[0], ast.JoinedStr | ast.BinOp | ast.Call)  # a code made of pieces
+                dynamic += [f"{path.relative_to(ROOT)}:{node.lineno}"] if built else []
+    return {c for c in codes if c.split(".")[0] in _PREFIXES}, dynamic
+
+
+def test_every_code_the_engine_writes_is_in_the_catalogue_and_every_entry_is_used() -> None:
+    codes, dynamic = _engine_codes()
+    assert not dynamic, f"name each code as a constant, so that this test can check it: {dynamic}"
+    assert codes - set(CATALOGUE) == set(), "add these codes to the catalogue, in English and Chinese"
+    assert set(CATALOGUE) - codes == set(), "no part of the engine says these any more: remove them"
+
+
+def test_each_example_covers_an_entry() -> None:
+    assert {said.code for said, _, _ in EXAMPLES} == set(CATALOGUE)
+
+
+@pytest.mark.parametrize(("said", "english", "chinese"), EXAMPLES, ids=[s.code for s, _, _ in EXAMPLES])
+def test_each_entry_is_worded_in_english_for_the_api_and_in_both_on_the_page(
+    said: Said, english: str, chinese: str
+) -> None:
+    assert said.english == english
+    page = said_text(said)
+    assert page is not None and unescape(shown(page, "en")) == english and unescape(shown(page, "zh")) == chinese
+
+
+def test_names_are_escaped_on_the_page_and_kept_as_they_are_in_english() -> None:
+    said = Said("relevance.remote", {"channel": "<b>hr</b>"})
+    assert said.english == "kept by <b>hr</b>'s own relevance gate"
+    assert "&lt;b&gt;hr&lt;/b&gt;" in (said_text(said) or "") and "<b>" not in (said_text(said) or "")
+
+
+def test_a_record_this_version_cannot_word_shows_the_english_stored_beside_it() -> None:
+    assert said_or_english(Said("future.code", {"n": 1}), "something new <b>") == "something new &lt;b&gt;"
+    assert said_or_english(None, "an old trace's words") == "an old trace's words"
+    assert said_or_english(Said("relevance.rerank_below"), "rerank score below 0.2") == "rerank score below 0.2"
