@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ragapp.core.serial import OMIT_DEFAULT
-from ragapp.core.types import Citation, Confidence, LeafScore, RetrievedChunk, SentenceSupport
+from ragapp.core.types import Citation, Confidence, LeafScore, RetrievedChunk, Said, SentenceSupport
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,8 @@ class RoutingEvent:
     # Knowledge bases no intent leaf covers, searched beside the leaves' because ``fit`` < ``fit_min``.
     also: tuple[str, ...] = field(default=(), metadata=OMIT_DEFAULT)
     fit_min: float | None = field(default=None, metadata=OMIT_DEFAULT)
+    # ``reason`` as records of the catalogue (``ragapp.core.said``), for a page to word in its language.
+    said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ record of code and values is what a trace stores and a view renders again later.
 from __future__ import annotations
 
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,12 @@ class Said:
             return _Formatter(escape).format(templates[chinese], **values)
         except (KeyError, IndexError, ValueError):  # a stored record missing a value, or holding an odd one
             return None
+
+
+def english_of(parts: Sequence[Said]) -> str:
+    """A reason of several records in English, part after part (a part that continues another begins with its
+    own separator: "; but ...")."""
+    return "".join(part.english for part in parts)
 
 
 def _term(name: str, value: Any, chinese: bool) -> Any:

@@ -197,7 +197,9 @@ class TraceBuilder:
 
     def _routing(self, e: RoutingEvent) -> None:
         intents, scores = [leaf_record(s) for s in e.intents], [leaf_record(s) for s in e.scores]
-        record = RoutingRecord(e.question, e.action, e.reason, intents, scores, e.fit, list(e.also), e.fit_min)
+        record = RoutingRecord(
+            e.question, e.action, e.reason, intents, scores, e.fit, list(e.also), e.fit_min, list(e.said)
+        )
         self.trace.routing.append(record)
 
     def _clarify(self, e: ClarifyEvent) -> None:

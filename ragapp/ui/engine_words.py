@@ -19,34 +19,9 @@ Chinese = Callable[[re.Match[str]], str]
 
 _KINDS = {"number": "数字", "version": "版本号", "year": "年份", "yes-no": "是或否"}
 
-# The rule that made a step skip its model call (the step's detail "rule"), as the step bubble says it.
-SKIPPED_CALL = {
-    "stands alone": both(
-        "the question stands alone: searched as asked, no model call", "问题本身完整：按原问题检索，未调用模型"
-    ),
-    "parts by wording": both(
-        "the question stands alone: its parts are cut by its wording, no model call",
-        "问题本身完整：按字面拆分各个小问题，未调用模型",
-    ),
-    "strong search": both(
-        "the question as asked already finds a strong passage: searched as asked, no model call",
-        "按原问题已能检索到高度相关的段落：按原问题检索，未调用模型",
-    ),
-    "only own-language passages kept": both(
-        "not translated: the passages kept are in the question's language, none in the other came near it; "
-        "no model call",
-        "未翻译：保留的段落都是提问所用语言的，另一种语言中没有相关段落；未调用模型",
-    ),
-}
-
 
 def _kind(m: re.Match[str]) -> str:
     return _KINDS.get(m["kind"], m["kind"])
-
-
-def _named(m: re.Match[str]) -> str:
-    chose = f"（模型选的是 {m['model']}）" if m["model"] else ""
-    return f"问题提到了 {m['paths']}{chose}"
 
 
 def _rows_not_read(m: re.Match[str]) -> str:
@@ -67,29 +42,6 @@ def _too_many_chunks(m: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[str, str | Chinese]] = [
-    # Routing (ragapp.router)
-    (
-        r"intent routing is off \(RAGAPP_WORKFLOW__ROUTE=false\): searching everything",
-        "意图路由已关闭（RAGAPP_WORKFLOW__ROUTE=false）：检索全部",
-    ),
-    (r"the intent tree has no leaves: searching everything", "意图树没有叶子意图：检索全部"),
-    (r"no intent \((?P<error>.*)\): searching everything", "没有意图（{error}）：检索全部"),
-    (
-        r"the best intent, (?P<path>.*), scored (?P<score>\S+) < (?P<min>\S+): searching everything",
-        "得分最高的意图 {path} 只有 {score} < {min}：检索全部",
-    ),
-    (r"the model matched no intent: searching everything", "模型没有匹配到任何意图：检索全部"),
-    (r"the question names (?P<paths>.*?)(?: \(the model chose (?P<model>.*)\))?", _named),
-    (
-        r"(?P<count>\d+) intents under different parents scored within (?P<margin>\S+): (?P<paths>.*)",
-        "{count} 个不同上级下的意图得分相差不到 {margin}：{paths}",
-    ),
-    (
-        r"'(?P<name>.*)' exists under (?P<count>\d+) parents and the question names none of them: (?P<paths>.*)",
-        "“{name}”在 {count} 个上级下都有，问题没有指明是哪一个：{paths}",
-    ),
-    (r"routed to (?P<paths>.*)", "路由到 {paths}"),
-    (r"a message to the assistant: (?P<path>.*)", "发给助手的话：{path}"),
     # The answer's confidence (ragapp.qa.confidence, ragapp.qa.answer_check)
     (r"(?P<n>\d+) of (?P<of>\d+) sentences not in the passages", "{of} 句中有 {n} 句不在原文中"),
     (r"none of its sentences is in the passages", "没有一句在原文中"),

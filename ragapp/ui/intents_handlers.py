@@ -23,10 +23,10 @@ from ragapp.core.types import LeafScore
 from ragapp.engine import GROUP, Format, IntentTree, IntentTreeError, RoutingDecision
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IntentDraft
-from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
 from ragapp.ui.markup import escape_text
+from ragapp.ui.said_words import said_or_english
 from ragapp.ui.state import actor_of
 
 log = logging.getLogger(__name__)
@@ -328,7 +328,7 @@ class IntentHandlers:
             lines.append("")
         if decision.fit is not None:
             lines += [fit_line(decision.fit.probability, self.engine.settings.workflow.route_fit_min), ""]
-        lines.append(f"**{both('Reason', '原因')}:** {explained(decision.reason, escape_text)}")
+        lines.append(f"**{both('Reason', '原因')}:** {said_or_english(decision.said, decision.reason, escape_text)}")
         classification = decision.classification
         if classification is not None:
             if classification.error:

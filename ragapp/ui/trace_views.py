@@ -180,7 +180,7 @@ def intent_rows(trace: Trace) -> list[list[Any]]:
     for routing in trace.routing:
         chosen = {i.code for i in routing.intents}
         scores = routing.scores or routing.intents
-        action, reason = _word(ACTION_WORDS, routing.action), explained(routing.reason)  # an HTML cell
+        action, reason = _word(ACTION_WORDS, routing.action), said_or_english(routing.said, routing.reason)  # HTML
         if not scores:
             rows.append([routing.question, "—", None, action, reason])
         for s in scores:

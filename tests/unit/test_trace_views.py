@@ -11,6 +11,7 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
+from ragapp.core.serial import dump
 from ragapp.core.types import (
     ChannelHit,
     ChannelResult,
@@ -250,7 +251,16 @@ def test_intent_rows_mark_the_chosen_leaves() -> None:
         ["battery?", "✓ Lumen > Battery", 0.9, "route", "clear"],
         ["battery?", "Lumen > Case", 0.3, "route", "clear"],
         ["hello", "—", None, "search everything", "no leaf"],  # the action in words
-    ]
+    ]  # a trace stored before the reasons were records: their English as it is
+
+
+def test_a_routing_reason_kept_as_records_reads_back_in_both_languages() -> None:
+    said = [Said("routing.routed", {"paths": "Lumen > Battery (0.90)"}), Said("routing.no_model_call", {"reply": "e"})]
+    stored = {"question": "q", "action": "route", "reason": "-", "intents": [], "scores": [], "said": said}
+    trace = Trace.from_dict(_trace(routing=[dump(stored)]).to_dict())
+    (row,) = trace_views.intent_rows(trace)
+    assert shown(row[4], "en") == "routed to Lumen &gt; Battery (0.90) (no model call: e)"
+    assert shown(row[4], "zh") == "路由到 Lumen &gt; Battery (0.90)（未调用模型：e）"
 
 
 def test_summary_rows() -> None:
