@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ragapp.core.said import Said as Said  # where the engine's records have always found it
-from ragapp.core.serial import Stored
+from ragapp.core.said import english_of
+from ragapp.core.serial import OMIT_DEFAULT, Stored
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -259,7 +260,13 @@ class ConfidenceCheck:
 
     check: str
     passed: bool
-    detail: str = ""
+    detail: str = ""  # in English: what the HTTP API, the exported chat and older traces give
+    said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)  # ``detail`` as records, for a page
+
+    @classmethod
+    def worded(cls, check: str, passed: bool, *said: Said) -> ConfidenceCheck:
+        """A check whose detail is said by records of the catalogue, worded part after part."""
+        return cls(check, passed, english_of(said), said)
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,6 @@ from ragapp.ui.i18n import both
 
 Chinese = Callable[[re.Match[str]], str]
 
-_KINDS = {"number": "数字", "version": "版本号", "year": "年份", "yes-no": "是或否"}
-
-
-def _kind(m: re.Match[str]) -> str:
-    return _KINDS.get(m["kind"], m["kind"])
-
 
 def _rows_not_read(m: re.Match[str]) -> str:
     rows = f"第 {m['start']} 行起" if m["start"] else f"第 {m['rows']} 行"
@@ -42,20 +36,6 @@ def _too_many_chunks(m: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[str, str | Chinese]] = [
-    # The answer's confidence (ragapp.qa.confidence, ragapp.qa.answer_check)
-    (r"(?P<n>\d+) of (?P<of>\d+) sentences not in the passages", "{of} 句中有 {n} 句不在原文中"),
-    (r"none of its sentences is in the passages", "没有一句在原文中"),
-    (r"(?P<n>\d+) of (?P<of>\d+) sentences in the passages", "{of} 句中有 {n} 句在原文中"),
-    (r"a citation stands where the answer's value belongs", "回答中该给出数值的地方只有一个引用"),
-    (r"the question asks for a (?P<kind>\S+); the answer gives none", lambda m: f"问题问的是{_kind(m)}，回答没有给出"),
-    (r"gives the (?P<kind>\S+) asked for", lambda m: f"给出了所问的{_kind(m)}"),
-    (r"the quoted sentence does not say (?P<missing>.*)", "引用的原文句子没有说 {missing}"),
-    (r"the quoted sentence says the same", "引用的原文句子说法一致"),
-    (r"(?P<n>\d+) of (?P<of>\d+) parts not in the documents", "{of} 个部分中有 {n} 个在文档中找不到"),
-    (
-        r"the model's reply only repeated the question; the documents' own sentence is shown instead",
-        "模型的回复只是重复了问题，改为显示文档的原句",
-    ),
     # Notices of a turn (ragapp.agent.runner, ragapp.qa.writer) and a search's degradations
     # (ragapp.retrieval.pipeline; "A; B" is said part by part)
     (

@@ -134,9 +134,9 @@ CHECK_WORDS = {
 
 
 def check_line(c: ConfidenceCheck) -> str:
-    """'- ✅ fits: gives the number asked for': one check behind the answer's confidence (its detail is the
-    engine's own words, in English)."""
-    detail = f": {explained(c.detail, escape_text)}" if c.detail else ""
+    """'- ✅ fits: gives the number asked for': one check behind the answer's confidence (its detail from its
+    records; a figure, or a check stored before they were kept, as it is)."""
+    detail = f": {said_or_english(c.said, c.detail, escape_text)}" if c.detail else ""
     return f"- {'✅' if c.passed else '⚠️'} {_word(CHECK_WORDS, c.check)}{detail}"
 
 

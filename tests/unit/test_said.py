@@ -189,6 +189,43 @@ EXAMPLES: list[tuple[Said, str, str]] = [
         "；只保留所选知识库（a）内的意图：一个也没有，因此检索全部",
     ),
     (
+        Said("confidence.unsupported", {"n": 1, "of": 3}),
+        "1 of 3 sentences not in the passages",
+        "3 句中有 1 句不在原文中",
+    ),
+    (Said("confidence.none_supported"), "none of its sentences is in the passages", "没有一句在原文中"),
+    (Said("confidence.supported", {"n": 2, "of": 2}), "2 of 2 sentences in the passages", "2 句中有 2 句在原文中"),
+    (
+        Said("confidence.citation_for_value"),
+        "a citation stands where the answer's value belongs",
+        "回答中该给出数值的地方只有一个引用",
+    ),
+    (
+        Said("confidence.kind_missing", {"kind": "year"}),
+        "the question asks for a year; the answer gives none",
+        "问题问的是年份，回答没有给出",
+    ),
+    (Said("confidence.kind_given", {"kind": "number"}), "gives the number asked for", "给出了所问的数字"),
+    (
+        Said("confidence.quote_lacks", {"missing": "90, 120"}),
+        "the quoted sentence does not say 90, 120",
+        "引用的原文句子没有说 90, 120",
+    ),
+    (Said("confidence.quote_same"), "the quoted sentence says the same", "引用的原文句子说法一致"),
+    (
+        Said("confidence.parts_missing", {"n": 1, "of": 2}),
+        "1 of 2 parts not in the documents",
+        "2 个部分中有 1 个在文档中找不到",
+    ),
+    (Said("confidence.part", {"n": 2}), "part 2: ", "第 2 部分："),
+    (Said("confidence.part_only", {"n": 1}), "part 1", "第 1 部分"),
+    (Said("confidence.part_figure", {"n": 1, "figure": "0.81"}), "part 1: 0.81", "第 1 部分：0.81"),
+    (
+        Said("confidence.echoed"),
+        "the model's reply only repeated the question; the documents' own sentence is shown instead",
+        "模型的回复只是重复了问题，改为显示文档的原句",
+    ),
+    (
         Said("ingest.duplicate_hidden", {"name": "a.pdf"}),
         "a.pdf: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
         "administrator can tell you where.",

@@ -11,11 +11,14 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
-from ragapp.core.serial import dump
+from ragapp.core.events import AnswerEvent
+from ragapp.core.serial import dump, load
 from ragapp.core.types import (
     ChannelHit,
     ChannelResult,
     Chunk,
+    Confidence,
+    ConfidenceCheck,
     LLMCall,
     RelevanceDecision,
     RetrievalResult,
@@ -23,6 +26,7 @@ from ragapp.core.types import (
     Said,
     Scope,
 )
+from ragapp.qa.answer_check import composed
 from ragapp.testcases.scoring import CaseReport, CaseResult, documents_ranked, evaluate_cases
 from ragapp.testcases.store import TestCase
 from ragapp.tracing.builder import TraceBuilder
@@ -611,3 +615,22 @@ def test_why_not_says_when_a_base_no_intent_covers_was_searched_and_why() -> Non
     assert "没有哪个意图与这个问题足够匹配（0.12 < 0.50）" in chinese and "最高 0.21 < 0.50" in chinese
     # A trace written before (no fit, no also) reads back and says nothing of the kind.
     assert "no intent covers" not in views.why_not(_trace(routing=[{**routing, "also": []}]), "doca", "a.pdf")
+
+
+def test_a_check_behind_the_confidence_is_worded_from_its_records_and_an_old_one_as_stored() -> None:
+    fits = ConfidenceCheck.worded("fits", True, Said("confidence.kind_given", {"kind": "number"}))
+    parts = ["How long does it last?", "What year was it made?"]
+    first = AnswerEvent("It lasts 10 hours [1].", (), grounded=True, confidence=Confidence("high", (fits,)))
+    answer = composed("; ".join(parts), parts, [first, AnswerEvent("Not found.", (), grounded=False, abstained=True)])
+    assert answer.confidence is not None
+    lines = [trace_views.check_line(c) for c in answer.confidence.checks]
+    assert [shown(line, "en") for line in lines] == [
+        "- ✅ fits: part 1: gives the number asked for",
+        "- ⚠️ parts: 1 of 2 parts not in the documents",
+    ]
+    assert [shown(line, "zh") for line in lines] == [
+        "- ✅ 对题: 第 1 部分：给出了所问的数字",
+        "- ⚠️ 各部分: 2 个部分中有 1 个在文档中找不到",
+    ]
+    stored = load(ConfidenceCheck, {"check": "fits", "passed": True, "detail": "gives the number asked for"})
+    assert shown(trace_views.check_line(stored), "zh") == "- ✅ 对题: gives the number asked for"
