@@ -4,6 +4,75 @@ from __future__ import annotations
 
 # code: (English, Chinese)
 INGEST: dict[str, tuple[str, str]] = {
+    # A file refused or left alone (ragapp.ingest), each after the file's name
+    "ingest.binary": (
+        "{name}: this looks like a binary file, not text; nothing was added.",
+        "{name}：这看起来是二进制文件，不是文本；未加入任何内容。",
+    ),
+    "ingest.pdf_password": (
+        "{name}: the PDF is password-protected; remove the password and upload it again.",
+        "{name}：该 PDF 有密码保护；请去掉密码后重新上传。",
+    ),
+    "ingest.unsupported": (
+        "{name}: files of type '{ext}' are not supported. Use {known}.",
+        "{name}：不支持“{ext}”类型的文件。请使用 {known}。",
+    ),
+    "ingest.empty": ("{name}: the file is empty.", "{name}：文件是空的。"),
+    "ingest.unreadable": (
+        "{name}: could not read this {ext} file; it may be corrupt or password-protected ({error}).",
+        "{name}：无法读取这个 {ext} 文件，它可能已损坏或有密码保护（{error}）。",
+    ),
+    "ingest.no_text": ("{name}: no text found.", "{name}：没有找到文字。"),
+    "ingest.no_text_read": (
+        "{name}: no text found. The pages hold no text a reader or OCR could find (blank, or images too faint to "
+        "read).",
+        "{name}：没有找到文字：页面上没有可读取或可经 OCR 识别的文字（空白页，或图像太模糊）。",
+    ),
+    "ingest.no_text_ocr_off": (
+        "{name}: no text found. Scanned pages and images are read by OCR, which is off (RAGAPP_INGEST__OCR=true "
+        "turns it on).",
+        "{name}：没有找到文字。扫描页和图像要靠 OCR 读取，而 OCR 已关闭（RAGAPP_INGEST__OCR=true 可开启）。",
+    ),
+    "ingest.already_there": (
+        "{name}: already in the knowledge base as {doc} in '{kb}'; nothing changed.",
+        "{name}：已在知识库中（“{kb}”中的 {doc}），未作改动。",
+    ),
+    "ingest.lost_race": (
+        "{name}: another upload of this file was stored first; nothing changed.",
+        "{name}：同一文件的另一次上传已先保存；未作改动。",
+    ),
+    "ingest.too_large": (
+        "{name}: {size:.1f} MB is over the {limit:g} MB limit (RAGAPP_INGEST__MAX_FILE_MB).",
+        "{name}：{size:.1f} MB 超过了 {limit:g} MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
+    ),
+    "ingest.too_many_chunks": (
+        "{name}: it makes {count} chunks, over the {limit} a document may have (RAGAPP_INGEST__MAX_CHUNKS); split "
+        "it into smaller files. Nothing was added.",
+        "{name}：它会切出 {count} 个片段，超过了每份文档 {limit} 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
+        "请拆成较小的文件。未加入任何内容。",
+    ),
+    "ingest.too_many_chunks_least": (
+        "{name}: it makes at least {count} chunks, over the {limit} a document may have "
+        "(RAGAPP_INGEST__MAX_CHUNKS); split it into smaller files. Nothing was added.",
+        "{name}：它会切出至少 {count} 个片段，超过了每份文档 {limit} 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
+        "请拆成较小的文件。未加入任何内容。",
+    ),
+    "ingest.kb_name": (  # the rule of ragapp.ingest.names._KB_NAME
+        "Knowledge base name {name!r} is not allowed: use 1 to 64 characters, each a letter (any language, "
+        "Chinese included), a digit, a space, or one of - _ . (for example 'manuals-2024').",
+        "知识库名称 {name!r} 不可用：请使用 1 到 64 个字符，每个字符是字母（任何语言，包括中文）、数字、空格，"
+        "或 - _ . 之一（例如 'manuals-2024'）。",
+    ),
+    # A document or passage asked for that is not there (or lies where the asker may not read)
+    "library.document_gone": ("That document is no longer in the knowledge base.", "这份文档已不在知识库中。"),
+    "library.passage_gone": (
+        "That passage is no longer in the knowledge base (its document was deleted).",
+        "这个片段已不在知识库中（其文档已被删除）。",
+    ),
+    "library.no_passage": (
+        "No passage {id!r} in the knowledge base (its document may have been deleted).",
+        "知识库中没有片段 {id!r}（其文档可能已被删除）。",
+    ),
     "ingest.duplicate_hidden": (
         "{name}: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
         "administrator can tell you where.",

@@ -27,14 +27,6 @@ def _rows_not_read(m: re.Match[str]) -> str:
 _BUDGETS = {"cell": "单元格", "character": "字符"}
 
 
-def _too_many_chunks(m: re.Match[str]) -> str:
-    count = ("至少 " if m["least"] else " ") + m["count"]
-    return (
-        f"它会切出{count} 个片段，超过了每份文档 {m['limit']} 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
-        "请拆成较小的文件。未加入任何内容。"
-    )
-
-
 _PHRASES: list[tuple[str, str | Chinese]] = [
     # Notices of a turn (ragapp.agent.runner, ragapp.qa.writer) and a search's degradations
     # (ragapp.retrieval.pipeline; "A; B" is said part by part)
@@ -62,43 +54,6 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
     (r"no search channel answered", "没有检索通道返回结果"),
     (r"reranker failed \((?P<error>\w+)\)", "重排序失败（{error}）"),
     (r"using the fused order", "改用融合后的排序"),
-    # Uploads refused or left alone (ragapp.ingest), after the file's name and ": "
-    (
-        r"this looks like a binary file, not text; nothing was added\.",
-        "这看起来是二进制文件，不是文本；未加入任何内容。",
-    ),
-    (
-        r"the PDF is password-protected; remove the password and upload it again\.",
-        "该 PDF 有密码保护；请去掉密码后重新上传。",
-    ),
-    (
-        r"files of type '(?P<ext>[^']*)' are not supported\. Use (?P<known>.*)\.",
-        "不支持“{ext}”类型的文件。请使用 {known}。",
-    ),
-    (r"the file is empty\.", "文件是空的。"),
-    (
-        r"could not read this (?P<ext>\S+) file; it may be corrupt or password-protected \((?P<error>\w+)\)\.",
-        "无法读取这个 {ext} 文件，它可能已损坏或有密码保护（{error}）。",
-    ),
-    (r"no text found\.", "没有找到文字。"),
-    (
-        r"no text found\. The pages hold no text a reader or OCR could find \(blank, or images too faint to read\)\.",
-        "没有找到文字：页面上没有可读取或可经 OCR 识别的文字（空白页，或图像太模糊）。",
-    ),
-    (
-        r"already in the knowledge base as (?P<doc>.*) in '(?P<kb>[^']*)'; nothing changed\.",
-        "已在知识库中（“{kb}”中的 {doc}），未作改动。",
-    ),
-    (r"another upload of this file was stored first; nothing changed\.", "同一文件的另一次上传已先保存；未作改动。"),
-    (
-        r"(?P<size>\S+) MB is over the (?P<limit>\S+) MB limit \(RAGAPP_INGEST__MAX_FILE_MB\)\.",
-        "{size} MB 超过了 {limit} MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
-    ),
-    (
-        r"it makes (?P<least>at least )?(?P<count>[\d,]+) chunks, over the (?P<limit>[\d,]+) a document may "
-        r"have \(RAGAPP_INGEST__MAX_CHUNKS\); split it into smaller files\. Nothing was added\.",
-        _too_many_chunks,
-    ),
     # What a parser left out (a document's report, ``left_out``)
     (
         r"sheet (?P<sheet>.+?): rows (?:from (?P<start>[\d,]+) on|(?P<rows>[\d,]+–[\d,]+)) not read "
@@ -117,15 +72,6 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
     ),
     (r"rows after the first (?P<n>[\d,]+)", "第 {n} 行之后的行未读取"),  # a CSV file's
     (r"columns after the first (?P<n>[\d,]+)", "第 {n} 列之后的列未读取"),
-    (r"That document is no longer in the knowledge base\.", "这份文档已不在知识库中。"),
-    (
-        r"No passage '(?P<id>[^']*)' in the knowledge base \(its document may have been deleted\)\.",
-        "知识库中没有片段 '{id}'（其文档可能已被删除）。",
-    ),
-    (
-        r"Knowledge base name (?P<name>.*) is not allowed: use (?P<rule>.*)\.",
-        "知识库名称 {name} 不可用：请使用 {rule}。",
-    ),
     # What the token budget compressed (ragapp.qa.prompt_fit, ragapp.agent.tool_budget)
     (r"(?P<n>\d+) earlier messages left out of the prompt", "{n} 条较早的消息未放入提示词"),
     (r"summary shortened from (?P<a>\d+) to (?P<b>\d+) tokens", "摘要从 {a} 个词元缩短到 {b} 个"),

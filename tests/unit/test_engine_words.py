@@ -38,31 +38,6 @@ EXAMPLES = [
         "keyword 检索失败（OSError）；没有检索通道返回结果",
     ),
     ("reranker failed (RuntimeError); using the fused order", "重排序失败（RuntimeError）；改用融合后的排序"),
-    ("report.pdf: the file is empty.", "report.pdf：文件是空的。"),
-    (
-        "broken.pdf: could not read this .pdf file; it may be corrupt or password-protected (PdfReadError).",
-        "broken.pdf：无法读取这个 .pdf 文件，它可能已损坏或有密码保护（PdfReadError）。",
-    ),
-    (
-        "copy.txt: already in the knowledge base as notes.txt in 'alpha'; nothing changed.",
-        "copy.txt：已在知识库中（“alpha”中的 notes.txt），未作改动。",
-    ),
-    (
-        "x.pdf: 60.0 MB is over the 50 MB limit (RAGAPP_INGEST__MAX_FILE_MB).",
-        "x.pdf：60.0 MB 超过了 50 MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
-    ),
-    (
-        "hello.html: it makes at least 77,368 chunks, over the 20,000 a document may have "
-        "(RAGAPP_INGEST__MAX_CHUNKS); split it into smaller files. Nothing was added.",
-        "hello.html：它会切出至少 77,368 个片段，超过了每份文档 20,000 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
-        "请拆成较小的文件。未加入任何内容。",
-    ),
-    (
-        "headings.md: it makes 30,000 chunks, over the 50 a document may have (RAGAPP_INGEST__MAX_CHUNKS); "
-        "split it into smaller files. Nothing was added.",
-        "headings.md：它会切出 30,000 个片段，超过了每份文档 50 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
-        "请拆成较小的文件。未加入任何内容。",
-    ),
     (
         "sheet Data: rows 4,998–100,000 not read (character budget)",
         "工作表 Data：第 4,998–100,000 行未读取（超出字符预算）",
@@ -79,7 +54,6 @@ EXAMPLES = [
         "shared strings after the first 10,000 of 200,000 not read (text budget): 1 cell read as empty",
         "共享字符串只读取了前 10,000 个（超出文字预算）：1 个单元格按空白读取",
     ),
-    ("That document is no longer in the knowledge base.", "这份文档已不在知识库中。"),
 ]
 
 

@@ -11,10 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from ragapp.core.errors import IngestError
 from ragapp.core.said import CATALOGUE, TERMS, Said, english_of
 from ragapp.core.said_answer import ANSWER
 from ragapp.core.said_ingest import INGEST
 from ragapp.core.said_search import SEARCH
+from ragapp.core.types import IngestResult
+from ragapp.ingest.parsing import parse_file
+from ragapp.ui.handlers import ingest_line
 from ragapp.ui.said_words import said_or_english, said_text
 from tests.text import shown
 
@@ -226,6 +230,91 @@ EXAMPLES: list[tuple[Said, str, str]] = [
         "模型的回复只是重复了问题，改为显示文档的原句",
     ),
     (
+        Said("ingest.binary", {"name": "a.txt"}),
+        "a.txt: this looks like a binary file, not text; nothing was added.",
+        "a.txt：这看起来是二进制文件，不是文本；未加入任何内容。",
+    ),
+    (
+        Said("ingest.pdf_password", {"name": "a.pdf"}),
+        "a.pdf: the PDF is password-protected; remove the password and upload it again.",
+        "a.pdf：该 PDF 有密码保护；请去掉密码后重新上传。",
+    ),
+    (
+        Said("ingest.unsupported", {"name": "a.exe", "ext": ".exe", "known": ".pdf, .txt"}),
+        "a.exe: files of type '.exe' are not supported. Use .pdf, .txt.",
+        "a.exe：不支持“.exe”类型的文件。请使用 .pdf, .txt。",
+    ),
+    (Said("ingest.empty", {"name": "report.pdf"}), "report.pdf: the file is empty.", "report.pdf：文件是空的。"),
+    (
+        Said("ingest.unreadable", {"name": "broken.pdf", "ext": ".pdf", "error": "PdfReadError"}),
+        "broken.pdf: could not read this .pdf file; it may be corrupt or password-protected (PdfReadError).",
+        "broken.pdf：无法读取这个 .pdf 文件，它可能已损坏或有密码保护（PdfReadError）。",
+    ),
+    (Said("ingest.no_text", {"name": "a.md"}), "a.md: no text found.", "a.md：没有找到文字。"),
+    (
+        Said("ingest.no_text_read", {"name": "scan.pdf"}),
+        "scan.pdf: no text found. The pages hold no text a reader or OCR could find (blank, or images too faint "
+        "to read).",
+        "scan.pdf：没有找到文字：页面上没有可读取或可经 OCR 识别的文字（空白页，或图像太模糊）。",
+    ),
+    (
+        Said("ingest.no_text_ocr_off", {"name": "scan.pdf"}),
+        "scan.pdf: no text found. Scanned pages and images are read by OCR, which is off "
+        "(RAGAPP_INGEST__OCR=true turns it on).",
+        "scan.pdf：没有找到文字。扫描页和图像要靠 OCR 读取，而 OCR 已关闭（RAGAPP_INGEST__OCR=true 可开启）。",
+    ),
+    (
+        Said("ingest.already_there", {"name": "copy.txt", "doc": "notes.txt", "kb": "alpha"}),
+        "copy.txt: already in the knowledge base as notes.txt in 'alpha'; nothing changed.",
+        "copy.txt：已在知识库中（“alpha”中的 notes.txt），未作改动。",
+    ),
+    (
+        Said("ingest.lost_race", {"name": "a.txt"}),
+        "a.txt: another upload of this file was stored first; nothing changed.",
+        "a.txt：同一文件的另一次上传已先保存；未作改动。",
+    ),
+    (
+        Said("ingest.too_large", {"name": "x.pdf", "size": 60.0, "limit": 50.0}),
+        "x.pdf: 60.0 MB is over the 50 MB limit (RAGAPP_INGEST__MAX_FILE_MB).",
+        "x.pdf：60.0 MB 超过了 50 MB 的上限（RAGAPP_INGEST__MAX_FILE_MB）。",
+    ),
+    (
+        Said("ingest.too_many_chunks", {"name": "headings.md", "count": 30000, "limit": 50}),
+        "headings.md: it makes 30,000 chunks, over the 50 a document may have (RAGAPP_INGEST__MAX_CHUNKS); "
+        "split it into smaller files. Nothing was added.",
+        "headings.md：它会切出 30,000 个片段，超过了每份文档 50 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
+        "请拆成较小的文件。未加入任何内容。",
+    ),
+    (
+        Said("ingest.too_many_chunks_least", {"name": "hello.html", "count": 77368, "limit": 20000}),
+        "hello.html: it makes at least 77,368 chunks, over the 20,000 a document may have "
+        "(RAGAPP_INGEST__MAX_CHUNKS); split it into smaller files. Nothing was added.",
+        "hello.html：它会切出至少 77,368 个片段，超过了每份文档 20,000 个的上限（RAGAPP_INGEST__MAX_CHUNKS）；"
+        "请拆成较小的文件。未加入任何内容。",
+    ),
+    (
+        Said("ingest.kb_name", {"name": "a/b"}),
+        "Knowledge base name 'a/b' is not allowed: use 1 to 64 characters, each a letter (any language, Chinese "
+        "included), a digit, a space, or one of - _ . (for example 'manuals-2024').",
+        "知识库名称 'a/b' 不可用：请使用 1 到 64 个字符，每个字符是字母（任何语言，包括中文）、数字、空格，"
+        "或 - _ . 之一（例如 'manuals-2024'）。",
+    ),
+    (
+        Said("library.document_gone"),
+        "That document is no longer in the knowledge base.",
+        "这份文档已不在知识库中。",
+    ),
+    (
+        Said("library.passage_gone"),
+        "That passage is no longer in the knowledge base (its document was deleted).",
+        "这个片段已不在知识库中（其文档已被删除）。",
+    ),
+    (
+        Said("library.no_passage", {"id": "d1-0003"}),
+        "No passage 'd1-0003' in the knowledge base (its document may have been deleted).",
+        "知识库中没有片段 'd1-0003'（其文档可能已被删除）。",
+    ),
+    (
         Said("ingest.duplicate_hidden", {"name": "a.pdf"}),
         "a.pdf: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
         "administrator can tell you where.",
@@ -341,3 +430,18 @@ def test_a_record_this_version_cannot_word_shows_the_english_stored_beside_it() 
     assert said_or_english(Said("future.code", {"n": 1}), "something new <b>") == "something new &lt;b&gt;"
     assert said_or_english(None, "an old trace's words") == "an old trace's words"
     assert said_or_english(Said("relevance.rerank_below"), "rerank score below 0.2") == "rerank score below 0.2"
+
+
+def test_an_upload_refused_by_the_engine_is_worded_on_the_page_and_kept_in_english_for_the_api(
+    tmp_path: Path,
+) -> None:
+    empty = tmp_path / "report.pdf"
+    empty.write_bytes(b"")
+    with pytest.raises(IngestError) as refused:
+        parse_file(empty)
+    assert str(refused.value) == "report.pdf: the file is empty."  # the HTTP API's and the log's words
+    result = IngestResult("report.pdf", "failed", str(refused.value), said=refused.value.said)
+    assert shown(ingest_line(result), "zh") == "report.pdf：文件是空的。"
+    assert shown(ingest_line(IngestResult("a.pdf", "failed", "an old <b>reason</b>")), "zh") == (
+        "an old &lt;b&gt;reason&lt;/b&gt;"
+    )

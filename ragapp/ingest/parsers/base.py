@@ -32,7 +32,7 @@ def decode_text(data: bytes, name: str = "the file") -> str:
     text = _decode(data)
     sample = text[:65536]
     if sample and len(_CONTROL.findall(sample)) > _BINARY_SHARE * len(sample):
-        raise IngestError(f"{name}: this looks like a binary file, not text; nothing was added.")
+        raise IngestError(said=Said("ingest.binary", {"name": name}))
     return text.replace("\x00", "")  # a stray NUL means nothing in text, and PostgreSQL's text cannot hold one
 
 
@@ -84,16 +84,7 @@ def markup_flood(name: str, kind: str) -> IngestError:
     """The refusal of a file whose XML is a flood (``kind``: "elements", past ``XML_MAX_ELEMENTS``; "depth",
     nested past the XML parser's 256 levels; "text", one text node past its 10 MB): no document is like that,
     and neither corrupt nor password-protected says what it is."""
-    what = {
-        "elements": f"holds more than {XML_MAX_ELEMENTS:,} XML elements",
-        "depth": "nests its XML deeper than 256 levels",
-        "text": "holds one run of text over 10 MB",
-    }[kind]
-    return IngestError(
-        f"{name}: it {what}, as no real document does: it is built to flood the reader (it is not corrupt); "
-        "nothing was added.",
-        Said(FLOOD_CODES[kind], {"name": name, "limit": XML_MAX_ELEMENTS}),
-    )
+    return IngestError(said=Said(FLOOD_CODES[kind], {"name": name, "limit": XML_MAX_ELEMENTS}))
 
 
 def check_markup(path: Path, name: str, folder: str) -> None:
