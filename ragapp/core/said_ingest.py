@@ -63,6 +63,55 @@ INGEST: dict[str, tuple[str, str]] = {
         "知识库名称 {name!r} 不可用：请使用 1 到 64 个字符，每个字符是字母（任何语言，包括中文）、数字、空格，"
         "或 - _ . 之一（例如 'manuals-2024'）。",
     ),
+    "ingest.csv_unreadable": (
+        "{name}: this CSV file could not be read ({error}).",
+        "{name}：无法读取这个 CSV 文件（{error}）。",
+    ),
+    # What a parser left out on purpose, by rule (a document's report, ``ParseReport.left_out``)
+    "left_out.sheet_rows_after": (
+        "sheet {sheet}: rows after the first {n:,.0f} not read",
+        "工作表 {sheet}：第 {n:,.0f} 行之后的行未读取",
+    ),
+    "left_out.sheet_rows": (
+        "sheet {sheet}: rows {first}–{last} not read ({budget} budget)",
+        "工作表 {sheet}：第 {first}–{last} 行未读取（超出{budget}预算）",
+    ),
+    "left_out.sheet_rows_on": (
+        "sheet {sheet}: rows from {first} on not read ({budget} budget)",
+        "工作表 {sheet}：第 {first} 行起未读取（超出{budget}预算）",
+    ),
+    "left_out.book_rows": (
+        "sheet {sheet}: rows {first}–{last} not read (the workbook's {budget} budget)",
+        "工作表 {sheet}：第 {first}–{last} 行未读取（超出整个工作簿的{budget}预算）",
+    ),
+    "left_out.book_rows_on": (
+        "sheet {sheet}: rows from {first} on not read (the workbook's {budget} budget)",
+        "工作表 {sheet}：第 {first} 行起未读取（超出整个工作簿的{budget}预算）",
+    ),
+    "left_out.sheet_columns": (
+        "sheet {sheet}: columns after the first {n} not read",
+        "工作表 {sheet}：第 {n} 列之后的列未读取",
+    ),
+    "left_out.strings": (
+        "shared strings after the first {n} not read (text budget): {cells} cells read as empty",
+        "共享字符串只读取了前 {n} 个（超出文字预算）：{cells} 个单元格按空白读取",
+    ),
+    "left_out.strings_one": (
+        "shared strings after the first {n} not read (text budget): {cells} cell read as empty",
+        "共享字符串只读取了前 {n} 个（超出文字预算）：{cells} 个单元格按空白读取",
+    ),
+    "left_out.strings_of": (
+        "shared strings after the first {n} of {total} not read (text budget): {cells} cells read as empty",
+        "共享字符串只读取了 {total} 个中的前 {n} 个（超出文字预算）：{cells} 个单元格按空白读取",
+    ),
+    "left_out.strings_of_one": (
+        "shared strings after the first {n} of {total} not read (text budget): {cells} cell read as empty",
+        "共享字符串只读取了 {total} 个中的前 {n} 个（超出文字预算）：{cells} 个单元格按空白读取",
+    ),
+    "left_out.rows_after": ("rows after the first {n}", "第 {n} 行之后的行未读取"),  # a CSV file's
+    "left_out.columns_after": ("columns after the first {n}", "第 {n} 列之后的列未读取"),
+    "left_out.navigation": ("navigation ({blocks} blocks)", "导航（{blocks} 块）"),
+    "left_out.navigation_one": ("navigation ({blocks} block)", "导航（{blocks} 块）"),
     # A document or passage asked for that is not there (or lies where the asker may not read)
     "library.document_gone": ("That document is no longer in the knowledge base.", "这份文档已不在知识库中。"),
     "library.passage_gone": (
@@ -105,4 +154,6 @@ INGEST: dict[str, tuple[str, str]] = {
     ),
 }
 # value name: {value: (English, Chinese)}
-INGEST_TERMS: dict[str, dict[str, tuple[str, str]]] = {}
+INGEST_TERMS: dict[str, dict[str, tuple[str, str]]] = {
+    "budget": {"cell": ("cell", "单元格"), "character": ("character", "字符")},  # a sheet's budget that ran out
+}

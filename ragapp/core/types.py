@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ragapp.core.said import Said as Said  # where the engine's records have always found it
@@ -54,10 +54,17 @@ class ParseReport(Stored):
     empty_pages: tuple[int, ...] = ()  # pages that gave no text at all (blank, or a scan left unread)
     tables: int = 0  # tables found and kept as tables
     ocr_confidence: float | None = None  # mean over the OCR'd pages
-    left_out: tuple[str, ...] = ()  # what the parser left out on purpose, by rule: "navigation (3 blocks)"
+    left_out: tuple[str, ...] = ()  # what the parser left out on purpose, by rule, in English: "navigation (3 blocks)"
+    # The same as records of the catalogue, in the same order (none in reports stored before they were kept).
+    left_out_said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)
     coverage: float | None = None  # share of the file's own text that reached the index (ragapp.ingest.coverage)
     unread: tuple[str, ...] = ()  # the first passages of its text that did not
     unread_count: int = 0
+
+    def leaving_out(self, *said: Said) -> ParseReport:
+        """This report with ``said`` added to what the parser left out (in English and as records)."""
+        english = (*self.left_out, *(s.english for s in said))
+        return replace(self, left_out=english, left_out_said=(*self.left_out_said, *said))
 
     def coverage_warning(self) -> str:
         """'⚠️ only 82% of its text was indexed; not read: “We often get …” and 11 more passages' when the

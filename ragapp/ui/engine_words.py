@@ -18,15 +18,6 @@ from ragapp.ui.i18n import both
 Chinese = Callable[[re.Match[str]], str]
 
 
-def _rows_not_read(m: re.Match[str]) -> str:
-    rows = f"第 {m['start']} 行起" if m["start"] else f"第 {m['rows']} 行"
-    whose = "整个工作簿的" if m["whose"] else ""
-    return f"工作表 {m['sheet']}：{rows}未读取（超出{whose}{_BUDGETS[m['budget']]}预算）"
-
-
-_BUDGETS = {"cell": "单元格", "character": "字符"}
-
-
 _PHRASES: list[tuple[str, str | Chinese]] = [
     # Notices of a turn (ragapp.agent.runner, ragapp.qa.writer) and a search's degradations
     # (ragapp.retrieval.pipeline; "A; B" is said part by part)
@@ -54,24 +45,6 @@ _PHRASES: list[tuple[str, str | Chinese]] = [
     (r"no search channel answered", "没有检索通道返回结果"),
     (r"reranker failed \((?P<error>\w+)\)", "重排序失败（{error}）"),
     (r"using the fused order", "改用融合后的排序"),
-    # What a parser left out (a document's report, ``left_out``)
-    (
-        r"sheet (?P<sheet>.+?): rows (?:from (?P<start>[\d,]+) on|(?P<rows>[\d,]+–[\d,]+)) not read "
-        r"\((?P<whose>the workbook's )?(?P<budget>cell|character) budget\)",
-        _rows_not_read,
-    ),
-    (r"sheet (?P<sheet>.+?): rows after the first (?P<n>[\d,]+) not read", "工作表 {sheet}：第 {n} 行之后的行未读取"),
-    (
-        r"sheet (?P<sheet>.+?): columns after the first (?P<n>[\d,]+) not read",
-        "工作表 {sheet}：第 {n} 列之后的列未读取",
-    ),
-    (
-        r"shared strings after the first (?P<n>[\d,]+)(?: of (?P<total>[\d,]+))? not read \(text budget\): "
-        r"(?P<cells>[\d,]+) cells? read as empty",
-        "共享字符串只读取了前 {n} 个（超出文字预算）：{cells} 个单元格按空白读取",
-    ),
-    (r"rows after the first (?P<n>[\d,]+)", "第 {n} 行之后的行未读取"),  # a CSV file's
-    (r"columns after the first (?P<n>[\d,]+)", "第 {n} 列之后的列未读取"),
     # What the token budget compressed (ragapp.qa.prompt_fit, ragapp.agent.tool_budget)
     (r"(?P<n>\d+) earlier messages left out of the prompt", "{n} 条较早的消息未放入提示词"),
     (r"summary shortened from (?P<a>\d+) to (?P<b>\d+) tokens", "摘要从 {a} 个词元缩短到 {b} 个"),

@@ -38,22 +38,6 @@ EXAMPLES = [
         "keyword 检索失败（OSError）；没有检索通道返回结果",
     ),
     ("reranker failed (RuntimeError); using the fused order", "重排序失败（RuntimeError）；改用融合后的排序"),
-    (
-        "sheet Data: rows 4,998–100,000 not read (character budget)",
-        "工作表 Data：第 4,998–100,000 行未读取（超出字符预算）",
-    ),
-    (
-        "sheet Q3: rows from 12 on not read (the workbook's cell budget)",
-        "工作表 Q3：第 12 行起未读取（超出整个工作簿的单元格预算）",
-    ),
-    ("sheet Data: rows after the first 100,000 not read", "工作表 Data：第 100,000 行之后的行未读取"),
-    ("rows after the first 100,000", "第 100,000 行之后的行未读取"),
-    ("columns after the first 200", "第 200 列之后的列未读取"),
-    ("sheet Data: columns after the first 200 not read", "工作表 Data：第 200 列之后的列未读取"),
-    (
-        "shared strings after the first 10,000 of 200,000 not read (text budget): 1 cell read as empty",
-        "共享字符串只读取了前 10,000 个（超出文字预算）：1 个单元格按空白读取",
-    ),
 ]
 
 
@@ -68,15 +52,3 @@ def test_a_phrasing_not_listed_shows_as_the_engine_said_it_escaped() -> None:
     assert in_chinese("something new <b>") is None
     assert explained("something new <b>") == "something new &lt;b&gt;"
     assert in_chinese("part 3: something new") is None
-
-
-def test_what_a_parser_left_out_reads_in_both_languages_in_the_documents_view() -> None:
-    from ragapp.core.types import DocumentRecord, ParseReport
-    from ragapp.engine.library import DocumentView
-    from ragapp.ui.documents import quality_line
-
-    record = DocumentRecord("d", "wide.xlsx", "xlsx", "h", 2_000_000, 1, 42, "2026-12-03T07:00:00Z")
-    report = ParseReport(left_out=("sheet Data: rows 4,998–100,000 not read (character budget)",))
-    line = quality_line(DocumentView(record, report, (), (), file_kept=True))
-    assert "sheet Data: rows 4,998–100,000 not read (character budget)" in unescape(shown(line, "en"))
-    assert "工作表 Data：第 4,998–100,000 行未读取（超出字符预算）" in unescape(shown(line, "zh"))

@@ -16,8 +16,10 @@ from ragapp.core.said import CATALOGUE, TERMS, Said, english_of
 from ragapp.core.said_answer import ANSWER
 from ragapp.core.said_ingest import INGEST
 from ragapp.core.said_search import SEARCH
-from ragapp.core.types import IngestResult
+from ragapp.core.types import DocumentRecord, IngestResult, ParseReport
+from ragapp.engine.library import DocumentView
 from ragapp.ingest.parsing import parse_file
+from ragapp.ui.documents import quality_line
 from ragapp.ui.handlers import ingest_line
 from ragapp.ui.said_words import said_or_english, said_text
 from tests.text import shown
@@ -300,6 +302,65 @@ EXAMPLES: list[tuple[Said, str, str]] = [
         "或 - _ . 之一（例如 'manuals-2024'）。",
     ),
     (
+        Said("ingest.csv_unreadable", {"name": "a.csv", "error": "line contains NUL"}),
+        "a.csv: this CSV file could not be read (line contains NUL).",
+        "a.csv：无法读取这个 CSV 文件（line contains NUL）。",
+    ),
+    (
+        Said("left_out.sheet_rows_after", {"sheet": "Data", "n": 100000.0}),
+        "sheet Data: rows after the first 100,000 not read",
+        "工作表 Data：第 100,000 行之后的行未读取",
+    ),
+    (
+        Said("left_out.sheet_rows", {"sheet": "Data", "first": 4998, "last": 100000, "budget": "character"}),
+        "sheet Data: rows 4,998–100,000 not read (character budget)",
+        "工作表 Data：第 4,998–100,000 行未读取（超出字符预算）",
+    ),
+    (
+        Said("left_out.sheet_rows_on", {"sheet": "Q3", "first": 12, "budget": "cell"}),
+        "sheet Q3: rows from 12 on not read (cell budget)",
+        "工作表 Q3：第 12 行起未读取（超出单元格预算）",
+    ),
+    (
+        Said("left_out.book_rows", {"sheet": "Q3", "first": 12, "last": 40, "budget": "cell"}),
+        "sheet Q3: rows 12–40 not read (the workbook's cell budget)",
+        "工作表 Q3：第 12–40 行未读取（超出整个工作簿的单元格预算）",
+    ),
+    (
+        Said("left_out.book_rows_on", {"sheet": "Q3", "first": 12, "budget": "cell"}),
+        "sheet Q3: rows from 12 on not read (the workbook's cell budget)",
+        "工作表 Q3：第 12 行起未读取（超出整个工作簿的单元格预算）",
+    ),
+    (
+        Said("left_out.sheet_columns", {"sheet": "Data", "n": 200}),
+        "sheet Data: columns after the first 200 not read",
+        "工作表 Data：第 200 列之后的列未读取",
+    ),
+    (
+        Said("left_out.strings", {"n": 10000, "cells": 2}),
+        "shared strings after the first 10,000 not read (text budget): 2 cells read as empty",
+        "共享字符串只读取了前 10,000 个（超出文字预算）：2 个单元格按空白读取",
+    ),
+    (
+        Said("left_out.strings_one", {"n": 10000, "cells": 1}),
+        "shared strings after the first 10,000 not read (text budget): 1 cell read as empty",
+        "共享字符串只读取了前 10,000 个（超出文字预算）：1 个单元格按空白读取",
+    ),
+    (
+        Said("left_out.strings_of", {"n": 10000, "total": 200000, "cells": 3}),
+        "shared strings after the first 10,000 of 200,000 not read (text budget): 3 cells read as empty",
+        "共享字符串只读取了 200,000 个中的前 10,000 个（超出文字预算）：3 个单元格按空白读取",
+    ),
+    (
+        Said("left_out.strings_of_one", {"n": 10000, "total": 200000, "cells": 1}),
+        "shared strings after the first 10,000 of 200,000 not read (text budget): 1 cell read as empty",
+        "共享字符串只读取了 200,000 个中的前 10,000 个（超出文字预算）：1 个单元格按空白读取",
+    ),
+    (Said("left_out.rows_after", {"n": 100000}), "rows after the first 100,000", "第 100,000 行之后的行未读取"),
+    (Said("left_out.columns_after", {"n": 200}), "columns after the first 200", "第 200 列之后的列未读取"),
+    (Said("left_out.navigation", {"blocks": 3}), "navigation (3 blocks)", "导航（3 块）"),
+    (Said("left_out.navigation_one", {"blocks": 1}), "navigation (1 block)", "导航（1 块）"),
+    (
         Said("library.document_gone"),
         "That document is no longer in the knowledge base.",
         "这份文档已不在知识库中。",
@@ -445,3 +506,15 @@ def test_an_upload_refused_by_the_engine_is_worded_on_the_page_and_kept_in_engli
     assert shown(ingest_line(IngestResult("a.pdf", "failed", "an old <b>reason</b>")), "zh") == (
         "an old &lt;b&gt;reason&lt;/b&gt;"
     )
+
+
+def test_what_a_parser_left_out_reads_in_both_languages_in_the_documents_view() -> None:
+    record = DocumentRecord("d", "wide.xlsx", "xlsx", "h", 2_000_000, 1, 42, "2026-12-03T07:00:00Z")
+    cut = Said("left_out.sheet_rows", {"sheet": "Data", "first": 4998, "last": 100000, "budget": "character"})
+    report = ParseReport.from_dict(ParseReport().leaving_out(cut).to_dict())  # as stored with the document
+    line = quality_line(DocumentView(record, report, (), (), file_kept=True))
+    assert "sheet Data: rows 4,998–100,000 not read (character budget)" in unescape(shown(line, "en"))
+    assert "工作表 Data：第 4,998–100,000 行未读取（超出字符预算）" in unescape(shown(line, "zh"))
+    stored_before = ParseReport(left_out=("navigation (2 blocks)",))  # no records: the English as it is
+    old = quality_line(DocumentView(record, stored_before, (), (), file_kept=True))
+    assert "未编入: navigation (2 blocks)" in unescape(shown(old, "zh"))

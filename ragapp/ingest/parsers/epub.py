@@ -29,8 +29,8 @@ def parse_epub(path: Path, name: str) -> ParsedDocument:
         tables += chapter.tables
         navigation += chapter.navigation
         sections += [Section(s.text, number, s.heading, has_table=s.has_table) for s in chapter.sections]
-    report = ParseReport(
-        pages_with_text=len({s.page for s in sections}), tables=tables, left_out=navigation_note(navigation)
+    report = ParseReport(pages_with_text=len({s.page for s in sections}), tables=tables).leaving_out(
+        *navigation_note(navigation)
     )
     return ParsedDocument(name, "epub", tuple(sections), chapters, report)
 

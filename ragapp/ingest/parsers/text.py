@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, decode_text
 from ragapp.ingest.parsers.html_text import HtmlText, html_sections, visible_text
 
@@ -73,12 +73,13 @@ def parse_html(path: Path, name: str) -> ParsedDocument:
     """Every visible text of the page in document order under the heading it follows, tables as Markdown tables;
     scripts, styles, hidden parts and navigation blocks are left out (the report counts the navigation)."""
     page = html_sections(decode_text(path.read_bytes(), name))
-    report = ParseReport(tables=page.tables, left_out=navigation_note(page.navigation))
+    report = ParseReport(tables=page.tables).leaving_out(*navigation_note(page.navigation))
     return ParsedDocument(name=name, file_type="html", sections=tuple(page.sections), report=report)
 
 
-def navigation_note(blocks: int) -> tuple[str, ...]:
-    return (f"navigation ({blocks} block{'s' if blocks != 1 else ''})",) if blocks else ()
+def navigation_note(blocks: int) -> tuple[Said, ...]:
+    code = "left_out.navigation_one" if blocks == 1 else "left_out.navigation"
+    return (Said(code, {"blocks": blocks}),) if blocks else ()
 
 
 PARSERS.register(".htm")(parse_html)
