@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragapp.core.said import english_of
 from ragapp.core.serial import OMIT_DEFAULT
 from ragapp.core.types import Citation, Confidence, LeafScore, RetrievedChunk, Said, SentenceSupport
 
@@ -40,6 +41,12 @@ class NoticeEvent:
     message: str
     level: Literal["info", "warning"] = "info"
     widened: Widened | None = field(default=None, metadata=OMIT_DEFAULT)
+    said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)  # ``message`` as records, for a page
+
+    @classmethod
+    def worded(cls, *said: Said, level: Literal["info", "warning"] = "info") -> NoticeEvent:
+        """A notice said by records of the catalogue (its English as ``message``)."""
+        return cls(english_of(said), level, said=said)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ writes has both languages.
 Each template is ``str.format`` over the record's values: a text value is passed through the caller's ``escape``
 (it may quote a file's or an intent's name), an int is written with thousands separators and a float as ``g``
 unless the template gives its own format ("{lead:+.3f}"). A value named in ``TERMS`` is itself a word to
-translate ("number" → "数字"). Written here, not with gettext: the engine keeps no per-request language, and a
-record of code and values is what a trace stores and a view renders again later.
+translate ("number" → "数字"); a list is joined as the language joins one ("vector and keyword", "vector、keyword").
+
+Written here, not with gettext: the engine keeps no per-request language, and a record of code and values is
+what a trace stores and a view renders again later.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Said:
         templates = CATALOGUE.get(self.code)
         if templates is None:
             return None
-        values = {k: _term(k, v, chinese) if k in TERMS else v for k, v in self.values.items()}
+        values = {k: _value(k, v, chinese, escape) for k, v in self.values.items()}
         try:
             return _Formatter(escape).format(templates[chinese], **values)
         except (KeyError, IndexError, ValueError):  # a stored record missing a value, or holding an odd one
@@ -70,9 +72,16 @@ def english_of(parts: Sequence[Said]) -> str:
     return "".join(part.english for part in parts)
 
 
-def _term(name: str, value: Any, chinese: bool) -> Any:
-    words = TERMS[name].get(str(value))
+def _value(name: str, value: Any, chinese: bool, escape: Escape) -> Any:
+    """A value as a template reads it: a term in the language, a list joined as the language joins one."""
+    if isinstance(value, list | tuple):
+        return _Escaped(("、" if chinese else " and ").join(escape(str(v)) for v in value))
+    words = TERMS.get(name, {}).get(str(value))
     return value if words is None else words[chinese]
+
+
+class _Escaped(str):
+    """Text already escaped (a list's items, joined)."""
 
 
 class _Formatter(string.Formatter):
@@ -82,6 +91,8 @@ class _Formatter(string.Formatter):
         self.escape = escape
 
     def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, _Escaped):
+            return str(value)
         if isinstance(value, str):
             return self.escape(format(value, format_spec))
         if not format_spec and isinstance(value, int) and not isinstance(value, bool):

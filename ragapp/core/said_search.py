@@ -61,6 +61,19 @@ SEARCH: dict[str, tuple[str, str]] = {
         "no model call",
         "未翻译：保留的段落都是提问所用语言的，另一种语言中没有相关段落；未调用模型",
     ),
+    # A search that lost a part (ragapp.retrieval.pipeline): what failed, then what the answer uses
+    "degraded.timed_out": ("{channel} search timed out after {s:g} s", "{channel} 检索超时（{s:g} 秒）"),
+    "degraded.failed": ("{channel} search failed ({error})", "{channel} 检索失败（{error}）"),
+    "degraded.uses": ("; this answer uses {channels} search only", "；本次回答只用了 {channels} 检索"),
+    "degraded.none_answered": ("; no search channel answered", "；没有检索通道返回结果"),
+    "degraded.reranker": (
+        "reranker failed ({error}); using the fused order",
+        "重排序失败（{error}）；改用融合后的排序",
+    ),
+    "degraded.remote_skipped": (
+        "Other ragapp sources were not searched: a document filter applies to this app's documents only.",
+        "没有检索其他 ragapp 来源：文档筛选只适用于本应用的文档。",
+    ),
     # Routing (ragapp.router, ragapp.qa.pipeline): why a (sub-)question went where it did. A reason of several
     # parts is worded part after part; a part that continues another begins with its own separator.
     "routing.off": (

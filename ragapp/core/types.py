@@ -380,6 +380,8 @@ class RetrievalResult:
     candidates: tuple[RetrievedChunk, ...]  # fused (and reranked) before the relevance gate
     channel_results: tuple[ChannelResult, ...]
     degraded: tuple[str, ...] = ()
+    # Each of ``degraded`` as records of the catalogue, by its English (one said otherwise has none).
+    degraded_said: dict[str, tuple[Said, ...]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # every knob this request ran with
     kbs: tuple[str, ...] | None = None  # the scope searched; None: all knowledge bases

@@ -351,8 +351,9 @@ class AnswerPipeline:
             if w.rephrase and needs_rephrasing(result, w.rephrase_below_score):
                 result = yield from self._search_rephrased(part, result)
             results.append(result)
+        said = {m: s for r in results for m, s in r.degraded_said.items()}
         for message in dict.fromkeys(m for r in results for m in r.degraded):
-            yield NoticeEvent(message, level="warning")
+            yield NoticeEvent(message, level="warning", said=said.get(message, ()))
         found = merge_results(results)
         fitted, kept_memories = self._fit(question, found, history, summary, memories)
         yield stage.finished(
@@ -424,7 +425,8 @@ class AnswerPipeline:
         limit = part.top_k or self._retrieval.settings.context_top_k
         both = {c.chunk.chunk_id: c for c in (*found.chunks, *result.chunks)}
         degraded = tuple(dict.fromkeys((*found.degraded, *result.degraded)))
-        return replace(result, chunks=tuple(both.values())[:limit], degraded=degraded)
+        said = {**found.degraded_said, **result.degraded_said}
+        return replace(result, chunks=tuple(both.values())[:limit], degraded=degraded, degraded_said=said)
 
     def answer_from(
         self,

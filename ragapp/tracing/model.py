@@ -160,6 +160,8 @@ class Trace(Stored):
     total_s: float | None = None
     status: str = "ok"
     degradations: list[str] = field(default_factory=list)
+    # Each degradation as records of the catalogue, by its English (none in traces written before they were kept)
+    degradations_said: dict[str, list[Said]] = field(default_factory=dict, metadata=OMIT_DEFAULT)
     errors: list[str] = field(default_factory=list)
     notices: list[NoticeEvent] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)

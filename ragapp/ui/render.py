@@ -31,7 +31,6 @@ from ragapp.core.quotes import quote
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk, Said
 from ragapp.ui.confidence_badge import confidence_badge
-from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
 from ragapp.ui.memory_words import REMEMBER_CHOICE, recall_message
@@ -162,8 +161,9 @@ def step_message(step: Step) -> gr.ChatMessage | None:
     """One step's bubble (None: nothing to show, as for a stage that reported only its end)."""
     if isinstance(step, NoticeEvent):
         icon = "⚠️" if step.level == "warning" else "ℹ️"
-        # The engine's words (a notice may quote a document), or its typed record said in both languages.
-        said = weak_search(step.widened) if step.widened is not None else explained(step.message, escape_text)
+        # Its records in both languages (a notice may quote a document: escaped); one stored before: its English
+        widened = step.widened
+        said = weak_search(widened) if widened is not None else said_or_english(step.said, step.message, escape_text)
         return gr.ChatMessage(role="assistant", content=f"{icon} {said}")
     if isinstance(step, ModeEvent):
         return gr.ChatMessage(role="assistant", content=mode_line(step))

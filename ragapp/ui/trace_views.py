@@ -13,7 +13,6 @@ from ragapp.core.confidence_words import LEVELS
 from ragapp.core.said import Said
 from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
-from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import TEXTS, both
 from ragapp.ui.markup import escape_text, plain_markdown
 from ragapp.ui.routing_words import why_widened
@@ -88,10 +87,11 @@ def header(trace: Trace) -> str:
     for error in trace.errors:
         lines.append(f"> ❌ **{both('Error', '错误')}:** {escape_text(error)}")
     for message in trace.degradations:
-        lines.append(f"> ⚠️ **{both('Degraded', '降级')}:** {explained(message, escape_text)}")
+        said = said_or_english(trace.degradations_said.get(message), message, escape_text)
+        lines.append(f"> ⚠️ **{both('Degraded', '降级')}:** {said}")
     for notice in trace.notices:
         if notice.level != "warning":
-            lines.append(f"> ℹ️ {explained(notice.message, escape_text)}")
+            lines.append(f"> ℹ️ {said_or_english(notice.said, notice.message, escape_text)}")
     if trace.recorder_error:
         incomplete = both("This trace may be incomplete", "此追踪记录可能不完整")
         lines.append(f"> 🧰 {incomplete}: {escape_text(trace.recorder_error)}.")

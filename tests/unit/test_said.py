@@ -232,6 +232,85 @@ EXAMPLES: list[tuple[Said, str, str]] = [
         "模型的回复只是重复了问题，改为显示文档的原句",
     ),
     (
+        Said("notice.agent_failed", {"error": "timed out"}),
+        "The agent could not work on this question (timed out); answering with the workflow instead.",
+        "智能体无法处理这个问题（timed out），改用工作流回答。",
+    ),
+    (
+        Said("notice.model_failed_midway", {"error": "boom"}),
+        "The model failed mid-way (boom); answering from what was found.",
+        "模型中途出错（boom），根据已找到的资料回答。",
+    ),
+    (
+        Said("notice.agent_repeating"),
+        "The agent kept repeating a call; answering from what was found.",
+        "智能体一直重复同一个调用，根据已找到的资料回答。",
+    ),
+    (
+        Said("notice.step_limit", {"n": 6}),
+        "Reached the limit of 6 agent steps; answering from what was found.",
+        "已达到 6 步的上限，根据已找到的资料回答。",
+    ),
+    (
+        Said("notice.llm_failed", {"error": "LLMError: down"}),
+        "The language model failed (LLMError: down)",
+        "语言模型出错（LLMError: down）",
+    ),
+    (Said("notice.llm_error", {"error": "Server said 503"}), "Server said 503", "语言模型出错：Server said 503"),
+    (Said("notice.llm_empty"), "The language model returned an empty answer", "语言模型返回了空回答"),
+    (
+        Said("budget.history_left_out", {"n": 4}),
+        "4 earlier messages left out of the prompt",
+        "4 条较早的消息未放入提示词",
+    ),
+    (
+        Said("budget.summary_shortened", {"a": 1300, "b": 90}),
+        "summary shortened from 1300 to 90 tokens",
+        "摘要从 1300 个词元缩短到 90 个",
+    ),
+    (
+        Said("budget.condensed", {"n": 1}),
+        "passages after the best condensed to 1 sentence(s) each",
+        "除最相关的段落外，每段压缩为 1 句",
+    ),
+    (Said("budget.dropped", {"n": 2}), "2 passages dropped", "舍弃了 2 个段落"),
+    (
+        Said("budget.tools_shortened"),
+        "tool descriptions shortened to their first sentence",
+        "工具描述缩短为第一句",
+    ),
+    (
+        Said("budget.tools_left_out"),
+        "tool descriptions left out (names and arguments only)",
+        "省略了工具描述（只保留名称和参数）",
+    ),
+    (
+        Said("degraded.timed_out", {"channel": "vector", "s": 5.0}),
+        "vector search timed out after 5 s",
+        "vector 检索超时（5 秒）",
+    ),
+    (
+        Said("degraded.failed", {"channel": "keyword", "error": "OSError"}),
+        "keyword search failed (OSError)",
+        "keyword 检索失败（OSError）",
+    ),
+    (
+        Said("degraded.uses", {"channels": ["keyword", "remote:hr"]}),
+        "; this answer uses keyword and remote:hr search only",
+        "；本次回答只用了 keyword、remote:hr 检索",
+    ),
+    (Said("degraded.none_answered"), "; no search channel answered", "；没有检索通道返回结果"),
+    (
+        Said("degraded.reranker", {"error": "RuntimeError"}),
+        "reranker failed (RuntimeError); using the fused order",
+        "重排序失败（RuntimeError）；改用融合后的排序",
+    ),
+    (
+        Said("degraded.remote_skipped"),
+        "Other ragapp sources were not searched: a document filter applies to this app's documents only.",
+        "没有检索其他 ragapp 来源：文档筛选只适用于本应用的文档。",
+    ),
+    (
         Said("ingest.binary", {"name": "a.txt"}),
         "a.txt: this looks like a binary file, not text; nothing was added.",
         "a.txt：这看起来是二进制文件，不是文本；未加入任何内容。",
