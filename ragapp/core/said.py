@@ -4,9 +4,9 @@ in English and in Chinese.
 The engine never writes a display sentence for a view to parse back: it records what happened ("the rerank score
 was under 0.2") as ``Said("relevance.rerank_below", {"min": 0.2})``. The UI words it in the page's languages; the
 logs, traces and the HTTP API keep its English (``Said.english``), from the same templates, so an API consumer
-reads the sentences it always did. The catalogue's entries live beside the part of the engine that says them
-(``said_search``, ``said_answer``, ``said_ingest``); ``tests/unit/test_said.py`` checks that every code the engine
-writes has both languages.
+reads the sentences it always did. The catalogue's entries are grouped by the part of the engine that says them
+(``said_search``, ``said_answer``, ``said_ingest``, ``said_intents``); ``tests/unit/test_said.py`` checks that
+every code the engine writes has both languages.
 
 Each template is ``str.format`` over the record's values: a text value is passed through the caller's ``escape``
 (it may quote a file's or an intent's name), an int is written with thousands separators and a float as ``g``
@@ -26,12 +26,13 @@ from typing import Any
 
 from ragapp.core.said_answer import ANSWER, ANSWER_TERMS
 from ragapp.core.said_ingest import INGEST, INGEST_TERMS
+from ragapp.core.said_intents import INTENTS
 from ragapp.core.said_search import SEARCH
 
 Escape = Callable[[str], str]
 
 # code: (English, Chinese), each a str.format template over the record's values
-CATALOGUE: dict[str, tuple[str, str]] = {**SEARCH, **ANSWER, **INGEST}
+CATALOGUE: dict[str, tuple[str, str]] = {**SEARCH, **ANSWER, **INGEST, **INTENTS}
 # value name: {value: (English, Chinese)}: values that are words themselves
 TERMS: dict[str, dict[str, tuple[str, str]]] = {**ANSWER_TERMS, **INGEST_TERMS}
 

