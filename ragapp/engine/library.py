@@ -90,7 +90,7 @@ class Library:
 
     def _may_edit(self, actor: Actor, kb: str) -> None:
         if self._access is not None and not self._access.may_edit(actor, kb):
-            raise AccessDenied(f"You may not change the knowledge base {kb!r}; ask an administrator.")
+            raise AccessDenied(said=Said("access.kb_edit", {"kb": kb}))
 
     def _kb_of(self, doc_id: str, actor: Actor) -> str | None:
         """The document's base (None: no such document); one ``actor`` may not read looks like none, before

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.core.errors import IngestError
+from ragapp.core.access import Action, Actor, require
+from ragapp.core.errors import AccessDenied, IngestError
 from ragapp.core.said import CATALOGUE, TERMS, Said, english_of
+from ragapp.core.said_admin import ADMIN
 from ragapp.core.said_answer import ANSWER
 from ragapp.core.said_ingest import INGEST
 from ragapp.core.said_intents import INTENTS
@@ -505,7 +507,7 @@ def test_every_entry_has_both_languages_over_the_same_values(code: str) -> None:
 
 
 def test_the_tables_share_no_code_and_every_term_has_both_languages() -> None:
-    assert len(CATALOGUE) == len(SEARCH) + len(ANSWER) + len(INGEST) + len(INTENTS)
+    assert len(CATALOGUE) == len(SEARCH) + len(ANSWER) + len(INGEST) + len(INTENTS) + len(ADMIN)
     for words in TERMS.values():
         assert all(e.strip() and _HAN.search(z) for e, z in words.values())
 
@@ -540,8 +542,10 @@ def test_every_code_the_engine_writes_is_in_the_catalogue_and_every_entry_is_use
     assert set(CATALOGUE) - codes == set(), "no part of the engine says these any more: remove them"
 
 
-_SAMPLES: dict[str, object] = {"s": 5.0, "min": 0.2, "margin": 0.1, "score": 0.5, "lead": 0.01, "size": 60.0,
-                               "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"]}  # fmt: skip
+_SAMPLES: dict[str, object] = {
+    "action": "manage users", "what": "demote", "s": 5.0, "min": 0.2, "margin": 0.1, "score": 0.5, "lead": 0.01,
+    "size": 60.0, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"],
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("code", sorted(CATALOGUE))
@@ -612,3 +616,11 @@ def test_what_a_parser_left_out_reads_in_both_languages_in_the_documents_view() 
     stored_before = ParseReport(left_out=("navigation (2 blocks)",))  # no records: the English as it is
     old = quality_line(DocumentView(record, stored_before, (), (), file_kept=True))
     assert "未编入: navigation (2 blocks)" in unescape(shown(old, "zh"))
+
+
+def test_a_role_refused_an_action_is_told_so_in_the_pages_language() -> None:
+    with pytest.raises(AccessDenied) as refused:
+        require(Actor("bob", "reader"), Action.MANAGE_USERS)
+    assert str(refused.value) == "Your role (reader) may not manage users; ask an administrator."
+    page = said_or_english(refused.value.said, str(refused.value))
+    assert shown(page, "zh") == "你的角色（读者）不能管理用户；请联系管理员。"
