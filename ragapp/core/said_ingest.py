@@ -67,6 +67,49 @@ INGEST: dict[str, tuple[str, str]] = {
         "{name}: this CSV file could not be read ({error}).",
         "{name}：无法读取这个 CSV 文件（{error}）。",
     ),
+    "ingest.not_zip": (
+        "{name}: this is not a valid {kind} file (not a zip).",
+        "{name}：这不是有效的 {kind} 文件（不是 zip 压缩包）。",
+    ),
+    "ingest.zip_limits": (
+        "{name}: it unpacks into {parts} parts and {mb:,.0f} MB, over the limits ({most_parts} parts, "
+        "{most_mb:d} MB); nothing was added.",
+        "{name}：它解压后有 {parts} 个部分、{mb:,.0f} MB，超过了上限（{most_parts} 个部分、{most_mb:d} MB）；"
+        "未加入任何内容。",
+    ),
+    "ingest.image_ocr_off": (
+        "{name}: images are read by OCR, which is off (RAGAPP_INGEST__OCR=true turns it on).",
+        "{name}：图像要靠 OCR 读取，而 OCR 已关闭（RAGAPP_INGEST__OCR=true 可开启）。",
+    ),
+    "ingest.image_too_big": (
+        "{name}: {width:d}×{height:d} pixels is over the {most:d} megapixel limit; scale it down and upload it again.",
+        "{name}：{width:d}×{height:d} 像素超过了 {most:d} 百万像素的上限；请缩小后重新上传。",
+    ),
+    "ingest.image_bomb": (
+        "{name}: the image has far more pixels than the {most:d} megapixel limit; scale it down and upload it again.",
+        "{name}：图像的像素远超 {most:d} 百万像素的上限；请缩小后重新上传。",
+    ),
+    "ingest.image_unreadable": (
+        "{name}: this is not an image that can be read ({error}).",
+        "{name}：这不是可以读取的图像（{error}）。",
+    ),
+    "ingest.epub_package": (
+        "{name}: this EPUB has no readable package file (META-INF/container.xml).",
+        "{name}：这个 EPUB 没有可读取的包文件（META-INF/container.xml）。",
+    ),
+    "ingest.file_not_kept": (
+        "{name}: its file was not kept (it was added before files were), upload it again.",
+        "{name}：它的文件没有保存（它是在保存文件之前加入的），请重新上传。",
+    ),
+    "ingest.vectors_refused": (
+        "{name}: not stored, the vector store refused the vectors ({error}); the knowledge base is as it was. "
+        "Check that the Chroma server is running, then try again.",
+        "{name}：未保存，向量库拒收了向量（{error}）；知识库保持原样。请检查 Chroma 服务器是否在运行，然后重试。",
+    ),
+    "library.name_taken": (
+        "'{kb}' already holds a document named {name}; delete or rename one first.",
+        "“{kb}”中已有名为 {name} 的文档；请先删除或重命名其中一个。",
+    ),
     # What a parser left out on purpose, by rule (a document's report, ``ParseReport.left_out``)
     "left_out.sheet_rows_after": (
         "sheet {sheet}: rows after the first {n:,.0f} not read",

@@ -203,7 +203,7 @@ class Ingestor:
             raise IngestError(said=DOCUMENT_GONE)
         kept = self._store.files.find(doc_id) if self._store.files is not None else None
         if kept is None:
-            raise IngestError(f"{doc.name}: its file was not kept (it was added before files were), upload it again.")
+            raise IngestError(said=Said("ingest.file_not_kept", {"name": doc.name}))
         result = self._ingest_one(kept, doc.name, doc.kb, _FileProgress(progress, doc.name, 0, 1), again=doc)
         progress(IngestProgress(None, "index", 1.0, "updating keyword index"))
         self._store.refresh_keywords()
@@ -326,10 +326,7 @@ class Ingestor:
                 self._undo_vectors([c.chunk_id for c in chunks], again is not None)
                 if again is None and files is not None:
                     files.remove(doc_id)
-                raise IngestError(
-                    f"{name}: not stored, the vector store refused the vectors ({exc}); the knowledge base is as "
-                    "it was. Check that the Chroma server is running, then try again."
-                ) from exc
+                raise IngestError(said=Said("ingest.vectors_refused", {"name": name, "error": str(exc)})) from exc
             try:
                 with catalog.transaction() as tx:
                     replaced = catalog.store_document(
@@ -417,7 +414,7 @@ class Ingestor:
             with catalog.transaction() as tx:
                 catalog.lock_kb(tx, kb)  # another replica may be putting a document of that name there
                 if catalog.documents_named(doc.name, kb):
-                    raise IngestError(f"'{kb}' already holds a document named {doc.name}; delete or rename one first.")
+                    raise IngestError(said=Said("library.name_taken", {"kb": kb, "name": doc.name}))
                 chunk_ids = catalog.move_document(tx, doc_id, kb)
             self._store.vectors.set_kbs(dict.fromkeys(chunk_ids, kb))
         self._store.refresh_keywords()
@@ -444,7 +441,7 @@ class Ingestor:
             with catalog.transaction() as tx:
                 catalog.lock_kb(tx, doc.kb)  # another replica may be putting a document of that name there
                 if name != doc.name and catalog.documents_named(name, doc.kb):
-                    raise IngestError(f"'{doc.kb}' already holds a document named {name}; delete or rename one first.")
+                    raise IngestError(said=Said("library.name_taken", {"kb": doc.kb, "name": name}))
                 catalog.rename_document(tx, doc_id, name, origin_meta(origin))
         self._store.refresh_keywords()
         return doc.name

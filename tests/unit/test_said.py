@@ -544,14 +544,14 @@ def test_every_code_the_engine_writes_is_in_the_catalogue_and_every_entry_is_use
 
 _SAMPLES: dict[str, object] = {
     "action": "manage users", "what": "demote", "s": 5.0, "min": 0.2, "margin": 0.1, "score": 0.5, "lead": 0.01,
-    "size": 60.0, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"],
+    "size": 60.0, "mb": 9.5, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"],
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("code", sorted(CATALOGUE))
 def test_every_entry_is_worded_in_both_languages_with_its_values(code: str) -> None:
     english, _ = CATALOGUE[code]
-    counts = {"rank", "first", "last", "of", "top_k", "a", "b"}
+    counts = {"rank", "first", "last", "of", "top_k", "a", "b", "width", "height", "parts", "most_parts", "most_mb"}
     said = Said(code, {name: _SAMPLES.get(name, 7 if name in counts else "x") for name in _fields(english)})
     page = said_text(said)
     assert page is not None, code

@@ -65,13 +65,11 @@ def check_zip(path: Path, name: str) -> None:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
     except zipfile.BadZipFile:
-        raise IngestError(f"{name}: this is not a valid {Path(name).suffix or 'Office'} file (not a zip).") from None
+        raise IngestError(said=Said("ingest.not_zip", {"name": name, "kind": Path(name).suffix or "Office"})) from None
     unpacked = sum(m.file_size for m in members)
     if len(members) > ZIP_MAX_MEMBERS or unpacked > ZIP_MAX_UNPACKED_MB * 1024 * 1024:
-        raise IngestError(
-            f"{name}: it unpacks into {len(members):,} parts and {unpacked / 1e6:,.0f} MB, over the limits "
-            f"({ZIP_MAX_MEMBERS:,} parts, {ZIP_MAX_UNPACKED_MB} MB); nothing was added."
-        )
+        values = {"name": name, "parts": len(members), "mb": unpacked / 1e6, "most_parts": ZIP_MAX_MEMBERS}
+        raise IngestError(said=Said("ingest.zip_limits", {**values, "most_mb": ZIP_MAX_UNPACKED_MB}))
 
 
 XML_MAX_ELEMENTS = 1_000_000  # a 1,000-page Word file holds a few hundred thousand

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from ragapp.core.errors import IngestError
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_zip, decode_text
 from ragapp.ingest.parsers.text import html_sections, navigation_note, visible_text
 
@@ -47,7 +47,7 @@ def _chapters(path: Path, name: str) -> Iterator[tuple[int, str | None]]:
             opf_path = str(rootfile["full-path"]) if rootfile is not None else ""
             package = BeautifulSoup(book.read(opf_path), "html.parser")
         except (KeyError, TypeError):
-            raise IngestError(f"{name}: this EPUB has no readable package file (META-INF/container.xml).") from None
+            raise IngestError(said=Said("ingest.epub_package", {"name": name})) from None
         base = str(PurePosixPath(opf_path).parent)
         items = {
             str(item.get("id")): posixpath.normpath(posixpath.join(base, str(item.get("href"))))
