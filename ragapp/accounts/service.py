@@ -44,6 +44,7 @@ from ragapp.accounts.throttle import LoginThrottle
 from ragapp.config import AuthSettings, Settings
 from ragapp.core.access import Action, Actor, require
 from ragapp.core.errors import LoginRefused, LoginThrottled, NoRoleRefused
+from ragapp.core.said import Said
 from ragapp.db import Database
 
 log = logging.getLogger(__name__)
@@ -199,7 +200,7 @@ class Accounts:
         require(actor, Action.MANAGE_USERS)
         user = self._sessions().end_id((session_id or "").strip())
         if user is None:
-            raise AdminError(f"There is no sign-in {session_id!r} (it ended or expired); pick one from the list.")
+            raise AdminError(said=Said("accounts.no_sign_in", {"session": session_id}))
         log.info("%s ended a sign-in of %s (%s)", actor.name, user, session_id)
         return user
 
@@ -213,7 +214,7 @@ class Accounts:
 
     def _sessions(self) -> SessionStore:
         if self.sessions is None:
-            raise AdminError("Sign-ins are not kept here (the accounts were opened without them).")
+            raise AdminError(said=Said("accounts.no_sessions"))
         return self.sessions
 
     def close(self) -> None:
@@ -224,7 +225,7 @@ class Accounts:
     def _known(self, name: str) -> UserRecord:
         record = self.store.get((name or "").strip())
         if record is None:
-            raise AdminError(f"There is no user {name!r}; pick one from the list.")
+            raise AdminError(said=Said("accounts.no_user_pick", {"name": name}))
         return record
 
     # -- knowledge-base rules -------------------------------------------------------------------
@@ -275,7 +276,7 @@ def _not_yourself(record: UserRecord, actor: Actor, what: str) -> None:
     """An admin leaves the admins only by another admin's hand; the store keeps the last one (its rule runs
     inside the locked edit, so it holds across replicas and for ``python -m ragapp.users``)."""
     if record.name == actor.name:
-        raise AdminError(f"You may not {what} yourself: another admin must do it (so the app always keeps an admin).")
+        raise AdminError(said=Said("accounts.not_yourself", {"what": what}))
 
 
 @contextmanager
@@ -283,4 +284,4 @@ def _last_admin() -> Iterator[None]:
     try:
         yield
     except LastAdminError as exc:
-        raise AdminError(str(exc)) from None
+        raise AdminError(str(exc), exc.said) from None

@@ -27,6 +27,7 @@ from ragapp.accounts.document import AccountsDocument, DatabaseDocument, FileDoc
 from ragapp.accounts.model import ApiKeyRecord, KbRule, LastAdminError, UserError, UserRecord
 from ragapp.core.access import ROLES, Role
 from ragapp.core.errors import ConfigError
+from ragapp.core.said import Said
 from ragapp.db import Database
 
 MIN_PASSWORD_CHARS = 8
@@ -80,15 +81,13 @@ class UserStore:
 
     def add(self, name: str, password: str, role: str, groups: tuple[str, ...] = ()) -> UserRecord:
         if not _NAME.match(name):
-            raise UserError(
-                f"{name!r} is not a valid user name: 1-64 letters, digits and . _ @ -, starting with a letter or digit."
-            )
+            raise UserError(said=Said("accounts.bad_name", {"name": name}))
         checked_role = _role(role)
         _check_password(password)
         with self._doc.editing():
             users = self._read()
             if name in users:
-                raise UserError(f"There is already a user {name!r}; use passwd or remove first.")
+                raise UserError(said=Said("accounts.exists", {"name": name}))
             users[name] = {
                 "role": checked_role,
                 "groups": sorted(set(groups)),
@@ -104,7 +103,7 @@ class UserStore:
             users = self._read()
             user = self._known(users, name)
             if user.get("source", "local") != "local":
-                raise UserError(f"{name} signs in with {user['source']}; their password is kept there, not here.")
+                raise UserError(said=Said("accounts.external_password", {"name": name, "source": str(user["source"])}))
             user["hash"] = hash_password(password, self._rounds)
             self._write(users)
 
@@ -259,7 +258,7 @@ class UserStore:
     @staticmethod
     def _known(users: dict[str, dict[str, object]], name: str) -> dict[str, object]:
         if name not in users:
-            raise UserError(f"There is no user {name!r}.")
+            raise UserError(said=Said("accounts.no_user", {"name": name}))
         return users[name]
 
     @staticmethod
@@ -285,7 +284,7 @@ def _names(value: object) -> tuple[str, ...]:
 
 def _role(role: str) -> Role:
     if role not in ROLES:
-        raise UserError(f"Unknown role {role!r}: choose one of {', '.join(ROLES)}.")
+        raise UserError(said=Said("accounts.unknown_role", {"role": role, "roles": ", ".join(ROLES)}))
     return role  # type: ignore[return-value]
 
 
@@ -296,12 +295,12 @@ def _keep_an_admin(users: dict[str, dict[str, object]], name: str, removing: boo
     if users.get(name, {}).get("role") != "admin" or (removing and set(users) == {name}):
         return
     if not any(data.get("role") == "admin" and other != name for other, data in users.items()):
-        raise LastAdminError(f"{name} is the last admin; make another user admin first.")
+        raise LastAdminError(said=Said("accounts.last_admin", {"name": name}))
 
 
 def _check_password(password: str) -> None:
     if len(password) < MIN_PASSWORD_CHARS:
-        raise UserError(f"A password needs at least {MIN_PASSWORD_CHARS} characters.")
+        raise UserError(said=Said("accounts.short_password", {"n": MIN_PASSWORD_CHARS}))
 
 
 def open_user_store(users_file: Path, rounds: int, database: Database | None = None) -> UserStore:

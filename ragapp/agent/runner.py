@@ -34,7 +34,7 @@ from ragapp.core.events import AgentStepEvent, EngineEvent, NoticeEvent
 from ragapp.core.lang import is_chinese
 from ragapp.core.stages import begin
 from ragapp.core.tokens import estimate_tokens
-from ragapp.core.types import ChatTurn, Docs, Scope, ToolCall
+from ragapp.core.types import ChatTurn, Docs, Said, Scope, ToolCall
 from ragapp.models.llm import LLM, ToolCallingLLM, stream_within
 from ragapp.qa.budget import share_tokens, text_tokens, turns_tokens
 from ragapp.qa.pipeline import AnswerPipeline
@@ -149,9 +149,7 @@ class AgentRunner:
             yield from self._loop(run)
         except AgentFailure as exc:
             yield stage.failed(str(exc), run.prompt)
-            yield NoticeEvent(
-                f"The agent could not work on this question ({exc}); answering with the workflow instead.", "warning"
-            )
+            yield NoticeEvent.worded(Said("notice.agent_failed", {"error": str(exc)}), level="warning")
             yield from self._workflow.ask(question, history, kbs, summary=summary, docs=docs, memories=memories)
             return
         detail = {
@@ -195,7 +193,8 @@ class AgentRunner:
                 "history": text_tokens(summary) + turns_tokens(history),
                 "tools": tool_tokens,
             },
-            "compressed": [fitted.compressed] if fitted is not None and fitted.compressed else [],
+            "compressed": [fitted.compressed.english] if fitted is not None and fitted.compressed else [],
+            "compressed_said": [fitted.compressed] if fitted is not None and fitted.compressed else [],
         }
         return Run(question, context, messages, self.native, tools, fitted, prompt, grouping=grouping)
 
@@ -209,7 +208,7 @@ class AgentRunner:
             except LLMError as exc:
                 if run.steps == 0:
                     raise AgentFailure(str(exc)) from exc
-                yield NoticeEvent(f"The model failed mid-way ({exc}); answering from what was found.", "warning")
+                yield NoticeEvent.worded(Said("notice.model_failed_midway", {"error": str(exc)}), level="warning")
                 return
             if step is None:
                 unreadable += 1
@@ -244,9 +243,9 @@ class AgentRunner:
             if outcome == "repeat":
                 repeats += 1
                 if repeats >= 2:
-                    yield NoticeEvent("The agent kept repeating a call; answering from what was found.")
+                    yield NoticeEvent.worded(Said("notice.agent_repeating"))
                     return
-        yield NoticeEvent(f"Reached the limit of {limit} agent steps; answering from what was found.")
+        yield NoticeEvent.worded(Said("notice.step_limit", {"n": limit}))
 
     def _decide(self, run: Run) -> Step | None:
         run.model_calls += 1

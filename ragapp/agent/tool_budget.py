@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragapp.agent.tools.base import Tool, function_schema, signature
+from ragapp.core.types import Said
 from ragapp.qa.budget import text_tokens
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
@@ -25,7 +26,7 @@ class FittedTools:
     lines: list[str]  # one line per tool, for the JSON protocol's system prompt
     schemas: list[dict[str, Any]]  # the OpenAI ``tools`` entries, for native function calling
     tokens: int  # what the descriptions take in the prompt
-    compressed: str | None  # what was shortened, or None
+    compressed: Said | None  # what was shortened, or None
 
 
 def first_sentence(text: str) -> str:
@@ -34,10 +35,10 @@ def first_sentence(text: str) -> str:
 
 def fit_tools(tools: Sequence[Tool], allowance: int, native: bool) -> FittedTools:
     """The descriptions of ``tools`` as long as ``allowance`` tokens allow (see the module docstring)."""
-    levels: tuple[tuple[str | None, Any], ...] = (
+    levels: tuple[tuple[Said | None, Any], ...] = (
         (None, lambda t: t.description),
-        ("tool descriptions shortened to their first sentence", lambda t: first_sentence(t.description)),
-        ("tool descriptions left out (names and arguments only)", lambda t: ""),
+        (Said("budget.tools_shortened"), lambda t: first_sentence(t.description)),
+        (Said("budget.tools_left_out"), lambda t: ""),
     )
     fitted = None
     for said, describe in levels:

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Literal, get_args
 
 from ragapp.core.errors import AccessDenied
+from ragapp.core.said import Said
 
 Role = Literal["reader", "editor", "admin"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -72,4 +73,4 @@ def may(actor: Actor, action: Action) -> bool:
 def require(actor: Actor, action: Action) -> None:
     """Raise ``AccessDenied`` (a message the UI shows as it is) unless ``actor`` may do ``action``."""
     if not may(actor, action):
-        raise AccessDenied(f"Your role ({actor.role}) may not {action.value}; ask an administrator.")
+        raise AccessDenied(said=Said("access.role", {"role": actor.role, "action": action.value}))

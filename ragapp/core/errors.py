@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ragapp.core.types import Said
+from ragapp.core.said import Said
 
 
 class RagAppError(Exception):
-    """Base class: anything the UI may show verbatim."""
+    """Base class: anything the UI may show verbatim. ``said``: the message as a record of the catalogue
+    (``ragapp.core.said``), for a page to word in its own language; the message is then its English."""
+
+    said: Said | None = None
+
+    def __init__(self, message: str = "", said: Said | None = None) -> None:
+        super().__init__(message or (said.english if said is not None else ""))
+        self.said = said
 
 
 class ConfigError(RagAppError):
@@ -21,12 +25,7 @@ class UnknownComponentError(ConfigError):
 
 
 class IngestError(RagAppError):
-    """A file could not be ingested; the store was left unchanged. ``said``: the reason as a code and values,
-    where the UI has words for it."""
-
-    def __init__(self, message: str = "", said: Said | None = None) -> None:
-        super().__init__(message)
-        self.said = said
+    """A file could not be ingested; the store was left unchanged."""
 
 
 class UnsupportedFileError(IngestError):

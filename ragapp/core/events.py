@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragapp.core.said import english_of
 from ragapp.core.serial import OMIT_DEFAULT
-from ragapp.core.types import Citation, Confidence, LeafScore, RetrievedChunk, SentenceSupport
+from ragapp.core.types import Citation, Confidence, LeafScore, RetrievedChunk, Said, SentenceSupport
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class NoticeEvent:
     message: str
     level: Literal["info", "warning"] = "info"
     widened: Widened | None = field(default=None, metadata=OMIT_DEFAULT)
+    said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)  # ``message`` as records, for a page
+
+    @classmethod
+    def worded(cls, *said: Said, level: Literal["info", "warning"] = "info") -> NoticeEvent:
+        """A notice said by records of the catalogue (its English as ``message``)."""
+        return cls(english_of(said), level, said=said)
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,8 @@ class RoutingEvent:
     # Knowledge bases no intent leaf covers, searched beside the leaves' because ``fit`` < ``fit_min``.
     also: tuple[str, ...] = field(default=(), metadata=OMIT_DEFAULT)
     fit_min: float | None = field(default=None, metadata=OMIT_DEFAULT)
+    # ``reason`` as records of the catalogue (``ragapp.core.said``), for a page to word in its language.
+    said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

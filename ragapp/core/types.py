@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ragapp.core.serial import Stored
+from ragapp.core.said import Said as Said  # where the engine's records have always found it
+from ragapp.core.said import english_of
+from ragapp.core.serial import OMIT_DEFAULT, Stored
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -52,10 +54,17 @@ class ParseReport(Stored):
     empty_pages: tuple[int, ...] = ()  # pages that gave no text at all (blank, or a scan left unread)
     tables: int = 0  # tables found and kept as tables
     ocr_confidence: float | None = None  # mean over the OCR'd pages
-    left_out: tuple[str, ...] = ()  # what the parser left out on purpose, by rule: "navigation (3 blocks)"
+    left_out: tuple[str, ...] = ()  # what the parser left out on purpose, by rule, in English: "navigation (3 blocks)"
+    # The same as records of the catalogue, in the same order (none in reports stored before they were kept).
+    left_out_said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)
     coverage: float | None = None  # share of the file's own text that reached the index (ragapp.ingest.coverage)
     unread: tuple[str, ...] = ()  # the first passages of its text that did not
     unread_count: int = 0
+
+    def leaving_out(self, *said: Said) -> ParseReport:
+        """This report with ``said`` added to what the parser left out (in English and as records)."""
+        english = (*self.left_out, *(s.english for s in said))
+        return replace(self, left_out=english, left_out_said=(*self.left_out_said, *said))
 
     def coverage_warning(self) -> str:
         """'⚠️ only 82% of its text was indexed; not read: “We often get …” and 11 more passages' when the
@@ -261,7 +270,13 @@ class ConfidenceCheck:
 
     check: str
     passed: bool
-    detail: str = ""
+    detail: str = ""  # in English: what the HTTP API, the exported chat and older traces give
+    said: tuple[Said, ...] = field(default=(), metadata=OMIT_DEFAULT)  # ``detail`` as records, for a page
+
+    @classmethod
+    def worded(cls, check: str, passed: bool, *said: Said) -> ConfidenceCheck:
+        """A check whose detail is said by records of the catalogue, worded part after part."""
+        return cls(check, passed, english_of(said), said)
 
 
 @dataclass(frozen=True)
@@ -290,15 +305,6 @@ class LeafScore:
     def label(self) -> str:
         """The leaf with its parent, e.g. 'Lumen V1 · 流明 V1 › Specs and battery · 规格与续航'."""
         return " › ".join(self.path.split(" > ")[-2:])
-
-
-@dataclass(frozen=True)
-class Said:
-    """What the engine tells a person, as a code and its values, for a UI to word in its own languages (the
-    English message beside it serves logs and the HTTP API)."""
-
-    code: str
-    values: dict[str, str | int | float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -359,8 +365,13 @@ class RelevanceDecision:
     ``ragapp.retrieval.relevance``."""
 
     kept: bool
-    reason: str
+    said: Said
     score: float
+
+    @property
+    def reason(self) -> str:
+        """The rule in English ("rerank score ≥ 0.2"), as logs and the HTTP API give it."""
+        return self.said.english
 
 
 @dataclass(frozen=True)
@@ -372,6 +383,8 @@ class RetrievalResult:
     candidates: tuple[RetrievedChunk, ...]  # fused (and reranked) before the relevance gate
     channel_results: tuple[ChannelResult, ...]
     degraded: tuple[str, ...] = ()
+    # Each of ``degraded`` as records of the catalogue, by its English (one said otherwise has none).
+    degraded_said: dict[str, tuple[Said, ...]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # every knob this request ran with
     kbs: tuple[str, ...] | None = None  # the scope searched; None: all knowledge bases

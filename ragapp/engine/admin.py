@@ -25,12 +25,10 @@ from ragapp.audit import AuditAction, AuditLog
 from ragapp.config import Settings
 from ragapp.core.access import Action, Actor, require
 from ragapp.core.errors import ConfigError
+from ragapp.core.said import Said
 from ragapp.ingest.pipeline import kb_name
 
-ACCOUNTS_OFF = (
-    "Accounts are off, so there are no users to manage: add an admin with "
-    "`python -m ragapp.users add NAME --role admin`, then start the app with RAGAPP_AUTH__ENABLED=true."
-)
+ACCOUNTS_OFF = Said("accounts.off")
 SET, NOT_SET = "•••• (set)", "(not set)"
 # A setting is secret when a word of its name is one of these (``api_key``, ``auth_token``); substrings would
 # hide ``max_tokens`` and ``min_keyword_score``.
@@ -61,7 +59,7 @@ class Admin:
     def _on(self, actor: Actor) -> Accounts:
         require(actor, Action.MANAGE_USERS)
         if self._accounts is None:
-            raise ConfigError(ACCOUNTS_OFF)
+            raise ConfigError(said=ACCOUNTS_OFF)
         return self._accounts
 
     # -- users and knowledge-base access (the accounts service's) -------------------------------

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from ragapp.core.said import Said
 from ragapp.router.tree import GROUP, Format, IntentNode, IntentTree, IntentTreeError, Kind
 
 EDIT_KINDS = (GROUP, "KB", "SYSTEM")
@@ -36,12 +37,12 @@ class IntentDraft:
     def to_node(self) -> IntentNode:
         """The node this draft describes. Raises ``IntentTreeError`` for values that cannot even make a node
         (the tree rules are checked when it is saved)."""
-        problems: list[str] = []
+        problems: list[Said] = []
         code = (self.code or "").strip()
         if not code:
-            problems.append("give the intent a code: a short unique id such as 'glide-w3.accessories'")
+            problems.append(Said("intent_tree.edit_no_code"))
         if self.kind not in EDIT_KINDS:
-            problems.append("choose a kind: group, KB or SYSTEM")
+            problems.append(Said("intent_tree.edit_no_kind"))
         kind = cast(Kind, self.kind) if self.kind in ("KB", "SYSTEM") else None
         top_k: int | None = None
         if kind == "KB" and self.top_k not in (None, "", 0):  # a browser sends an empty number box as 0
@@ -85,28 +86,25 @@ def import_format(name: str) -> Format:
     """The format of an intent tree file, from its name. Raises ``IntentTreeError`` for any other file."""
     suffix = Path(name).suffix.lower()
     if suffix not in IMPORT_SUFFIXES:
-        raise IntentTreeError([f"use a .yaml, .yml or .json file, not {Path(name).name!r}"])
+        raise IntentTreeError([Said("intent_tree.file_type", {"name": Path(name).name})])
     return "json" if suffix == ".json" else "yaml"
 
 
-def only_child_hint(tree: IntentTree, code: str) -> list[str]:
+def only_child_hint(tree: IntentTree, code: str) -> list[Said]:
     """Why deleting ``code`` is refused when it is the only child of a group, and the way out (else nothing)."""
     node = tree.get(code)
     if node is None or node.parent is None or [n.code for n in tree.children(node.parent)] != [code]:
         return []
-    return [
-        f"'{code}' is the only intent under the group '{node.parent}', and a group needs at least one child: "
-        f"add another intent under '{node.parent}' first, or delete '{node.parent}' itself"
-    ]
+    return [Said("intent_tree.only_child", {"code": code, "parent": node.parent})]
 
 
-def _whole_number(value: float | str, problems: list[str]) -> int | None:
+def _whole_number(value: float | str, problems: list[Said]) -> int | None:
     try:
         number = float(value)
     except ValueError:
         number = float("nan")
     if not math.isfinite(number) or number != int(number):
-        problems.append(f"top-k must be a whole number (0 or empty: the default), not {value!r}")
+        problems.append(Said("intent_tree.edit_top_k", {"value": value}))
         return None
     return int(number)
 

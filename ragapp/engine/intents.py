@@ -16,7 +16,7 @@ from pathlib import Path
 from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
-from ragapp.core.types import Scope
+from ragapp.core.types import Said, Scope
 from ragapp.engine.intent_edits import (
     DeletedIntent,
     IntentDraft,
@@ -101,7 +101,7 @@ class Intents:
                 try:
                     note["removed"] = count = self._store.delete(code)
                 except IntentTreeError as exc:  # the hint from the tree as stored now, which refused the edit
-                    raise IntentTreeError([*exc.problems, *only_child_hint(self._store.tree(), code)]) from None
+                    raise IntentTreeError([*exc.reasons, *only_child_hint(self._store.tree(), code)]) from None
         return DeletedIntent(code, path, count)
 
     def move(self, code: str, parent: str | None, *, actor: Actor = LOCAL_ACTOR) -> IntentTree:
@@ -128,7 +128,7 @@ class Intents:
         try:
             text = path.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise IntentTreeError([f"the file could not be read as UTF-8 text ({exc})"]) from None
+            raise IntentTreeError([Said("intent_tree.file_utf8", {"error": str(exc)})]) from None
         return self.import_tree(text, fmt, actor=actor)
 
     def export(self, fmt: Format = "yaml") -> str:

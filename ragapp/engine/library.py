@@ -39,7 +39,7 @@ from ragapp.tracing.recorder import TraceRecorder
 
 log = logging.getLogger(__name__)
 
-GONE = "That document is no longer in the knowledge base."  # unknown, or in a base the actor may not read
+GONE = Said("library.document_gone")  # unknown, or in a base the actor may not read
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,8 @@ def live_url(meta: dict[str, str]) -> str:
 
 def hidden_duplicate(name: str) -> IngestResult:
     """A duplicate of a document its uploader may not read: neither the document nor its base named."""
-    message = (
-        f"{name}: the same file is already stored, in a knowledge base you may not read; nothing changed. An "
-        "administrator can tell you where."
-    )
-    return IngestResult(name, "duplicate", message, said=Said("ingest.duplicate_hidden", {"name": name}))
+    said = Said("ingest.duplicate_hidden", {"name": name})
+    return IngestResult(name, "duplicate", said.english, said=said)
 
 
 class Library:
@@ -107,14 +104,14 @@ class Library:
 
     def _may_edit(self, actor: Actor, kb: str) -> None:
         if self._access is not None and not self._access.may_edit(actor, kb):
-            raise AccessDenied(f"You may not change the knowledge base {kb!r}; ask an administrator.")
+            raise AccessDenied(said=Said("access.kb_edit", {"kb": kb}))
 
     def _kb_of(self, doc_id: str, actor: Actor) -> str | None:
         """The document's base (None: no such document); one ``actor`` may not read looks like none, before
         any refusal could name the base."""
         record = self._store.catalog.document(doc_id)
         if record is not None and self._access is not None and not self._access.may_read(actor, record.kb):
-            raise LooksUnknown(GONE)
+            raise LooksUnknown(said=GONE)
         return record.kb if record is not None else None
 
     def _target(self, doc_id: str) -> str:
@@ -200,13 +197,13 @@ class Library:
             note["result"] = result.status
         return result
 
-    def _readable(self, doc_id: str, actor: Actor, unknown: str = GONE) -> DocumentRecord:
+    def _readable(self, doc_id: str, actor: Actor, unknown: Said = GONE) -> DocumentRecord:
         """The document, if ``actor`` may read its base; else the error an unknown one gets (``unknown``)."""
         record = self._store.catalog.document(doc_id)
         if record is None:
-            raise IngestError(unknown)
+            raise IngestError(said=unknown)
         if self._access is not None and not self._access.may_read(actor, record.kb):
-            raise LooksUnknown(unknown)
+            raise LooksUnknown(said=unknown)
         return record
 
     def document_view(self, doc_id: str, *, actor: Actor = LOCAL_ACTOR) -> DocumentView:
@@ -239,7 +236,7 @@ class Library:
             except TagError as exc:
                 raise IngestError(str(exc)) from None
             if not self._store.catalog.set_tags(doc_id, cleaned):
-                raise IngestError("That document is no longer in the knowledge base.")
+                raise IngestError(said=GONE)
             note["tags"] = list(cleaned)
         return cleaned
 
@@ -255,10 +252,10 @@ class Library:
         when none) marked. A document whose file or page cannot be drawn gets the chunks around it instead."""
         require(actor, Action.CHAT)
         catalog = self._store.catalog
-        gone = "That passage is no longer in the knowledge base (its document was deleted)."
+        gone = Said("library.passage_gone")
         chunk = catalog.chunks([chunk_id]).get(chunk_id)
         if chunk is None:
-            raise IngestError(gone)
+            raise IngestError(said=gone)
         self._readable(chunk.doc_id, actor, gone)
         title = chunk.source + (f" · {chunk.location}" if chunk.location else "")
         url = live_url(catalog.document_meta(chunk.doc_id))
@@ -286,10 +283,10 @@ class Library:
         whether a known file is in a closed base."""
         require(actor, Action.CHAT)
         catalog = self._store.catalog
-        gone = f"No passage {chunk_id!r} in the knowledge base (its document may have been deleted)."
+        gone = Said("library.no_passage", {"id": chunk_id})
         chunk = catalog.chunks([chunk_id]).get(chunk_id)
         if chunk is None:
-            raise IngestError(gone)
+            raise IngestError(said=gone)
         self._readable(chunk.doc_id, actor, gone)
         return chunk, tuple(catalog.chunk_window(chunk_id, around))
 

@@ -10,6 +10,7 @@ from ragapp.accounts.kb_access import KbAccess
 from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import AccessDenied, LooksUnknown
+from ragapp.core.said import Said
 from ragapp.sync.runner import RunOutcome
 from ragapp.sync.service import SyncService
 from ragapp.sync.sources import Source, SourceStatus, SyncError, SyncReport
@@ -25,7 +26,7 @@ class Sync:
 
     def _may_edit(self, actor: Actor, kb: str) -> None:
         if self._access is not None and not self._access.may_edit(actor, kb):
-            raise AccessDenied(f"You may not change the knowledge base {kb!r}; ask an administrator.")
+            raise AccessDenied(said=Said("access.kb_edit", {"kb": kb}))
 
     def _editable(self, name: str, actor: Actor) -> SourceStatus:
         """The source, if ``actor`` may edit its base; else the same error an unknown name gets (the list of

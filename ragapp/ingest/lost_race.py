@@ -15,7 +15,7 @@ import numpy as np
 
 from ragapp.core.chunks import index_text
 from ragapp.core.lang import language_of
-from ragapp.core.types import Chunk, DocumentRecord, IngestResult
+from ragapp.core.types import Chunk, DocumentRecord, IngestResult, Said
 from ragapp.models.embedders import Embedder
 from ragapp.store.catalog import Catalog, ContentAlreadyStored
 from ragapp.store.files import FileStore
@@ -33,8 +33,8 @@ class Stores(Protocol):
     files: FileStore | None
 
 
-def already_there(name: str, existing: DocumentRecord) -> str:
-    return f"{name}: already in the knowledge base as {existing.name} in '{existing.kb}'; nothing changed."
+def already_there(name: str, existing: DocumentRecord) -> Said:
+    return Said("ingest.already_there", {"name": name, "doc": existing.name, "kb": existing.kb})
 
 
 def lost_race(store: Stores, name: str, kb: str, lost: ContentAlreadyStored, chunks: list[Chunk]) -> IngestResult:
@@ -54,9 +54,10 @@ def lost_race(store: Stores, name: str, kb: str, lost: ContentAlreadyStored, chu
         store.files.remove(doc_id)
     log.info("%s: another upload of the same file was stored first", name)
     if winner is None:  # stored and deleted again meanwhile
-        message = f"{name}: another upload of this file was stored first; nothing changed."
-        return IngestResult(name, "duplicate", message)
-    return IngestResult(name, "duplicate", already_there(name, winner), winner.doc_id, winner.chunk_count)
+        said = Said("ingest.lost_race", {"name": name})
+        return IngestResult(name, "duplicate", said.english, said=said)
+    there = already_there(name, winner)
+    return IngestResult(name, "duplicate", there.english, winner.doc_id, winner.chunk_count, said=there)
 
 
 def _give_back(store: Stores, winner: DocumentRecord, ours: list[Chunk], held: dict[str, Chunk], kb: str) -> None:

@@ -6,13 +6,10 @@ import re
 from pathlib import Path
 
 from ragapp.core.errors import IngestError
+from ragapp.core.types import Said
 
 # Letters of any script (so Chinese names work), digits, space, '-', '_' and '.'.
 _KB_NAME = re.compile(r"[\w .\-]{1,64}")
-KB_NAME_RULE = (
-    "1 to 64 characters, each a letter (any language, Chinese included), a digit, a space, or one of - _ . "
-    "(for example 'manuals-2024')"
-)
 
 
 def kb_name(name: str) -> str:
@@ -23,7 +20,7 @@ def kb_name(name: str) -> str:
     """
     cleaned = (name or "").strip()
     if not _KB_NAME.fullmatch(cleaned):
-        raise IngestError(f"Knowledge base name {name!r} is not allowed: use {KB_NAME_RULE}.")
+        raise IngestError(said=Said("ingest.kb_name", {"name": name}))  # the message states the rule
     return cleaned
 
 

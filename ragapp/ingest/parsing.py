@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragapp.core.errors import EmptyDocumentError, IngestError, UnsupportedFileError
-from ragapp.core.types import ParsedDocument, Section
+from ragapp.core.types import ParsedDocument, Said, Section
 from ragapp.ingest.hyphens import hyphenated_words, join_broken_words
 from ragapp.ingest.parse_context import ParseOptions, ParseProgress, parsing
 from ragapp.ingest.parsers import epub, images, office, pdf, text, xlsx  # noqa: F401  (each registers its file types)
@@ -61,9 +61,11 @@ def parse_file(
     ext = f".{file_type.lower()}" if file_type else Path(name).suffix.lower()
     if ext not in PARSERS:
         known = ", ".join(supported_extensions())
-        raise UnsupportedFileError(f"{name}: files of type '{ext or '(none)'}' are not supported. Use {known}.")
+        raise UnsupportedFileError(
+            said=Said("ingest.unsupported", {"name": name, "ext": ext or "(none)", "known": known})
+        )
     if path.stat().st_size == 0:
-        raise EmptyDocumentError(f"{name}: the file is empty.")
+        raise EmptyDocumentError(said=Said("ingest.empty", {"name": name}))
     try:
         with parsing(options, progress):
             doc = PARSERS.get(ext)(path, name)
@@ -76,18 +78,15 @@ def parse_file(
             raise markup_flood(name, flood) from exc
         log.warning("parser for %s failed on %s: %r", ext, name, exc)
         raise IngestError(
-            f"{name}: could not read this {ext} file; it may be corrupt or password-protected ({type(exc).__name__})."
+            said=Said("ingest.unreadable", {"name": name, "ext": ext, "error": type(exc).__name__})
         ) from exc
     sections = tuple(s for s in doc.sections if s.text.strip())
     if options.join_broken_words:
         sections = _words_joined(sections)
     if not sections:
-        hint = (
-            "The pages hold no text a reader or OCR could find (blank, or images too faint to read)."
-            if options.ocr
-            else "Scanned pages and images are read by OCR, which is off (RAGAPP_INGEST__OCR=true turns it on)."
+        raise EmptyDocumentError(
+            said=Said("ingest.no_text_read" if options.ocr else "ingest.no_text_ocr_off", {"name": name})
         )
-        raise EmptyDocumentError(f"{name}: no text found. {hint}")
     return ParsedDocument(doc.name, doc.file_type, sections, doc.pages, doc.report, doc.ocr_boxes)
 
 

@@ -37,6 +37,7 @@ from ragapp.core.types import (
     OcrBox,
     ParsedDocument,
     ParseReport,
+    Said,
 )
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
@@ -58,6 +59,7 @@ from ragapp.ingest.repetition import chunk_budget, mostly_repetition
 from ragapp.store.catalog import ContentAlreadyStored, utc_now
 
 log = logging.getLogger(__name__)
+DOCUMENT_GONE = Said("library.document_gone")
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,9 @@ def _content_type(name: str, origin: FileOrigin | None, again: DocumentRecord | 
     return None
 
 
-def _too_many_chunks(name: str, count: str, limit: int) -> IngestError:
-    return IngestError(
-        f"{name}: it makes {count} chunks, over the {limit:,} a document may have (RAGAPP_INGEST__MAX_CHUNKS); "
-        "split it into smaller files. Nothing was added."
-    )
+def _too_many_chunks(name: str, count: int, limit: int, at_least: bool = False) -> IngestError:
+    code = "ingest.too_many_chunks_least" if at_least else "ingest.too_many_chunks"
+    return IngestError(said=Said(code, {"name": name, "count": count, "limit": limit}))
 
 
 def check_chunk_floor(doc: ParsedDocument, name: str, settings: IngestSettings) -> None:
@@ -138,7 +138,7 @@ def check_chunk_floor(doc: ParsedDocument, name: str, settings: IngestSettings) 
     count."""
     least = sum(len(section.text) for section in doc.sections) // settings.chunk_size
     if least > settings.max_chunks:
-        raise _too_many_chunks(name, f"at least {least:,}", settings.max_chunks)
+        raise _too_many_chunks(name, least, settings.max_chunks, at_least=True)
 
 
 class Ingestor:
@@ -164,10 +164,8 @@ class Ingestor:
             IngestError: it is over ``max_file_mb``; the message gives both sizes and the setting.
         """
         if size > self._settings.max_file_mb * 1024 * 1024:
-            raise IngestError(
-                f"{name}: {size / 1e6:.1f} MB is over the {self._settings.max_file_mb:g} MB limit "
-                "(RAGAPP_INGEST__MAX_FILE_MB)."
-            )
+            limit = float(self._settings.max_file_mb)
+            raise IngestError(said=Said("ingest.too_large", {"name": name, "size": size / 1e6, "limit": limit}))
 
     def ingest_files(
         self,
@@ -217,10 +215,10 @@ class Ingestor:
         catalog = self._store.catalog
         doc = catalog.document(doc_id)
         if doc is None:
-            raise IngestError("That document is no longer in the knowledge base.")
+            raise IngestError(said=DOCUMENT_GONE)
         kept = self._store.files.find(doc_id) if self._store.files is not None else None
         if kept is None:
-            raise IngestError(f"{doc.name}: its file was not kept (it was added before files were), upload it again.")
+            raise IngestError(said=Said("ingest.file_not_kept", {"name": doc.name}))
         result = self._ingest_one(kept, doc.name, doc.kb, _FileProgress(progress, doc.name, 0, 1), again=doc)
         progress(IngestProgress(None, "index", 1.0, "updating keyword index"))
         self._store.refresh_keywords()
@@ -262,9 +260,10 @@ class Ingestor:
             return IngestResult(
                 name=name,
                 status="duplicate",
-                message=already_there(name, existing),
+                message=(there := already_there(name, existing)).english,
                 doc_id=existing.doc_id,
                 chunks=existing.chunk_count,
+                said=there,
             )
         progress("parse", 0.02, "reading")
         scanned = False  # OCR takes most of a scanned document's time: embedding's share starts later then
@@ -286,10 +285,10 @@ class Ingestor:
         check_chunk_floor(split.doc, name, self._settings)
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
-            raise IngestError(f"{name}: no text found.")
+            raise IngestError(said=Said("ingest.no_text", {"name": name}))
         report = with_coverage(path, parsed, chunks, split.skipped)  # how much of its text reached the chunks
         if len(chunks) > self._settings.max_chunks:
-            raise _too_many_chunks(name, f"{len(chunks):,}", self._settings.max_chunks)
+            raise _too_many_chunks(name, len(chunks), self._settings.max_chunks)
         budget = chunk_budget([c.text for c in chunks], self._settings.text_bytes_per_chunk)
         if budget.over:  # before a quarter of an hour goes into embedding the same row again and again
             raise mostly_repetition(name, budget)
@@ -324,7 +323,8 @@ class Ingestor:
         with self._store.write_lock, catalog.database.mutex(WRITES):
             winner = catalog.document_by_hash(record.content_hash)
             if winner is not None and again is None:  # a concurrent upload of the same file won
-                return IngestResult(name, "duplicate", already_there(name, winner), doc_id, len(chunks))
+                there = already_there(name, winner)
+                return IngestResult(name, "duplicate", there.english, doc_id, len(chunks), said=there)
             files = self._store.files
             if again is None and files is not None:
                 files.keep(doc_id, prepared.path, Path(name).suffix)
@@ -342,10 +342,7 @@ class Ingestor:
                 self._undo_vectors([c.chunk_id for c in chunks], again is not None)
                 if again is None and files is not None:
                     files.remove(doc_id)
-                raise IngestError(
-                    f"{name}: not stored, the vector store refused the vectors ({exc}); the knowledge base is as "
-                    "it was. Check that the Chroma server is running, then try again."
-                ) from exc
+                raise IngestError(said=Said("ingest.vectors_refused", {"name": name, "error": str(exc)})) from exc
             try:
                 with catalog.transaction() as tx:
                     replaced = catalog.store_document(
@@ -402,7 +399,7 @@ class Ingestor:
         catalog = self._store.catalog
         doc = catalog.document(doc_id)
         if doc is None:
-            raise IngestError("That document is no longer in the knowledge base.")
+            raise IngestError(said=DOCUMENT_GONE)
         with self._store.write_lock:
             with catalog.transaction() as tx:
                 chunk_ids = catalog.delete_document(tx, doc_id)
@@ -427,13 +424,13 @@ class Ingestor:
         with self._store.write_lock:
             doc = catalog.document(doc_id)
             if doc is None:
-                raise IngestError("That document is no longer in the knowledge base.")
+                raise IngestError(said=DOCUMENT_GONE)
             if doc.kb == kb:
                 return doc.name
             with catalog.transaction() as tx:
                 catalog.lock_kb(tx, kb)  # another replica may be putting a document of that name there
                 if catalog.documents_named(doc.name, kb):
-                    raise IngestError(f"'{kb}' already holds a document named {doc.name}; delete or rename one first.")
+                    raise IngestError(said=Said("library.name_taken", {"kb": kb, "name": doc.name}))
                 chunk_ids = catalog.move_document(tx, doc_id, kb)
             self._store.vectors.set_kbs(dict.fromkeys(chunk_ids, kb))
         self._store.refresh_keywords()
@@ -453,14 +450,14 @@ class Ingestor:
         with self._store.write_lock:
             doc = catalog.document(doc_id)
             if doc is None:
-                raise IngestError("That document is no longer in the knowledge base.")
+                raise IngestError(said=DOCUMENT_GONE)
             name = document_name(name, Path(doc.name))
             if doc.name == name and origin is None:
                 return doc.name
             with catalog.transaction() as tx:
                 catalog.lock_kb(tx, doc.kb)  # another replica may be putting a document of that name there
                 if name != doc.name and catalog.documents_named(name, doc.kb):
-                    raise IngestError(f"'{doc.kb}' already holds a document named {name}; delete or rename one first.")
+                    raise IngestError(said=Said("library.name_taken", {"kb": doc.kb, "name": name}))
                 catalog.rename_document(tx, doc_id, name, origin_meta(origin))
         self._store.refresh_keywords()
         return doc.name

@@ -58,10 +58,5 @@ def chunk_budget(texts: Sequence[str], bytes_per_chunk: float) -> Budget:
 
 def mostly_repetition(name: str, budget: Budget) -> IngestError:
     """The refusal of a file over its budget, saying what it holds and what that is worth."""
-    return IngestError(
-        f"{name}: it is mostly repetition: its {budget.chunks:,} chunks hold {budget.distinct:,} bytes of distinct "
-        f"text (compressed), enough for {budget.allowed:,} chunks (RAGAPP_INGEST__TEXT_BYTES_PER_CHUNK); nothing "
-        "was added. Take the repeated part out, or upload the part that holds the text.",
-        Said("ingest.repetition", {"name": name, "chunks": budget.chunks, "distinct": budget.distinct,
-                                   "allowed": budget.allowed}),
-    )  # fmt: skip
+    values = {"name": name, "chunks": budget.chunks, "distinct": budget.distinct, "allowed": budget.allowed}
+    return IngestError(said=Said("ingest.repetition", values))

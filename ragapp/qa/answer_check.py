@@ -28,6 +28,7 @@ from ragapp.core.types import (
     ConfidenceCheck,
     ConfidenceLevel,
     RetrievedChunk,
+    Said,
     SentenceSupport,
 )
 from ragapp.qa.confidence import DEFAULT_THRESHOLDS, SentenceScorer, Thresholds, assess
@@ -53,7 +54,7 @@ CLOSEST = 3  # passages shown under a refused answer
 # A marker standing where the value belongs, at the end of the reply: "The function to call first is [1]."
 _VALUE_SLOT = re.compile(r"(\b(?:is|are|was|were|be|called|named)|[:：是为])\s*(?:\[\d+\]\s*)+[.。]?\s*$")
 MIN_QUOTE_WORDS = 2
-ECHOED = "the model's reply only repeated the question; the documents' own sentence is shown instead"
+ECHOED = Said("confidence.echoed")  # the model's reply only repeated the question: the quote is shown instead
 _CHOICE = re.compile(r"\bor\b|还是|或者", re.IGNORECASE)  # a question that offers the answers to choose from
 QUOTE_CANDIDATES = 8  # sentences the scorer reads (~50 ms with the shipped reranker on 2 cores)
 
@@ -113,7 +114,7 @@ def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]
         highlights = held.highlights + citation.highlights if held else citation.highlights
         cited[citation.number] = replace(citation, highlights=tuple(dict.fromkeys(highlights)))
     checks = [
-        replace(c, detail=f"part {n}: {c.detail}" if c.detail else f"part {n}")
+        ConfidenceCheck.worded(c.check, c.passed, *_of_part(n, c))
         for n, a in enumerate(answers, start=1)
         if a.confidence is not None
         for c in a.confidence.checks
@@ -122,7 +123,8 @@ def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]
     level: ConfidenceLevel | None = min(levels, key=_LEVELS.index) if levels else None
     missing = len(answers) - len(answered)
     if missing:
-        checks.append(ConfidenceCheck("parts", False, f"{missing} of {len(answers)} parts not in the documents"))
+        lacking = Said("confidence.parts_missing", {"n": missing, "of": len(answers)})
+        checks.append(ConfidenceCheck.worded("parts", False, lacking))
         level = "low"
     return AnswerEvent(
         "\n\n".join(lines),
@@ -134,6 +136,16 @@ def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]
 
 
 _LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium", "high")
+
+
+def _of_part(n: int, check: ConfidenceCheck) -> tuple[Said, ...]:
+    """What ``check`` saw of the question's part ``n``, as records: its own after the part's number (a detail
+    with none is a figure: the on-topic score)."""
+    if not check.detail:
+        return (Said("confidence.part_only", {"n": n}),)
+    if not check.said:
+        return (Said("confidence.part_figure", {"n": n, "figure": check.detail}),)
+    return (Said("confidence.part", {"n": n}), *check.said)
 
 
 def echoes(question: str, reply: str) -> bool:
@@ -239,7 +251,7 @@ def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
     number, (raw,) = evidence.citation.number, evidence.citation.highlights
     text = quoted_message(question, evidence.quote, number)
     support = SentenceSupport(text, "supported", cited=(number,), passages=(number,), overlap=1.0, evidence=(raw,))
-    confidence = Confidence("low", (ConfidenceCheck("fits", False, ECHOED),))
+    confidence = Confidence("low", (ConfidenceCheck.worded("fits", False, ECHOED),))
     return AnswerEvent(text, (evidence.citation,), grounded=True, support=(support,), confidence=confidence)
 
 

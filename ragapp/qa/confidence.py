@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragapp.core.facts import PassageFacts
-from ragapp.core.types import Confidence, ConfidenceCheck, ConfidenceLevel, SentenceSupport
+from ragapp.core.types import Confidence, ConfidenceCheck, ConfidenceLevel, Said, SentenceSupport
 from ragapp.qa.answer_fit import asked_kind, has_kind, leaves_slot
 from ragapp.qa.grounding import best_sentence, strip_markers
 from ragapp.store.tokenize import tokenize
@@ -79,19 +79,21 @@ def _supported(support: Sequence[SentenceSupport]) -> ConfidenceCheck:
     unsupported = sum(s.status == "unsupported" for s in support)
     backed = sum(s.supported or (s.status == "neutral" and s.overlap >= WORDS_HELD) for s in support)
     if unsupported:
-        return ConfidenceCheck("supported", False, f"{unsupported} of {len(support)} sentences not in the passages")
+        return ConfidenceCheck.worded(
+            "supported", False, Said("confidence.unsupported", {"n": unsupported, "of": len(support)})
+        )
     if not backed:
-        return ConfidenceCheck("supported", False, "none of its sentences is in the passages")
-    return ConfidenceCheck("supported", True, f"{backed} of {len(support)} sentences in the passages")
+        return ConfidenceCheck.worded("supported", False, Said("confidence.none_supported"))
+    return ConfidenceCheck.worded("supported", True, Said("confidence.supported", {"n": backed, "of": len(support)}))
 
 
 def _fits(question: str, reply: str) -> ConfidenceCheck:
     if leaves_slot(reply):
-        return ConfidenceCheck("fits", False, "a citation stands where the answer's value belongs")
+        return ConfidenceCheck.worded("fits", False, Said("confidence.citation_for_value"))
     kind = asked_kind(question)
     if kind is not None and not has_kind(reply, kind, question):
-        return ConfidenceCheck("fits", False, f"the question asks for a {kind}; the answer gives none")
-    return ConfidenceCheck("fits", True, f"gives the {kind} asked for" if kind else "")
+        return ConfidenceCheck.worded("fits", False, Said("confidence.kind_missing", {"kind": kind}))
+    return ConfidenceCheck.worded("fits", True, *([Said("confidence.kind_given", {"kind": kind})] if kind else []))
 
 
 def _agrees(question: str, support: Sequence[SentenceSupport], quote: str | None) -> ConfidenceCheck | None:
@@ -113,8 +115,9 @@ def _agrees(question: str, support: Sequence[SentenceSupport], quote: str | None
         held = set(tokenize(quote))
         missing = [w for w in dict.fromkeys(said) if w not in held]
     if missing:
-        return ConfidenceCheck("agrees", False, f"the quoted sentence does not say {', '.join(missing[:3])}")
-    return ConfidenceCheck("agrees", True, "the quoted sentence says the same")
+        lacks = Said("confidence.quote_lacks", {"missing": ", ".join(missing[:3])})
+        return ConfidenceCheck.worded("agrees", False, lacks)
+    return ConfidenceCheck.worded("agrees", True, Said("confidence.quote_same"))
 
 
 def _on_topic_score(

@@ -32,6 +32,7 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.lang import is_chinese
+from ragapp.core.said import Said
 from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, stream_within
@@ -180,10 +181,10 @@ class AnswerPipeline:
         if not wf.rewrite:
             return self._planner.split(question)  # by its wording: no model call
         why_not = self._planner.skip_reason(question, history, summary, multi_part=wf.rewrite_multi_part)
-        rule = "parts by wording" if looks_multi_part(question) else "stands alone"
+        rule = "skipped.parts_by_wording" if looks_multi_part(question) else "skipped.stands_alone"
         if why_not is None and wf.rewrite_above_score is not None:  # the answer's search, kept by its cache
             search = partial(self._retrieval.retrieve, question, kbs, docs=docs)
-            why_not, rule = found_as_asked(search, wf.rewrite_above_score), "strong search"
+            why_not, rule = found_as_asked(search, wf.rewrite_above_score), "skipped.strong_search"
         if why_not is not None:
             if history or summary:  # in a conversation, say why the follow-up was not rewritten
                 yield StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": why_not})
@@ -208,7 +209,7 @@ class AnswerPipeline:
         routing_on = self._settings.workflow.route and bool(self._router.tree().leaves())
         stage = (yield from begin("route")) if routing_on else None
         if clarified is not None and question == clarified.ambiguous:
-            decision = self._resolve(RoutingDecision(question, "clarify", (), ""), clarified.choice)
+            decision = self._resolve(RoutingDecision(question, "clarify", (), ()), clarified.choice)
         else:
             decided = self._router.route_without_model(question, kbs)
             if decided is None:  # the classifier's model call: search the whole scope meanwhile
@@ -220,8 +221,8 @@ class AnswerPipeline:
             decision = self._within_scope(decision, kbs)
             settled = choice_from_memories(decision.intents, memories) if decision.action == "clarify" else None
             if settled is not None:
-                why = f"your memory “{settled[1]}” names {settled[0].label}"
-                decision = replace(self._resolve(decision, settled[0].code), reason=why)
+                why = Said("routing.memory", {"memory": settled[1], "label": settled[0].label})
+                decision = replace(self._resolve(decision, settled[0].code), said=(why,))
             fit_min = self._settings.workflow.route_fit_min
             decision = with_uncovered(decision, partial(self._router.uncovered, kbs), fit_min)
         if stage is not None:
@@ -264,18 +265,20 @@ class AnswerPipeline:
             return decision
         if decision.action == "clarify" and len(inside) > 1:
             return replace(decision, intents=inside)
-        note = f"{decision.reason}; only intents within the chosen knowledge bases ({', '.join(sorted(kbs))}) kept"
+        names = {"kbs": ", ".join(sorted(kbs))}
         if inside:
-            return replace(decision, action="route", intents=inside[: self._settings.workflow.max_intents], reason=note)
-        return replace(decision, action="fallback", intents=(), reason=f"{note}: none, so searching them all")
+            kept = inside[: self._settings.workflow.max_intents]
+            return decision.but(Said("routing.within_kbs", names), action="route", intents=kept)
+        return decision.but(Said("routing.within_kbs_none", names), action="fallback", intents=())
 
     def _resolve(self, decision: RoutingDecision, choice: str) -> RoutingDecision:
         """Apply the user's pick to a question that is still ambiguous."""
         leaf = self._router.leaf(choice) if choice != SEARCH_ALL else None
         if leaf is None:
-            why = "the user chose to search everything" if choice == SEARCH_ALL else f"{choice!r} no longer exists"
-            return replace(decision, action="fallback", intents=(), reason=why, chosen=True)
-        return replace(decision, action="route", intents=(leaf,), reason=f"the user chose {leaf.path}", chosen=True)
+            why = Said("routing.user_all") if choice == SEARCH_ALL else Said("routing.choice_gone", {"choice": choice})
+            return replace(decision, action="fallback", intents=(), said=(why,), chosen=True)
+        why = Said("routing.user_chose", {"path": leaf.path})
+        return replace(decision, action="route", intents=(leaf,), said=(why,), chosen=True)
 
     def _part(self, question: str, decision: RoutingDecision, kbs: Scope) -> Part:
         """Where a routed part is searched: its intents' knowledge bases within the user's scope (the user's
@@ -343,13 +346,14 @@ class AnswerPipeline:
                 if why_not is None:
                     result = yield from self._search_translated(part, result)
                 else:
-                    detail = {"model call": "none", "rule": "only own-language passages kept", "why": why_not}
+                    detail = {"model call": "none", "rule": "skipped.own_language", "why": why_not}
                     yield StageEvent("translate", "finished", None, detail)
             if w.rephrase and needs_rephrasing(result, w.rephrase_below_score):
                 result = yield from self._search_rephrased(part, result)
             results.append(result)
+        said = {m: s for r in results for m, s in r.degraded_said.items()}
         for message in dict.fromkeys(m for r in results for m in r.degraded):
-            yield NoticeEvent(message, level="warning")
+            yield NoticeEvent(message, level="warning", said=said.get(message, ()))
         found = merge_results(results)
         fitted, kept_memories = self._fit(question, found, history, summary, memories)
         yield stage.finished(
@@ -421,7 +425,8 @@ class AnswerPipeline:
         limit = part.top_k or self._retrieval.settings.context_top_k
         both = {c.chunk.chunk_id: c for c in (*found.chunks, *result.chunks)}
         degraded = tuple(dict.fromkeys((*found.degraded, *result.degraded)))
-        return replace(result, chunks=tuple(both.values())[:limit], degraded=degraded)
+        said = {**found.degraded_said, **result.degraded_said}
+        return replace(result, chunks=tuple(both.values())[:limit], degraded=degraded, degraded_said=said)
 
     def answer_from(
         self,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragapp.core.tokens import estimate_tokens
-from ragapp.core.types import ChatTurn, RetrievedChunk
+from ragapp.core.types import ChatTurn, RetrievedChunk, Said
 from ragapp.qa.budget import TokenBudget, fit_passages, fit_turns, passages_tokens, text_tokens, turns_tokens
 from ragapp.qa.condense import condense
 
@@ -37,11 +37,13 @@ class FittedPrompt:
     summary: str
     budget: TokenBudget
     used: dict[str, int]  # tokens each part takes in the prompt
-    compressed: tuple[str, ...]  # what was compressed to fit, in words
+    compressed: tuple[Said, ...]  # what was compressed to fit, as records of the catalogue
 
     def detail(self) -> dict[str, object]:
-        """For the retrieve stage's detail (and so the trace)."""
-        return {"budget": self.budget.as_dict(), "prompt": dict(self.used), "compressed": list(self.compressed)}
+        """For the retrieve stage's detail (and so the trace): what was compressed in English, and as records."""
+        compressed = [s.english for s in self.compressed]
+        return {"budget": self.budget.as_dict(), "prompt": dict(self.used), "compressed": compressed,
+                "compressed_said": list(self.compressed)}  # fmt: skip
 
 
 def fit_prompt(
@@ -56,11 +58,11 @@ def fit_prompt(
     tools: str = "",
 ) -> FittedPrompt:
     """Fit the conversation first, then the passages into what is left (see the module docstring)."""
-    compressed: list[str] = []
+    compressed: list[Said] = []
     summary, summary_cost = _shortened(summary, budget.history, compressed)
     kept_turns = fit_turns(turns, budget.history - summary_cost)
     if len(kept_turns) < len(turns):
-        compressed.append(f"{len(turns) - len(kept_turns)} earlier messages left out of the prompt")
+        compressed.append(Said("budget.history_left_out", {"n": len(turns) - len(kept_turns)}))
     history_used = summary_cost + turns_tokens(kept_turns)
     allowance = budget.passages_after(history_used)
     kept, keep, cost = _fitted_passages(question, passages, allowance, condense_keep, compressed)
@@ -94,7 +96,7 @@ def prompt_parts(
     }
 
 
-def _shortened(summary: str, allowance: int, compressed: list[str]) -> tuple[str, int]:
+def _shortened(summary: str, allowance: int, compressed: list[Said]) -> tuple[str, int]:
     """The summary cut at a sentence or word to half the conversation's share when it is longer (the
     pipeline asks the model for a summary that short; one kept from a larger window may be longer)."""
     cost = text_tokens(summary)
@@ -106,12 +108,12 @@ def _shortened(summary: str, allowance: int, compressed: list[str]) -> tuple[str
         text = text[: int(len(text) * 0.8)]
     cut = max(text.rfind(". "), text.rfind("。"), text.rfind(" "))
     text = (text[: cut + 1] if cut > len(text) // 2 else text).rstrip() + ("…" if text else "")
-    compressed.append(f"summary shortened from {cost} to {text_tokens(text)} tokens")
+    compressed.append(Said("budget.summary_shortened", {"a": cost, "b": text_tokens(text)}))
     return text, text_tokens(text)
 
 
 def _fitted_passages(
-    question: str, passages: Sequence[RetrievedChunk], allowance: int, keep: int, compressed: list[str]
+    question: str, passages: Sequence[RetrievedChunk], allowance: int, keep: int, compressed: list[Said]
 ) -> tuple[list[RetrievedChunk], int, int]:
     """The passages kept (whole), the sentences each but the best keeps in the prompt, and their tokens."""
     levels = [keep, *(k for k in _TIGHTER if keep == 0 or k < keep)]
@@ -120,11 +122,11 @@ def _fitted_passages(
         cost = passages_tokens(shown)
         if cost <= allowance:
             if level != keep:
-                compressed.append(f"passages after the best condensed to {level} sentence(s) each")
+                compressed.append(Said("budget.condensed", {"n": level}))
             return list(passages), level, cost
     level = levels[-1]
     shown = fit_passages(condense(question, passages, level), allowance)
     if level != keep:
-        compressed.append(f"passages after the best condensed to {level} sentence(s) each")
-    compressed.append(f"{len(passages) - len(shown)} passages dropped")
+        compressed.append(Said("budget.condensed", {"n": level}))
+    compressed.append(Said("budget.dropped", {"n": len(passages) - len(shown)}))
     return list(passages[: len(shown)]), level, passages_tokens(shown)

@@ -70,7 +70,7 @@ def routing_event(decision: RoutingDecision, fit_min: float) -> RoutingEvent:
     also = decision.also
     return RoutingEvent(
         decision.question, decision.action, decision.intents, decision.reason, scores, fit, also,
-        fit_min if also else None,
+        fit_min if also else None, decision.said,
     )  # fmt: skip
 
 

@@ -22,7 +22,7 @@ from ragapp.core.events import (
 from ragapp.core.lang import is_chinese
 from ragapp.core.stages import begin
 from ragapp.core.tokens import estimate_tokens
-from ragapp.core.types import ChatTurn, Citation, RetrievedChunk
+from ragapp.core.types import ChatTurn, Citation, RetrievedChunk, Said
 from ragapp.models.llm import LLM, Waiting, stream_with_waits
 from ragapp.qa.answer_check import as_shown, checked_answer, composed, evidence_for, reranker_scorer
 from ragapp.qa.checked_draft import CheckedDraft
@@ -152,6 +152,7 @@ class AnswerWriter:
         stage = yield from begin("generate", detail)
         parts: list[str] = []
         error: str | None = None
+        said = Said("notice.llm_empty")
         try:
             pieces = stream_with_waits(
                 lambda: self._llm.stream_chat(messages, max_tokens=self._settings.llm.max_tokens, prefix_slot=slot),
@@ -165,16 +166,17 @@ class AnswerWriter:
                 parts.append(piece)
                 yield TokenEvent(piece)
         except LLMError as exc:
-            error = str(exc)
+            error, said = str(exc), Said("notice.llm_error", {"error": str(exc)[:1].upper() + str(exc)[1:]})
         except Exception as exc:  # a backend bug must not cost the user the passages we found
             log.exception("LLM backend failed")
             error = f"the language model failed ({type(exc).__name__}: {exc})"
+            said = Said("notice.llm_failed", {"error": f"{type(exc).__name__}: {exc}"})
         text = "".join(parts).strip()
         if not text and error is None:
-            error = "the language model returned an empty answer"
+            error, said = "the language model returned an empty answer", Said("notice.llm_empty")
         if error is not None:
             yield stage.failed(error)
-            yield NoticeEvent(error[:1].upper() + error[1:], level="warning")
+            yield NoticeEvent.worded(said, level="warning")
             return text or None
         yield stage.finished({"chars": len(text)})
         return text

@@ -23,7 +23,8 @@ from dataclasses import replace
 
 from ragapp.config import RetrievalSettings
 from ragapp.core.filters import DocumentFilter
-from ragapp.core.types import REMOTE_PREFIX, ChannelResult, Docs, RetrievalResult, RetrievedChunk, Scope
+from ragapp.core.said import english_of
+from ragapp.core.types import REMOTE_PREFIX, ChannelResult, Docs, RetrievalResult, RetrievedChunk, Said, Scope
 from ragapp.rerank.base import Reranker
 from ragapp.retrieval.channels import Channel
 from ragapp.retrieval.fusion import FUSIONS, contributions, standardised
@@ -195,7 +196,7 @@ class RetrievalPipeline:
             ranked = self._reranker.rerank(query, candidates)
         except Exception as exc:  # a broken reranker must not cost the user an answer
             log.warning("reranker failed, keeping fused order: %r", exc)
-            degraded.append(f"reranker failed ({type(exc).__name__}); using the fused order")
+            degraded.append((Said("degraded.reranker", {"error": type(exc).__name__}),))
             ranked, reranked = candidates, False
         if self._reranker.enabled and s.rerank_weight < 1.0:
             ranked = blend_order(candidates, ranked, s.rerank_weight)
@@ -208,7 +209,8 @@ class RetrievalPipeline:
             chunks=tuple(relevant[:top_k]),
             candidates=tuple(ranked),
             channel_results=tuple(results),
-            degraded=tuple(degraded),
+            degraded=tuple(english_of(d) for d in degraded),
+            degraded_said={english_of(d): d for d in degraded},
             timings=timings | _channel_timings(results),
             settings=s.model_dump() | {"reranker": self._reranker.name, "top_k": top_k},
             kbs=scope,
@@ -219,7 +221,7 @@ class RetrievalPipeline:
 
     def _run_channels(
         self, query: str, kbs: Scope, names: tuple[str, ...] | None = None, docs: Docs = None
-    ) -> tuple[list[ChannelResult], list[str]]:
+    ) -> tuple[list[ChannelResult], list[tuple[Said, ...]]]:
         budget = self._settings.recall_budget
         timeout = self._settings.channel_timeout_s
         chosen = [c for c in self._channels if names is None or c.name in names]
@@ -252,30 +254,30 @@ class RetrievalPipeline:
             pending -= finished
         done = [f for f in futures if f not in late]
         results: list[ChannelResult] = []
-        problems: list[str] = []
+        problems: list[Said] = []
         for future in late:
             # Not started yet: it never will be. Running: it cannot be stopped; its late result is ignored.
             future.cancel()
-            problems.append(f"{futures[future].name} search timed out after {timeout:g} s")
+            problems.append(Said("degraded.timed_out", {"channel": futures[future].name, "s": float(timeout)}))
         for future in done:
             name = futures[future].name
             try:
                 results.append(future.result())
             except Exception as exc:
                 log.warning("channel %s failed: %r", name, exc)
-                problems.append(f"{name} search failed ({type(exc).__name__})")
+                problems.append(Said("degraded.failed", {"channel": name, "error": type(exc).__name__}))
         answered = [c.name for c in self._channels if any(r.channel == c.name for r in results)]
-        outcome = f"this answer uses {' and '.join(answered)} search only" if answered else "no search channel answered"
-        degraded = [f"{problem}; {outcome}" for problem in problems]
+        outcome = Said("degraded.uses", {"channels": answered}) if answered else Said("degraded.none_answered")
+        degraded: list[tuple[Said, ...]] = [(problem, outcome) for problem in problems]
         if docs is not None and any(c.name.startswith(REMOTE_PREFIX) for c in chosen):
-            degraded.append(REMOTE_SKIPPED)
+            degraded.append((REMOTE_SKIPPED,))
         order = {c.name: i for i, c in enumerate(self._channels)}
         results.sort(key=lambda r: order[r.channel])
         return results, degraded
 
 
 NO_MATCH = "No document matches the filter; nothing was searched. Loosen the filter or check the tags and paths."
-REMOTE_SKIPPED = "Other ragapp sources were not searched: a document filter applies to this app's documents only."
+REMOTE_SKIPPED = Said("degraded.remote_skipped")  # a document filter applies to this app's documents only
 QUEUE_WAITS = 4  # how many channel budgets a search may wait for a free worker before it gives up
 
 

@@ -39,7 +39,7 @@ from statistics import median
 from ragapp.config import RetrievalSettings
 from ragapp.core.facts import PassageFacts, key_facts, ocr_fold
 from ragapp.core.lang import language_of
-from ragapp.core.types import REMOTE_PREFIX, Chunk, RelevanceDecision, RetrievedChunk
+from ragapp.core.types import REMOTE_PREFIX, Chunk, RelevanceDecision, RetrievedChunk, Said
 from ragapp.store.tokenize import OCR_MARK, chunk_tokens, tokenize
 
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)*")
@@ -185,10 +185,10 @@ def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: boo
     for c in candidates:
         by_words = c.channel_ranks.get("keyword")
         if named and c.names_question is False:
-            out.append(RelevanceDecision(False, "names none of what the question names", c.rerank_score or 0.0))
+            out.append(_decision(False, c.rerank_score or 0.0, "relevance.names_none"))
         elif c.holds_keywords and by_words is not None and by_words <= rules.keyword_query_top_n:
-            reason = f"a keyword query: keyword rank {by_words}, holds every word of it"
-            out.append(RelevanceDecision(True, reason, c.channel_scores.get("keyword", 0.0)))
+            keyword = c.channel_scores.get("keyword", 0.0)
+            out.append(_decision(True, keyword, "relevance.keyword_query", rank=by_words))
         elif c.rerank_score is not None:
             out.append(_judged(c, c.rerank_score, best if best is not None else c.rerank_score, rules))
         elif reranked and not c.same_language:
@@ -202,12 +202,12 @@ def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: boo
 def _judged(c: Candidate, score: float, best: float, rules: RelevanceRules) -> RelevanceDecision:
     if agrees(c, rules):
         ranks = ", ".join(f"{ch} {r}" for ch, r in sorted(c.channel_ranks.items()))
-        return RelevanceDecision(True, f"both channels agree ({ranks}; fused rank {c.fused_rank})", score)
+        return _decision(True, score, "relevance.agree", ranks=ranks, rank=c.fused_rank)
     if score < rules.min_rerank_score:
-        return RelevanceDecision(False, f"rerank score below {rules.min_rerank_score:g}", score)
+        return _decision(False, score, "relevance.rerank_below", min=rules.min_rerank_score)
     if rules.rerank_margin is not None and best - score > rules.rerank_margin:
-        return RelevanceDecision(False, f"more than {rules.rerank_margin:g} below the best rerank score", score)
-    return RelevanceDecision(True, f"rerank score ≥ {rules.min_rerank_score:g}", score)
+        return _decision(False, score, "relevance.rerank_margin", margin=rules.rerank_margin)
+    return _decision(True, score, "relevance.rerank_kept", min=rules.min_rerank_score)
 
 
 def agrees(c: Candidate, rules: RelevanceRules) -> bool:
@@ -225,17 +225,16 @@ def _cross_language(c: Candidate, rank: int | None, typical: float, rules: Relev
     ``typical``: their median similarity."""
     similarity = c.channel_scores.get("vector", 0.0)
     if rank is None:
-        return RelevanceDecision(False, "other language, not found by the vector channel", 0.0)
+        return _decision(False, 0.0, "relevance.other_unseen")
     if rank > rules.cross_language_top_n or similarity < rules.min_cross_language_similarity:
-        return RelevanceDecision(False, f"other language: vector rank {rank} or similarity too low", similarity)
+        return _decision(False, similarity, "relevance.other_low", rank=rank)
     lead = similarity - typical
     if rules.cross_language_lead and lead < rules.cross_language_lead:
-        reason = f"other language: similarity only {lead:+.3f} against the other-language median"
-        return RelevanceDecision(False, reason, similarity)
-    reason = f"other language: vector rank {rank}, similarity ≥ {rules.min_cross_language_similarity:g}"
+        return _decision(False, similarity, "relevance.other_alike", lead=lead)
+    least = rules.min_cross_language_similarity
     if rules.cross_language_lead:
-        reason += f", {lead:+.3f} above the other-language median"
-    return RelevanceDecision(True, reason, similarity)
+        return _decision(True, similarity, "relevance.other_kept_lead", rank=rank, min=least, lead=lead)
+    return _decision(True, similarity, "relevance.other_kept", rank=rank, min=least)
 
 
 def _shared_names(
@@ -245,8 +244,7 @@ def _shared_names(
     languages only names match (ggsearch36, f.idl, DLL in a Chinese question), so such a match means much."""
     if rank is None or rank > rules.cross_language_keyword_top_n:
         return vector
-    reason = f"other language: keyword rank {rank} among the other-language passages (shared names)"
-    return RelevanceDecision(True, reason, vector.score)
+    return _decision(True, vector.score, "relevance.other_names", rank=rank)
 
 
 def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
@@ -255,18 +253,21 @@ def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
     that app's own gate (it returns only those)."""
     remote = [ch for ch in c.channel_ranks if ch.startswith(REMOTE_PREFIX)]
     if remote and not set(c.channel_ranks) - set(remote):
-        return RelevanceDecision(
-            True, f"kept by {remote[0]}'s own relevance gate", c.channel_scores.get(remote[0], 0.0)
-        )
+        return _decision(True, c.channel_scores.get(remote[0], 0.0), "relevance.remote", channel=remote[0])
     vector = c.channel_scores.get("vector", 0.0)
     keyword = c.channel_scores.get("keyword", 0.0)
     if vector >= rules.min_vector_similarity:
-        return RelevanceDecision(True, f"vector similarity ≥ {rules.min_vector_similarity:g}", vector)
+        return _decision(True, vector, "relevance.vector", min=rules.min_vector_similarity)
     if keyword >= rules.min_keyword_score:
-        return RelevanceDecision(True, f"keyword score ≥ {rules.min_keyword_score:g}", keyword)
+        return _decision(True, keyword, "relevance.keyword", min=rules.min_keyword_score)
     if keyword > 0 and vector >= rules.min_agreement_similarity:
-        return RelevanceDecision(True, f"both channels, vector similarity ≥ {rules.min_agreement_similarity:g}", vector)
-    return RelevanceDecision(False, "channel scores below the thresholds", vector)
+        return _decision(True, vector, "relevance.both", min=rules.min_agreement_similarity)
+    return _decision(False, vector, "relevance.below")
+
+
+def _decision(kept: bool, score: float, code: str, **values: str | int | float) -> RelevanceDecision:
+    """A decision with its rule as a record of the catalogue (``ragapp.core.said_search``)."""
+    return RelevanceDecision(kept, Said(code, values), score)
 
 
 def is_relevant(candidate: RetrievedChunk, settings: RetrievalSettings) -> bool:

@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from ragapp.config import WorkflowSettings
+from ragapp.core.said import Said, english_of
 from ragapp.router.classifier import Classification, LeafScore
 from ragapp.router.fit import LeafFit, LeafFitter
 from ragapp.router.tree import IntentNode, IntentTree
@@ -36,7 +37,8 @@ class RoutingDecision:
     question: str
     action: Action
     intents: tuple[LeafScore, ...]  # route/system: the intents kept; clarify: the choices offered
-    reason: str
+    # Why, as records of the catalogue (``ragapp.core.said_search``), worded part after part.
+    said: tuple[Said, ...]
     classification: Classification | None = None  # None when routing was off or the tree empty
     chosen: bool = False  # the user picked this when the app asked back
     # The calibrated score of the leaf named first (the first intent, else the classifier's best leaf); None when
@@ -51,6 +53,15 @@ class RoutingDecision:
     @property
     def codes(self) -> tuple[str, ...]:
         return tuple(i.code for i in self.intents)
+
+    @property
+    def reason(self) -> str:
+        """Why, in English, as logs and the HTTP API give it."""
+        return english_of(self.said)
+
+    def but(self, *said: Said, **changes: Any) -> RoutingDecision:
+        """The decision with ``changes`` and more said about why."""
+        return replace(self, said=(*self.said, *said), **changes)
 
 
 def decide(
@@ -80,18 +91,17 @@ def _decide(
 ) -> RoutingDecision:
     question = classification.question
     if classification.error is not None:
-        return RoutingDecision(
-            question, "fallback", (), f"no intent ({classification.error}): searching everything", classification
-        )
+        said = Said("routing.no_intent", {"error": classification.error})
+        return RoutingDecision(question, "fallback", (), (said,), classification)
     kept = [s for s in classification.scores if s.score >= settings.min_intent_score]
     if not kept:
         best = classification.scores[0] if classification.scores else None
         why = (
-            f"the best intent, {best.path}, scored {best.score:.2f} < {settings.min_intent_score:.2f}"
+            Said("routing.below", {"path": best.path, "score": best.score, "min": settings.min_intent_score})
             if best is not None
-            else "the model matched no intent"
+            else Said("routing.none_matched")
         )
-        return RoutingDecision(question, "fallback", (), f"{why}: searching everything", classification)
+        return RoutingDecision(question, "fallback", (), (why,), classification)
 
     knowledge = [s for s in kept if s.kind == "KB"]
     if knowledge:
@@ -102,39 +112,36 @@ def _decide(
             named = [c for c in close if c.parent is not None and _names_parent(question, tree, c.code, codes)]
             if named:  # "V1 or V2 Pro, which is stronger?": the question says which ones it means
                 chosen = tuple(shown(c) for c in named[: settings.max_intents])
-                reason = "the question names " + "; ".join(c.path for c in chosen)
-                return RoutingDecision(question, "route", chosen, reason, classification)
+                why = Said("routing.named", {"paths": "; ".join(c.path for c in chosen)})
+                return RoutingDecision(question, "route", chosen, (why,), classification)
             choices = tuple(shown(c) for c in close[: settings.max_clarify_choices])
             paths = "; ".join(f"{c.path} ({c.score:.2f})" for c in choices)
-            reason = (
-                f"{len(close)} intents under different parents scored within {settings.clarify_margin:.2f}: {paths}"
-            )
-            return RoutingDecision(question, "clarify", choices, reason, classification)
+            why = Said("routing.close", {"count": len(close), "margin": settings.clarify_margin, "paths": paths})
+            return RoutingDecision(question, "clarify", choices, (why,), classification)
         twins = _twins(tree, top.code)
         if twins:
             group = [top, *(replace(_leaf_score(tree, t.code), score=top.score) for t in twins)]
             named = [leaf for leaf in group if _names_parent(question, tree, leaf.code, [g.code for g in group])]
             if not named:
                 choices = tuple(shown(c) for c in group[: settings.max_clarify_choices])
-                reason = (
-                    f"'{tree.get(top.code).name}' exists under {len(group)} parents "  # type: ignore[union-attr]
-                    f"and the question names none of them: {'; '.join(c.path for c in choices)}"
-                )
-                return RoutingDecision(question, "clarify", choices, reason, classification)
+                name = tree.get(top.code).name  # type: ignore[union-attr]
+                paths = "; ".join(c.path for c in choices)
+                why = Said("routing.twins", {"name": name, "count": len(group), "paths": paths})
+                return RoutingDecision(question, "clarify", choices, (why,), classification)
             if named != [top]:
                 chosen = tuple(shown(c) for c in named[: settings.max_intents])
-                reason = "the question names " + "; ".join(c.path for c in chosen) + f" (the model chose {top.path})"
-                return RoutingDecision(question, "route", chosen, reason, classification)
+                why = Said("routing.named_over", {"paths": "; ".join(c.path for c in chosen), "model": top.path})
+                return RoutingDecision(question, "route", chosen, (why,), classification)
         chosen = tuple(shown(c) for c in knowledge[: settings.max_intents])
-        reason = "routed to " + "; ".join(f"{c.path} ({c.score:.2f})" for c in chosen)
-        return RoutingDecision(question, "route", chosen, reason, classification)
+        why = Said("routing.routed", {"paths": "; ".join(f"{c.path} ({c.score:.2f})" for c in chosen)})
+        return RoutingDecision(question, "route", chosen, (why,), classification)
 
     top_system = shown(kept[0])
     return RoutingDecision(
         question,
         "system",
         (top_system,),
-        f"a message to the assistant: {top_system.path} ({top_system.score:.2f})",
+        (Said("routing.system", {"path": top_system.path, "score": top_system.score}),),
         classification,
     )
 
@@ -179,6 +186,6 @@ def _names_parent(question: str, tree: IntentTree, code: str, group: list[str]) 
     return any((w in asked) if w.isascii() else (w in text) for w in distinctive)
 
 
-def not_routed(question: str, reason: str) -> RoutingDecision:
+def not_routed(question: str, why: Said) -> RoutingDecision:
     """Routing was off, or the tree has no leaves: search everything."""
-    return RoutingDecision(question, "fallback", (), reason)
+    return RoutingDecision(question, "fallback", (), (why,))

@@ -4,9 +4,9 @@ LLM call), the decision rules, and how well the question fits the leaves (``raga
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Sequence
-from dataclasses import replace
 
 from ragapp.config import WorkflowSettings
+from ragapp.core.said import Said
 from ragapp.core.types import Scope
 from ragapp.models.llm import LLM
 from ragapp.router.classifier import Classification, IntentClassifier, LeafScore
@@ -15,6 +15,8 @@ from ragapp.router.fast import EmbeddingClassifier
 from ragapp.router.fit import LeafFitter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import IntentNode, IntentTree
+
+NO_LEAVES = Said("routing.no_leaves")
 
 # The knowledge base holding the best relevant passage for a question within a scope (None: all), or None
 # when nothing there is relevant. The engine answers it with one retrieval.
@@ -57,17 +59,17 @@ class IntentRouter:
         leaves that all search the same within the margin), else None: ``route_by_model`` then decides. The
         pipeline searches meanwhile only in that case."""
         if not self._settings.route:
-            return not_routed(question, "intent routing is off (RAGAPP_WORKFLOW__ROUTE=false): searching everything")
+            return not_routed(question, Said("routing.off"))
         tree = self.store.tree()
         if not tree.leaves():
-            return not_routed(question, "the intent tree has no leaves: searching everything")
+            return not_routed(question, NO_LEAVES)
         return self._by_embedder(question, kbs, tree)
 
     def route_by_model(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """The decision from the LLM classifier, without trying the embedder first."""
         tree = self.store.tree()
         if not tree.leaves():
-            return not_routed(question, "the intent tree has no leaves: searching everything")
+            return not_routed(question, NO_LEAVES)
         return self._decided(
             question, kbs, tree, self._classifier.classify(question, tree), self._ranked(question, tree)
         )
@@ -76,7 +78,7 @@ class IntentRouter:
         """Classify and decide even when routing is off: what the Intents tab's test box shows."""
         tree = self.store.tree()
         if not tree.leaves():
-            return not_routed(question, "the intent tree has no leaves: searching everything")
+            return not_routed(question, NO_LEAVES)
         return self._by_embedder(question, kbs, tree) or self._decided(
             question, kbs, tree, self._classifier.classify(question, tree), self._ranked(question, tree)
         )
@@ -109,7 +111,7 @@ class IntentRouter:
         if fast is None:
             return None
         decision = self._decided(question, kbs, tree, fast, ranked)
-        return replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
+        return decision.but(Said("routing.no_model_call", {"reply": fast.reply}))
 
     def _decided(
         self,
@@ -129,11 +131,9 @@ class IntentRouter:
             choices_kbs = {kb for c in decision.intents for kb in getattr(tree.get(c.code), "kbs", ())}
             best = self._best_source(question, kbs)
             if best is None or best not in choices_kbs:
-                where = (
-                    "nothing in the knowledge bases is relevant" if best is None else f"the best passage is in {best}"
-                )
-                reason = f"{decision.reason}; but {where}: not asking back, searching everything"
-                return replace(decision, action="fallback", intents=(), reason=reason)
+                elsewhere = Said("routing.best_elsewhere", {"kb": best})
+                where = Said("routing.nothing_relevant") if best is None else elsewhere
+                return decision.but(where, action="fallback", intents=())
         return decision
 
     def warm_up(self) -> None:

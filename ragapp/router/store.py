@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Self
 
 from ragapp.core.lifecycle import started
+from ragapp.core.said import Said
 from ragapp.db import Database, SqliteDatabase, Transaction
 from ragapp.router.tree import IntentNode, IntentTree, IntentTreeError, Kind
 
@@ -153,7 +154,7 @@ class IntentStore:
 
         def change(current: IntentTree) -> IntentTree:
             if code not in current:
-                raise IntentTreeError([f"there is no intent {code!r} to delete (was it deleted elsewhere?)"])
+                raise IntentTreeError([Said("intent_tree.gone_delete", {"code": code})])
             return current.without(code)
 
         # A deletion can only break a parent that becomes a leaf without a kind: knowledge bases are not checked.
@@ -164,7 +165,7 @@ class IntentStore:
         def change(current: IntentTree) -> IntentTree:
             node = current.get(code)
             if node is None:
-                raise IntentTreeError([f"there is no intent {code!r} to move"])
+                raise IntentTreeError([Said("intent_tree.gone_move", {"code": code})])
             return _saving(current, node.with_parent(parent), code, new=False)
 
         return self._edit(change, self._known())[1]
@@ -228,14 +229,14 @@ def _saving(current: IntentTree, node: IntentNode, replacing: str | None, new: b
     if new and node.code in current:
         raise IntentTreeError([_taken(current, node.code)])
     if replacing is not None and replacing not in current:
-        raise IntentTreeError([f"there is no intent {replacing!r} to edit (was it deleted elsewhere?)"])
+        raise IntentTreeError([Said("intent_tree.gone_edit", {"code": replacing})])
     if replacing is not None and node.code != replacing and node.code in current:
         raise IntentTreeError([_taken(current, node.code)])
     return current.with_saved(node, replacing)
 
 
-def _taken(tree: IntentTree, code: str) -> str:
-    return f"the code {code!r} is already used by {tree.full_path(code)}: choose another code"
+def _taken(tree: IntentTree, code: str) -> Said:
+    return Said("intent_tree.code_taken", {"code": code, "path": tree.full_path(code)})
 
 
 def _read(tx: Transaction) -> IntentTree:

@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 from ragapp.core.errors import ConfigError
+from ragapp.core.said import Said
 
 Kind = Literal["KB", "SYSTEM"]
 KINDS: tuple[Kind, ...] = ("KB", "SYSTEM")
+Label = dict[str, str]  # an intent read from a file: its place ("where") and its code, for what is said of it
 Format = Literal["yaml", "json"]
 GROUP = "group"  # how a node with children (or without a kind) is shown: not a ``Kind``, nodes store None
 
@@ -29,9 +31,13 @@ FORMAT_VERSION = 1
 class IntentTreeError(ConfigError):
     """An intent tree (or an edit to one) is invalid; ``problems`` lists every reason, one per line."""
 
-    def __init__(self, problems: Iterable[str]) -> None:
-        self.problems = list(problems) or ["the intent tree is invalid"]
+    def __init__(self, problems: Iterable[Said]) -> None:
+        self.reasons = list(problems) or [Said("intent_tree.invalid")]  # for a page to word in its language
+        self.problems = [reason.english for reason in self.reasons]  # in English: the API's and the log's
         super().__init__("The intent tree was not changed: " + "; ".join(self.problems))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.reasons,)  # read back in another process (a bounded parse) from its records
 
 
 @dataclass(frozen=True)
@@ -194,56 +200,53 @@ class IntentTree:
     # -- validation ----------------------------------------------------------------------------
 
     def problems(self, known_kbs: Collection[str] | None = None) -> list[str]:
-        """Every reason this tree cannot be used, as messages for people. ``known_kbs``: the knowledge bases
-        that exist (None skips that check)."""
-        out = [f"the code {code!r} is used more than once" for code in dict.fromkeys(self._duplicates)]
+        """Every reason this tree cannot be used, in English (``reasons``: as records). ``known_kbs``: the
+        knowledge bases that exist (None skips that check)."""
+        return [reason.english for reason in self.reasons(known_kbs)]
+
+    def reasons(self, known_kbs: Collection[str] | None = None) -> list[Said]:
+        """Every reason this tree cannot be used, as records of the catalogue (``ragapp.core.said_intents``)."""
+        out = [Said("intent_tree.code_twice", {"code": code}) for code in dict.fromkeys(self._duplicates)]
         reached = {node.code for node in self.nodes()}
         for node in self._nodes.values():
-            label = f"{node.code!r}"
+            of = {"code": node.code}
             if not _CODE.match(node.code):
-                out.append(
-                    f"the code {label} is not valid: use 1-64 lowercase letters, digits, '_', '.' or '-', "
-                    "starting with a letter or digit"
-                )
+                out.append(Said("intent_tree.code_invalid", of))
             if not node.name.strip():
-                out.append(f"{label} needs a name")
+                out.append(Said("intent_tree.no_name", of))
             if node.parent is not None and node.parent not in self._nodes:
-                out.append(f"{label} has parent {node.parent!r}, which does not exist")
+                out.append(Said("intent_tree.no_parent", {**of, "parent": node.parent}))
             elif node.code not in reached:
-                out.append(f"{label} is part of a cycle: a node cannot sit under itself")
+                out.append(Said("intent_tree.cycle", of))
             if not self.is_leaf(node.code):
                 if node.kind is not None:
-                    out.append(
-                        f"{label} has child intents, so it is a group and cannot have the kind {node.kind}: "
-                        "clear its kind, or move its children elsewhere"
-                    )
+                    out.append(Said("intent_tree.group_kind", {**of, "kind": node.kind}))
                 continue
             if node.kind is None:
-                out.append(f"the leaf {label} needs a kind: KB (search knowledge bases) or SYSTEM (reply directly)")
+                out.append(Said("intent_tree.leaf_kind", of))
             elif node.kind not in KINDS:
-                out.append(f"{label} has the unknown kind {node.kind!r}: use KB or SYSTEM")
+                out.append(Said("intent_tree.unknown_kind", {**of, "kind": node.kind}))
             elif node.kind == "KB":
                 if not node.kbs:
-                    out.append(f"the KB leaf {label} needs at least one knowledge base")
+                    out.append(Said("intent_tree.kb_none", of))
                 elif known_kbs is not None:
                     missing = [kb for kb in node.kbs if kb not in known_kbs]
                     if missing:
-                        known = ", ".join(sorted(known_kbs)) or "none yet"
+                        values = {**of, "missing": ", ".join(missing), "known": ", ".join(sorted(known_kbs))}
                         out.append(
-                            f"the KB leaf {label} names knowledge base(s) that do not exist: "
-                            f"{', '.join(missing)} (existing: {known})"
+                            Said("intent_tree.kb_missing" if known_kbs else "intent_tree.kb_missing_none", values)
                         )
             elif node.kbs:
-                out.append(f"the SYSTEM leaf {label} answers without searching: remove its knowledge bases")
+                out.append(Said("intent_tree.system_kbs", of))
             if node.top_k is not None and not 1 <= node.top_k <= MAX_TOP_K:
-                out.append(f"{label} has top-k {node.top_k}: use a number from 1 to {MAX_TOP_K}")
+                out.append(Said("intent_tree.top_k_range", {**of, "top_k": node.top_k, "most": MAX_TOP_K}))
         return out
 
     def validated(self, known_kbs: Collection[str] | None = None) -> IntentTree:
         """This tree, or ``IntentTreeError`` with every problem."""
-        problems = self.problems(known_kbs)
-        if problems:
-            raise IntentTreeError(problems)
+        reasons = self.reasons(known_kbs)
+        if reasons:
+            raise IntentTreeError(reasons)
         return self
 
     # -- the exchange format ---------------------------------------------------------------------
@@ -281,32 +284,33 @@ _FIELDS = {"code", "name", "description", "examples", "kind", "knowledge_bases",
 def tree_from_data(data: object) -> IntentTree:
     """Build a tree from nested data ({"intents": [...]} or a bare list). Raises ``IntentTreeError`` listing
     every shape problem; run ``validated`` on the result for the tree rules."""
-    problems: list[str] = []
+    problems: list[Said] = []
     nodes: list[IntentNode] = []
     items = data.get("intents") if isinstance(data, Mapping) else data
     if isinstance(data, Mapping) and "intents" not in data:
-        raise IntentTreeError(["the file has no 'intents' list at the top"])
+        raise IntentTreeError([Said("intent_tree.no_list")])
     if not isinstance(items, list):
-        raise IntentTreeError(["'intents' must be a list of intents"])
+        raise IntentTreeError([Said("intent_tree.not_a_list")])
 
     def visit(item: object, parent: str | None, position: int, where: str, depth: int = 1) -> None:
         if depth > MAX_DEPTH or len(nodes) >= MAX_NODES:  # a walk of bounded size, whatever the data
-            limit = f"nested deeper than {MAX_DEPTH} levels" if depth > MAX_DEPTH else f"over {MAX_NODES} intents"
-            raise IntentTreeError([f"the tree is {limit}; nothing was imported"])
+            deep = depth > MAX_DEPTH
+            most = MAX_DEPTH if deep else MAX_NODES
+            raise IntentTreeError([Said("intent_tree.too_deep" if deep else "intent_tree.too_many", {"most": most})])
         if not isinstance(item, Mapping):
-            problems.append(f"{where} must be a mapping with at least 'code' and 'name'")
+            problems.append(Said("intent_tree.not_a_mapping", {"where": where}))
             return
         code = item.get("code")
-        label = f"{where} ({code!r})" if code is not None else where
         if not isinstance(code, str) or not code.strip():
-            problems.append(f"{where} needs a 'code' (a short unique id such as 'lumen-v1.specs')")
+            problems.append(Said("intent_tree.no_code", {"where": where}))
             return
+        label = {"where": where, "code": code}
         unknown = sorted(set(item) - _FIELDS)
         if unknown:
-            problems.append(f"{label} has unknown field(s): {', '.join(map(str, unknown))}")
+            problems.append(Said("intent_tree.unknown_fields", {**label, "fields": ", ".join(map(str, unknown))}))
         name = item.get("name")
         if not isinstance(name, str):
-            problems.append(f"{label} needs a 'name' (text)")
+            problems.append(Said("intent_tree.no_name_text", label))
             name = ""
         node = IntentNode(
             code=code.strip(),
@@ -323,13 +327,13 @@ def tree_from_data(data: object) -> IntentTree:
         nodes.append(node)
         children = item.get("children", [])
         if not isinstance(children, list):
-            problems.append(f"{label}: 'children' must be a list")
+            problems.append(Said("intent_tree.children_list", label))
             return
         for index, child in enumerate(children):
-            visit(child, node.code, index, f"{label} > child {index + 1}", depth + 1)
+            visit(child, node.code, index, f"{where} > {index + 1}", depth + 1)
 
     for index, item in enumerate(items):
-        visit(item, None, index, f"intent {index + 1}")
+        visit(item, None, index, str(index + 1))
     if problems:
         raise IntentTreeError(problems)
     return IntentTree(nodes)
@@ -367,20 +371,20 @@ def parse_tree(text: str, fmt: Format | None = None) -> IntentTree:
     import yaml
 
     if not text.strip():
-        raise IntentTreeError(["the file is empty"])
+        raise IntentTreeError([Said("intent_tree.file_empty")])
     if _bracket_depth(text) > MAX_BRACKETS:
-        raise IntentTreeError([f"the file is nested too deeply (at most {MAX_DEPTH} levels of intents)"])
+        raise IntentTreeError([Said("intent_tree.file_deep", {"most": MAX_DEPTH})])
     try:
         if fmt != "json" and _has_alias(text):
             # An alias repeats a node: a few hundred bytes of nested aliases expand into billions of intents.
-            raise IntentTreeError(["the file uses YAML aliases (*name); write each intent out instead"])
+            raise IntentTreeError([Said("intent_tree.file_aliases")])
         data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
     except RecursionError:
-        raise IntentTreeError([f"the file is nested too deeply (at most {MAX_DEPTH} levels of intents)"]) from None
+        raise IntentTreeError([Said("intent_tree.file_deep", {"most": MAX_DEPTH})]) from None
     except (ValueError, yaml.YAMLError) as exc:
-        kind = "JSON" if fmt == "json" else "YAML or JSON"
+        code = "intent_tree.file_invalid_json" if fmt == "json" else "intent_tree.file_invalid"
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise IntentTreeError([f"the file is not valid {kind}: {first_line}"]) from None
+        raise IntentTreeError([Said(code, {"line": first_line})]) from None
     return tree_from_data(data)
 
 
@@ -393,43 +397,43 @@ def dump_tree(tree: IntentTree, fmt: Format = "yaml") -> str:
     return cast(str, yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100))
 
 
-def _text(item: Mapping[str, Any], key: str, label: str, problems: list[str]) -> str:
+def _text(item: Mapping[str, Any], key: str, label: Label, problems: list[Said]) -> str:
     value = item.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
-        problems.append(f"{label}: '{key}' must be text")
+        problems.append(Said("intent_tree.not_text", {**label, "key": key}))
         return ""
     return value.strip()
 
 
-def _texts(item: Mapping[str, Any], key: str, label: str, problems: list[str]) -> tuple[str, ...]:
+def _texts(item: Mapping[str, Any], key: str, label: Label, problems: list[Said]) -> tuple[str, ...]:
     value = item.get(key)
     if value is None:
         return ()
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"{label}: '{key}' must be a list of texts")
+        problems.append(Said("intent_tree.not_texts", {**label, "key": key}))
         return ()
     return tuple(v.strip() for v in value if v.strip())
 
 
-def _kind(item: Mapping[str, Any], label: str, problems: list[str]) -> Kind | None:
+def _kind(item: Mapping[str, Any], label: Label, problems: list[Said]) -> Kind | None:
     value = item.get("kind")
     if value is None:
         return None
     if not isinstance(value, str) or value.upper() not in KINDS:
-        problems.append(f"{label}: 'kind' must be KB or SYSTEM, not {value!r}")
+        problems.append(Said("intent_tree.bad_kind", {**label, "kind": str(value)}))
         return None
     return cast(Kind, value.upper())
 
 
-def _top_k(item: Mapping[str, Any], label: str, problems: list[str]) -> int | None:
+def _top_k(item: Mapping[str, Any], label: Label, problems: list[Said]) -> int | None:
     value = item.get("top_k")
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        problems.append(f"{label}: 'top_k' must be a whole number")
+        problems.append(Said("intent_tree.bad_top_k", label))
         return None
     return value

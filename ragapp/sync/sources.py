@@ -138,7 +138,8 @@ class SyncReport:
 
 
 def _said(data: dict[str, Any] | None) -> Said | None:
-    return Said(str(data["code"]), dict(data.get("values") or {})) if data else None
+    """A record stored by a report, read back as it was written."""
+    return Said(data["code"], dict(data.get("values") or {})) if data else None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from ragapp.core.events import (
 )
 from ragapp.core.serial import dump
 from ragapp.core.turn import Turn
-from ragapp.core.types import IngestResult, LLMCall, RetrievalResult
+from ragapp.core.types import IngestResult, LLMCall, RetrievalResult, Said
 from ragapp.tracing.model import (
     AnswerRecord,
     CitationRecord,
@@ -169,9 +169,11 @@ class TraceBuilder:
         elif "queued behind" in attributes and "queued s" not in attributes:  # its turn came
             attributes["queued s"] = round(e.seconds, 2)
 
-    def _degraded(self, message: str) -> None:
+    def _degraded(self, message: str, said: Sequence[Said] = ()) -> None:
         if message not in self.trace.degradations:
             self.trace.degradations.append(message)
+        if said and message not in self.trace.degradations_said:
+            self.trace.degradations_said[message] = list(said)
 
     def _agent_step(self, e: AgentStepEvent) -> None:
         name = f"tool {e.tool}"
@@ -188,7 +190,7 @@ class TraceBuilder:
     def _notice(self, e: NoticeEvent) -> None:
         self.trace.notices = self.turn.notices
         if e.level == "warning":
-            self._degraded(e.message)
+            self._degraded(e.message, e.said)
 
     def _context(self, e: RetrievalEvent) -> None:
         self.trace.context = [chunk_ref(c) for c in self.turn.retrieved]
@@ -197,7 +199,9 @@ class TraceBuilder:
 
     def _routing(self, e: RoutingEvent) -> None:
         intents, scores = [leaf_record(s) for s in e.intents], [leaf_record(s) for s in e.scores]
-        record = RoutingRecord(e.question, e.action, e.reason, intents, scores, e.fit, list(e.also), e.fit_min)
+        record = RoutingRecord(
+            e.question, e.action, e.reason, intents, scores, e.fit, list(e.also), e.fit_min, list(e.said)
+        )
         self.trace.routing.append(record)
 
     def _clarify(self, e: ClarifyEvent) -> None:
@@ -252,7 +256,7 @@ class TraceBuilder:
             )
         self.close(span, "degraded" if result.degraded else "ok", seconds)
         for message in result.degraded:
-            self._degraded(message)
+            self._degraded(message, result.degraded_said.get(message, ()))
         self.trace.retrievals.append(retrieval_record(result, seconds))
 
     def llm_call(self, call: LLMCall, started: float) -> None:
@@ -303,7 +307,7 @@ class TraceBuilder:
                 self.trace.ingest = [IngestFileRecord(r.name, r.status, r.message, r.chunks) for r in results]
                 for r in results:
                     if r.status == "failed":
-                        self._degraded(r.message)
+                        self._degraded(r.message, (r.said,) if r.said is not None else ())
         except Exception:
             self._failed("ingest results")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from ragapp.core.events import AgentStepEvent, ExperienceEvent, MemoryEvent, NoticeEvent, RewriteEvent
+from ragapp.core.said import Said
 from ragapp.core.serial import KEEP_UNKNOWN, OMIT_DEFAULT, Stored
 from ragapp.core.types import ConfidenceCheck, LLMCall
 from ragapp.tracing.records import ChunkRef, LeafRecord, RetrievalRecord
@@ -54,6 +55,8 @@ class RoutingRecord(Stored):
     fit: float | None = field(default=None, metadata=OMIT_DEFAULT)
     also: list[str] = field(default_factory=list, metadata=OMIT_DEFAULT)
     fit_min: float | None = field(default=None, metadata=OMIT_DEFAULT)
+    # ``reason`` as records (none in traces written before they were kept: their English is shown as it is)
+    said: list[Said] = field(default_factory=list, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,8 @@ class Trace(Stored):
     total_s: float | None = None
     status: str = "ok"
     degradations: list[str] = field(default_factory=list)
+    # Each degradation as records of the catalogue, by its English (none in traces written before they were kept)
+    degradations_said: dict[str, list[Said]] = field(default_factory=dict, metadata=OMIT_DEFAULT)
     errors: list[str] = field(default_factory=list)
     notices: list[NoticeEvent] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)

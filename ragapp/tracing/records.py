@@ -3,11 +3,11 @@ functions that make them from the engine's results."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ragapp.core.serial import Stored, dump
-from ragapp.core.types import LeafScore, RelevanceDecision, RetrievalResult, RetrievedChunk
+from ragapp.core.serial import OMIT_DEFAULT, Stored, dump
+from ragapp.core.types import LeafScore, RelevanceDecision, RetrievalResult, RetrievedChunk, Said
 
 PREVIEW_CHARS = 400
 
@@ -26,8 +26,9 @@ class ChunkRef(Stored):
 @dataclass(frozen=True)
 class CandidateRecord(Stored):
     """A fused candidate: its chunk, its rank and score in each channel, what each channel added to its fused
-    score, its rerank score, how it moved, and the relevance gate's decision in words (``relevance``: "" in
-    rows written before the gate recorded it)."""
+    score, its rerank score, how it moved, and the relevance gate's decision in English (``relevance``: "" in
+    rows written before the gate recorded it) and as a record (``said``: None in rows written before it was
+    kept, whose English a view shows as it is)."""
 
     chunk_id: str
     doc_id: str
@@ -43,6 +44,7 @@ class CandidateRecord(Stored):
     final_rank: int
     in_prompt: bool
     relevance: str = ""
+    said: Said | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,8 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> RetrievalRecord
                 rerank_score=None if c.rerank_score is None else round(c.rerank_score, 6),
                 final_rank=final,
                 in_prompt=cid in in_prompt,
-                relevance=relevance_text(result.decisions.get(cid)),
+                relevance=relevance_text(decision := result.decisions.get(cid)),
+                said=None if decision is None else decision.said,
             )
         )
     return RetrievalRecord(

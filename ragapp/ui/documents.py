@@ -18,11 +18,11 @@ from ragapp.core.errors import RagAppError
 from ragapp.core.types import Chunk, ParseReport
 from ragapp.engine.engine import Engine
 from ragapp.engine.library import DocumentView
-from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import ingest_line, user_errors
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import escape_text, highlighted
 from ragapp.ui.page_language import shown
+from ragapp.ui.said_words import said_or_english
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 CHUNK_HEADERS = ["#", "Page", "Heading", "Read as", "Text"]
@@ -59,7 +59,12 @@ def quality_line(view: DocumentView) -> str:
     if view.skipped:
         n = len(view.skipped)
         parts.append(both(f"{n} left out as boilerplate", f"{n} 处作为目录、索引等样板内容未编入"))
-    parts += [f"{both('left out', '未编入')}: {explained(what, escape_text)}" for what in report.left_out]
+    # Each item from its record; a report stored before the records were kept: its English as it is
+    said = report.left_out_said if len(report.left_out_said) == len(report.left_out) else (None,) * len(report.left_out)
+    parts += [
+        f"{both('left out', '未编入')}: {said_or_english(record, what, escape_text)}"
+        for record, what in zip(said, report.left_out, strict=True)
+    ]
     if report.coverage is not None:
         warning = report.coverage_warning()  # the engine's words
         share = f"{report.coverage:.1%}"

@@ -25,12 +25,11 @@ from ragapp.core.types import DEFAULT_KB, IngestProgress, IngestResult, Mode, Sc
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
-from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.markup import code_span, escape_text, no_remote_content
 from ragapp.ui.next_questions import suggested_question
 from ragapp.ui.render import ANSWER_AGAIN_CHOICE, TurnView
-from ragapp.ui.said_words import said_text
+from ragapp.ui.said_words import said_or_english
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 log = logging.getLogger(__name__)
@@ -49,7 +48,7 @@ _STATUS_ICON = {"added": "✅", "replaced": "🔄", "duplicate": "⏭️", "fail
 
 def _to_gr_error(exc: Exception) -> gr.Error:
     if isinstance(exc, RagAppError):
-        return gr.Error(explained(str(exc)))  # the modal renders HTML (escaped: messages hold file names)
+        return gr.Error(said_or_english(exc.said, str(exc)))  # the modal renders HTML (escaped: names are in them)
     log.exception("unexpected error in a UI handler")
     kind = type(exc).__name__
     return gr.Error(
@@ -428,8 +427,8 @@ def ingest_summary(results: list[IngestResult]) -> str:
 
 
 def ingest_line(result: IngestResult) -> str:
-    """What happened to one file, in both languages where the page has the words (the engine's notes and a
-    refusal's reason are its own, in English)."""
+    """What happened to one file, in both languages (a refusal from its record; a result stored before the
+    engine kept one: its English)."""
     name, kb = escape_text(result.name), escape_text(result.kb)
     notes = "".join(f"; {escape_text(n)}" for n in result.notes)
     n = result.chunks
@@ -443,6 +442,4 @@ def ingest_line(result: IngestResult) -> str:
         return f"{name}: " + both(f"indexed again ({n} chunks).", f"已重新索引（{n} 个片段）。")
     if result.status == "cancelled":
         return f"{name}: " + both("not added: the upload was stopped.", "未加入：上传已停止。")
-    if result.said is not None and (said := said_text(result.said, escape_text)) is not None:
-        return said
-    return explained(result.message, escape_text)  # names are in them
+    return said_or_english(result.said, result.message, escape_text)  # names are in them

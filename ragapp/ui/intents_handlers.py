@@ -12,21 +12,21 @@ import html
 import logging
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 from gradio.i18n import I18nData
 
-from ragapp.core.types import LeafScore
+from ragapp.core.types import LeafScore, Said
 from ragapp.engine import GROUP, Format, IntentTree, IntentTreeError, RoutingDecision
 from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IntentDraft
-from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
 from ragapp.ui.markup import escape_text
+from ragapp.ui.said_words import said_or_english
 from ragapp.ui.state import actor_of
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class IntentHandlers:
         try:
             saved = self.engine.intents.save(draft, replacing, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
-            return self._refused(both("Not saved", "未保存"), exc.problems, 5)  # type: ignore[return-value]
+            return self._refused(both("Not saved", "未保存"), exc.reasons, 5)  # type: ignore[return-value]
         tree = saved.tree
         verb = both("Added", "已新建") if saved.added else both("Saved", "已保存")
         message = f"✅ {verb}: **{tree.full_path(saved.code)}** (`{saved.code}`)"
@@ -248,7 +248,7 @@ class IntentHandlers:
         try:
             deleted = self.engine.intents.delete(picked, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
-            return self._refused(refused, exc.problems, _EDIT_OUTPUTS)
+            return self._refused(refused, exc.reasons, _EDIT_OUTPUTS)
         message = f"🗑️ {both('Deleted', '已删除')}: **{deleted.path} (`{picked}`)**"
         gone = deleted.count
         if gone > 1:
@@ -272,7 +272,7 @@ class IntentHandlers:
         try:
             tree = self.engine.intents.import_file(file, actor=actor_of(self.engine, request))
         except IntentTreeError as exc:
-            return self._refused(f"{refused}: {file.name}", exc.problems, _EDIT_OUTPUTS)
+            return self._refused(f"{refused}: {file.name}", exc.reasons, _EDIT_OUTPUTS)
         leaves = len(tree.leaves())
         name = escape_text(file.name)
         message = "📥 " + both(
@@ -328,7 +328,7 @@ class IntentHandlers:
             lines.append("")
         if decision.fit is not None:
             lines += [fit_line(decision.fit.probability, self.engine.settings.workflow.route_fit_min), ""]
-        lines.append(f"**{both('Reason', '原因')}:** {explained(decision.reason, escape_text)}")
+        lines.append(f"**{both('Reason', '原因')}:** {said_or_english(decision.said, decision.reason, escape_text)}")
         classification = decision.classification
         if classification is not None:
             if classification.error:
@@ -363,11 +363,11 @@ class IntentHandlers:
         )
 
     @staticmethod
-    def _refused(title: str, problems: Sequence[str], outputs: int) -> tuple[Any, ...]:
-        """An edit that changed nothing: a toast, the message listing every problem, and "no change" for the
-        other ``outputs - 1`` outputs."""
-        gr.Warning(_toast(f"{title}: " + "; ".join(problems)))
-        listed = "\n".join(f"- {p}" for p in problems)
+    def _refused(title: str, reasons: Sequence[Said | str], outputs: int) -> tuple[Any, ...]:
+        """An edit that changed nothing: a toast, the message listing every reason in both languages (the
+        engine's records, or the page's own words), and "no change" for the other ``outputs - 1`` outputs."""
+        gr.Warning(_toast(f"{title}: " + "; ".join(_reason(r, _as_is) for r in reasons)))
+        listed = "\n".join(f"- {_reason(r, escape_text)}" for r in reasons)
         unchanged = both("nothing was changed", "意图树未改变")
         return f"❌ **{title}** — {unchanged}:\n\n{listed}", *_unchanged(outputs - 1)
 
@@ -422,6 +422,14 @@ def _toast(markdown: str) -> str:
     ``both``."""
     escaped = html.escape(markdown.replace("**", "").replace("`", ""))
     return _OURS.sub(lambda m: "<" + m.group(1).replace("&quot;", '"') + ">", escaped)
+
+
+def _reason(reason: Said | str, escape: Callable[[str], str]) -> str:
+    return reason if isinstance(reason, str) else said_or_english(reason, reason.english, escape)
+
+
+def _as_is(text: str) -> str:
+    return text  # the toast escapes the whole message itself
 
 
 def _plain(text: str) -> str:

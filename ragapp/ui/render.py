@@ -29,14 +29,14 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.markers import MARKER, cited_numbers
 from ragapp.core.quotes import quote
 from ragapp.core.turn import StageStep, Step, Turn
-from ragapp.core.types import Citation, RetrievedChunk
+from ragapp.core.types import Citation, RetrievedChunk, Said
 from ragapp.ui.confidence_badge import confidence_badge
-from ragapp.ui.engine_words import SKIPPED_CALL, explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
 from ragapp.ui.memory_words import REMEMBER_CHOICE, recall_message
 from ragapp.ui.next_questions import suggestion_choices
 from ragapp.ui.routing_words import routing_line, weak_search
+from ragapp.ui.said_words import said_or_english
 
 _STAGE_TITLES = {
     "memory": "🗂️ " + both("Summarising earlier turns", "正在归纳之前的对话"),
@@ -164,8 +164,9 @@ def step_message(step: Step) -> gr.ChatMessage | None:
     """One step's bubble (None: nothing to show, as for a stage that reported only its end)."""
     if isinstance(step, NoticeEvent):
         icon = "⚠️" if step.level == "warning" else "ℹ️"
-        # The engine's words (a notice may quote a document), or its typed record said in both languages.
-        said = weak_search(step.widened) if step.widened is not None else explained(step.message, escape_text)
+        # Its records in both languages (a notice may quote a document: escaped); one stored before: its English
+        widened = step.widened
+        said = weak_search(widened) if widened is not None else said_or_english(step.said, step.message, escape_text)
         return gr.ChatMessage(role="assistant", content=f"{icon} {said}")
     if isinstance(step, ModeEvent):
         return gr.ChatMessage(role="assistant", content=mode_line(step))
@@ -226,7 +227,7 @@ def routing_summary(event: RoutingEvent) -> str:
     lines = [f"**{action}**" + (f": {intents}" if intents else "")]
     if len(event.question) < 200:
         lines.append(f"{both('Question', '问题')}: {event.question}")
-    lines.append(f"{both('Why', '原因')}: {explained(event.reason, escape_text)}")
+    lines.append(f"{both('Why', '原因')}: {said_or_english(event.said, event.reason, escape_text)}")
     also = routing_line(event)
     if also is not None:
         lines.append(also)
@@ -307,7 +308,8 @@ def stage_summary(event: StageEvent) -> str:
         n = detail["turns folded"]
         return both(f"{n} earlier turn{'s' if n != 1 else ''} summarised", f"归纳了之前的 {n} 轮对话")
     if detail.get("model call") == "none":  # a rule made no model call (docs/workflow.md)
-        return SKIPPED_CALL.get(str(detail.get("rule")), escape_text(str(detail.get("why", ""))))
+        rule = Said(str(detail.get("rule")))  # a code of the catalogue; a step stored before: its English why
+        return said_or_english(rule, str(detail.get("why", "")), escape_text)
     if event.stage == "rewrite" and "question" in detail:
         question, parts = escape_text(str(detail["question"])), detail.get("parts", 1)
         english = f"searched as “{question}”" + (f" in {parts} parts" if parts and parts > 1 else "")

@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ragapp.core.said import Said
+from ragapp.core.serial import load
 from ragapp.engine import Trace
-from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import escape_text
+from ragapp.ui.said_words import said_or_english
 
 PART_WORDS = {
     "instructions": ("instructions", "指令"),
@@ -75,8 +77,12 @@ def _table(title: str, attributes: Mapping[str, Any], sent: Mapping[str, Any]) -
     ]
     for part, allowed, planned, sent_tokens in budget_rows(attributes, sent):
         lines.append(f"| {both(*PART_WORDS[part])} | {allowed} | {planned} | {sent_tokens} |")
-    for said in attributes.get("compressed") or ():
-        lines.append(f"\n> ✂️ {both('Compressed to fit', '为放入窗口而压缩')}: {explained(str(said), escape_text)}")
+    english = [str(c) for c in attributes.get("compressed") or ()]
+    records = attributes.get("compressed_said") or ()  # none in traces written before they were kept
+    said = [load(Said, r) for r in records] if len(records) == len(english) else [None] * len(english)
+    for record, words in zip(said, english, strict=True):
+        compressed = said_or_english(record, words, escape_text)
+        lines.append(f"\n> ✂️ {both('Compressed to fit', '为放入窗口而压缩')}: {compressed}")
     return "\n".join(lines)
 
 

@@ -10,12 +10,13 @@ from typing import Any
 
 from ragapp.core.chunks import doc_of_chunk_id as doc_of
 from ragapp.core.confidence_words import LEVELS
+from ragapp.core.said import Said
 from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
-from ragapp.ui.engine_words import explained
 from ragapp.ui.i18n import TEXTS, both
 from ragapp.ui.markup import escape_text, plain_markdown
 from ragapp.ui.routing_words import why_widened
+from ragapp.ui.said_words import said_or_english
 
 STATUS_ICON = {
     "ok": "✅",
@@ -86,10 +87,11 @@ def header(trace: Trace) -> str:
     for error in trace.errors:
         lines.append(f"> ❌ **{both('Error', '错误')}:** {escape_text(error)}")
     for message in trace.degradations:
-        lines.append(f"> ⚠️ **{both('Degraded', '降级')}:** {explained(message, escape_text)}")
+        said = said_or_english(trace.degradations_said.get(message), message, escape_text)
+        lines.append(f"> ⚠️ **{both('Degraded', '降级')}:** {said}")
     for notice in trace.notices:
         if notice.level != "warning":
-            lines.append(f"> ℹ️ {explained(notice.message, escape_text)}")
+            lines.append(f"> ℹ️ {said_or_english(notice.said, notice.message, escape_text)}")
     if trace.recorder_error:
         incomplete = both("This trace may be incomplete", "此追踪记录可能不完整")
         lines.append(f"> 🧰 {incomplete}: {escape_text(trace.recorder_error)}.")
@@ -132,9 +134,9 @@ CHECK_WORDS = {
 
 
 def check_line(c: ConfidenceCheck) -> str:
-    """'- ✅ fits: gives the number asked for': one check behind the answer's confidence (its detail is the
-    engine's own words, in English)."""
-    detail = f": {explained(c.detail, escape_text)}" if c.detail else ""
+    """'- ✅ fits: gives the number asked for': one check behind the answer's confidence (its detail from its
+    records; a figure, or a check stored before they were kept, as it is)."""
+    detail = f": {said_or_english(c.said, c.detail, escape_text)}" if c.detail else ""
     return f"- {'✅' if c.passed else '⚠️'} {_word(CHECK_WORDS, c.check)}{detail}"
 
 
@@ -178,7 +180,7 @@ def intent_rows(trace: Trace) -> list[list[Any]]:
     for routing in trace.routing:
         chosen = {i.code for i in routing.intents}
         scores = routing.scores or routing.intents
-        action, reason = _word(ACTION_WORDS, routing.action), explained(routing.reason)  # an HTML cell
+        action, reason = _word(ACTION_WORDS, routing.action), said_or_english(routing.said, routing.reason)  # HTML
         if not scores:
             rows.append([routing.question, "—", None, action, reason])
         for s in scores:
@@ -267,17 +269,20 @@ def relevance_lines(search: RetrievalRecord) -> str:
     return "\n".join(
         f"- {c.final_rank}. {escape_text(c.source)}"
         + (f" ({escape_text(c.location)})" if c.location else "")
-        + f" — {_relevance(c.relevance)}"
+        + f" — {_relevance(c.relevance, c.said)}"
         for c in search.candidates
         if c.relevance
     )
 
 
-def _relevance(said: str) -> str:
-    """The gate's 'kept: rerank score ≥ 0.2' with its verdict in both languages (its reason is the engine's)."""
-    verdict, _, reason = said.partition(": ")
+def _relevance(gate: str, said: Said | None) -> str:
+    """The gate's 'kept: rerank score ≥ 0.2' in both languages, from its record (``said``; a trace stored
+    before the record was kept shows its English reason as it is)."""
+    verdict, _, reason = gate.partition(": ")
     words = {"kept": both("kept", "保留"), "dropped": both("dropped", "丢弃")}
-    return f"{words[verdict]}: {explained(reason, escape_text)}" if verdict in words else escape_text(said)
+    if verdict not in words:
+        return escape_text(gate)
+    return f"{words[verdict]}: {said_or_english(said, reason, escape_text)}"
 
 
 def llm_markdown(trace: Trace) -> str:
@@ -360,9 +365,9 @@ def why_not(trace: Trace, doc_id: str, name: str) -> str:
             minimum = s.get("min_rerank_score")
             if any(c.in_prompt for c in mine):
                 reached = both("it **reached the prompt**", "它**进入了提示**")
-                lines.append(f"- ✅ {reached}" + (f" ({_relevance(gate)})" if gate else ""))
+                lines.append(f"- ✅ {reached}" + (f" ({_relevance(gate, best.said)})" if gate else ""))
             elif gate.startswith("dropped"):
-                lines.append(f"- ⛔ {both('relevance gate', '相关性过滤')}: {_relevance(gate)}")
+                lines.append(f"- ⛔ {both('relevance gate', '相关性过滤')}: {_relevance(gate, best.said)}")
             elif score is not None and minimum is not None and score < minimum:
                 lines.append(
                     "- ⛔ "

@@ -194,7 +194,7 @@ def test_a_follow_up_whose_own_search_is_strong_is_not_rewritten(
         assert len(rig.llm.calls) == calls
         if not calls:
             (step,) = rewrite_steps(events)
-            assert step.detail["rule"] == "strong search" and "rewrite_above_score 0.00" in step.detail["why"]
+            assert step.detail["rule"] == "skipped.strong_search" and "rewrite_above_score 0.00" in step.detail["why"]
             assert (
                 "Mat_VarReadNextInfo" in next(e for e in events if isinstance(e, RetrievalEvent)).chunks[0].chunk.text
             )

@@ -277,7 +277,7 @@ def test_a_follow_up_that_stands_alone_is_not_rewritten(rig: object) -> None:
     # The rewrite step only says why it made no call (the question stands alone)
     rewrite = [e for e in only(events, StageEvent) if e.stage == "rewrite"]
     assert [(e.status, e.detail["model call"], e.detail["rule"]) for e in rewrite] == [
-        ("finished", "none", "stands alone")
+        ("finished", "none", "skipped.stands_alone")
     ]
     assert len(rig.llm.calls) == 2  # type: ignore[attr-defined]  # routing and the answer: no rewrite call
     assert only(events, AnswerEvent)[0].text == "90 minutes [1]."

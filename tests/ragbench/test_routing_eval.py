@@ -68,7 +68,7 @@ def _decision(
 ) -> RoutingDecision:
     scores = tuple(_score(c) for c in codes)
     classification = Classification(question, () if error else scores, (), ignored, error, reply)
-    return RoutingDecision(question, action, scores, f"{action} because", classification)
+    return RoutingDecision(question, action, scores, (), classification)
 
 
 def _q(question: str, expect: str | Sequence[str], lang: str = "en") -> LabelledQuestion:
@@ -302,7 +302,7 @@ def test_rows_keep_the_leaf_ranked_first_and_whether_it_is_right() -> None:
     # A fallback below the minimum score still names the classifier's best leaf, with its score.
     item = _q("beta?", "b.specs")
     low = Classification(item.question, (_score("b.specs", 0.4),))
-    below = score_row(item, RoutingDecision(item.question, "fallback", (), "below", low), 1.0, TREE)
+    below = score_row(item, RoutingDecision(item.question, "fallback", (), (), low), 1.0, TREE)
     assert (below.top, below.top_score, below.top_right) == ("b.specs", 0.4, True)
 
 

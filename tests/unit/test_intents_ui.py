@@ -6,6 +6,7 @@ Each handler returns what its outputs show (values, or ``gr.update`` dicts); the
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import unescape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,7 +210,8 @@ def test_a_refused_edit_changes_nothing_and_says_why(
     with pytest.warns(UserWarning, match="Not saved"):  # the toast, outside a running app
         message, summary, rows, pick, parent = h.save(picked, *form)
     assert message.startswith("❌") and "nothing was changed" in message
-    assert problem in message
+    english, chinese = unescape(shown(message)), unescape(shown(message, "zh"))
+    assert problem in english and problem not in chinese  # each reason in the page's language
     assert summary == rows == pick == parent == {"__type__": "update"}  # the view stays as it was
     assert h.engine.intents.export() == before
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ragapp.config import Settings
 from ragapp.core.types import ChatTurn, Chunk, RetrievedChunk
 from ragapp.qa.budget import passages_tokens, plan_budget
-from ragapp.qa.prompt_fit import fit_prompt
+from ragapp.qa.prompt_fit import FittedPrompt, fit_prompt
 
 QUESTION = "How often is the kettle filter rinsed?"
 SENTENCES = "Safety comes first. Never fill above the MAX mark. The filter is rinsed every 14 days. Keep it dry. "
@@ -33,6 +33,10 @@ def _long_history(pairs: int) -> list[ChatTurn]:
     return turns
 
 
+def _english(fitted: FittedPrompt) -> tuple[str, ...]:
+    return tuple(said.english for said in fitted.compressed)
+
+
 def test_a_long_history_is_compressed_before_the_passages_lose_anything() -> None:
     settings = _settings(2000)  # history 600, passages 800 and what the others leave
     budget = plan_budget(settings, "rules " * 40 + QUESTION)
@@ -41,7 +45,7 @@ def test_a_long_history_is_compressed_before_the_passages_lose_anything() -> Non
     assert 0 < len(fitted.turns) < len(history) and fitted.turns[-1] == history[-1]
     assert fitted.used["history"] <= budget.history
     assert fitted.passages == PASSAGES and fitted.condense_keep == 0  # every passage, whole
-    assert fitted.compressed == (f"{len(history) - len(fitted.turns)} earlier messages left out of the prompt",)
+    assert _english(fitted) == (f"{len(history) - len(fitted.turns)} earlier messages left out of the prompt",)
 
 
 def test_what_the_conversation_leaves_goes_to_the_passages() -> None:
@@ -58,7 +62,7 @@ def test_passages_are_condensed_before_any_is_dropped() -> None:
     fitted = fit_prompt(QUESTION, budget, PASSAGES, [], "", condense_keep=0)
     assert fitted.passages == PASSAGES  # all kept ...
     assert fitted.condense_keep == 2 and fitted.used["passages"] <= budget.passages_after(0) < WHOLE  # ... shorter
-    assert fitted.compressed == ("passages after the best condensed to 2 sentence(s) each",)
+    assert _english(fitted) == ("passages after the best condensed to 2 sentence(s) each",)
 
 
 def test_passages_are_dropped_only_once_one_sentence_each_is_still_too_much() -> None:
@@ -67,7 +71,7 @@ def test_passages_are_dropped_only_once_one_sentence_each_is_still_too_much() ->
     assert fitted.condense_keep == 1 and 1 <= len(fitted.passages) < len(PASSAGES)
     assert fitted.passages == PASSAGES[: len(fitted.passages)]  # the best ones, whole (for citations)
     dropped = len(PASSAGES) - len(fitted.passages)
-    assert fitted.compressed == (
+    assert _english(fitted) == (
         "passages after the best condensed to 1 sentence(s) each",
         f"{dropped} passages dropped",
     )
@@ -79,13 +83,13 @@ def test_a_summary_longer_than_the_conversation_share_is_shortened() -> None:
     fitted = fit_prompt(QUESTION, budget, PASSAGES[:1], [], summary)
     assert len(fitted.summary) < len(summary) and summary.startswith(fitted.summary.rstrip("…"))
     assert fitted.used["history"] <= budget.history // 2
-    assert fitted.compressed[0].startswith("summary shortened from ")
+    assert _english(fitted)[0].startswith("summary shortened from ")
 
 
 def test_the_detail_gives_the_budget_each_part_and_what_was_compressed() -> None:
     budget = plan_budget(_settings(800), "rules " * 40 + QUESTION)
     detail = fit_prompt(QUESTION, budget, PASSAGES, _long_history(1), "Earlier: the lid.", 2).detail()
-    assert set(detail) == {"budget", "prompt", "compressed"}
+    assert set(detail) == {"budget", "prompt", "compressed", "compressed_said"}
     assert detail["budget"] == budget.as_dict()
     prompt = detail["prompt"]
     assert isinstance(prompt, dict) and set(prompt) == {

@@ -18,7 +18,7 @@ from ragapp.core.events import (
     WaitEvent,
     Widened,
 )
-from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, SentenceSupport
+from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, Said, SentenceSupport
 from ragapp.ui.confidence_badge import confidence_badge
 from ragapp.ui.markup import highlighted
 from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title
@@ -132,9 +132,16 @@ def test_not_found_answer_has_no_sources() -> None:
 
 def test_notice_is_shown_as_a_warning_line() -> None:
     view = TurnView()
-    view.apply(NoticeEvent("keyword search timed out after 5 s", level="warning"))
-    assert [shown(c) for c in _contents(view)] == ["⚠️ keyword search timed out after 5 s"]
-    assert [shown(c, "zh") for c in _contents(view)] == ["⚠️ keyword 检索超时（5 秒）"]
+    view.apply(NoticeEvent.worded(Said("degraded.timed_out", {"channel": "keyword", "s": 5.0}), level="warning"))
+    view.apply(NoticeEvent("an older notice, kept in English", level="warning"))
+    assert [shown(c) for c in _contents(view)] == [
+        "⚠️ keyword search timed out after 5 s",
+        "⚠️ an older notice, kept in English",
+    ]
+    assert [shown(c, "zh") for c in _contents(view)] == [
+        "⚠️ keyword 检索超时（5 秒）",
+        "⚠️ an older notice, kept in English",
+    ]
 
 
 def test_citation_passage_markup_is_escaped() -> None:

@@ -114,7 +114,7 @@ def test_the_embedders_clear_pick_reports_its_cosine_not_one() -> None:
 def _routed(probability: float, *, chosen: bool = False, action: str = "route") -> RoutingDecision:
     fit = LeafFit("shipping", probability, FitFeatures(0.8, 0.0, 0.7))
     intents = (score("shipping", probability),) if action == "route" else ()
-    return RoutingDecision("q", action, intents, "routed", None, chosen, fit)  # type: ignore[arg-type]
+    return RoutingDecision("q", action, intents, (), None, chosen, fit)  # type: ignore[arg-type]
 
 
 def test_a_route_that_fits_poorly_adds_the_uncovered_bases_and_says_so() -> None:

@@ -10,12 +10,13 @@ import re
 import pytest
 
 from ragapp.core.errors import IngestError
+from ragapp.core.said import CATALOGUE as SAID
 from ragapp.core.types import Said
 from ragapp.engine.library import hidden_duplicate
 from ragapp.ingest.parsers.base import markup_flood
 from ragapp.ingest.repetition import Budget, mostly_repetition
 from ragapp.sync.site_words import SITE_WORDS
-from ragapp.ui.said_words import SAID, said_text
+from ragapp.ui.said_words import said_text
 
 ERRORS = [
     mostly_repetition("digits.xlsx", Budget(chunks=4_996, distinct=316, allowed=139)),
@@ -37,7 +38,7 @@ def test_the_page_says_what_the_engine_says_in_both_languages(error: IngestError
 
 
 def test_every_code_has_both_languages_and_names_are_escaped() -> None:
-    assert {e.said.code for e in ERRORS if e.said} | {"ingest.duplicate_hidden"} | set(SITE_WORDS) == set(SAID)
+    assert {e.said.code for e in ERRORS if e.said} | {"ingest.duplicate_hidden"} | set(SITE_WORDS) <= set(SAID)
     shown = said_text(Said("ingest.duplicate_hidden", {"name": "<b>x</b>.md"}), lambda t: t.replace("<", "&lt;"))
     assert shown is not None and "&lt;b>x&lt;/b>.md" in shown and "<b>" not in shown
     assert said_text(Said("nobody.knows", {}), str) is None  # the engine's English is shown then

@@ -62,10 +62,10 @@ def test_the_best_leaf_is_taken_when_every_leaf_within_the_margin_searches_the_s
 
 def test_the_step_says_why_no_rewriting_call_was_made_in_both_languages() -> None:
     for rule, english, chinese in [
-        ("stands alone", "searched as asked, no model call", "未调用模型"),
-        ("parts by wording", "cut by its wording", "按字面拆分"),
-        ("strong search", "already finds a strong passage", "高度相关"),
-        ("only own-language passages kept", "not translated", "未翻译"),
+        ("skipped.stands_alone", "searched as asked, no model call", "未调用模型"),
+        ("skipped.parts_by_wording", "cut by its wording", "按字面拆分"),
+        ("skipped.strong_search", "already finds a strong passage", "高度相关"),
+        ("skipped.own_language", "not translated", "未翻译"),
     ]:
         text = stage_summary(StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": "-"}))
         assert english in text and chinese in text

@@ -9,13 +9,14 @@ import re
 
 import pytest
 
+from ragapp.core.said import CATALOGUE as SAID
 from ragapp.sync.crawler import shape
 from ragapp.sync.site_words import SITE_WORDS, caused_said, site_said
 from ragapp.sync.sources import SyncError
 from ragapp.sync.web_address import Scope, address_kind, normalise
 from ragapp.sync.web_fetch import body_type
 from ragapp.sync.web_links import page_links, read_sitemap
-from ragapp.ui.said_words import SAID, said_text
+from ragapp.ui.said_words import said_text
 from tests.text import shown
 
 READABLE = {".html", ".htm", ".pdf", ".md", ".txt", ".csv", ".docx"}

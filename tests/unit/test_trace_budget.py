@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragapp.core.said import Said
+from ragapp.core.serial import dump
 from ragapp.tracing.builder import TraceBuilder
 from ragapp.tracing.model import Trace
 from ragapp.ui.trace_budget import budget_markdown, budget_rows
@@ -31,7 +33,9 @@ def test_rows_give_each_part_its_budget_what_was_planned_and_what_was_sent() -> 
 
 
 def test_the_table_names_the_parts_in_both_languages_and_says_what_was_compressed() -> None:
-    fit = {"budget": BUDGET, "prompt": PLANNED, "compressed": ["2 passages dropped"], "prompt parts": SENT}
+    dropped = Said("budget.dropped", {"n": 2})
+    fit = {"budget": BUDGET, "prompt": PLANNED, "compressed": [dropped.english], "compressed_said": [dump(dropped)],
+           "prompt parts": SENT}  # fmt: skip
     text = budget_markdown(_trace(("retrieve", {"budget": BUDGET}), ("generate", fit)))
     english, chinese = shown(text, "en"), shown(text, "zh")
     assert "**Answer prompt** · window 4096" in english
@@ -44,7 +48,7 @@ def test_the_agents_decision_prompt_shows_its_tool_descriptions() -> None:
              "compressed": ["tool descriptions shortened to their first sentence"]}  # fmt: skip
     text = shown(budget_markdown(_trace(("agent", agent))))
     assert "**Agent's decision prompt**" in text and "| tool descriptions | 358 | 400 | – |" in text
-    assert "tool descriptions shortened to their first sentence" in text
+    assert "tool descriptions shortened to their first sentence" in text  # a trace stored before: its English
 
 
 def test_a_trace_without_a_budget_says_so() -> None:

@@ -11,16 +11,22 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
+from ragapp.core.events import AnswerEvent
+from ragapp.core.serial import dump, load
 from ragapp.core.types import (
     ChannelHit,
     ChannelResult,
     Chunk,
+    Confidence,
+    ConfidenceCheck,
     LLMCall,
     RelevanceDecision,
     RetrievalResult,
     RetrievedChunk,
+    Said,
     Scope,
 )
+from ragapp.qa.answer_check import composed
 from ragapp.testcases.scoring import CaseReport, CaseResult, documents_ranked, evaluate_cases
 from ragapp.testcases.store import TestCase
 from ragapp.tracing.builder import TraceBuilder
@@ -29,7 +35,7 @@ from ragapp.tracing.records import RetrievalRecord
 from ragapp.tracing.store import TraceSummary
 from ragapp.ui import trace_charts as charts
 from ragapp.ui import trace_views
-from tests.text import English
+from tests.text import English, shown
 
 views = English(trace_views)  # results as an English page shows them
 
@@ -249,7 +255,16 @@ def test_intent_rows_mark_the_chosen_leaves() -> None:
         ["battery?", "✓ Lumen > Battery", 0.9, "route", "clear"],
         ["battery?", "Lumen > Case", 0.3, "route", "clear"],
         ["hello", "—", None, "search everything", "no leaf"],  # the action in words
-    ]
+    ]  # a trace stored before the reasons were records: their English as it is
+
+
+def test_a_routing_reason_kept_as_records_reads_back_in_both_languages() -> None:
+    said = [Said("routing.routed", {"paths": "Lumen > Battery (0.90)"}), Said("routing.no_model_call", {"reply": "e"})]
+    stored = {"question": "q", "action": "route", "reason": "-", "intents": [], "scores": [], "said": said}
+    trace = Trace.from_dict(_trace(routing=[dump(stored)]).to_dict())
+    (row,) = trace_views.intent_rows(trace)
+    assert shown(row[4], "en") == "routed to Lumen &gt; Battery (0.90) (no model call: e)"
+    assert shown(row[4], "zh") == "路由到 Lumen &gt; Battery (0.90)（未调用模型：e）"
 
 
 def test_summary_rows() -> None:
@@ -542,8 +557,8 @@ def test_the_relevance_decision_per_chunk_is_recorded_shown_and_read_back() -> N
     low = RetrievedChunk(chunk, 1 / 61, {"keyword": 1, "vector": 1}, {"keyword": 7.0, "vector": 0.86}, 0.1)
     other = RetrievedChunk(Chunk("d2-0000", "d2", 0, "Off topic.", "b.pdf"), 1 / 62, {"vector": 2}, {}, 0.05)
     decisions = {
-        "d1-0000": RelevanceDecision(True, "both channels agree (keyword 1, vector 1; fused rank 1)", 0.1),
-        "d2-0000": RelevanceDecision(False, "rerank score below 0.2", 0.05),
+        "d1-0000": RelevanceDecision(True, Said("relevance.agree", {"ranks": "keyword 1, vector 1", "rank": 1}), 0.1),
+        "d2-0000": RelevanceDecision(False, Said("relevance.rerank_below", {"min": 0.2}), 0.05),
     }
     result = RetrievalResult("q", (low,), (low, other), (), settings={"top_k": 5}, decisions=decisions)
     builder = TraceBuilder("alice", "chat", "q", "workflow")
@@ -559,6 +574,13 @@ def test_the_relevance_decision_per_chunk_is_recorded_shown_and_read_back() -> N
         "- 2. b.pdf — dropped: rerank score below 0.2",
     ]
     assert "relevance gate: 1 kept, 1 dropped" in views.search_note(search)
+    assert shown(trace_views.relevance_lines(search), "zh").splitlines()[1] == "- 2. b.pdf — 丢弃: 重排得分低于 0.2"
+    stored = search.to_dict()
+    for row in stored["candidates"]:  # a trace written before the gate's records were kept: its English as is
+        del row["said"]
+    assert shown(trace_views.relevance_lines(RetrievalRecord.from_dict(stored)), "zh").splitlines()[1] == (
+        "- 2. b.pdf — 丢弃: rerank score below 0.2"
+    )
     trace = _trace(retrievals=[search.to_dict()])
     assert "⛔ relevance gate: dropped: rerank score below 0.2" in views.why_not(trace, "d2", "b.pdf")
     assert "reached the prompt** (kept: both channels agree" in views.why_not(trace, "d1", "a.pdf")
@@ -593,3 +615,22 @@ def test_why_not_says_when_a_base_no_intent_covers_was_searched_and_why() -> Non
     assert "没有哪个意图与这个问题足够匹配（0.12 < 0.50）" in chinese and "最高 0.21 < 0.50" in chinese
     # A trace written before (no fit, no also) reads back and says nothing of the kind.
     assert "no intent covers" not in views.why_not(_trace(routing=[{**routing, "also": []}]), "doca", "a.pdf")
+
+
+def test_a_check_behind_the_confidence_is_worded_from_its_records_and_an_old_one_as_stored() -> None:
+    fits = ConfidenceCheck.worded("fits", True, Said("confidence.kind_given", {"kind": "number"}))
+    parts = ["How long does it last?", "What year was it made?"]
+    first = AnswerEvent("It lasts 10 hours [1].", (), grounded=True, confidence=Confidence("high", (fits,)))
+    answer = composed("; ".join(parts), parts, [first, AnswerEvent("Not found.", (), grounded=False, abstained=True)])
+    assert answer.confidence is not None
+    lines = [trace_views.check_line(c) for c in answer.confidence.checks]
+    assert [shown(line, "en") for line in lines] == [
+        "- ✅ fits: part 1: gives the number asked for",
+        "- ⚠️ parts: 1 of 2 parts not in the documents",
+    ]
+    assert [shown(line, "zh") for line in lines] == [
+        "- ✅ 对题: 第 1 部分：给出了所问的数字",
+        "- ⚠️ 各部分: 2 个部分中有 1 个在文档中找不到",
+    ]
+    stored = load(ConfidenceCheck, {"check": "fits", "passed": True, "detail": "gives the number asked for"})
+    assert shown(trace_views.check_line(stored), "zh") == "- ✅ 对题: gives the number asked for"

@@ -32,7 +32,7 @@ def decode_text(data: bytes, name: str = "the file") -> str:
     text = _decode(data)
     sample = text[:65536]
     if sample and len(_CONTROL.findall(sample)) > _BINARY_SHARE * len(sample):
-        raise IngestError(f"{name}: this looks like a binary file, not text; nothing was added.")
+        raise IngestError(said=Said("ingest.binary", {"name": name}))
     return text.replace("\x00", "")  # a stray NUL means nothing in text, and PostgreSQL's text cannot hold one
 
 
@@ -65,32 +65,24 @@ def check_zip(path: Path, name: str) -> None:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
     except zipfile.BadZipFile:
-        raise IngestError(f"{name}: this is not a valid {Path(name).suffix or 'Office'} file (not a zip).") from None
+        raise IngestError(said=Said("ingest.not_zip", {"name": name, "kind": Path(name).suffix or "Office"})) from None
     unpacked = sum(m.file_size for m in members)
     if len(members) > ZIP_MAX_MEMBERS or unpacked > ZIP_MAX_UNPACKED_MB * 1024 * 1024:
-        raise IngestError(
-            f"{name}: it unpacks into {len(members):,} parts and {unpacked / 1e6:,.0f} MB, over the limits "
-            f"({ZIP_MAX_MEMBERS:,} parts, {ZIP_MAX_UNPACKED_MB} MB); nothing was added."
-        )
+        values = {"name": name, "parts": len(members), "mb": unpacked / 1e6, "most_parts": ZIP_MAX_MEMBERS}
+        raise IngestError(said=Said("ingest.zip_limits", {**values, "most_mb": ZIP_MAX_UNPACKED_MB}))
 
 
 XML_MAX_ELEMENTS = 1_000_000  # a 1,000-page Word file holds a few hundred thousand
+
+
+FLOOD_CODES = {"elements": "ingest.flood_elements", "depth": "ingest.flood_depth", "text": "ingest.flood_text"}
 
 
 def markup_flood(name: str, kind: str) -> IngestError:
     """The refusal of a file whose XML is a flood (``kind``: "elements", past ``XML_MAX_ELEMENTS``; "depth",
     nested past the XML parser's 256 levels; "text", one text node past its 10 MB): no document is like that,
     and neither corrupt nor password-protected says what it is."""
-    what = {
-        "elements": f"holds more than {XML_MAX_ELEMENTS:,} XML elements",
-        "depth": "nests its XML deeper than 256 levels",
-        "text": "holds one run of text over 10 MB",
-    }[kind]
-    return IngestError(
-        f"{name}: it {what}, as no real document does: it is built to flood the reader (it is not corrupt); "
-        "nothing was added.",
-        Said(f"ingest.flood_{kind}", {"name": name, "limit": XML_MAX_ELEMENTS}),
-    )
+    return IngestError(said=Said(FLOOD_CODES[kind], {"name": name, "limit": XML_MAX_ELEMENTS}))
 
 
 def check_markup(path: Path, name: str, folder: str) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from ragapp.core.errors import IngestError
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_zip, decode_text
 from ragapp.ingest.parsers.text import apart_notes, html_sections, visible_text
 
@@ -31,7 +31,9 @@ def parse_epub(path: Path, name: str) -> ParsedDocument:
         for kind, n in chapter.apart.items():
             apart[kind] = apart.get(kind, 0) + n
         sections += [Section(s.text, number, s.heading, has_table=s.has_table) for s in chapter.sections]
-    report = ParseReport(pages_with_text=len({s.page for s in sections}), tables=tables, left_out=apart_notes(apart))
+    report = ParseReport(pages_with_text=len({s.page for s in sections}), tables=tables).leaving_out(
+        *apart_notes(apart)
+    )
     return ParsedDocument(name, "epub", tuple(sections), chapters, report)
 
 
@@ -47,7 +49,7 @@ def _chapters(path: Path, name: str) -> Iterator[tuple[int, str | None]]:
             opf_path = str(rootfile["full-path"]) if rootfile is not None else ""
             package = BeautifulSoup(book.read(opf_path), "html.parser")
         except (KeyError, TypeError):
-            raise IngestError(f"{name}: this EPUB has no readable package file (META-INF/container.xml).") from None
+            raise IngestError(said=Said("ingest.epub_package", {"name": name})) from None
         base = str(PurePosixPath(opf_path).parent)
         items = {
             str(item.get("id")): posixpath.normpath(posixpath.join(base, str(item.get("href"))))

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ragapp.core.errors import IngestError
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parse_context import options, report
 from ragapp.ingest.parsers.base import PARSERS
 from ragapp.ingest.parsers.pdf import page_boxes
@@ -21,24 +21,19 @@ def parse_image(path: Path, name: str) -> ParsedDocument:
     from PIL import Image, UnidentifiedImageError
 
     if not options().ocr:
-        raise IngestError(f"{name}: images are read by OCR, which is off (RAGAPP_INGEST__OCR=true turns it on).")
+        raise IngestError(said=Said("ingest.image_ocr_off", {"name": name}))
     try:
         with Image.open(path) as image:
             width, height = image.size
             if width * height > MAX_PIXELS:
-                raise IngestError(
-                    f"{name}: {width}×{height} pixels is over the {MAX_PIXELS // 1_000_000} megapixel limit; "
-                    "scale it down and upload it again."
-                )
+                size = {"name": name, "width": width, "height": height, "most": MAX_PIXELS // 1_000_000}
+                raise IngestError(said=Said("ingest.image_too_big", size))
             image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # JPEG decodes straight to a smaller size
             picture = image.convert("RGB")
     except Image.DecompressionBombError:  # PIL's own guard, for sizes far past ours
-        raise IngestError(
-            f"{name}: the image has far more pixels than the {MAX_PIXELS // 1_000_000} megapixel limit; scale it down "
-            "and upload it again."
-        ) from None
+        raise IngestError(said=Said("ingest.image_bomb", {"name": name, "most": MAX_PIXELS // 1_000_000})) from None
     except (UnidentifiedImageError, OSError) as exc:
-        raise IngestError(f"{name}: this is not an image that can be read ({type(exc).__name__}).") from None
+        raise IngestError(said=Said("ingest.image_unreadable", {"name": name, "error": type(exc).__name__})) from None
     if max(picture.size) > MAX_SIDE:
         picture.thumbnail((MAX_SIDE, MAX_SIDE))
     from ragapp.models.ocr import read_image

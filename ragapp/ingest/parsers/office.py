@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.core.errors import IngestError
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_markup, check_zip, decode_text
 from ragapp.ingest.tables import markdown_table
 
@@ -140,16 +140,16 @@ def parse_csv(path: Path, name: str) -> ParsedDocument:
     try:
         read = list(itertools.islice(csv.reader(io.StringIO(text), dialect), MAX_SHEET_ROWS + 1))
     except csv.Error as exc:
-        raise IngestError(f"{name}: this CSV file could not be read ({exc}).") from None
+        raise IngestError(said=Said("ingest.csv_unreadable", {"name": name, "error": str(exc)})) from None
     rows = [row[:MAX_SHEET_COLUMNS] for row in read[:MAX_SHEET_ROWS]]
     left_out = []  # what the limits cut, said in the document's view
     if len(read) > MAX_SHEET_ROWS:
-        left_out.append(f"rows after the first {MAX_SHEET_ROWS:,}")
+        left_out.append(Said("left_out.rows_after", {"n": MAX_SHEET_ROWS}))
     if any(len(row) > MAX_SHEET_COLUMNS for row in read):
-        left_out.append(f"columns after the first {MAX_SHEET_COLUMNS}")
+        left_out.append(Said("left_out.columns_after", {"n": MAX_SHEET_COLUMNS}))
     markdown = markdown_table(rows)
     sections = (Section(text=markdown, heading=Path(name).stem, has_table=True),) if markdown else ()
-    report = ParseReport(tables=len(sections), left_out=tuple(left_out))
+    report = ParseReport(tables=len(sections)).leaving_out(*left_out)
     return ParsedDocument(name=name, file_type="csv", sections=sections, report=report)
 
 

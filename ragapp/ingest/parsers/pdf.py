@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragapp.core.errors import IngestCancelled, IngestError
-from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Section
+from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parse_context import ParseOptions, options, report
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES
 from ragapp.ingest.tables import markdown_table
@@ -49,7 +49,7 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
     settings = options()
     reader = PdfReader(path)
     if reader.is_encrypted:
-        raise IngestError(f"{name}: the PDF is password-protected; remove the password and upload it again.")
+        raise IngestError(said=Said("ingest.pdf_password", {"name": name}))
     count = len(reader.pages)
     texts: dict[int, str] = {}
     for number, page in enumerate(reader.pages, start=1):

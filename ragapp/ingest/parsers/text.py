@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, decode_text
 from ragapp.ingest.parsers.html_text import HtmlText, html_sections, visible_text
 
@@ -74,17 +74,29 @@ def parse_html(path: Path, name: str) -> ParsedDocument:
     Markdown tables; scripts, styles, hidden parts and the blocks framing the page (navigation, the page's header
     and footer, what is outside its ``<main>``) are left out, and the report counts them."""
     page = html_sections(decode_text(path.read_bytes(), name))
-    report = ParseReport(tables=page.tables, left_out=apart_notes(page.apart))
+    report = ParseReport(tables=page.tables).leaving_out(*apart_notes(page.apart))
     return ParsedDocument(name=name, file_type="html", sections=tuple(page.sections), report=report)
 
 
-def apart_notes(apart: dict[str, int]) -> tuple[str, ...]:
-    """What framed a page and was left out, one note per kind: "navigation (2 blocks)", "footer (1 block)"."""
-    return tuple(
-        "outside the page's main content" if kind == "outside main" else f"{kind} ({n} block{'s' if n != 1 else ''})"
-        for kind, n in apart.items()
-        if n
-    )
+# Each kind of block that frames a page (``html_text.APART_KINDS``): its record for one block and for several.
+_APART_SAID = {
+    "navigation": ("left_out.navigation_one", "left_out.navigation"),
+    "header": ("left_out.header_one", "left_out.header"),
+    "footer": ("left_out.footer_one", "left_out.footer"),
+    "search": ("left_out.search_one", "left_out.search"),
+}
+
+
+def apart_notes(apart: dict[str, int]) -> tuple[Said, ...]:
+    """What framed a page and was left out, one record per kind: "navigation (2 blocks)", "footer (1 block)"."""
+    notes = []
+    for kind, blocks in apart.items():
+        if blocks and kind == "outside main":
+            notes.append(Said("left_out.outside_main", {}))
+        elif blocks and kind in _APART_SAID:
+            one, several = _APART_SAID[kind]
+            notes.append(Said(one if blocks == 1 else several, {"blocks": blocks}))
+    return tuple(notes)
 
 
 PARSERS.register(".htm")(parse_html)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ragapp.core.types import ParsedDocument, ParseReport, Section
+from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_zip
 from ragapp.ingest.parsers.office import MAX_SHEET_COLUMNS, MAX_SHEET_ROWS
 from ragapp.ingest.tables import MAX_CELL_CHARS, markdown_table, split_table
@@ -64,14 +64,11 @@ class SharedStrings:
     def __len__(self) -> int:
         return len(self._strings)
 
-    def note(self) -> tuple[str, ...]:
+    def note(self) -> tuple[Said, ...]:
         if not self.missed:
             return ()
-        total = f" of {self.total:,}" if self.total else ""
-        return (
-            f"shared strings after the first {len(self._strings):,}{total} not read (text budget): "
-            f"{self.missed:,} cell{'s' if self.missed != 1 else ''} read as empty",
-        )
+        code = _STRINGS_CUT[bool(self.total), self.missed == 1]
+        return (Said(code, {"n": len(self._strings), "total": self.total or 0, "cells": self.missed}),)
 
 
 def read_shared_strings(source: IO[bytes]) -> SharedStrings:
@@ -121,12 +118,28 @@ def _open_book(path: Path) -> tuple[Any, SharedStrings]:
     return reader.wb, strings if isinstance(strings, SharedStrings) else SharedStrings([], None)
 
 
+# What a spent budget cut, by whose budget it was and whether the sheet's last row is known
+_ROWS_CUT = {
+    ("sheet", True): "left_out.sheet_rows",
+    ("sheet", False): "left_out.sheet_rows_on",
+    ("book", True): "left_out.book_rows",
+    ("book", False): "left_out.book_rows_on",
+}
+# The shared strings cut, by whether the table states its total and whether one cell was read as empty
+_STRINGS_CUT = {
+    (False, False): "left_out.strings",
+    (False, True): "left_out.strings_one",
+    (True, False): "left_out.strings_of",
+    (True, True): "left_out.strings_of_one",
+}
+
+
 @dataclass
 class _Sheet:
     """One sheet as read: its rows of cell texts, and what the limits left out of it."""
 
     rows: list[list[str]] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)
+    left_out: list[Said] = field(default_factory=list)
     cut: bool = False
 
 
@@ -138,7 +151,7 @@ def _read_sheet(sheet: Any, book: _Budget, scale: float = 1.0) -> _Sheet:
     title = sheet.title
     for number, row in enumerate(sheet.iter_rows(min_row=1, max_col=MAX_SHEET_COLUMNS, values_only=True), 1):
         if number > MAX_SHEET_ROWS * scale:
-            read.left_out.append(f"sheet {title}: rows after the first {MAX_SHEET_ROWS * scale:,.0f} not read")
+            read.left_out.append(Said("left_out.sheet_rows_after", {"sheet": title, "n": MAX_SHEET_ROWS * scale}))
             read.cut = True
             break
         cells = [_cell(v) for v in row]
@@ -149,16 +162,16 @@ def _read_sheet(sheet: Any, book: _Budget, scale: float = 1.0) -> _Sheet:
         chars = sum(len(c) + 3 for c in cells)  # as a Markdown row: "| " and " |" around each
         spent = own.spent_by(len(cells), chars) or book.spent_by(len(cells), chars)
         if spent:
-            until = f"{number:,}–{last:,}" if last and last >= number else f"from {number:,} on"
-            whose = "" if own.spent_by(len(cells), chars) else "the workbook's "
-            read.left_out.append(f"sheet {title}: rows {until} not read ({whose}{spent} budget)")
+            ranged, whose = bool(last and last >= number), "sheet" if own.spent_by(len(cells), chars) else "book"
+            values = {"sheet": title, "first": number, "last": last or 0, "budget": spent}
+            read.left_out.append(Said(_ROWS_CUT[whose, ranged], values))
             read.cut = True
             break
         own.take(len(cells), chars)
         book.take(len(cells), chars)
         read.rows.append(cells)
     if (sheet.max_column or 0) > MAX_SHEET_COLUMNS:
-        read.left_out.append(f"sheet {title}: columns after the first {MAX_SHEET_COLUMNS} not read")
+        read.left_out.append(Said("left_out.sheet_columns", {"sheet": title, "n": MAX_SHEET_COLUMNS}))
     return read
 
 
@@ -172,7 +185,7 @@ def parse_xlsx(path: Path, name: str) -> ParsedDocument:
     sections: list[Section] = []
     empty: list[int] = []
     tables = 0
-    left_out: list[str] = []
+    left_out: list[Said] = []
     budget = _Budget(BOOK_MAX_CELLS, BOOK_MAX_CHARS)
     try:
         for number, sheet in enumerate(book.worksheets, start=1):
@@ -189,7 +202,7 @@ def parse_xlsx(path: Path, name: str) -> ParsedDocument:
         left_out += strings.note()
     finally:
         book.close()
-    report = ParseReport(pages_with_text=tables, empty_pages=tuple(empty), tables=tables, left_out=tuple(left_out))
+    report = ParseReport(pages_with_text=tables, empty_pages=tuple(empty), tables=tables).leaving_out(*left_out)
     return ParsedDocument(name=name, file_type="xlsx", sections=tuple(sections), pages=sheets, report=report)
 
 
