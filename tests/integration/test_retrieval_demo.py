@@ -27,7 +27,12 @@ EXAMPLES: list[dict[str, Any]] = json.loads((REPO_ROOT / "assets" / "examples.js
 # starts passing, the marker must go.
 # Questions whose expected source is known to miss the prompt (strict xfail: a fix must remove the entry).
 # The last one, "擦窗机器人 Glide W3 的安全绳有多长？", was fixed by z-score fusion normalising each language apart.
-KNOWN_MISSES: dict[str, str] = {}
+KNOWN_MISSES: dict[str, str] = {
+    "When was Lumen Robotics founded, and how many employees does it have?": (
+        "the English question misses the Chinese company page's first section (founding, staff): it passed only "
+        "through the page's footer (the company's name under '加入我们'), which the HTML parser now leaves out"
+    ),
+}
 
 
 def _param(index: int, example: dict[str, Any]) -> Any:
