@@ -118,6 +118,8 @@ class ScriptedLLM:
         temperature: float | None = None,
         json: bool = False,
         prefix_slot: str | None = None,
+        grammar: str | None = None,
+        scores: bool = False,
     ) -> Iterator[str]:
         self.calls.append(list(messages))
         self.json_calls.append(json)
@@ -243,8 +245,9 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
     (tests script the answer call; workflow tests turn them on, and routing by the model: fast routing by the
     embedder would skip the classifier replies they script; the fast path has tests of its own; translating a
     question into the documents' language, or searching again with its likely answer, is an extra call, off
-    unless a test turns it on) and no reranker (so the relevance gate is the channel-score one the tests were
-    written against; reranker tests turn it on); ``overrides`` are merged section by section."""
+    unless a test turns it on), no reranker (so the relevance gate is the channel-score one the tests were
+    written against; reranker tests turn it on) and a hand-set confidence calibrator (the checks decide the
+    level: fixtures/calibrator-checks.json); ``overrides`` are merged section by section."""
     base: dict[str, Any] = {
         "paths": {"state_dir": state_dir, "load_demo": False},
         "llm": {"backend": "scripted"},
@@ -253,6 +256,7 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
         # Tests script each model reply and often ask one question twice: the answer cache's tests turn it on.
         "answer_cache": {"enabled": False},
     }
+    base["workflow"]["calibrator"] = FIXTURES / "calibrator-checks.json"  # the checks decide the level
     return Settings(**_merge(base, overrides))
 
 

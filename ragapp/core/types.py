@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ragapp.core.serial import Stored
+from ragapp.core.serial import OMIT_DEFAULT, SKIP, Stored
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -263,10 +263,14 @@ class ConfidenceCheck:
 
 @dataclass(frozen=True)
 class Confidence:
-    """How sure the app is of an answer (see ``ragapp.qa.confidence``): high, medium or low, with its reasons."""
+    """How sure the app is of an answer (see ``ragapp.qa.confidence``): high, medium or low (said as "not sure",
+    the answer withheld), with its reasons, and the probability and signals the level comes from."""
 
     level: ConfidenceLevel
     checks: tuple[ConfidenceCheck, ...] = ()
+    # P(right) as the calibrator gives it (None: not calibrated), and what it read (``ragapp.qa.confidence``)
+    probability: float | None = field(default=None, metadata=OMIT_DEFAULT)
+    signals: tuple[tuple[str, float], ...] = field(default=(), compare=False, metadata=SKIP)  # not stored
 
     @property
     def failed(self) -> tuple[ConfidenceCheck, ...]:

@@ -24,10 +24,12 @@ from ragapp.core.errors import ConfigError
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.types import Chunk, Citation, Confidence, RetrievedChunk
 from ragapp.engine.build import load_builtins
-from ragapp.qa.answer_check import SentenceScorer, checked_answer, composed, reranker_scorer
+from ragapp.qa.answer_check import SentenceScorer, checked_answer, composed, reranker_scorer, withheld
+from ragapp.qa.calibrator import SHIPPED, Calibrator, load_calibrator
 from ragapp.qa.confidence import DEFAULT_THRESHOLDS, Thresholds
 from ragapp.qa.grounding import SupportRules
 from ragapp.qa.prompts import PART_EN, PART_ZH
+from ragapp.qa.select import SELECT_EN, SELECT_ZH
 from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.model import LLMCallRecord, Trace
@@ -66,7 +68,11 @@ def answering_calls(trace: Trace) -> list[tuple[str | None, LLMCallRecord]]:
     """The calls that wrote the answer, each with the part of the question it answered (None: the whole
     question): the last plain-text call (rewriting and routing come before it and ask for JSON; agent steps
     carry tools), and for a question answered part by part, the run of parts' calls it ends."""
-    plain = [c for c in trace.llm_calls if not c.call.json and not c.call.tools and c.call.error is None]
+    plain = [
+        c
+        for c in trace.llm_calls
+        if not c.call.json and not c.call.tools and c.call.error is None and not _selection(c)
+    ]
     if not plain or not trace.context:
         return []
     calls: list[tuple[str | None, LLMCallRecord]] = []
@@ -76,6 +82,12 @@ def answering_calls(trace: Trace) -> list[tuple[str | None, LLMCallRecord]]:
             return calls[::-1] or [(None, call)]
         calls.append((part, call))
     return calls[::-1]
+
+
+def _selection(call: LLMCallRecord) -> bool:
+    """The selection's call (``ragapp.qa.select``): its reply is a copied sentence, not an answer."""
+    system = str(call.call.messages[0].get("content", "")) if call.call.messages else ""
+    return system in (SELECT_EN, SELECT_ZH)
 
 
 def _part_of(call: LLMCallRecord) -> str | None:
@@ -94,6 +106,7 @@ def replayed(
     rules: SupportRules,
     scorer: SentenceScorer | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    calibrator: Calibrator | None = None,
 ) -> AnswerEvent | None:
     """The answer today's check makes of the trace's reply (or its parts' replies, put together), or None when
     no reply was checked (nothing reached the prompt, a clarifying question)."""
@@ -108,9 +121,12 @@ def replayed(
         evidence = EvidenceEvent(quoted.quote, citation)
     part, call = calls[0]
     if part is None:
-        return checked_answer(question.question, call.call.completion, kept, rules, scorer, evidence, thresholds)
+        reply = call.call.completion
+        return checked_answer(question.question, reply, kept, rules, scorer, evidence, thresholds, calibrator)
     parts = [p or "" for p, _ in calls]
-    answers = [checked_answer(p or "", c.call.completion, kept, rules, scorer, None, thresholds) for p, c in calls]
+    answers = [
+        checked_answer(p or "", c.call.completion, kept, rules, scorer, None, thresholds, calibrator) for p, c in calls
+    ]
     return composed(question.question, parts, answers)
 
 
@@ -122,8 +138,9 @@ def _scored(
     chunks: dict[str, Chunk],
     doc_of: dict[str, str],
 ) -> Row:
+    confidence = event.confidence
     seen = Seen(
-        answer=event.text,
+        answer=event.guess if event.not_sure else event.text,
         grounded=event.grounded,
         answered=True,
         refused=event.abstained,
@@ -131,7 +148,10 @@ def _scored(
         prompt=[chunks[ref.chunk_id] for ref in trace.context if ref.chunk_id in chunks],
         seconds=trace.total_s or 0.0,
         quote=trace.evidence.quote if trace.evidence else "",
-        confidence=event.confidence.level if event.confidence else "",
+        confidence=confidence.level if confidence else "",
+        not_sure=event.not_sure,
+        probability=confidence.probability if confidence else None,
+        signals=dict(confidence.signals) if confidence else {},
     )
     return score(question, seen, doc_of)
 
@@ -148,6 +168,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings()
     rules = SupportRules(settings.workflow.support_overlap)
     thresholds = Thresholds(settings.workflow.confidence_high_from, settings.workflow.confidence_low_below)
+    calibrator = load_calibrator(settings.workflow.calibrator or SHIPPED)
     load_builtins()
     scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
     catalog = Catalog(state / "catalog.sqlite3").start()
@@ -168,11 +189,15 @@ def _run(args: argparse.Namespace) -> int:
             level = stored.confidence
             confidence = Confidence(level) if level in ("high", "medium", "low") else None  # type: ignore[arg-type]
             as_stored = AnswerEvent(
-                stored.text, (), grounded=stored.grounded, abstained=stored.abstained, confidence=confidence
-            )
+                stored.text, (), grounded=stored.grounded, abstained=stored.abstained, confidence=confidence,
+                not_sure=stored.not_sure, guess=stored.guess,
+            )  # fmt: skip
             cited = [chunks[c.chunk_id] for c in stored.citations if c.chunk_id in chunks]
             old = _scored(question, as_stored, cited, trace, chunks, doc_of)
-            event = replayed(question, trace, chunks, rules, scorer, thresholds)
+            event = replayed(question, trace, chunks, rules, scorer, thresholds, calibrator)
+            if event is not None and settings.workflow.not_sure:
+                kept = [RetrievedChunk(chunks[r.chunk_id], 0.0, {}, {}) for r in trace.context if r.chunk_id in chunks]
+                event = withheld(question.question, event, kept, None) if kept else event
             new = (
                 old
                 if event is None

@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "data" / "eval" / "answers" / "debian-manuals.yaml"
 BLIND = REPO / "data" / "eval" / "answers" / "debian-blind.yaml"
 BACKEND = "scripted-answer-set"
+CHECKS = REPO / "tests" / "fixtures" / "calibrator-checks.json"  # the tests' calibrator: levels by the checks
 SCRIPT: list[str] = []
 
 
@@ -86,6 +87,7 @@ def run_main(*argv: str | Path) -> tuple[int, str]:
         mp.setenv("RAGAPP_WORKFLOW__REWRITE", "false")
         mp.setenv("RAGAPP_WORKFLOW__ROUTE", "false")
         mp.setenv("RAGAPP_RERANK__BACKEND", "none")
+        mp.setenv("RAGAPP_WORKFLOW__CALIBRATOR", str(CHECKS))
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main([str(a) for a in argv])
     SCRIPT.clear()
@@ -124,7 +126,8 @@ def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
 
     # The replay reads the run's traces back and, with the check unchanged, reproduces its figures.
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAGAPP_WORKFLOW__CALIBRATOR", str(CHECKS))
         assert replay(["--set", str(tmp_path / "tiny.yaml"), "--cache", str(tmp_path / "cache")]) == 0
     replayed = out.getvalue()
     assert "3 of 3 questions have a trace" in replayed and "no outcome changed" in replayed
