@@ -51,7 +51,7 @@ LEVELS: dict[str, LevelLook] = {
     ),
     "low": LevelLook(
         "low", "⚠", Said("not sure", "不确定"), Said("Not sure", "不确定"),
-        Said("Likely wrong, so not stated; check the passage.", "可能有误，所以没有直接给出；请核对原文。"),
+        Said("Likely wrong; check the passage.", "很可能有误，请核对原文。"),
     ),
 }  # fmt: skip
 # A grounded answer whose confidence was not assessed (the support check turned off, the model failed and the

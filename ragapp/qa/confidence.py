@@ -136,12 +136,43 @@ def answer_signals(
         "quoted": float(clues.quoted),
         "echoed": float(clues.echoed),
     }
+    signals |= _passage_signals(question, reply, support, clues.kept, scorer)
     signals |= _pick_signals(question, pick, quote, scorer)
     logprobs = clues.logprobs
     signals["logprob_mean"] = sum(logprobs) / len(logprobs) if logprobs else 0.0
     signals["logprob_min"] = min(logprobs) if logprobs else 0.0
     signals["logprob_missing"] = float(not logprobs)
     return {k: round(v, 4) for k, v in signals.items()}
+
+
+def _passage_signals(
+    question: str,
+    reply: str,
+    support: Sequence[SentenceSupport],
+    kept: Sequence[RetrievedChunk],
+    scorer: SentenceScorer | None,
+) -> dict[str, float]:
+    """What the passages the answer cites say of it: whether it cites the best one, the best rerank score among
+    those it cites, the vector similarity of the best passage (cross-language too, where the reranker judges
+    nothing), the lead of the best passage over the next, and the reranker's score of the answer itself."""
+    cited = sorted({n for s in support for n in s.cited if 1 <= n <= len(kept)})
+    scores = [kept[n - 1].rerank_score for n in cited]
+    best = max((x for x in scores if x is not None), default=None)
+    vector = kept[0].channel_scores.get("vector") if kept else None
+    ranked = [c.rerank_score for c in kept[:2]]
+    gap = ranked[0] - ranked[1] if len(ranked) == 2 and ranked[0] is not None and ranked[1] is not None else None
+    plain = strip_markers(reply).strip()
+    said = scorer(question, [plain])[0] if scorer is not None and plain else None
+    return {
+        "cites_best": float(1 in cited),
+        "cited_rerank": best or 0.0,
+        "cited_rerank_missing": float(best is None),
+        "top_vector": vector or 0.0,
+        "top_vector_missing": float(vector is None),
+        "rerank_gap": gap or 0.0,
+        "answer_on_topic": said or 0.0,
+        "answer_on_topic_missing": float(said is None),
+    }
 
 
 def _pick_signals(

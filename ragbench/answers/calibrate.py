@@ -35,7 +35,9 @@ from ragbench.cli import run_command
 COMMON = (
     "on_topic", "on_topic_missing", "supported", "unsupported", "fits", "agrees", "agrees_missing", "top_rerank",
     "top_rerank_missing", "passages", "chinese", "cross_language", "asks_value", "bare_fact", "part",
-    "answer_words", "echoed", "logprob_mean", "logprob_min", "logprob_missing",
+    "answer_words", "echoed", "logprob_mean", "logprob_min", "logprob_missing", "cites_best", "cited_rerank",
+    "cited_rerank_missing", "top_vector", "top_vector_missing", "rerank_gap", "answer_on_topic",
+    "answer_on_topic_missing",
 )  # fmt: skip
 SELECTION = (
     "quoted", "pick_probability", "pick_margin", "none_probability", "pick_scores_missing", "pick_on_topic",

@@ -1,7 +1,7 @@
 """``python -m ragbench.answers.replay``: today's support check re-run on a finished run's stored replies.
 
     python -m ragbench.answers.replay --set data/eval/answers/debian-manuals.yaml [--state DIR] [--since ISO] \\
-        [--split dev|test]
+        [--split dev|test] [--rows RUN.json --output REPLAYED.json]
 
 Each question of the set is looked up among the traces of the run's engine state (its newest trace, or the
 newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering reply is checked again
@@ -10,13 +10,18 @@ the catalog, and scored as ``python -m ragbench.answers`` scores it. Prints the 
 the check as the code has it now, their truthfulness side by side (as ``python -m ragbench.answers.truth``
 compares two runs), and every question whose outcome changed. No model runs, so a change to the
 check is judged in seconds rather than a run of tens of minutes; retrieval and the model's words stay as they
-were, and time to first token is not replayed.
+were, and time to first token is not replayed. The confidence is assessed again too (today's signals and
+calibrator); ``--output`` writes the rows checked again, with their signals, for ``python -m
+ragbench.answers.calibrate`` to fit the calibrator on (``--rows`` names the run's result file, for the signals
+only the model gave: its tokens' log-probabilities and the selection's).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ragapp.config import REPO_ROOT, Settings
@@ -38,8 +43,15 @@ from ragbench.answers.__main__ import render_table
 from ragbench.answers.answer_set import SPLITS, TYPES, AnswerSet, Question, load_set
 from ragbench.answers.scoring import Row, Seen, score, summarize
 from ragbench.answers.state import OWNER, READY
-from ragbench.answers.truth import comparison_text, truth_table
+from ragbench.answers.truth import comparison_text, load_rows, truth_table
 from ragbench.cli import run_command
+
+# Signals only the model gives: not in a trace, so a replay takes them from the run's rows (``--rows``).
+MODEL_SIGNALS = frozenset(
+    {"logprob_mean", "logprob_min", "logprob_missing", "selected", "picked", "quoted", "pick_probability",
+     "pick_margin", "none_probability", "pick_scores_missing", "pick_on_topic", "pick_on_topic_missing",
+     "pick_is_quote"}
+)  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="default: .cache/answers.")
     p.add_argument("--since", default="", help="only traces started at or after this ISO time.")
     p.add_argument("--split", choices=SPLITS, help="only this split of a split set (dev: tune; test: report).")
+    p.add_argument(
+        "--rows",
+        type=Path,
+        help="the run's result file: the signals only the model gives (its tokens' log-probabilities, the "
+        "selection's) are taken from its rows, as the traces do not keep them.",
+    )
+    p.add_argument("--output", type=Path, help="write the rows checked again here (for ragbench.answers.calibrate).")
     return p
 
 
@@ -84,6 +103,20 @@ def answering_calls(trace: Trace) -> list[tuple[str | None, LLMCallRecord]]:
     return calls[::-1]
 
 
+def prompt_passages(trace: Trace, chunks: dict[str, Chunk]) -> list[RetrievedChunk]:
+    """The passages that reached the answer's prompt, in order, with the scores their search gave them (the
+    calibrator reads them)."""
+    found = {c.chunk_id: c for r in trace.retrievals for c in r.candidates}
+    kept = []
+    for ref in trace.context:
+        if ref.chunk_id not in chunks:
+            continue
+        c = found.get(ref.chunk_id)
+        scores = (c.fused_score, dict(c.channel_ranks), dict(c.channel_scores), c.rerank_score) if c else (0.0, {}, {})
+        kept.append(RetrievedChunk(chunks[ref.chunk_id], *scores))  # type: ignore[arg-type]
+    return kept
+
+
 def _selection(call: LLMCallRecord) -> bool:
     """The selection's call (``ragapp.qa.select``): its reply is a copied sentence, not an answer."""
     system = str(call.call.messages[0].get("content", "")) if call.call.messages else ""
@@ -113,7 +146,7 @@ def replayed(
     calls = answering_calls(trace)
     if not calls or trace.answer is None:
         return None
-    kept = [RetrievedChunk(chunks[ref.chunk_id], 0.0, {}, {}) for ref in trace.context if ref.chunk_id in chunks]
+    kept = prompt_passages(trace, chunks)
     evidence = None
     quoted = trace.evidence
     if quoted is not None and quoted.chunk_id in chunks:  # the quote shown before the answer, as it was
@@ -159,7 +192,7 @@ def _scored(
 def outcome(row: Row) -> str:
     if not row.answerable:
         return "refused" if row.abstained else "answered"
-    return "abstained" if row.abstained else "correct" if row.correct else "wrong"
+    return "abstained" if row.abstained else "not sure" if row.not_sure else "correct" if row.correct else "wrong"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -173,6 +206,7 @@ def _run(args: argparse.Namespace) -> int:
     scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
     catalog = Catalog(state / "catalog.sqlite3").start()
     traces = TraceStore(state / "traces.sqlite3").start()
+    stored_rows = {r.id: r.signals for r in load_rows(args.rows)} if args.rows else {}
     try:
         doc_of = {d.doc_id: doc.id for d in catalog.documents() for doc in answer_set.documents if d.name == doc.name}
         before: list[Row] = []
@@ -196,13 +230,16 @@ def _run(args: argparse.Namespace) -> int:
             old = _scored(question, as_stored, cited, trace, chunks, doc_of)
             event = replayed(question, trace, chunks, rules, scorer, thresholds, calibrator)
             if event is not None and settings.workflow.not_sure:
-                kept = [RetrievedChunk(chunks[r.chunk_id], 0.0, {}, {}) for r in trace.context if r.chunk_id in chunks]
+                kept = prompt_passages(trace, chunks)
                 event = withheld(question.question, event, kept, None) if kept else event
             new = (
                 old
                 if event is None
                 else _scored(question, event, [c.chunk for c in event.citations], trace, chunks, doc_of)
             )
+            if stored_rows:  # what only the model gave, as the run logged it
+                kept_signals = {k: v for k, v in stored_rows.get(question.id, {}).items() if k in MODEL_SIGNALS}
+                new = replace(new, signals={**new.signals, **kept_signals})
             before.append(old)
             after.append(new)
             if outcome(old) != outcome(new) or old.citation_on_evidence != new.citation_on_evidence:
@@ -216,6 +253,11 @@ def _run(args: argparse.Namespace) -> int:
     print("\n" + truth_table("checked again", summarize(after, TYPES)))
     print("\n" + comparison_text("as stored", "checked again", before, after))
     print("\n".join(["changed:", *changed] if changed else ["no outcome changed"]))
+    if args.output:
+        payload = {"set": str(args.set_file), "replayed_from": str(state), "split": args.split or "all"}
+        payload |= {"summary": summarize(after, TYPES), "rows": [r.as_json() for r in after]}
+        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 
