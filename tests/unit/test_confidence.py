@@ -126,3 +126,28 @@ def test_a_part_not_in_the_passages_is_named_and_only_all_parts_refused_is_a_ref
     assert answer.text == "The default is unique [1].\n\nThe documents do not say: " + parts[1]
     assert not answer.abstained and answer.confidence is not None and answer.confidence.level == "low"
     assert composed("both?", parts, [refused, refused]) is refused  # type: ignore[list-item]
+
+
+def test_a_low_answer_is_withheld_as_not_sure_the_likeliest_passage_first() -> None:
+    from ragapp.qa.answer_check import withheld
+    from ragapp.qa.citations import renumbered
+    from ragapp.qa.prompts import NOT_SURE_EN
+    from ragapp.qa.select import Candidate, Pick
+
+    other = RetrievedChunk(Chunk("c0", "d", 0, "Com.opaque is an abstract type.", "idl.html"), 0.9, {}, {})
+    kept = [other, RetrievedChunk(Chunk("c1", "d", 1, PASSAGE, "idl.html"), 0.5, {}, {})]
+    asked = "How many pointer kinds are there?"
+    reply = "A ptr pointer is mapped to Com.opaque [2]."  # no number where "how many" asks for one: low
+    low = checked_answer(asked, reply, kept, scorer=scorer, calibrator=CALIBRATOR)
+    assert low.confidence is not None and low.confidence.level == "low"
+
+    said = withheld(asked, low, kept, None)
+    assert said.not_sure and said.text == NOT_SURE_EN and said.guess == low.text
+    assert said.citations[0].number == 2  # the passage the guess cites, as none was picked
+    picked = withheld(asked, low, kept, Pick(Candidate(1, "Com.opaque is an abstract type.")))
+    assert [c.number for c in picked.citations] == [1, 2]  # the picked sentence's passage first, then the guess's
+    assert renumbered(picked).guess == "A ptr pointer is mapped to Com.opaque [2]."  # its markers follow them
+
+    default = "Which pointer kind is assumed by default?"
+    fine = checked_answer(default, "It is unique [2].", kept, scorer=scorer, calibrator=CALIBRATOR)
+    assert withheld(default, fine, kept, None) is fine  # stated as it is
