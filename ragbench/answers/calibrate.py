@@ -195,7 +195,8 @@ def _run(args: argparse.Namespace) -> int:
         target = args.output or SHIPPED
         files = ", ".join(p.name for p in args.results)
         fitted = {
-            k: replace(m, stated_from=stated_from, high_from=high_from, fitted_on=files) for k, m in models.items()
+            k: replace(m, stated_from=round(stated_from, 4), high_from=round(high_from, 4), fitted_on=files)
+            for k, m in models.items()
         }
         target.write_text(json.dumps(Calibrator(fitted).as_json(), indent=2) + "\n", "utf-8")
         print(f"\nwrote {target}")
