@@ -31,8 +31,8 @@ SPACE_CMAKE_ARGS ?= $(CMAKE_ARGS)
 endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
-.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval agent-eval bench \
-	train-reranker rerank-eval answer-eval bench-answer bench-repeat bench-load bench-api bench-mcp bench-llama-build bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
+.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
+	train-reranker rerank-eval answer-eval answer-replay answer-retrieval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -75,15 +75,16 @@ run: setup
 	$(PY) app.py
 
 # The default test run: lint, types, which way imports go, the docs site (broken links and anchors fail), then
-# everything but tests marked slow (browser tests included), printing the 15 slowest: the run should stay under
-# 10 minutes on 2 cores, and a slow real-model test belongs behind `slow` (run by .ci/run after this).
+# everything but tests marked slow (browser tests included), printing the 15 slowest and keeping every test's
+# seconds in .cache/test-durations.json: the run should stay under 10 minutes on 2 cores, and a slow real-model
+# test belongs behind `slow` (run by .ci/run after this).
 test: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mkdocs build --strict --site-dir .cache/site
-	$(PY) -m pytest -m "not slow" --durations=15
+	$(PY) -m pytest -m "not slow" --durations=15 --durations-json .cache/test-durations.json
 
 # The replicated layout on loopback (docs/deployment.md, "Several replicas"): PostgreSQL, a Chroma server, one LLM
 # server, two app replicas and a balancer on :7860. Ctrl-C stops them all.
@@ -106,7 +107,7 @@ test-cluster: setup-dev
 # What `make test` leaves out, as .ci/run runs it after `make test`: the packaged model answering for real (agent and
 # workflow, in the engine and in the browser) and the cluster above; about 10 minutes on 2 cores.
 test-slow: setup-dev
-	$(PY) -m pytest -m slow --durations=15
+	$(PY) -m pytest -m slow --durations=15 --durations-json .cache/test-durations-slow.json
 
 test-all: setup-dev
 	$(PY) -m pytest
@@ -129,13 +130,20 @@ eval: setup
 	$(EVAL) --dataset $(DATA)/hotpotqa-dev200 --output results/eval/hotpotqa-dev200.json
 
 # Intent routing on the labelled demo questions with the packaged local model (about 2 min on 2 idle cores):
-# accuracy, clarification and fallback precision/recall, latency, and the misrouted questions. --documents
+# accuracy, clarification and fallback precision/recall, the scores' calibration (Brier, ECE and a reliability
+# table on each half of the file), latency, and the misrouted questions. --documents
 # indexes the demo documents so the whole router runs (it asks back only about something the documents hold);
 # without it, only the classifier and the decision rules are measured.
 ROUTING_QUESTIONS ?= tests/data/intents/demo_questions.yaml
+ROUTING_RESULTS ?= results/routing/local-qwen2.5-coder-1.5b.json
 routing-eval: setup
 	$(PY) -m ragbench.routing --questions $(ROUTING_QUESTIONS) --tree data/intents/demo.yaml --documents \
-		--output results/routing/local-qwen2.5-coder-1.5b.json
+		--output $(ROUTING_RESULTS)
+
+# The router's score calibration fitted on the dev half of routing-eval's run (no model): the weights the
+# RAGAPP_WORKFLOW__ROUTE_CALIBRATION__* settings take, Brier and ECE on both halves, and route_fit_min.
+routing-fit: setup
+	$(PY) -m ragbench.routing.fit --results $(ROUTING_RESULTS) --output results/routing/calibration-fit.json
 
 # Ingestion throughput, query latency, memory and disk at 1k, 5k and 25k chunks of SciFact (docs/benchmarks.md,
 # "Benchmark"), reranking off as measured there; about 8 minutes on 2 cores.
@@ -149,12 +157,6 @@ bench: setup
 bench-answer: setup
 	$(PY) -m ragbench.bench answer --set $(ANSWER_SET) --stride 8 --output results/bench/answer.json
 
-# llama.cpp compiled for AVX2, for AVX-512 and with AMX (those this CPU has), side by side with the packaged model
-# (docs/benchmarks.md): each compiled into .cache/llama-builds (timed), then prefill and generation speed over 4
-# interleaved rounds, one thread, per CPU-second. A build that dies here (AMX with GCC 12) is reported as such.
-bench-llama-build: setup
-	$(PY) -m ragbench.llama_build --build --variants avx2,avx512,amx --rounds 4 --output results/bench/llama-build.json
-
 # A question asked again, end to end: each of 4 demo questions asked twice through the HTTP API and twice in the page
 # (headless Chromium), the answer cache on; prints first ask against the kept answer (app started on loopback).
 bench-repeat: setup-dev
@@ -167,10 +169,6 @@ bench-load: setup
 # The HTTP API under load: retrieval-only calls, then streamed answers, from 8 clients at once (local model)
 bench-api: setup
 	$(PY) -m ragbench.api --users 8 --requests 16 --output results/bench/api.json
-
-# What the MCP server adds to a search, against POST /v1/retrieve (docs/benchmarks.md).
-bench-mcp: setup
-	$(PY) -m ragbench.mcp_overhead --rounds 5 --output results/bench/mcp.json
 
 # Following a folder (docs/sync.md#measured): first sync of 10,000 small files and of a spread of Debian's
 # /usr/share/doc (HTML, text, Markdown, PDF) in files/s, then the work of a re-sync after 10 files change.
@@ -202,20 +200,6 @@ bench-injection: setup
 	$(PY) -m ragbench.injection --output results/injection/defended.json
 	$(PY) -m ragbench.injection --no-defence --output results/injection/undefended.json
 
-# Workflow against Agent answering on HotpotQA (see docs/benchmarks.md): both supporting paragraphs retrieved,
-# EM / F1, model calls, tokens, seconds and agent steps per question, over the first $(LIMIT) questions. The
-# corpus is indexed once into $(EVAL_CACHE) (copied from `make eval`'s store when it is there). The packaged
-# local model on 2 cores takes about 1.5 min per question for both modes; MAX_MINUTES=35 stops asking after
-# that long (the table and JSON keep what was answered). A server model:
-# RAGAPP_LLM__BACKEND=openai RAGAPP_LLM__BASE_URL=... RAGAPP_LLM__MODEL=... make agent-eval AGENT_EVAL_NAME=...
-LIMIT ?= 30
-AGENT_EVAL_MODES ?= workflow,agent
-AGENT_EVAL_NAME ?= local-qwen2.5-coder-1.5b
-agent-eval: setup
-	$(PY) -m ragbench.eval.compare_modes --dataset $(DATA)/hotpotqa-dev200 --modes $(AGENT_EVAL_MODES) \
-		--limit $(LIMIT) $(if $(MAX_MINUTES),--max-minutes $(MAX_MINUTES)) --cache $(EVAL_CACHE) \
-		--output results/agent/hotpotqa-$(AGENT_EVAL_NAME).json
-
 # The shipped reranker (see ragapp/rerank/weights/MODEL_CARD.md). train-reranker re-trains it from the packaged
 # MiniLM on the training pairs in two seeded stages of under an hour each on 2 cores (each keeps its best held-out
 # state; the second continues from the first on 10,000 questions it has not seen) and overwrites the shipped
@@ -245,8 +229,10 @@ rerank-eval: setup
 # installed first (as root; otherwise the command to run is printed). ANSWER_LIMIT=40 asks the first 40 only.
 # The blind set: ANSWER_SET=data/eval/answers/debian-blind.yaml ANSWER_SPLIT=dev (tune) or test (report only).
 # ANSWER_PDFS=scan or text: only the answerable questions over the set's PDFs, each PDF asked as a scan or as text.
+# ANSWER_MODE=agent (or auto) answers in that mode: workflow against agent is this command run twice. A server
+# model: RAGAPP_LLM__BACKEND=openai RAGAPP_LLM__BASE_URL=... RAGAPP_LLM__MODEL=... make answer-eval ANSWER_EVAL_NAME=...
 ANSWER_SET ?= data/eval/answers/debian-manuals.yaml
-ANSWER_EVAL_NAME ?= $(basename $(notdir $(ANSWER_SET)))$(if $(ANSWER_SPLIT),-$(ANSWER_SPLIT))$(if $(ANSWER_PDFS),-pdf-$(ANSWER_PDFS))-local-qwen2.5-coder-1.5b
+ANSWER_EVAL_NAME ?= $(basename $(notdir $(ANSWER_SET)))$(if $(ANSWER_SPLIT),-$(ANSWER_SPLIT))$(if $(ANSWER_PDFS),-pdf-$(ANSWER_PDFS))$(if $(ANSWER_MODE),-$(ANSWER_MODE))-local-qwen2.5-coder-1.5b
 answer-eval: setup
 	@pkgs="$$($(PY) -m ragbench.answers --set $(ANSWER_SET) --missing-packages)"; \
 	if [ -n "$$pkgs" ]; then \
@@ -255,7 +241,18 @@ answer-eval: setup
 	fi
 	$(PY) -m ragbench.answers --set $(ANSWER_SET) $(if $(ANSWER_LIMIT),--limit $(ANSWER_LIMIT)) \
 		$(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) $(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) \
-		--output results/answers/$(ANSWER_EVAL_NAME).json
+		$(if $(ANSWER_MODE),--mode $(ANSWER_MODE)) --output results/answers/$(ANSWER_EVAL_NAME).json
+
+# No model, seconds rather than a run's tens of minutes: answer-replay checks a finished answer-eval run's stored
+# replies again with today's support check (the figures it would show, and every question whose outcome changed);
+# answer-retrieval sends each answerable question through the app's search alone and counts those whose evidence
+# reaches the prompt (ANSWER_OFF=<an ingest setting>: the documents built a second time with it off, compared).
+answer-replay: setup
+	$(PY) -m ragbench.answers.replay --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT))
+answer-retrieval: setup
+	$(PY) -m ragbench.answers.retrieval --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
+		$(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) $(if $(ANSWER_OFF),--off $(ANSWER_OFF)) \
+		--output results/answers/$(basename $(notdir $(ANSWER_SET)))-retrieval.json
 
 # The documentation site (docs/, mkdocs.yml) with live reload on http://127.0.0.1:8000.
 docs: setup-dev

@@ -1,10 +1,10 @@
 """PostgreSQL full-text keyword search (``PgKeywordIndex``) against bm25s (``Bm25Index``): quality and speed.
 
-Quality: SciFact test (en), XQuAD zh->zh and en->en, over the app's chunks as ``ragbench.tune_keywords`` cuts
-them (``chunk_document`` at 400/60, indexed through ``index_text``; a document ranks at its best chunk, searched
-1000 deep so 100 distinct documents survive). Both indexes go through the app's classes, so they see the same
-tokens; PostgreSQL runs on a throwaway ``PostgresServer``. Reported per task: nDCG@10, Recall@100, load seconds
-and query p50/p95 (the app's ``recall_budget`` of 20 hits, and the 1000-deep search the metrics use).
+Quality: SciFact test (en), XQuAD zh->zh and en->en, over the app's chunks (``chunk_document`` at 400/60,
+indexed through ``index_text``; a document ranks at its best chunk, searched 1000 deep so 100 distinct documents
+survive). Both indexes go through the app's classes, so they see the same tokens; PostgreSQL runs on a throwaway
+``PostgresServer``. Reported per task: nDCG@10, Recall@100, load seconds and query p50/p95 (the app's
+``recall_budget`` of 20 hits, and the 1000-deep search the metrics use).
 
 Scale (``--scale``): ``ragbench.scale``'s synthetic chunks (Zipf words over a made-up vocabulary), loaded into
 PgKeywordIndex on a fresh server: load seconds, the rebuild a replica does when nothing changed and when 1% of
@@ -28,6 +28,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +36,16 @@ import numpy as np
 import psycopg
 
 from ragapp.config import REPO_ROOT
-from ragapp.core.types import Chunk
+from ragapp.core.chunks import index_text
+from ragapp.core.types import Chunk, ParsedDocument, Section
 from ragapp.db import Database, open_database
+from ragapp.ingest.chunking import chunk_document
 from ragapp.store.bm25 import Bm25Index
 from ragapp.store.pg_keywords import DEFAULT_RANKING, RANKINGS, PgKeywordIndex, tsquery_literal
 from ragapp.store.tokenize import tokenize
 from ragapp.testcases.metrics import ndcg_at_k, recall_at_k
 from ragbench import scale
-from ragbench.tune_keywords import Task, load_task
+from ragbench.eval.beir import BeirDataset, load_beir
 from ragcluster.services import PostgresServer
 
 DEPTH = 1000  # chunks per query for the metrics: deep enough that 100 distinct documents survive
@@ -58,14 +61,24 @@ Search = Callable[[str, int], list[tuple[str, float]]]
 # ----------------------------------------------------------------------------------------------------------
 
 
-def task_chunks(task: Task) -> list[Chunk]:
-    """The task's chunks as the app stores them. ``chunk_texts`` already went through ``index_text``; as a
-    chunk's text with no file name it gives the same tokens again."""
-    out, ordinal = [], 0
-    for n, (doc_id, text) in enumerate(zip(task.chunk_doc_ids, task.chunk_texts, strict=True)):
-        ordinal = ordinal + 1 if n and task.chunk_doc_ids[n - 1] == doc_id else 0
-        out.append(Chunk(f"{doc_id}-{ordinal:04d}", doc_id, ordinal, text, ""))
-    return out
+@dataclass
+class Task:
+    """A BEIR set's test queries, and its documents cut into chunks as an upload is."""
+
+    data: BeirDataset
+    chunks: list[Chunk]
+
+
+def load_task(folder: Path) -> Task:
+    data = load_beir(folder, "test")
+    chunks: list[Chunk] = []
+    for p in data.corpus:
+        # The title stands in for the file name, which index_text puts in front of every chunk; kept as the
+        # chunk's text with no file name, it gives the same tokens again.
+        parsed = ParsedDocument(name=f"{p.title}.txt", file_type="txt", sections=(Section(p.text),))
+        for n, chunk in enumerate(chunk_document(parsed, p.doc_id, 400, 60)):
+            chunks.append(Chunk(f"{p.doc_id}-{n:04d}", p.doc_id, n, index_text(chunk), ""))
+    return Task(data, chunks)
 
 
 def doc_of(chunk_id: str) -> str:
@@ -116,11 +129,11 @@ def quality(data_dir: Path, task_names: Sequence[str], rankings: Sequence[str]) 
     try:
         with tempfile.TemporaryDirectory(prefix="ragapp-kwpg-") as folder:
             for name in task_names:
-                task = load_task(name, folders[name], 400, 60)
-                chunks = task_chunks(task)
+                task = load_task(folders[name])
+                chunks = task.chunks
                 size = {
                     "task": name,
-                    "docs": len(task.doc_ids),
+                    "docs": len(task.data.corpus),
                     "chunks": len(chunks),
                     "queries": len(task.data.queries),
                 }

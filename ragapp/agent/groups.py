@@ -7,7 +7,7 @@ server, named and described by the server), picks one with ``choose_group``, and
 tools, plus ``choose_group`` again to go to another group. A group choice is an agent step like a tool call: it
 is shown, traced and counts towards ``max_steps``. A group that does not exist, or a tool outside the chosen
 group, goes back to the model as an observation it can act on; a tool named before any group is chosen takes its
-group with it. ``docs/agent.md`` has the measurement (``ragbench/tool_groups.py``) behind the threshold: the
+group with it. ``docs/benchmarks.md`` has the measurement ("Tools in groups") behind the threshold: the
 packaged 1.5B model chose no better in groups at 9 or 30 tools, and mostly named a tool without choosing a group.
 """
 
@@ -104,8 +104,8 @@ class Grouping:
     def admit(self, tool: str) -> str | None:
         """Why ``tool`` may not be called now (None: it may). Once a group is chosen, only its tools may be. A
         tool named before any group is chosen brings its group with it: the groups' listing shows the tools'
-        names, and a small model often names one straight away (``ragbench/tool_groups.py`` saw it do so for
-        most questions); refusing it would only cost a step."""
+        names, and a small model often names one straight away (the tools-in-groups measurement saw it do so
+        for most questions); refusing it would only cost a step."""
         home = next((g for g in self.groups if tool in g.tools), None)
         if home is None:
             return None  # an unknown tool: the loop's own error says so, with the tools there are

@@ -1,8 +1,9 @@
 """The tool descriptions within their share of the window (``Settings.budget.tools``).
 
-Seed 002 keeps the tool descriptions to about a tenth of the window. A description says when to use the tool,
-and the model chooses by it, so the descriptions are shortened rather than tools left out: first each to its
-first sentence, then to the tool's name and arguments alone. What was shortened is said for the trace.
+The usual context split keeps the tool descriptions to about a tenth of the window (``ragapp.qa.budget``). A
+description says when to use the tool, and the model chooses by it, so the descriptions are shortened rather than
+tools left out: first each to its first sentence, then to the tool's name and arguments alone. What was shortened is
+said for the trace.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
+from ragapp.config.routing import RouteCalibration
+
 
 class RerankSettings(BaseModel):
     backend: str = Field(
@@ -73,18 +75,26 @@ class RetrievalSettings(BaseModel):
         0.2,
         description="With a reranker: chunks scoring below this are dropped unless both channels agree on them "
         "(the shipped reranker's scores are probabilities; 0.2 is the highest that keeps 90% of relevant held-out "
-        "passages: see `python -m ragbench.rerank.measure`; kept by `python -m ragbench.relevance`).",
+        "passages: see `python -m ragbench.rerank.measure`; kept by the relevance rules: docs/benchmarks.md).",
     )
     agreement_top_n: int = Field(
         3,
         ge=0,
         description="With a reranker: a chunk both channels rank in their top N (and fused at rank "
         "agreement_max_fused_rank or better) is kept whatever its rerank score, so the prompt is never empty "
-        "when the channels agree on a top chunk (0: off). Chosen with the other relevance rules by "
-        "`python -m ragbench.relevance`: see docs/benchmarks.md, Relevance gate.",
+        "when the channels agree on a top chunk (0: off). Chosen with the other relevance rules on BEIR sets: "
+        "see docs/benchmarks.md, Relevance gate.",
     )
     agreement_max_fused_rank: int = Field(
         3, ge=0, description="With a reranker: the agreement rule keeps only chunks fused at this rank or better."
+    )
+    keyword_query_top_n: int = Field(
+        5,
+        ge=0,
+        description='A keyword-style query ("E07", "yylex return value": at most 4 words, no question mark '
+        "or question word) keeps a chunk the keyword channel ranks in its top N that holds every word of the "
+        "query, whatever its rerank or channel scores: the reranker, trained on questions, scored such queries' "
+        "evidence under min_rerank_score (0: off; questions are never judged by it).",
     )
     rerank_margin: float | None = Field(
         0.3,
@@ -126,7 +136,7 @@ class RetrievalSettings(BaseModel):
     min_vector_similarity: float = Field(
         0.875,
         description="Without a reranker: a chunk whose vector similarity reaches this is relevant on its own "
-        "(calibrated for multilingual-e5, whose cosines sit high: see `python -m ragbench.calibrate_gate`).",
+        "(calibrated for multilingual-e5, whose cosines sit high: see docs/benchmarks.md, Relevance gate).",
     )
     min_agreement_similarity: float = Field(
         0.80,
@@ -210,6 +220,31 @@ class WorkflowSettings(BaseModel):
         "ask back which one is meant.",
     )
     max_clarify_choices: int = Field(4, ge=2, description="Choices offered when the app asks back.")
+    route_calibration: RouteCalibration = Field(
+        default_factory=RouteCalibration,
+        description="How the router turns a leaf's embedder similarity, its margin and the model's score into the "
+        "probability that the leaf is right, the score a routing decision reports: a logistic model fitted on the "
+        "labelled routing questions' dev half (docs/workflow.md); each weight is its own variable, e.g. "
+        "RAGAPP_WORKFLOW__ROUTE_CALIBRATION__INTERCEPT.",
+    )
+    route_fit_min: float = Field(
+        0.7,
+        ge=0.0,
+        le=1.0,
+        description="A question routed to a leaf whose calibrated score (the probability that it is the right "
+        "leaf) is below this fits no leaf well: it also searches the knowledge bases no intent leaf covers (an "
+        "upload the tree does not know yet), within the user's scope. 1.0: always; 0.0: never. 0.7 was chosen "
+        "on the dev half of the labelled routing questions, as the lowest that 90% of the wrongly routed ones "
+        "score below (docs/workflow.md).",
+    )
+    widen_below_score: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="A routed search that keeps passages but none the reranker scores this high or more is weak: it "
+        "is searched again with the knowledge bases no intent leaf covers beside the leaf's (one more search, no "
+        "model call). Without a reranker only a search that kept nothing widens (to the whole scope).",
+    )
     translate: bool = Field(
         True,
         description="A question whose search finds passages in the other language (Chinese over English documents, "
@@ -371,8 +406,8 @@ class AgentSettings(BaseModel):
         ge=0,
         le=1000,
         description="With more tools than this (its own and MCP servers'), the model first picks a group (knowledge, "
-        "each MCP server...), then a tool in it; 0: always in groups. 30: on the dev questions of "
-        "ragbench/tool_groups.py the packaged 1.5B model chose no better in groups at 9 or 30 tools (docs/agent.md); "
+        "each MCP server...), then a tool in it; 0: always in groups. 30: on the tools-in-groups dev questions "
+        "the packaged 1.5B model chose no better in groups at 9 or 30 tools (docs/benchmarks.md); "
         "lower it for a model that follows the group step.",
     )
     tool_timeout_s: float = Field(10.0, gt=0, description="Time budget of one tool call.")

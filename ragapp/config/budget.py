@@ -1,10 +1,11 @@
 """The context budget's table (``Settings.budget``, env ``RAGAPP_BUDGET__HISTORY`` etc.): how the model's window,
 less the answer's ``max_tokens``, is shared between the parts of a prompt.
 
-It starts from seed 002's split (20% instructions, 30% history, 40% retrieved passages, 10% tool descriptions),
-with a share of the history's for long-term memories. A part that needs less than its share (no memories, no
-tools in Workflow mode, short instructions) leaves the rest to the passages; shares adding up to less than 1
-leave the difference free. How the split was chosen: docs/benchmarks.md ("Context budget").
+It starts from the usual RAG-to-agent context split (20% instructions, 30% history, 40% retrieved passages, 10% tool
+descriptions, history compressed first), with a share of the history's for long-term memories. A part that needs
+less than its share (no memories, no tools in Workflow mode, short instructions) leaves the rest to the passages;
+shares adding up to less than 1 leave the difference free. How the split was chosen: docs/benchmarks.md ("Context
+budget").
 """
 
 from __future__ import annotations

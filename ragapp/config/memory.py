@@ -23,6 +23,14 @@ class MemorySettings(BaseModel):
         description="A memory is recalled for a question when the embedder scores the two at least this similar "
         "(cosine). Chosen on a small set of memories and questions (docs/memory.md).",
     )
+    min_question_words: int = Field(
+        3,
+        ge=0,
+        description="A message recalls memories only when it holds at least this many content words (stop words "
+        'aside): the embedder scores short messages such as "hello" or "thanks" most similar to every '
+        "memory, though they name nothing a memory could matter to. Chosen with min_similarity on a small set of "
+        "memories and questions (docs/memory.md); 0: the similarity alone decides.",
+    )
     max_recalled: int = Field(3, ge=1, le=20, description="At most this many memories go into one prompt.")
     max_tokens: int = Field(
         200, ge=20, description="The memories' part of the prompt is cut to about this many tokens (best first)."

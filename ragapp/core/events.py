@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragapp.core.serial import OMIT_DEFAULT
 from ragapp.core.types import Citation, Confidence, LeafScore, RetrievedChunk, SentenceSupport
 
 
@@ -23,11 +24,22 @@ class StageEvent:
 
 
 @dataclass(frozen=True)
+class Widened:
+    """A routed search was weak, so the knowledge bases no intent leaf covers were searched beside its leaves'."""
+
+    added: tuple[str, ...]  # the knowledge bases searched beside the leaves'
+    best: float | None  # the best rerank score the leaves' own search kept
+    below: float  # what counts as weak: no passage scored this high (``widen_below_score``)
+
+
+@dataclass(frozen=True)
 class NoticeEvent:
-    """Something the user should know: a degraded channel, reranking off, a fallback taken."""
+    """Something the user should know: a degraded channel, reranking off, a fallback taken. ``message`` is the
+    engine's English (logs, API); a notice with a typed record (``widened``) is said from that record."""
 
     message: str
     level: Literal["info", "warning"] = "info"
+    widened: Widened | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,15 @@ class RetrievalEvent:
 @dataclass(frozen=True)
 class TokenEvent:
     """A piece of the streamed answer."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CheckedTextEvent:
+    """The checked answer's beginning, known while the model still writes: the answer's text (its
+    ``AnswerEvent``) will start with ``text``. Sent sentence by sentence (``qa.checked_draft``) for a stream that
+    must never take a word back (the HTTP API's); each one holds all of the text so far."""
 
     text: str
 
@@ -110,7 +131,12 @@ class RoutingEvent:
     action: Literal["route", "clarify", "system", "fallback"]
     intents: tuple[LeafScore, ...]
     reason: str
-    scores: tuple[LeafScore, ...] = ()  # every score the model gave, best first
+    scores: tuple[LeafScore, ...] = ()  # every leaf the classifier scored, best first, with its calibrated score
+    # How well the leaf named first fits (its calibrated score: the probability that it is right); None: unknown.
+    fit: float | None = field(default=None, metadata=OMIT_DEFAULT)
+    # Knowledge bases no intent leaf covers, searched beside the leaves' because ``fit`` < ``fit_min``.
+    also: tuple[str, ...] = field(default=(), metadata=OMIT_DEFAULT)
+    fit_min: float | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -246,6 +272,7 @@ EngineEvent = (
     | NoticeEvent
     | RetrievalEvent
     | TokenEvent
+    | CheckedTextEvent
     | EvidenceEvent
     | EvidenceWithdrawnEvent
     | WaitEvent

@@ -16,7 +16,7 @@ from ragapp.testcases.answers import AnswerCheck, AnswerRun, CaseAnswer
 from ragapp.testcases.scoring import CaseReport
 from ragapp.testcases.store import TestCase
 from ragapp.testcases.truthfulness import Comparison, Tally, Verdict
-from ragapp.tracing.model import Span, SupportRecord, Trace
+from ragapp.tracing.model import RoutingRecord, Span, SupportRecord, Trace
 from ragapp.tracing.records import RetrievalRecord, retrieval_record
 from ragapp.tracing.store import TraceSummary
 
@@ -36,6 +36,7 @@ __all__ = [
     "IntentTreeError",
     "RetrievalRecord",
     "RoutingDecision",
+    "RoutingRecord",
     "Span",
     "SupportRecord",
     "Tally",

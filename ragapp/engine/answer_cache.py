@@ -21,12 +21,14 @@ those over the others. A question asked over every knowledge base (none picked, 
 them, and on the ones not made yet: its scope's version lists every knowledge base ever written to, so a new one
 changes it too.
 
-Only a question that stands alone is cached (no earlier turns, no clarification: a follow-up means something
-else in another conversation), and only a complete, checked answer is kept: grounded, not abstained, its
-confidence assessed and not low, nothing degraded or warned about on the way, no passage from a remote source
-(another ragapp's documents change without this catalog's version moving), the stream read to its end (a
-stopped answer never reaches the end). "Not in the documents" is not kept: it is cheap to say again, and the
-same question may be asked because a document was just added elsewhere.
+Only a question that stands alone is cached: the first of a chat, or a later one that needs nothing from the
+conversation (the rewriting's own rule: it names its subject and no word points back; ``stands_alone``), never a
+follow-up ("and the V2?": it means something else in another conversation) nor a reply to a question back. Only a
+complete, checked answer is kept: grounded, not abstained, its confidence assessed and not low, nothing degraded
+or warned about on the way, no passage from a remote source (another ragapp's documents change without this
+catalog's version moving), the stream read to its end (a stopped answer never reaches the end). "Not in the
+documents" is not kept: it is cheap to say again, and the same question may be asked because a document was just
+added elsewhere.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from ragapp.core.events import (
 )
 from ragapp.core.serial import dump, load
 from ragapp.core.types import REMOTE_PREFIX, Docs, Scope
+from ragapp.qa.rewrite import looks_multi_part
+from ragapp.qa.rewrite import stands_alone as question_stands_alone
 from ragapp.retrieval.pipeline import normalise_query
 from ragapp.store.answer_cache import AnswerCacheStore, StoredAnswer
 
@@ -204,10 +208,19 @@ def _spoils(event: EngineEvent) -> bool:
     return isinstance(event, ClarifyEvent | CachedEvent)
 
 
-def stands_alone(history: Sequence[object], summary: str, clarified: object) -> bool:
-    """A question asked with no earlier turns and not answering a question back: its answer does not depend
-    on the conversation, so it may be served to (and from) anyone asking the same."""
-    return not history and not summary.strip() and clarified is None
+def stands_alone(
+    question: str, history: Sequence[object], summary: str, clarified: object, *, parts_rewritten: bool = True
+) -> bool:
+    """A question whose answer does not depend on the conversation, so it may be served to (and from) anyone
+    asking the same: one asked with no earlier turns, or one asked later that needs nothing from them (the rule
+    by which it is searched as asked, not rewritten: ``qa.rewrite.stands_alone``, it names its subject and no
+    word points back), and never the answer to a question back. ``parts_rewritten``: a question of several
+    parts is rewritten with the conversation in view (``workflow.rewrite_multi_part``), so it is not one."""
+    if clarified is not None:
+        return False
+    if not history and not summary.strip():
+        return True
+    return question_stands_alone(question) and not (parts_rewritten and looks_multi_part(question))
 
 
 def _digest(value: object) -> str:

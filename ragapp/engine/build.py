@@ -10,6 +10,7 @@ import importlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ragapp.accounts.service import Accounts, open_accounts
@@ -45,6 +46,7 @@ from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
 from ragapp.store.answer_cache import AnswerCacheStore
+from ragapp.store.catalog import Catalog
 from ragapp.store.conversations import ConversationStore
 from ragapp.store.memories import MemoryStore
 from ragapp.store.memory_vectors import MemoryVectors
@@ -145,6 +147,10 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         else None
     )
 
+    def holding_kbs() -> list[str]:
+        """The knowledge bases that hold documents."""
+        return [kb.name for kb in catalog.knowledge_bases()]
+
     def best_source(question: str, kbs: frozenset[str] | None) -> str | None:
         """The knowledge base of the best relevant passage for ``question`` (None: nothing relevant)."""
         found = retrieval.retrieve(question, kbs).chunks
@@ -159,10 +165,11 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     memories = Memories(settings, memory_store, memory_vectors, embedder, llm)
     w = settings.workflow
     fast = EmbeddingClassifier(embedder, FastRule(w.fast_route_min_similarity, w.fast_route_margin))
-    router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast if w.fast_route else None)
+    # The embedder calibrates every routing decision's scores; it routes on its own only with fast_route on.
+    router = IntentRouter(intent_store, llm, w, w.step_timeout_s, best_source, fast, holding_kbs)
     answers = AnswerPipeline(retrieval, llm, router, settings)
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
-    accounts = _accounts(settings, database, lambda: [kb.name for kb in catalog.knowledge_bases()])
+    accounts = _accounts(settings, database, holding_kbs)
     access = accounts.kb if accounts is not None else None
     ingestor = Ingestor(store, settings.ingest)
     sync = open_sync(store, ingestor, settings)
@@ -172,7 +179,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         settings,
         chat=chat,
         library=Library(store, ingestor, recorder, access, audit),
-        intents=Intents(intent_store, router, audit),
+        intents=Intents(intent_store, router, audit, partial(documents_in, catalog)),
         observability=Observability(settings, retrieval, traces, cases, access, procedural, chat.ask_case),
         conversations=conversations,
         memories=memories,
@@ -212,6 +219,15 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         follower.start()
     sync.start()  # the scheduler's thread, when there is a source to follow
     return engine
+
+
+def documents_in(catalog: Catalog, kb: str) -> list[str]:
+    """The documents of ``kb`` as a leaf's description names them: each by its title, else its file name."""
+    named = []
+    for document in catalog.documents("WHERE kb = ?", (kb,)):
+        title = catalog.document_meta(document.doc_id).get("title", "").strip()
+        named.append(f"{title} ({document.name})" if title and title != document.name else document.name)
+    return named
 
 
 def seed_demo_intents(intents: IntentStore, path: Path) -> None:

@@ -86,7 +86,8 @@ class Chat:
         ``where`` keeps the search to the documents it admits (tags, path, type, author, dates), resolved once
         here within those knowledge bases; one that admits none is said, and nothing is searched.
 
-        A question that stands alone and was answered before over the same readable knowledge bases and
+        A question that stands alone (the first of a chat, or a later one that needs nothing from it:
+        ``answer_cache.stands_alone``) and was answered before over the same readable knowledge bases and
         unchanged documents is answered from the answer cache (a ``CachedEvent``, then the kept answer);
         ``fresh`` ("Answer again") answers it anew and keeps the new answer in place of the old.
 
@@ -108,7 +109,10 @@ class Chat:
         docs = self._retrieval.documents_matching(where, kbs) if where is not None else None
         if self._procedural is not None and clarified is None:
             self._procedural.asked(owner, question)
-        alone = stands_alone(history, summary, clarified) and not recall.memories
+        wf = self._settings.workflow
+        parts_rewritten = wf.rewrite and wf.rewrite_multi_part
+        alone = stands_alone(question, history, summary, clarified, parts_rewritten=parts_rewritten)
+        alone = alone and not recall.memories
         cache = self._cache if self._cache is not None and alone else None
         lookup = cache.look_up(question, shown, kbs, docs) if cache is not None else None
         if cache is not None and lookup is not None and lookup.hit is not None and not fresh:

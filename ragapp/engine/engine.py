@@ -197,7 +197,7 @@ class Engine:
         """One search in each language over every knowledge base, so the first question's search is as fast as
         the tenth: it pays for Chroma's first query, reading the keyword index, jieba's dictionary and loading
         and first running the reranker (a restart on the demo, shared 2-core machine: the first search 4.4 s,
-        the later ones 0.1 s; docs/benchmarks.md). A failure only means a slower first search."""
+        the later ones 0.1 s; docs/lab-log.md). A failure only means a slower first search."""
         for question in ("How do I get started?", "怎么开始使用？"):
             try:
                 self._retrieval.retrieve(question)

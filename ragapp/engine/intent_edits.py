@@ -6,6 +6,7 @@ becomes a group) and ``ragapp.router.store`` (codes are unique); the ``Intents``
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,3 +109,27 @@ def _whole_number(value: float | str, problems: list[str]) -> int | None:
         problems.append(f"top-k must be a whole number (0 or empty: the default), not {value!r}")
         return None
     return int(number)
+
+
+_NOT_IN_CODE = re.compile(r"[^a-z0-9_-]+")
+_LISTED = 6  # documents named in a new leaf's description; the rest are counted
+
+
+def kb_leaf(tree: IntentTree, kb: str, documents: Sequence[str]) -> IntentNode:
+    """A knowledge leaf at the top of ``tree`` that searches ``kb``: named after it, described by ``documents``
+    (its documents' names or titles), with a code not yet in use. A person edits it afterwards like any leaf:
+    the name and description are what the router compares questions with."""
+    stem = "kb-" + (_NOT_IN_CODE.sub("-", kb.casefold()).strip("-") or "uploads")
+    code, n = stem, 2
+    while code in tree:
+        code, n = f"{stem}-{n}", n + 1
+    more = f" and {len(documents) - _LISTED} more" if len(documents) > _LISTED else ""
+    listed = ", ".join(documents[:_LISTED]) + more
+    description = f"Questions about the documents in the knowledge base {kb}" + (f": {listed}" if listed else "")
+    return IntentNode(
+        code=code,
+        name=f"Documents in {kb} · {kb} 中的文档",
+        description=description[:400],
+        kind="KB",
+        kbs=(kb,),
+    )

@@ -10,25 +10,42 @@ with the intent's code as its target.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ragapp.audit import AuditAction, AuditLog
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, require
 from ragapp.core.errors import RagAppError
 from ragapp.core.types import Scope
-from ragapp.engine.intent_edits import DeletedIntent, IntentDraft, SavedIntent, import_format, only_child_hint
+from ragapp.engine.intent_edits import (
+    DeletedIntent,
+    IntentDraft,
+    SavedIntent,
+    import_format,
+    kb_leaf,
+    only_child_hint,
+)
 from ragapp.router.decide import RoutingDecision
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import Format, IntentNode, IntentTree, IntentTreeError, dump_tree, parse_tree
 
+# The names (or titles) of the documents in a knowledge base, for the description of a leaf made for it.
+DocumentsIn = Callable[[str], Sequence[str]]
+
 
 class Intents:
-    def __init__(self, store: IntentStore, router: IntentRouter, audit: AuditLog | None = None) -> None:
+    def __init__(
+        self,
+        store: IntentStore,
+        router: IntentRouter,
+        audit: AuditLog | None = None,
+        documents_in: DocumentsIn | None = None,
+    ) -> None:
         self._store = store
         self._router = router
         self._audit = audit or AuditLog.off()
+        self._documents_in = documents_in
         # One edit at a time in this process, so what a deletion reports (its path, the only-child hint) is about
         # the tree it changed; between replicas the store's edit lock keeps the tree itself consistent.
         self._lock = threading.RLock()
@@ -60,6 +77,19 @@ class Intents:
             renamed_from=replacing if replacing is not None and replacing != node.code else None,
             made_group=host.code if host is not None else None,
         )
+
+    def uncovered(self) -> list[str]:
+        """The knowledge bases that hold documents and that no knowledge leaf searches: routing reaches them
+        only when no leaf fits a question well (docs/workflow.md). None while the tree has no leaves."""
+        return sorted(self._router.uncovered())
+
+    def add_leaf_for(self, kb: str, *, actor: Actor = LOCAL_ACTOR) -> SavedIntent:
+        """Add a knowledge leaf at the top of the tree that searches ``kb`` (``kb_leaf``: named after it and
+        described by its documents), to edit afterwards like any other."""
+        documents = list(self._documents_in(kb)) if self._documents_in is not None else []
+        with self._lock:
+            node = kb_leaf(self._store.tree(), kb, documents)
+        return self.save(node, actor=actor)
 
     def delete(self, code: str, *, actor: Actor = LOCAL_ACTOR) -> DeletedIntent:
         """Delete an intent and everything under it. The only child of a group cannot go (the group would be

@@ -1,12 +1,13 @@
 """The memories facet: what each user asked the assistant to remember, to list, edit, delete and recall.
 
-A memory comes from the user's own words: "remember that I use the V2 Pro" (kept at once, with a confirmation
-in the chat), or an offer after an answer ("I use the V2 Pro, how long does the battery last?" offers "I use
-the V2 Pro") that the user accepted. It is screened like document text before it is kept (``qa.remember``).
-For each question the asker's memories are recalled by relevance (the embedder, ``memory.min_similarity``)
-from their own Chroma collection (``store.memory_vectors``) and go into a separate part of the prompt; the
-question's steps and trace say which were used. Every call names the owner (``user:<name>``, or a browser's
-id with accounts off): one user's memories never reach another's prompt, trace, page or API call.
+A memory comes from the user's own words: "remember that I use the V2 Pro" (kept at once, with a confirmation in
+the chat), or an offer after an answer ("I use the V2 Pro, how long does the battery last?" offers "I use the V2
+Pro") that the user accepted. It is screened like document text before it is kept (``qa.remember``). For each
+question the asker's memories are recalled by relevance (the embedder, ``memory.min_similarity`` and
+``memory.min_question_words``: ``qa.memory_recall``) from their own Chroma collection (``store.memory_vectors``)
+and go into a separate part of the prompt; the question's steps and trace say which were used. Every call names
+the owner (``user:<name>``, or a browser's id with accounts off): one user's memories never reach another's
+prompt, trace, page or API call.
 
 ``memory.enabled`` off turns everything here off; each user can also turn memory off for themselves.
 """
@@ -36,6 +37,7 @@ from ragapp.core.events import (
 from ragapp.core.lang import said_as
 from ragapp.models.embedders import Embedder
 from ragapp.models.llm import LLM
+from ragapp.qa.memory_recall import RecallRule, names_something, recalled
 from ragapp.qa.remember import RememberJudge, proposal, remember_command, rules_cannot_tell, screened
 from ragapp.store.memories import Memory, MemoryStore, Source
 from ragapp.store.memory_vectors import MemoryVectors
@@ -88,6 +90,7 @@ class Memories:
         self._vectors = vectors
         self._embedder = embedder
         self._lock = threading.Lock()  # a row and its vector change together
+        self._rule = RecallRule(settings.memory.min_similarity, settings.memory.min_question_words)
 
     @property
     def on(self) -> bool:
@@ -205,11 +208,13 @@ class Memories:
         try:
             if not self._store.enabled(owner) or self._store.count(owner) == 0:
                 return Recall()
+            if not names_something(question, self._rule):  # "hello": nothing a memory could matter to
+                return Recall(seconds=time.perf_counter() - start)
             vector = self._embedder.embed_queries([question])[0]
             hits = self._vectors.search(owner, vector, self._settings.max_recalled * 2)
             found: list[Recalled] = []
-            for memory_id, similarity in hits:
-                memory = self._store.get(owner, memory_id) if similarity >= self._settings.min_similarity else None
+            for memory_id, similarity in recalled(question, hits, self._rule):
+                memory = self._store.get(owner, memory_id)
                 if memory is not None:  # the row is the truth: a vector left behind is never recalled
                     found.append(Recalled(memory.id, memory.text, similarity, memory.created_at))
         except Exception as exc:  # a store or the embedder failing costs the memories, never the answer

@@ -230,14 +230,15 @@ def echoes(question: str, reply: str) -> bool:
         return True
     if not set(words) <= set(tokenize(question)):
         return False
-    if not is_chinese(plain) and not _raw_words(plain) <= _raw_words(question):
+    if not is_chinese(plain) and not raw_words(plain) <= raw_words(question):
         return False  # "locales-all" answers a question about "all ... locale data": a new name, not an echo
     if _VALUE_SLOT.search(reply):
         return True
     return len(words) <= 2 and not _CHOICE.search(question)  # "Kestrel Run" answers "Kestrel Run or X?"
 
 
-def _raw_words(text: str) -> set[str]:
+def raw_words(text: str) -> set[str]:
+    """Words as ``echoes`` reads them: names kept whole ("locales-all", "2.5.0"), stop words aside."""
     return {w for w in re.findall(r"[\w][\w.+-]*[\w]|\w", text.lower()) if w not in STOPWORDS}
 
 
@@ -344,9 +345,11 @@ def quoted_answer(
 
 def as_shown(passage: RetrievedChunk) -> str:
     """A passage as the model read it: the prompt shows its heading beside its number (``format_context``), and
-    the model may take a fact from it ("Version 2.5.0" heads a list that never repeats the number)."""
+    the model may take a fact from it ("Version 2.5.0" heads a list that never repeats the number). A blank line
+    after the heading: passages are cut into sentences as prose (a single line break inside a sentence), and the
+    heading glued to the first sentence left that sentence unmatched in the text it highlights."""
     chunk = passage.chunk
-    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
+    return f"{chunk.heading}\n\n{chunk.text}" if chunk.heading else chunk.text
 
 
 def _citations(text: str, kept: Sequence[RetrievedChunk], support: Sequence[SentenceSupport]) -> tuple[Citation, ...]:

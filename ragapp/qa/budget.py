@@ -2,10 +2,10 @@
 (``Settings.budget``: instructions, history, memories, passages, tool descriptions) after the answer's
 ``max_tokens``.
 
-Seed 002 splits the window about 20/30/40/10 between instructions, history, retrieved passages and tool
-descriptions and compresses the history first. Here each part may take up to its share; what a part leaves
-(no memories, no tools in Workflow mode, short instructions, a short conversation) goes to the passages, so
-the passages are the part that grows and shrinks. ``prompt_fit`` applies the budget to one prompt.
+The usual RAG-to-agent context split shares the window about 20/30/40/10 between instructions, history, retrieved
+passages and tool descriptions, and compresses the history first. Here each part may take up to its share; what a
+part leaves (no memories, no tools in Workflow mode, short instructions, a short conversation) goes to the passages,
+so the passages are the part that grows and shrinks. ``prompt_fit`` applies the budget to one prompt.
 
 Counting is the estimate of ``ragapp.core.tokens``.
 """

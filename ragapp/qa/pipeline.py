@@ -27,12 +27,11 @@ from ragapp.core.events import (
     NoticeEvent,
     RetrievalEvent,
     RewriteEvent,
-    RoutingEvent,
     StageEvent,
     TokenEvent,
     WaitEvent,
 )
-from ragapp.core.lang import is_chinese, said_as
+from ragapp.core.lang import is_chinese
 from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, RetrievedChunk, Scope
 from ragapp.models.llm import LLM, holds_grammar, stream_within
@@ -40,7 +39,7 @@ from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.budget import fit_lines, fold_plan, plan_budget
 from ragapp.qa.early_evidence import EarlyEvidence
 from ragapp.qa.memory import fold, turns_to_fold
-from ragapp.qa.parts import SEARCH_ALL, Clarified, Part, merge_results, retrieve_detail, scope_words
+from ragapp.qa.parts import SEARCH_ALL, Clarified, Part, merge_results, retrieve_detail
 from ragapp.qa.prompt_fit import FittedPrompt, fit_prompt
 from ragapp.qa.prompts import (
     answer_messages,
@@ -54,6 +53,7 @@ from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, found_as_asked, looks_multi_part
 from ragapp.qa.select import selection_messages, selection_slot
 from ragapp.qa.translate import QuestionTranslator, needs_translation, translation_skip_reason
+from ragapp.qa.widen import routing_event, widened, with_uncovered
 from ragapp.qa.writer import AnswerWriter, Steps
 from ragapp.retrieval.pipeline import RetrievalPipeline
 from ragapp.router.decide import RoutingDecision
@@ -230,13 +230,16 @@ class AnswerPipeline:
             if settled is not None:
                 why = f"your memory “{settled[1]}” names {settled[0].label}"
                 decision = replace(self._resolve(decision, settled[0].code), reason=why)
+            fit_min = self._settings.workflow.route_fit_min
+            decision = with_uncovered(decision, partial(self._router.uncovered, kbs), fit_min)
         if stage is not None:
             classification = decision.classification
             error = classification.error if classification is not None else None
             detail = {"decision": decision.action, "intents": [i.path for i in decision.intents]}
+            if decision.also:
+                detail["also searched"] = list(decision.also)
             yield stage.finished(detail, error)
-        scores = decision.classification.scores if decision.classification is not None else ()
-        yield RoutingEvent(question, decision.action, decision.intents, decision.reason, scores)
+        yield routing_event(decision, self._settings.workflow.route_fit_min)
         return decision
 
     def _search_early(self, question: str, kbs: Scope, early: EarlyEvidence) -> Iterator[EngineEvent]:
@@ -290,7 +293,7 @@ class AnswerPipeline:
         tree = self._router.tree()
         nodes = [n for n in (tree.get(i.code) for i in decision.intents) if n is not None]
         leaf_kbs = frozenset(kb for n in nodes for kb in n.kbs)
-        scope = leaf_kbs if kbs is None else (leaf_kbs & kbs or kbs)
+        scope = (leaf_kbs if kbs is None else (leaf_kbs & kbs or kbs)) | frozenset(decision.also)
         top_ks = [n.top_k for n in nodes if n.top_k is not None]
         if decision.chosen:
             question = f"{question} ({decision.intents[0].label})"  # the pick says what "it" was
@@ -339,19 +342,10 @@ class AnswerPipeline:
         ``answer_parts``)."""
         stage = yield from begin("retrieve")
         results = []
+        w = self._settings.workflow
         for part in parts:
-            result = self._retrieval.retrieve(part.question, part.kbs, part.top_k, docs=part.docs)
-            if not result.chunks and part.kbs != kbs:
-                # The intent's knowledge bases hold nothing relevant: the tree may not know a newer upload,
-                # or the model routed wrongly. Searching the wider scope costs one retrieval, not an answer.
-                result = self._retrieval.retrieve(part.question, kbs, part.top_k, docs=part.docs)
-                named = ", ".join(sorted(part.kbs or ()))
-                where = named or "the intent's knowledge bases"
-                english = f"Nothing relevant in {where}; searched {scope_words(kbs)} instead."
-                wider = "全部知识库" if kbs is None else f"所选知识库（{', '.join(sorted(kbs))}）"
-                chinese = f"{named or '该意图的知识库'}中没有相关内容，已改为检索{wider}。"
-                yield NoticeEvent(said_as(question, english, chinese))
-            w = self._settings.workflow
+            search = partial(self._search_part, part)
+            result = yield from widened(question, part.kbs, kbs, search, partial(self._router.uncovered, kbs), w)
             if w.translate and needs_translation(part.question, result, w.translate_below_score):
                 why_not = translation_skip_reason(part.question, result) if w.translate_only_if_other_kept else None
                 if why_not is None:
@@ -380,6 +374,10 @@ class AnswerPipeline:
             condense_keep=fitted.condense_keep,
             fit=fitted.detail(),
         )
+
+    def _search_part(self, part: Part, kbs: Scope) -> RetrievalResult:
+        """``part``'s question searched in ``kbs`` (its own scope, or a wider one) with its top-k and filter."""
+        return self._retrieval.retrieve(part.question, kbs, part.top_k, docs=part.docs)
 
     def _fit(
         self,

@@ -1,5 +1,5 @@
-"""One answer prompt fitted into its token budget (``budget``), in the order seed 002 gives: when the prompt is
-over budget the conversation is compressed first, then the passages are condensed, and only then dropped.
+"""One answer prompt fitted into its token budget (``budget``), in the order the usual context split gives: when
+the prompt is over budget the conversation is compressed first, then the passages are condensed, and only then dropped.
 
 - Conversation: the pipeline folds turns beyond its share into the summary before searching (``remember``);
   here a summary still longer than the share is shortened and any verbatim turn that still does not fit is

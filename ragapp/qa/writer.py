@@ -11,7 +11,15 @@ from typing import TypeVar
 
 from ragapp.config import Settings
 from ragapp.core.errors import LLMError
-from ragapp.core.events import AnswerEvent, EngineEvent, EvidenceEvent, NoticeEvent, TokenEvent, WaitEvent
+from ragapp.core.events import (
+    AnswerEvent,
+    CheckedTextEvent,
+    EngineEvent,
+    EvidenceEvent,
+    NoticeEvent,
+    TokenEvent,
+    WaitEvent,
+)
 from ragapp.core.lang import is_chinese
 from ragapp.core.markers import with_numbers
 from ragapp.core.stages import begin
@@ -19,6 +27,7 @@ from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk
 from ragapp.models.llm import LLM, ScoredPiece, Waiting, holds_grammar, stream_with_waits
 from ragapp.qa.answer_check import (
+    as_shown,
     checked_answer,
     composed,
     evidence_for,
@@ -28,6 +37,7 @@ from ragapp.qa.answer_check import (
     withheld,
 )
 from ragapp.qa.calibrator import SHIPPED, Calibrator, load_calibrator
+from ragapp.qa.checked_draft import CheckedDraft
 from ragapp.qa.citations import citations_for, renumbered
 from ragapp.qa.condense import condense
 from ragapp.qa.confidence import Clues, SentenceScorer, Thresholds
@@ -142,7 +152,9 @@ class AnswerWriter:
                     recent, summary, part, memories, self._settings.memory.max_tokens,
                 )  # fmt: skip
                 detail |= {"written from": f"[{number}] {window_text}"}
-            scored = yield from self.generate_scored(messages, detail, answer_slot(question))
+            # the reply checked as it streams; a part's, or one written from a picked sentence, after
+            draft = self._draft(question, kept) if part is None and pick is None else None
+            scored = yield from _drafted(self.generate_scored(messages, detail, answer_slot(question)), draft)
             if scored is None:
                 text = passages_only_message(question, len(kept))
                 yield TokenEvent(text)
@@ -201,6 +213,13 @@ class AnswerWriter:
             return None
         yield stage.finished(said)
         return pick
+
+    def _draft(self, question: str, kept: Sequence[RetrievedChunk]) -> CheckedDraft:
+        """The reply checked sentence by sentence as it comes, as ``_checked`` will check it whole."""
+        w = self._settings.workflow
+        ocr = [c.chunk.ocr_confidence is not None for c in kept]
+        passages = [as_shown(c) for c in kept]
+        return CheckedDraft(question, passages, SupportRules(w.support_overlap), ocr, w.check_support)
 
     def evidence(self, question: str, kept: Sequence[RetrievedChunk]) -> EvidenceEvent | None:
         """The quote ``write`` would show first for ``kept`` (the passages that hold instructions left out)."""
@@ -286,3 +305,21 @@ class AnswerWriter:
             return (text, tuple(logprobs)) if text else None
         yield stage.finished({"chars": len(text)})
         return text, tuple(logprobs)
+
+
+def _drafted(steps: Steps[T], draft: CheckedDraft | None) -> Steps[T]:
+    """``steps`` passed on, each token followed by the checked answer's beginning when it grew (a
+    ``CheckedTextEvent``); returns what ``steps`` returns."""
+    try:
+        while True:
+            try:
+                event = next(steps)
+            except StopIteration as done:
+                return done.value
+            yield event
+            if draft is not None and isinstance(event, TokenEvent):
+                grown = draft.add(event.text)
+                if grown is not None:
+                    yield CheckedTextEvent(grown)
+    finally:
+        steps.close()  # a consumer gone mid-answer lets the model go, as ``yield from`` would

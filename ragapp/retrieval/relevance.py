@@ -19,9 +19,13 @@ So the decision reads the fused rank and the channels' agreement as well as the 
    language alike (English questions over Chinese text 0.74-0.80, Chinese over English 0.83-0.87, in the
    answer set's traces), so a bare threshold let three unrelated Chinese passages into most English prompts,
    while the evidence, when found, stood 0.03-0.11 above the rest;
-4. **no reranker** (or a failed one): the channel-score thresholds of ``python -m ragbench.calibrate_gate``.
+4. **no reranker** (or a failed one): channel-score thresholds calibrated on the demo set;
+5. **keyword query**, before all of the above: a query of a few words that asks no question ("E07", "yylex
+   return value") keeps a chunk the keyword channel ranks in its top ``keyword_query_top_n`` that holds every
+   one of its words. The reranker was trained on questions: it scored the E07 passage 0.13 for "E07" (0.98 for
+   "what does error code E07 mean?"), and the channel thresholds want a long match (keyword score ≥ 6).
 
-The defaults were chosen on BEIR sets by ``python -m ragbench.relevance`` (see docs/benchmarks.md, "Relevance gate").
+The defaults were chosen on BEIR sets and the answer set (docs/benchmarks.md, "Relevance gate").
 Everything here is pure: hand-built lists test it.
 """
 
@@ -33,11 +37,22 @@ from dataclasses import dataclass, replace
 from statistics import median
 
 from ragapp.config import RetrievalSettings
-from ragapp.core.facts import PassageFacts, key_facts
+from ragapp.core.facts import PassageFacts, key_facts, ocr_fold
 from ragapp.core.lang import language_of
 from ragapp.core.types import REMOTE_PREFIX, Chunk, RelevanceDecision, RetrievedChunk
+from ragapp.store.tokenize import OCR_MARK, chunk_tokens, tokenize
 
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+MAX_KEYWORD_TERMS = 4
+# What makes a query a question (or a task) rather than keywords: a question mark, a question word anywhere, an
+# imperative start ("Name a luxury division of Toyota."), a Chinese question word or particle.
+_ASKS = re.compile(
+    r"[?？]|\b(?:what|how|which|why|when|where|who|whom|whose)\b"
+    r"|^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|might|has|have|had|name|list|"
+    r"give|tell|explain|describe|compare|find|show)\b"
+    r"|吗|呢|什么|怎么|怎样|如何|哪|多少|几|是否|为什么|为何|请问",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,7 @@ class RelevanceRules:
     cross_language_lead: float = 0.0
     cross_language_keyword_top_n: int = 0
     require_names: bool = False
+    keyword_query_top_n: int = 0
     min_vector_similarity: float = 0.875
     min_agreement_similarity: float = 0.80
     min_keyword_score: float = 6.0
@@ -71,6 +87,7 @@ class RelevanceRules:
             cross_language_lead=s.cross_language_lead,
             cross_language_keyword_top_n=s.cross_language_keyword_top_n,
             require_names=s.require_names,
+            keyword_query_top_n=s.keyword_query_top_n,
             min_vector_similarity=s.min_vector_similarity,
             min_agreement_similarity=s.min_agreement_similarity,
             min_keyword_score=s.min_keyword_score,
@@ -88,6 +105,7 @@ class Candidate:
     rerank_score: float | None
     same_language: bool = True  # the passage is in the question's language
     names_question: bool | None = None  # holds a name the question names (None: the question names nothing)
+    holds_keywords: bool | None = None  # holds every word of a keyword query (None: the query is a question)
 
 
 def candidates_of(query: str, ranked: Sequence[RetrievedChunk]) -> list[Candidate]:
@@ -99,6 +117,7 @@ def candidates_of(query: str, ranked: Sequence[RetrievedChunk]) -> list[Candidat
     fused_rank = {c.chunk.chunk_id: i for i, c in enumerate(by_fused, start=1)}
     language = language_of(query)
     names = question_names(query)
+    terms = keyword_terms(query)
     return [
         Candidate(
             c.chunk.chunk_id,
@@ -108,9 +127,26 @@ def candidates_of(query: str, ranked: Sequence[RetrievedChunk]) -> list[Candidat
             c.rerank_score,
             language_of(c.chunk.text) == language,
             _holds_a_name(c.chunk, names) if names else None,
+            _holds_terms(c.chunk, terms) if terms else None,
         )
         for c in ranked
     ]
+
+
+def keyword_terms(query: str) -> frozenset[str] | None:
+    """The words of a keyword-style query ("E07 error", "yylex return value", "配件 包邮": at most
+    ``MAX_KEYWORD_TERMS``, no question mark, no question word, no "name a ..."), as the keyword index reads
+    them; None for a question."""
+    if _ASKS.search(query):
+        return None
+    terms = frozenset(tokenize(query))
+    return terms if 1 <= len(terms) <= MAX_KEYWORD_TERMS else None
+
+
+def _holds_terms(chunk: Chunk, terms: frozenset[str]) -> bool:
+    """``chunk`` is indexed by every one of ``terms`` (an OCR'd chunk by their folded forms)."""
+    held = set(chunk_tokens(chunk))
+    return all(t in held or OCR_MARK + ocr_fold(t) in held for t in terms)
 
 
 def question_names(query: str) -> tuple[str, ...]:
@@ -147,8 +183,12 @@ def decide(candidates: Sequence[Candidate], rules: RelevanceRules, reranked: boo
     named = rules.require_names and any(c.names_question for c in candidates)
     out = []
     for c in candidates:
+        by_words = c.channel_ranks.get("keyword")
         if named and c.names_question is False:
             out.append(RelevanceDecision(False, "names none of what the question names", c.rerank_score or 0.0))
+        elif c.holds_keywords and by_words is not None and by_words <= rules.keyword_query_top_n:
+            reason = f"a keyword query: keyword rank {by_words}, holds every word of it"
+            out.append(RelevanceDecision(True, reason, c.channel_scores.get("keyword", 0.0)))
         elif c.rerank_score is not None:
             out.append(_judged(c, c.rerank_score, best if best is not None else c.rerank_score, rules))
         elif reranked and not c.same_language:
@@ -211,7 +251,7 @@ def _shared_names(
 
 def channel_decision(c: Candidate, rules: RelevanceRules) -> RelevanceDecision:
     """Without a rerank score: a strong vector match, a strong keyword match, or both channels agreeing on a
-    fair vector match (see ``python -m ragbench.calibrate_gate``); a passage only another ragapp found passed
+    fair vector match (docs/benchmarks.md, "Relevance gate"); a passage only another ragapp found passed
     that app's own gate (it returns only those)."""
     remote = [ch for ch in c.channel_ranks if ch.startswith(REMOTE_PREFIX)]
     if remote and not set(c.channel_ranks) - set(remote):

@@ -1,10 +1,11 @@
-"""Another ragapp as a retrieval channel (seed 000's knowledge adapters: who retrieves sits behind one
-interface). ``RemoteChannel`` asks the other app's ``POST /v1/retrieve`` and returns the passages its own gate
-kept, each carrying its text (they are in no local catalog) under a namespaced id (``<name>:<chunk id>``) and
-cited as "<name> · <document>". It runs beside the vector and keyword channels, with their time budget
-(``channel_timeout_s``): an app that is down or slow costs its passages and says so in the answer's notice,
-never the answer. It searches only when no knowledge base is picked (the picked names are this app's) and no
-document filter is set (a filter is resolved into this app's documents; the other app's are not among them).
+"""Another ragapp as a retrieval channel (knowledge adapters: whoever retrieves sits behind one interface, so
+another app's search is one more channel). ``RemoteChannel`` asks the other app's ``POST /v1/retrieve`` and returns
+the passages its own gate kept, each carrying its text (they are in no local catalog) under a namespaced id
+(``<name>:<chunk id>``) and cited as "<name> · <document>". It runs beside the vector and keyword channels, with
+their time budget (``channel_timeout_s``): an app that is down or slow costs its passages and says so in the
+answer's notice, never the answer. It searches only when no knowledge base is picked (the picked names are this
+app's) and no document filter is set (a filter is resolved into this app's documents; the other app's are not among
+them).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ragapp.core.errors import LLMError
 from ragapp.core.lang import is_chinese
@@ -37,6 +38,7 @@ class Classification:
     error: str | None = None  # why there are no scores (LLM failure, unreadable reply)
     reply: str = ""
     duration_s: float = 0.0
+    by: Literal["model", "embedder"] = "model"  # who scored: the model's call, or the embedder alone (its cosines)
 
     def score_of(self, code: str) -> float:
         return next((s.score for s in self.scores if s.code == code), 0.0)

@@ -10,16 +10,22 @@ Pure: no model, no store. The rules, in order:
    when it names several (a comparison), all of those are used;
 3. any knowledge leaf left -> route to the best ``max_intents`` of them (system leaves are ignored then);
 4. only system leaves -> answer directly with the best one.
+
+The rules read the classifier's own scores (the model's 1.0/0.7/0.4, the embedder's cosines); the leaves a
+decision names carry the calibrated score of ``ragapp.router.fit`` instead (the probability that the leaf is
+right), and ``fit`` holds that of the leaf it names first, with what it was computed from.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from ragapp.config import WorkflowSettings
 from ragapp.router.classifier import Classification, LeafScore
+from ragapp.router.fit import LeafFit, LeafFitter
 from ragapp.router.tree import IntentNode, IntentTree
 
 Action = Literal["route", "clarify", "system", "fallback"]
@@ -33,13 +39,45 @@ class RoutingDecision:
     reason: str
     classification: Classification | None = None  # None when routing was off or the tree empty
     chosen: bool = False  # the user picked this when the app asked back
+    # The calibrated score of the leaf named first (the first intent, else the classifier's best leaf); None when
+    # none is named or nothing could calibrate it (no embedder).
+    fit: LeafFit | None = None
+    # Knowledge bases no intent leaf covers, searched beside the leaves' because none fits well (the pipeline
+    # sets them: ``route_fit_min``).
+    also: tuple[str, ...] = ()
+    # Every leaf the classifier scored, in its order, with its calibrated score (empty: not calibrated).
+    scores: tuple[LeafScore, ...] = ()
 
     @property
     def codes(self) -> tuple[str, ...]:
         return tuple(i.code for i in self.intents)
 
 
-def decide(classification: Classification, settings: WorkflowSettings, tree: IntentTree) -> RoutingDecision:
+def decide(
+    classification: Classification, settings: WorkflowSettings, tree: IntentTree, fitter: LeafFitter | None = None
+) -> RoutingDecision:
+    """The decision for ``classification``; ``fitter`` (None: the classifier's scores are shown as they are) gives
+    the named leaves their calibrated scores."""
+    decision = _decide(classification, settings, tree, _shown(fitter))
+    if fitter is None:
+        return decision
+    first = decision.intents[0] if decision.intents else next(iter(classification.scores), None)
+    fit = fitter.fit(first.code) if first is not None else None
+    return replace(decision, fit=fit, scores=tuple(_shown(fitter)(s) for s in classification.scores))
+
+
+def _shown(fitter: LeafFitter | None) -> Callable[[LeafScore], LeafScore]:
+    if fitter is None:
+        return lambda leaf: leaf
+    return lambda leaf: replace(leaf, score=fitter.score(leaf.code, leaf.score))
+
+
+def _decide(
+    classification: Classification,
+    settings: WorkflowSettings,
+    tree: IntentTree,
+    shown: Callable[[LeafScore], LeafScore],
+) -> RoutingDecision:
     question = classification.question
     if classification.error is not None:
         return RoutingDecision(
@@ -63,10 +101,10 @@ def decide(classification: Classification, settings: WorkflowSettings, tree: Int
             codes = [c.code for c in close]
             named = [c for c in close if c.parent is not None and _names_parent(question, tree, c.code, codes)]
             if named:  # "V1 or V2 Pro, which is stronger?": the question says which ones it means
-                chosen = tuple(named[: settings.max_intents])
+                chosen = tuple(shown(c) for c in named[: settings.max_intents])
                 reason = "the question names " + "; ".join(c.path for c in chosen)
                 return RoutingDecision(question, "route", chosen, reason, classification)
-            choices = tuple(close[: settings.max_clarify_choices])
+            choices = tuple(shown(c) for c in close[: settings.max_clarify_choices])
             paths = "; ".join(f"{c.path} ({c.score:.2f})" for c in choices)
             reason = (
                 f"{len(close)} intents under different parents scored within {settings.clarify_margin:.2f}: {paths}"
@@ -77,21 +115,21 @@ def decide(classification: Classification, settings: WorkflowSettings, tree: Int
             group = [top, *(replace(_leaf_score(tree, t.code), score=top.score) for t in twins)]
             named = [leaf for leaf in group if _names_parent(question, tree, leaf.code, [g.code for g in group])]
             if not named:
-                choices = tuple(group[: settings.max_clarify_choices])
+                choices = tuple(shown(c) for c in group[: settings.max_clarify_choices])
                 reason = (
                     f"'{tree.get(top.code).name}' exists under {len(group)} parents "  # type: ignore[union-attr]
                     f"and the question names none of them: {'; '.join(c.path for c in choices)}"
                 )
                 return RoutingDecision(question, "clarify", choices, reason, classification)
             if named != [top]:
-                chosen = tuple(named[: settings.max_intents])
+                chosen = tuple(shown(c) for c in named[: settings.max_intents])
                 reason = "the question names " + "; ".join(c.path for c in chosen) + f" (the model chose {top.path})"
                 return RoutingDecision(question, "route", chosen, reason, classification)
-        chosen = tuple(knowledge[: settings.max_intents])
+        chosen = tuple(shown(c) for c in knowledge[: settings.max_intents])
         reason = "routed to " + "; ".join(f"{c.path} ({c.score:.2f})" for c in chosen)
         return RoutingDecision(question, "route", chosen, reason, classification)
 
-    top_system = kept[0]
+    top_system = shown(kept[0])
     return RoutingDecision(
         question,
         "system",

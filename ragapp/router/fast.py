@@ -4,9 +4,11 @@ The question is compared with every leaf by the embedder (milliseconds): a leaf'
 over its path with its description and over each of its examples, all embedded once per tree version. When
 the best leaf stands ``margin`` above every leaf that is not its twin (a same-named leaf under another
 parent: "Lumen V1 › Battery" and "Lumen V2 › Battery" are told apart by the decision rules, not here), the
-classification is that leaf (and its close twins) at score 1.0, and ``decide`` takes it from there as it
-would take the model's. Otherwise the caller asks the LLM classifier. Why: the classifier call costs
-2.5-5.4 s on 2 cores for every question and sub-question, while most questions name their topic plainly.
+classification is that leaf (and its close twins), each scored with its cosine, and ``decide`` takes it from
+there as it would take the model's. (A clear pick is not a certain one: the decision reports the calibrated
+score of ``ragapp.router.fit``, never 1.0 for being clear.) Otherwise the caller asks the LLM classifier.
+Why: the classifier call costs 2.5-5.4 s on 2 cores for every question and sub-question, while most questions
+name their topic plainly.
 
 ``pick_among_equals`` is the second way past the model (the router's ``route_same_search``): when every leaf
 close to the best one would search the same passages, the model's pick among them could change nothing that is
@@ -47,19 +49,28 @@ class EmbeddingClassifier:
         self._embedder = embedder
         self._rule = rule
         self._cache: _LeafVectors | None = None
+        self._last: tuple[_LeafVectors, str, tuple[tuple[IntentNode, float], ...]] | None = None
         self._lock = threading.Lock()
 
     def similarities(self, question: str, tree: IntentTree) -> list[tuple[IntentNode, float]]:
-        """Every leaf with its similarity to ``question``, best first."""
+        """Every leaf with its similarity to ``question``, best first. The last answer is kept: the router asks
+        again for the same question when the model decides after the embedder could not."""
         table = self._vectors(tree)
         if not table.leaves:
             return []
+        with self._lock:
+            last = self._last
+        if last is not None and last[0] is table and last[1] == question:
+            return list(last[2])
         query = np.asarray(self._embedder.embed_queries([question]), dtype=np.float32)[0]
         cosines = table.vectors @ query
         best = np.full(len(table.leaves), -1.0, dtype=np.float32)
         np.maximum.at(best, table.owner, cosines)
         order = np.argsort(-best)
-        return [(table.leaves[i], float(best[i])) for i in order]
+        ranked = [(table.leaves[i], float(best[i])) for i in order]
+        with self._lock:
+            self._last = (table, question, tuple(ranked))
+        return ranked
 
     def classify(self, question: str, tree: IntentTree) -> Classification | None:
         return self.clear_pick(question, self.similarities(question, tree), tree)
@@ -71,15 +82,15 @@ class EmbeddingClassifier:
         if not ranked:
             return None
         top, top_score = ranked[0]
-        twins = [(leaf, s) for leaf, s in ranked[1:] if _twins(leaf, top)]
-        rivals = [s for leaf, s in ranked[1:] if not _twins(leaf, top)]
+        twin_scores = [(leaf, s) for leaf, s in ranked[1:] if twins(leaf, top)]
+        rivals = [s for leaf, s in ranked[1:] if not twins(leaf, top)]
         if top_score < self._rule.min_similarity or (rivals and top_score - rivals[0] < self._rule.margin):
             return None
-        chosen = [top] + [leaf for leaf, s in twins if top_score - s < self._rule.margin]
-        scores = tuple(_score(tree, leaf) for leaf in chosen)
+        chosen = [(top, top_score)] + [(leaf, s) for leaf, s in twin_scores if top_score - s < self._rule.margin]
+        scores = tuple(_score(tree, leaf, s) for leaf, s in chosen)
         offered = tuple(_score(tree, leaf, 0.0) for leaf, _ in ranked)  # every leaf, as the model's call lists them
         reply = f"embedder: {top.code} {top_score:.3f}" + (f", next {rivals[0]:.3f}" if rivals else "")
-        return Classification(question, scores, offered, reply=reply)
+        return Classification(question, scores, offered, reply=reply, by="embedder")
 
     def pick_among_equals(
         self,
@@ -105,7 +116,7 @@ class EmbeddingClassifier:
             f"embedder: {top.code} {top_score:.3f}; the {len(contenders)} leaves within {margin:.2f} search the same"
             + (f", next outside the margin {outside:.3f}" if outside is not None else "")
         )
-        return Classification(question, (_score(tree, top),), offered, reply=reply)
+        return Classification(question, (_score(tree, top, top_score),), offered, reply=reply, by="embedder")
 
     def _vectors(self, tree: IntentTree) -> _LeafVectors:
         leaves = tuple(tree.leaves())
@@ -134,10 +145,11 @@ def leaf_texts(tree: IntentTree, leaf: IntentNode) -> Sequence[str]:
     return [head, *leaf.examples]
 
 
-def _twins(a: IntentNode, b: IntentNode) -> bool:
+def twins(a: IntentNode, b: IntentNode) -> bool:
+    """Leaves of the same name under different parents ("Lumen V1 › Battery", "Lumen V2 › Battery")."""
     return a.name.strip().casefold() == b.name.strip().casefold() and a.parent != b.parent
 
 
-def _score(tree: IntentTree, leaf: IntentNode, score: float = 1.0) -> LeafScore:
+def _score(tree: IntentTree, leaf: IntentNode, score: float) -> LeafScore:
     assert leaf.kind is not None
     return LeafScore(leaf.code, tree.full_path(leaf.code), leaf.kind, leaf.parent, score)

@@ -1,9 +1,9 @@
 """The intent router: the tree from the store, a classification (by the embedder when it is clear, else one
-LLM call), and the decision rules."""
+LLM call), the decision rules, and how well the question fits the leaves (``ragapp.router.fit``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import replace
 
 from ragapp.config import WorkflowSettings
@@ -12,12 +12,15 @@ from ragapp.models.llm import LLM
 from ragapp.router.classifier import Classification, IntentClassifier, LeafScore
 from ragapp.router.decide import RoutingDecision, decide, not_routed
 from ragapp.router.fast import EmbeddingClassifier
+from ragapp.router.fit import LeafFitter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import IntentNode, IntentTree
 
 # The knowledge base holding the best relevant passage for a question within a scope (None: all), or None
 # when nothing there is relevant. The engine answers it with one retrieval.
 BestSource = Callable[[str, Scope], str | None]
+# The knowledge bases that hold documents, by name.
+HoldingKbs = Callable[[], Collection[str]]
 
 
 class IntentRouter:
@@ -29,12 +32,17 @@ class IntentRouter:
         timeout_s: float,
         best_source: BestSource | None = None,
         fast: EmbeddingClassifier | None = None,
+        holding: HoldingKbs | None = None,
     ) -> None:
+        """``fast``: the embedder's leaf similarities, which calibrate every decision's scores and, with
+        ``fast_route`` on, route clear questions without the model (None: neither). ``holding``: the knowledge
+        bases that hold documents (None: the ones the store knows)."""
         self.store = store
         self._settings = settings
         self._classifier = IntentClassifier(llm, timeout_s)
         self._best_source = best_source
         self._fast = fast
+        self._holding = holding
 
     def tree(self) -> IntentTree:
         return self.store.tree()
@@ -60,7 +68,9 @@ class IntentRouter:
         tree = self.store.tree()
         if not tree.leaves():
             return not_routed(question, "the intent tree has no leaves: searching everything")
-        return self._decided(question, kbs, tree, self._classifier.classify(question, tree))
+        return self._decided(
+            question, kbs, tree, self._classifier.classify(question, tree), self._ranked(question, tree)
+        )
 
     def test(self, question: str, kbs: Scope = None) -> RoutingDecision:
         """Classify and decide even when routing is off: what the Intents tab's test box shows."""
@@ -68,12 +78,26 @@ class IntentRouter:
         if not tree.leaves():
             return not_routed(question, "the intent tree has no leaves: searching everything")
         return self._by_embedder(question, kbs, tree) or self._decided(
-            question, kbs, tree, self._classifier.classify(question, tree)
+            question, kbs, tree, self._classifier.classify(question, tree), self._ranked(question, tree)
         )
 
+    def uncovered(self, kbs: Scope = None) -> frozenset[str]:
+        """The knowledge bases within ``kbs`` (None: all) that hold documents and that no knowledge leaf of the
+        tree searches: routing would never reach them. Empty when the tree has no leaves (everything is searched
+        then)."""
+        tree = self.store.tree()
+        if not tree.leaves():
+            return frozenset()
+        holding = self._holding() if self._holding is not None else self.store.known_kbs()
+        covered = {kb for leaf in tree.leaves(["KB"]) for kb in leaf.kbs}
+        return frozenset(kb for kb in holding if kb not in covered and (kbs is None or kb in kbs))
+
+    def _ranked(self, question: str, tree: IntentTree) -> Sequence[tuple[IntentNode, float]] | None:
+        return self._fast.similarities(question, tree) if self._fast is not None else None
+
     def _by_embedder(self, question: str, kbs: Scope, tree: IntentTree) -> RoutingDecision | None:
-        """The decision from the embedder's scores when they decide (``fast``), else None."""
-        if self._fast is None:
+        """The decision from the embedder's scores when they decide (``fast_route``), else None."""
+        if self._fast is None or not self._settings.fast_route:
             return None
         ranked = self._fast.similarities(question, tree)
         fast = self._fast.clear_pick(question, ranked, tree)
@@ -84,11 +108,19 @@ class IntentRouter:
             fast = self._fast.pick_among_equals(question, ranked, tree, margin, lambda leaf: search_of(leaf, kbs, tree))
         if fast is None:
             return None
-        decision = self._decided(question, kbs, tree, fast)
+        decision = self._decided(question, kbs, tree, fast, ranked)
         return replace(decision, reason=f"{decision.reason} (no model call: {fast.reply})")
 
-    def _decided(self, question: str, kbs: Scope, tree: IntentTree, classification: Classification) -> RoutingDecision:
-        decision = decide(classification, self._settings, tree)
+    def _decided(
+        self,
+        question: str,
+        kbs: Scope,
+        tree: IntentTree,
+        classification: Classification,
+        ranked: Sequence[tuple[IntentNode, float]] | None,
+    ) -> RoutingDecision:
+        fitter = LeafFitter(classification, ranked, self._settings.route_calibration) if ranked is not None else None
+        decision = decide(classification, self._settings, tree, fitter)
         if decision.action == "clarify" and self._best_source is not None:
             # A small model sends off-topic questions ("capital of France?", a kettle in a newer upload) to some
             # leaf with a middling score; when that leaf has twins, the rules would ask "which product?". Ask

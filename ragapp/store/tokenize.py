@@ -4,7 +4,7 @@ Scikit-style ``\\w\\w+`` patterns turn a whole Chinese clause into one token, so
 Chinese needs a real segmenter; ``lcut_for_search`` also emits the sub-words of long compounds.
 
 Other words are Snowball-stemmed (English, PyStemmer) so "running" finds "runs": +0.02 nDCG@10 on SciFact
-whole documents and +0.05 on our chunks (``python -m ragbench.tune_keywords``). Text is NFKC-normalised first, so
+whole documents and +0.05 on our chunks (docs/benchmarks.md, "Keyword search"). Text is NFKC-normalised first, so
 full-width ``Ｖ２`` reads as ``v2`` and accented or Greek letters stay inside their word. Queries and
 documents go through the same function.
 """

@@ -245,8 +245,12 @@ class SyncRunner:
             stale = change.before
             if stale is not None and stale.doc_id and self._owns(source, stale):
                 self._ingestor.delete(stale.doc_id)  # its new content is stored elsewhere: the old one goes
-            report.refused.append(Refusal(rel, result.message))
-            return FileRow(rel, row.content_hash, row.size, row.mtime_ns, result.doc_id, result.message)
+            message = result.message
+            if existing is not None and existing.kb != source.kb:
+                # The source's readers may not read that base: it, and the document, stay unnamed.
+                message = f"{rel}: the same file is already stored in another knowledge base; nothing changed."
+            report.refused.append(Refusal(rel, message))
+            return FileRow(rel, row.content_hash, row.size, row.mtime_ns, result.doc_id, message)
         report.refused.append(Refusal(rel, result.message))
         return FileRow(rel, row.content_hash, row.size, row.mtime_ns, "", result.message)
 

@@ -197,7 +197,8 @@ class TraceBuilder:
 
     def _routing(self, e: RoutingEvent) -> None:
         intents, scores = [leaf_record(s) for s in e.intents], [leaf_record(s) for s in e.scores]
-        self.trace.routing.append(RoutingRecord(e.question, e.action, e.reason, intents, scores))
+        record = RoutingRecord(e.question, e.action, e.reason, intents, scores, e.fit, list(e.also), e.fit_min)
+        self.trace.routing.append(record)
 
     def _clarify(self, e: ClarifyEvent) -> None:
         self.trace.clarify = ClarifyRecord(e.ambiguous, [leaf_record(c) for c in e.choices])
@@ -325,6 +326,8 @@ class TraceBuilder:
             return "degraded"
         if t.answer is not None and not t.answer.grounded and t.retrievals and not t.context:
             return "not found"
+        if t.answer is not None and t.answer.abstained:  # passages found, and they do not say (the check or the model)
+            return "refused"
         return "ok"
 
 

@@ -42,13 +42,18 @@ class Span(Stored):
 
 @dataclass(frozen=True)
 class RoutingRecord(Stored):
-    """How one (sub-)question was routed: the action, the chosen leaves and every score."""
+    """How one (sub-)question was routed: the action, the chosen leaves and every score (calibrated since the scores
+    were: ``fit`` is the first leaf's), and the knowledge bases no leaf covers searched beside them (``also``)
+    because ``fit`` was below ``fit_min``."""
 
     question: str
     action: str
     reason: str
     intents: list[LeafRecord]
     scores: list[LeafRecord]
+    fit: float | None = field(default=None, metadata=OMIT_DEFAULT)
+    also: list[str] = field(default_factory=list, metadata=OMIT_DEFAULT)
+    fit_min: float | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ USER_HEADERS = ["Name", "Role", "Groups", "Signs in with", "Added (UTC)"]
 # How a user signs in (``UserView.source``), in both languages: the company sign-ins set role and groups again
 # at every sign-in, so an edit here lasts until then.
 SOURCE_WORDS = {"local": ("password", "密码"), "oidc": ("OpenID Connect", "OpenID Connect"), "ldap": ("LDAP", "LDAP")}
-USER_TYPES = ["str", "html", "str", "str"]  # the role in both languages
+USER_TYPES = ["str", "html", "str", "html", "str"]  # the role and how one signs in, in both languages
 KB_HEADERS = ["Knowledge base", "Readers", "Editors"]
 KB_TYPES = ["str", "html", "str"]  # "open to everyone" in both languages
 ROLE_CHOICES = [(t("role.reader"), "reader"), (t("role.editor"), "editor"), (t("role.admin"), "admin")]

@@ -17,6 +17,7 @@ from ragapp.ui.documents import DocumentHandlers
 from ragapp.ui.handlers import MODE_CHOICES, Handlers
 from ragapp.ui.i18n import t, t_str
 from ragapp.ui.memory_panel import MemoryHandlers, MemoryPanel, build_memory_panel, choosing, wire_memory
+from ragapp.ui.page_language import shown
 
 ASSETS = REPO_ROOT / "assets"
 
@@ -190,7 +191,7 @@ def build_chat_tab(engine: Engine, handlers: Handlers, public: bool) -> ChatTab:
         # Narrows "Search in" to some documents: with any of the tags, a path starting so, of those types.
         with gr.Accordion(t("chat.filter"), open=False, elem_id="chat-filter"), gr.Row():
             filter_tags = gr.Dropdown(
-                choices=handlers.tag_names() if public else [], value=[], multiselect=True, allow_custom_value=True,
+                choices=[], value=[], multiselect=True, allow_custom_value=True,  # the load fills them (tag_choices)
                 label=t("chat.filter_tags"), info=t("chat.filter_tags_info"), elem_id="chat-filter-tags",
             )  # fmt: skip
             filter_path = gr.Textbox(
@@ -298,5 +299,6 @@ def wire_chat(
         documents.cite_marker, inputs=[tab.citation_wanted, session], outputs=[*citation, tab.citation_choice],
         queue=False,
     )  # fmt: skip
-    tab.close_citation.click(lambda: gr.update(visible=False), outputs=[tab.citation_view])
+    tab.filter_tags.focus(handlers.tag_choices, outputs=[tab.filter_tags], queue=False)  # the tags saved since
+    tab.close_citation.click(lambda: gr.update(visible=shown(False)), outputs=[tab.citation_view])
     return history

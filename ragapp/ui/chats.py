@@ -17,6 +17,7 @@ from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import memory_of, message_of, records_of, turns_of
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both
+from ragapp.ui.page_language import shown
 from ragapp.ui.state import Session, actor_of, owner_of
 
 PICK_A_CHAT = both("Pick a chat in the list first.", "请先在列表中选择一个对话。")
@@ -149,12 +150,12 @@ class Feedback:
             )
         rating = "up" if like.liked in (True, "Like") else "down" if like.liked in (False, "Dislike") else ""
         if not rating:  # the thumb was taken back: nothing to keep
-            return gr.update(visible=False), session
+            return gr.update(visible=shown(False)), session
         owner = owner_of(self.engine, stored, request)
         self.engine.observability.give_feedback(trace_id, owner, rating, actor=actor_of(self.engine, request))
         session.feedback_trace = trace_id if rating == "down" else ""
         gr.Info(THANKS)
-        return gr.update(visible=rating == "down"), session
+        return gr.update(visible=shown(rating == "down")), session
 
     @user_errors
     def comment(
@@ -168,7 +169,7 @@ class Feedback:
         actor = actor_of(self.engine, request)
         self.engine.observability.give_feedback(trace_id, owner, "down", text or "", actor=actor)
         gr.Info(THANKS)
-        return gr.update(visible=False), ""
+        return gr.update(visible=shown(False)), ""
 
     @user_errors
     def save_case(self, session: Session | None, stored: str | None, request: gr.Request | None = None) -> Any:
@@ -199,4 +200,4 @@ class Feedback:
             )
         case = self.engine.observability.save_test_case(owner, trace.question, cited, None, trace.id)
         gr.Info(both(f"Saved test case #{case.id} (Traces tab)", f"已存为测试用例 #{case.id}（见追踪页）"))
-        return gr.update(visible=False)
+        return gr.update(visible=shown(False))

@@ -21,6 +21,7 @@ from ragapp.ui.engine_words import explained
 from ragapp.ui.handlers import ingest_line, user_errors
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import escape_text, highlighted
+from ragapp.ui.page_language import shown
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
 
 CHUNK_HEADERS = ["#", "Page", "Heading", "Read as", "Text"]
@@ -171,7 +172,8 @@ class DocumentHandlers:
         records = session.records if session is not None else []
         cited = [i for i, r in enumerate(records) if i >= _turn(records, len(records))[0] and r.get("cited")]
         if not cited:
-            return gr.update(), gr.update(), gr.update(visible=False), gr.update(), gr.update(choices=[], value=None)
+            closed = gr.update(visible=shown(False))
+            return gr.update(), gr.update(), closed, gr.update(), gr.update(choices=[], value=None)
         return (*self.show_record(records[cited[0]], request), _sources(records, cited[0]))
 
     def cite_marker(self, wanted: str, session: Session | None, request: gr.Request | None = None) -> tuple[Any, ...]:
@@ -204,7 +206,8 @@ class DocumentHandlers:
             )  # fmt: skip
         except RagAppError:  # not in the knowledge base: another MCP server's result, or a document since deleted
             title = f"📄 {escape_text(str(record.get('label') or ''))}"
-            return gr.update(value=None, visible=False), title, gr.update(visible=True), str(record.get("content", ""))
+            content = str(record.get("content", ""))
+            return gr.update(value=None, visible=shown(False)), title, gr.update(visible=True), content
         title = f"📄 {escape_text(view.title)}"
         if view.png is not None:
             from PIL import Image
@@ -218,7 +221,7 @@ class DocumentHandlers:
             highlighted(c.text, tuple(marks)) if c.chunk_id == view.chunk.chunk_id else escape_text(c.text)
             for c in view.section
         )
-        return gr.update(value=None, visible=False), title, gr.update(visible=True), section
+        return gr.update(value=None, visible=shown(False)), title, gr.update(visible=True), section
 
 
 def _turn(records: list[dict[str, Any]], index: int) -> tuple[int, int]:

@@ -258,6 +258,12 @@ class Handlers:
         """The tags on documents ``actor`` may read: the choices of the Chat's tag filter."""
         return self.engine.library.tags(actor=actor)
 
+    def tag_choices(self, request: gr.Request | None = None) -> Any:
+        """The Chat's tag filter offers the tags on the documents the signed-in user may read: filled when the
+        page loads and again whenever the box is focused (tags change in the Knowledge tab, by anyone). What
+        was picked or typed stays."""
+        return gr.update(choices=self.tag_names(self._viewer(request)))
+
     def upload_kb_choices(self, actor: Actor = LOCAL_ACTOR) -> list[str]:
         """Where an upload may go: the existing knowledge bases, and always the default one."""
         names = self.kb_names(actor)

@@ -127,6 +127,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.doc_tags_save": ("Save tags", "保存标签"),
     "kb.doc_search": ("Find in this document's chunks", "在该文档的片段中查找"),
     "kb.doc_chunks": ("Chunks", "片段"),
+    "kb.add_leaf": ("Add an intent for this knowledge base", "为这个知识库添加意图"),
     # The Knowledge tab: followed folders and git repositories
     "sync.title": ("🔁 Followed folders and git repositories", "🔁 跟随的文件夹与 Git 仓库"),
     "sync.hint": (
@@ -208,6 +209,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "intents.test_placeholder": ("Type a question to see how it would be routed", "输入问题，查看路由结果"),
     "intents.test": ("Test", "测试"),
     "intents.scores": ("Every leaf's score", "各叶子意图得分"),
+    "intents.uncovered_kb": ("Knowledge base", "知识库"),
+    "intents.add_uncovered": ("Add an intent for it", "为它添加意图"),
     # The Traces tab
     "traces.tab": ("Traces", "追踪"),
     "traces.intro": (
@@ -217,6 +220,15 @@ TEXTS: dict[str, tuple[str, str]] = {
     "traces.filter": ("Filter", "筛选"),
     "traces.filter_placeholder": ("words in the question", "问题中的词"),
     "traces.status": ("Status", "状态"),
+    # A request's status: the Traces list's mark and words, and its filter (ragapp.ui.trace_views)
+    "status.all": ("all", "全部"),
+    "status.ok": ("ok", "正常"),
+    "status.refused": ("refused", "拒答"),
+    "status.not found": ("not found", "未找到"),
+    "status.degraded": ("degraded", "降级"),
+    "status.failed": ("failed", "失败"),
+    "status.clarified": ("asked back", "已反问"),
+    "status.cancelled": ("cancelled", "已取消"),
     "traces.mode": ("Mode", "模式"),
     "traces.feedback": ("Feedback", "反馈"),
     "traces.all": ("all", "全部"),

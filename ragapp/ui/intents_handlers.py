@@ -326,6 +326,8 @@ class IntentHandlers:
                 kbs = f" · KB: {', '.join(node.kbs)}" if node is not None and node.kbs else ""
                 lines.append(f"- {leaf.path} (`{leaf.code}`) — {leaf.score:.2f}{kbs}")
             lines.append("")
+        if decision.fit is not None:
+            lines += [fit_line(decision.fit.probability, self.engine.settings.workflow.route_fit_min), ""]
         lines.append(f"**{both('Reason', '原因')}:** {explained(decision.reason, escape_text)}")
         classification = decision.classification
         if classification is not None:
@@ -368,6 +370,17 @@ class IntentHandlers:
         listed = "\n".join(f"- {p}" for p in problems)
         unchanged = both("nothing was changed", "意图树未改变")
         return f"❌ **{title}** — {unchanged}:\n\n{listed}", *_unchanged(outputs - 1)
+
+
+def fit_line(fit: float, fit_min: float) -> str:
+    """How well the question fits the leaf named first: its calibrated score, and what a low one does."""
+    fits = fit >= fit_min
+    return both(
+        f"**Fit:** {fit:.2f}, the probability that the first intent is right"
+        + ("" if fits else f"; below {fit_min:.2f}, so the knowledge bases no intent searches are searched too"),
+        f"**匹配度：**{fit:.2f}，即第一个意图正确的概率"
+        + ("" if fits else f"；低于 {fit_min:.2f}，因此也会检索没有意图覆盖的知识库"),
+    )
 
 
 def score_rows(decision: RoutingDecision) -> list[list[Any]]:

@@ -11,6 +11,7 @@ from ragapp.engine.engine import Engine
 from ragapp.engine.intent_edits import IMPORT_SUFFIXES
 from ragapp.ui.i18n import t
 from ragapp.ui.intents_handlers import NEW, TOP, IntentHandlers
+from ragapp.ui.uncovered import UncoveredHandlers
 
 KIND_CHOICES = [(t("intents.kind_group"), GROUP), (t("intents.kind_kb"), "KB"), (t("intents.kind_system"), "SYSTEM")]
 # English names: the page renames them in Chinese (ragapp.ui.page_language.HEADERS).
@@ -20,12 +21,21 @@ SCORE_HEADERS = ["Path", "Code", "Kind", "Score"]
 INTRO = t("intents.intro")
 
 
-def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) -> gr.Row:
-    """Lay out the Intents tab inside the current ``gr.Tab`` and wire its events; returns the row of editing
-    controls (edit, import, export), which roles that may not edit the tree do not see."""
+def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None, tab: gr.Tab | None = None) -> gr.Row:
+    """Lay out the Intents tab inside the current ``gr.Tab`` (``tab``: shown afresh each time it is opened) and
+    wire its events; returns the row of editing controls (edit, import, export), which roles that may not edit
+    the tree do not see."""
     h = handlers or IntentHandlers(engine)
+    uncovered = UncoveredHandlers(engine)
     gr.Markdown(INTRO, elem_id="intent-intro")
     summary = gr.Markdown(h.summary(), elem_id="intent-summary")
+    # Knowledge bases no intent searches (an upload the tree does not know): said once, with the click that adds one.
+    with gr.Row(visible=False, equal_height=True, elem_id="intent-uncovered") as uncovered_row:
+        uncovered_text = gr.Markdown(elem_id="intent-uncovered-text")
+        uncovered_kb = gr.Dropdown(
+            choices=[], label=t("intents.uncovered_kb"), elem_id="intent-uncovered-kb", scale=0, min_width=200
+        )
+        add_uncovered = gr.Button(t("intents.add_uncovered"), elem_id="intent-add-uncovered", scale=0, min_width=200)
     tree = gr.Dataframe(
         value=h.tree_rows(),
         headers=TREE_HEADERS,
@@ -160,6 +170,15 @@ def build_intents_tab(engine: Engine, handlers: IntentHandlers | None = None) ->
     export_json.click(h.export_json, outputs=[exported, io_message])
     for trigger in (test.click, question.submit):
         trigger(h.test, inputs=[question], outputs=[scores, decision])
-    # On every page load: the tree is shared, so show what other sessions changed since the app started.
+    notice = [uncovered_row, uncovered_text, uncovered_kb, add_uncovered]
+    add_uncovered.click(uncovered.add, inputs=[uncovered_kb], outputs=[message]).success(
+        h.refresh, outputs=[summary, tree, pick, parent, kbs]
+    ).then(uncovered.notice, outputs=notice)
+    # On every page load (and each time the tab is opened): the tree is shared, so show what other sessions, or an
+    # upload in the Knowledge tab, changed since.
     gr.on(None, h.refresh, outputs=[summary, tree, pick, parent, kbs])
+    gr.on(None, uncovered.notice, outputs=notice)
+    if tab is not None:
+        tab.select(h.refresh, outputs=[summary, tree, pick, parent, kbs])
+        tab.select(uncovered.notice, outputs=notice)
     return editing

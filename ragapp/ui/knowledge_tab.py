@@ -18,6 +18,7 @@ from ragapp.ui.handlers import DOC_HEADERS, Handlers
 from ragapp.ui.i18n import t
 from ragapp.ui.sources import SourcesPanel, build_sources_panel
 from ragapp.ui.state import UploadControl
+from ragapp.ui.uncovered import UncoveredHandlers
 from ragapp.ui.upload_progress import UploadHandlers
 
 
@@ -50,6 +51,10 @@ class KnowledgeTab:
     reindex: gr.Button
     delete: gr.Button
     sources: SourcesPanel
+    # Under an upload into a knowledge base no intent searches: one click adds an intent for it (``uncovered``).
+    add_leaf_row: gr.Row
+    add_leaf: gr.Button
+    add_leaf_kb: gr.State
 
 
 def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> KnowledgeTab:
@@ -78,6 +83,9 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
                 stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1, interactive=False)
         progress = gr.Markdown(elem_id="ingest-progress")  # while an upload runs: ragapp.ui.upload_progress
         report = gr.Markdown(elem_id="ingest-report")
+        with gr.Row(visible=False, elem_id="kb-add-leaf-row") as add_leaf_row:
+            add_leaf = gr.Button(t("kb.add_leaf"), size="sm", elem_id="kb-add-leaf", scale=0, min_width=280)
+        add_leaf_kb = gr.State("")
         docs = gr.Dataframe(
             value=handlers.documents_table if public else [],
             headers=DOC_HEADERS,
@@ -134,7 +142,7 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
         doc_tags,
         doc_tags_save, doc_search,
         doc_chunks, left_out, deleting, doc_reindex, doc_delete, confirm_row, confirm_delete, cancel_delete,
-        to_delete, reindex, delete, sources,
+        to_delete, reindex, delete, sources, add_leaf_row, add_leaf, add_leaf_kb,
     )  # fmt: skip
 
 
@@ -174,12 +182,26 @@ def wire_knowledge(
     )
     # Stop is enabled for the upload's length; its progress, file by file, shows above where its report will be
     # (Gradio's own spinner would cover it).
-    tab.add.click(_stoppable(True), outputs=[tab.stop], queue=False).then(
+    uploaded = tab.add.click(_stoppable(True), outputs=[tab.stop], queue=False).then(
         UploadHandlers(handlers).upload,
         inputs=[tab.upload, tab.kb_choice, scope, owner, upload_control],
         outputs=[tab.progress, tab.report, tab.docs, tab.to_delete, tab.upload, status, tab.kb_choice, scope],
         show_progress="hidden",
-    ).then(_stoppable(False), outputs=[tab.stop], queue=False).then(handlers.left_out_report, outputs=[tab.left_out])
+    )
+    uploaded.then(_stoppable(False), outputs=[tab.stop], queue=False).then(
+        handlers.left_out_report, outputs=[tab.left_out]
+    )
+    # Once per upload: the knowledge base it went into, when no intent searches it, and the click that adds one.
+    uncovered = UncoveredHandlers(engine)
+    uploaded.success(
+        uncovered.after_upload,
+        inputs=[tab.report, tab.kb_choice],
+        outputs=[tab.report, tab.add_leaf_row, tab.add_leaf_kb],
+        queue=False,
+    )
+    tab.add_leaf.click(
+        uncovered.add_after_upload, inputs=[tab.report, tab.add_leaf_kb], outputs=[tab.report, tab.add_leaf_row]
+    )
     tab.delete.click(
         handlers.delete,
         inputs=[tab.to_delete, scope],

@@ -47,8 +47,8 @@ def build_ui(engine: Engine) -> gr.Blocks:
         with gr.Tabs():
             chat = build_chat_tab(engine, handlers, public)
             knowledge = build_knowledge_tab(engine, handlers, public)
-            with gr.Tab(t("intents.tab"), id="intents"):
-                intent_editing = build_intents_tab(engine)
+            with gr.Tab(t("intents.tab"), id="intents") as intents_tab:
+                intent_editing = build_intents_tab(engine, tab=intents_tab)
             build_traces_tab(engine, owner)
             admin = build_admin_tab(engine)  # admins only: shown and filled by the load event
         with gr.Accordion(t("header.about"), open=False, elem_id="about"):
@@ -73,6 +73,7 @@ def build_ui(engine: Engine) -> gr.Blocks:
         demo.load(handlers.account, outputs=[account, knowledge.uploading, knowledge.deleting, intent_editing])
         refreshed = [knowledge.docs, knowledge.to_delete, status, knowledge.kb_choice, chat.scope]
         demo.load(handlers.refresh, inputs=[chat.scope], outputs=refreshed)
+        demo.load(handlers.tag_choices, outputs=[chat.filter_tags])
         demo.load(handlers.left_out_report, outputs=[knowledge.left_out])
         demo.load(admin.load, outputs=admin.outputs)
         demo.load(sources.shown, outputs=[panel.column, panel.adding, panel.timer])

@@ -6,6 +6,7 @@ style hides the words of the other language (``i18n.both``). The words themselve
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 from ragapp.ui.i18n import TEXTS
 
@@ -106,6 +107,15 @@ HEADERS: dict[str, str] = {
 # The chat's buttons made at run time whose labels are the page's words (the others are intents' names): the page
 # renames them as it does the columns (Gradio translates neither).
 CHOICES: dict[str, str] = {"Search everything": "全部检索", "Answer again": "重新回答", "Remember this": "记住"}
+
+
+def shown(visible: bool) -> bool | Literal["hidden"]:
+    """What ``visible=`` takes to show or hide a component that may be shown again. Gradio draws a component
+    shown after ``visible=False`` with the words of the language the page had when it first drew it ("Close"
+    stayed English after a switch to 中文); one hidden as "hidden" stays drawn, only not displayed, so a
+    switch reaches it."""
+    return True if visible else "hidden"
+
 
 # Where the browser keeps the page's language ("en" or "zh"; none: the browser's language).
 STORAGE_KEY = "ragapp-lang"

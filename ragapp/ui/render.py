@@ -35,6 +35,7 @@ from ragapp.ui.engine_words import SKIPPED_CALL, explained
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
 from ragapp.ui.memory_words import REMEMBER_CHOICE, recall_message
+from ragapp.ui.routing_words import routing_line, weak_search
 
 _STAGE_TITLES = {
     "memory": "🗂️ " + both("Summarising earlier turns", "正在归纳之前的对话"),
@@ -160,7 +161,8 @@ def step_message(step: Step) -> gr.ChatMessage | None:
     """One step's bubble (None: nothing to show, as for a stage that reported only its end)."""
     if isinstance(step, NoticeEvent):
         icon = "⚠️" if step.level == "warning" else "ℹ️"
-        said = explained(step.message, escape_text)  # the engine's words; a notice may quote a document
+        # The engine's words (a notice may quote a document), or its typed record said in both languages.
+        said = weak_search(step.widened) if step.widened is not None else explained(step.message, escape_text)
         return gr.ChatMessage(role="assistant", content=f"{icon} {said}")
     if isinstance(step, ModeEvent):
         return gr.ChatMessage(role="assistant", content=mode_line(step))
@@ -222,6 +224,9 @@ def routing_summary(event: RoutingEvent) -> str:
     if len(event.question) < 200:
         lines.append(f"{both('Question', '问题')}: {event.question}")
     lines.append(f"{both('Why', '原因')}: {explained(event.reason, escape_text)}")
+    also = routing_line(event)
+    if also is not None:
+        lines.append(also)
     return "\n\n".join(lines)
 
 

@@ -13,26 +13,22 @@ from ragapp.core.confidence_words import LEVELS
 from ragapp.core.types import ConfidenceCheck
 from ragapp.engine import RetrievalRecord, Span, SupportRecord, Trace, TraceSummary
 from ragapp.ui.engine_words import explained
-from ragapp.ui.i18n import both
+from ragapp.ui.i18n import TEXTS, both
 from ragapp.ui.markup import escape_text, plain_markdown
+from ragapp.ui.routing_words import why_widened
 
 STATUS_ICON = {
     "ok": "✅",
+    "refused": "🚫",  # passages were found and do not hold the answer (the check or the model said so)
+    "not found": "🔍",
     "degraded": "⚠️",
     "failed": "❌",
     "clarified": "❓",
-    "not found": "🔍",
     "cancelled": "⏹️",
 }
-# The words of a trace's status and mode, in both languages (the list's cells and the header are HTML).
-STATUS_WORDS = {
-    "ok": ("ok", "正常"),
-    "degraded": ("degraded", "降级"),
-    "failed": ("failed", "失败"),
-    "clarified": ("asked back", "已反问"),
-    "not found": ("not found", "未找到"),
-    "cancelled": ("cancelled", "已取消"),
-}
+# The words of a trace's status and mode, in both languages (the list's cells and the header are HTML); the
+# status filter of the Traces tab offers the same words.
+STATUS_WORDS = {status: TEXTS[f"status.{status}"] for status in STATUS_ICON}
 MODE_WORDS = {"workflow": ("workflow", "工作流"), "agent": ("agent", "智能体"), "auto": ("auto", "自动")}
 KIND_WORDS = {"chat": ("chat", "对话"), "ingest": ("upload", "上传"), "api": ("API", "API")}
 SUMMARY_HEADERS = ["Time (UTC)", "Question", "Mode", "Total (s)", "Status", "Feedback", "Degradations"]
@@ -337,11 +333,13 @@ def why_not(trace: Trace, doc_id: str, name: str) -> str:
             f"此请求没有检索，所以检索不到 **{shown}**。",
         )
     out = ["### " + both(f"Why not **{shown}**?", f"为什么没有 **{shown}**？")]
+    widenings = [n.widened for n in trace.notices if n.widened is not None]
     for i, search in enumerate(trace.retrievals, start=1):
         s = search.settings
         lines = [f"**{both('Search', '检索')} {i}:** {escape_text(search.query)}"]
         if search.kbs is not None:
             lines.append(f"- {both('searched only', '只检索了')}: {escape_text(', '.join(search.kbs))}")
+            lines += [f"- ℹ️ {line}" for line in why_widened(search, trace.routing, widenings)]
         found_any = False
         for channel in search.channels:
             ranks = [h for h in channel.hits if doc_of(h.chunk_id) == doc_id]

@@ -28,7 +28,10 @@ from ragapp.ui.testcases import build_eval_panel, build_save_case
 from ragapp.ui.trace_budget import budget_markdown
 from ragapp.ui.trace_charts import waterfall
 
-STATUS_FILTER = ["all", "ok", "degraded", "failed", "clarified", "not found", "cancelled"]
+STATUS_FILTER = [(t("status.all"), "all"), (t("status.ok"), "ok"), (t("status.refused"), "refused"),
+                 (t("status.not found"), "not found"), (t("status.degraded"), "degraded"),
+                 (t("status.failed"), "failed"), (t("status.clarified"), "clarified"),
+                 (t("status.cancelled"), "cancelled")]  # fmt: skip
 MODE_FILTER = ["all", "workflow", "agent", "auto", "ingest"]
 FEEDBACK_FILTER = [(t("traces.all"), "all"), (t("traces.down"), "down"), (t("traces.up"), "up"),
                    (t("traces.any"), "any"), (t("traces.none"), "none")]  # fmt: skip

@@ -6,7 +6,8 @@
 Builds the chat model from the usual RAGAPP_* settings (RAGAPP_LLM__BACKEND=openai with RAGAPP_LLM__BASE_URL
 and RAGAPP_LLM__MODEL measures a server model), reads the intent tree from its file (no engine, no
 documents), classifies and decides every question, prints accuracy (overall, per expected kind, per
-language), clarification and fallback precision/recall, errors, latency and the misrouted questions, and
+language), clarification and fallback precision/recall, the calibration of its scores on each half of the file
+(``ragbench.routing.calibration``), errors, latency and the misrouted questions, and
 writes the per-question rows, the summary, the model and the settings used as JSON. With --documents, the
 questions go through the whole router over a temporary index of those documents: like the app, it then
 searches the knowledge bases before asking back, and falls back when nothing there is relevant.
@@ -254,6 +255,9 @@ def render_summary(label: str, summary: dict[str, Any]) -> str:
         f"latency   first {_seconds(lat['first_ms'])}   then p50 {_seconds(lat['p50'])}  p95 {_seconds(lat['p95'])}  "
         f"mean {_seconds(lat['mean'])} (n={lat['n']})"
     )
+    calibrated = summary.get("calibration")
+    if calibrated:
+        lines += ["", *render_calibration(calibrated)]
     fast = summary.get("without_model")
     if fast:
         lines.append(
@@ -262,6 +266,29 @@ def render_summary(label: str, summary: dict[str, Any]) -> str:
             f"p50 {_seconds(fast['others_latency_ms']['p50'])}"
         )
     return "\n".join(lines)
+
+
+def render_calibration(calibrated: dict[str, Any]) -> list[str]:
+    """The reliability table of both halves and their Brier score and ECE (``ragbench.routing.calibration``)."""
+    dev, test = calibrated["dev"], calibrated["test"]
+    lines = [
+        f"calibration of the score given to the leaf ranked first ({calibrated['left_out']} questions left out: "
+        "labelled clarify, or no leaf named)"
+    ]
+    rows = []
+    for d, t in zip(dev["bins"], test["bins"], strict=True):
+        rows.append(
+            [
+                f"{d['low']:.1f}-{d['high']:.1f}",
+                str(d["n"]), _ratio(d["mean_score"]), _ratio(d["share_right"]),
+                str(t["n"]), _ratio(t["mean_score"]), _ratio(t["share_right"]),
+            ]
+        )  # fmt: skip
+    lines += _table(["score", "dev n", "mean score", "right", "test n", "mean score", "right"], rows)
+    for name, half in (("dev", dev), ("test", test), ("all", calibrated["all"])):
+        figures = f"Brier {_ratio(half['brier'])}  ECE {_ratio(half['ece'])}"
+        lines.append(f"{name:<5} n={half['n']:<3} right {half['right']:<3} {figures}")
+    return lines
 
 
 def render_misrouted(rows: Sequence[RoutingRow]) -> str:

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast, get_args
 
 from ragapp.config import WorkflowSettings
 from ragapp.core.errors import ConfigError, LLMError
 from ragapp.core.lang import LANGUAGES, Language
-from ragapp.router.classifier import Classification
+from ragapp.router.classifier import Classification, LeafScore
 from ragapp.router.decide import Action, RoutingDecision, decide
+from ragapp.router.fit import LeafFit
 from ragapp.router.tree import IntentTree
+from ragbench.routing.calibration import summarize_calibration
 
 Outcome = Literal["leaf", "clarify", "fallback"]
 ExpectedKind = Literal["route", "system", "clarify", "fallback"]
@@ -169,6 +171,12 @@ class RoutingRow:
     scores: tuple[tuple[str, float], ...] = ()  # the model's accepted scores, best first
     reply: str = ""
     note: str = ""
+    top: str | None = None  # the leaf the router names first (``ranked_first``); None: it names none
+    top_score: float | None = None  # the score the decision gives it
+    top_right: bool | None = None  # is it one of the labelled leaves (None: labelled clarify, or no leaf)
+    # What its calibrated score was computed from (``ragapp.router.fit``): similarity, margin, model score (None:
+    # the embedder decided alone); None when the router had no embedder.
+    features: tuple[float, float, float | None] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -188,6 +196,10 @@ class RoutingRow:
             "scores": {code: round(score, 3) for code, score in self.scores},
             "reply": self.reply,
             "note": self.note,
+            "top": self.top,
+            "top_score": None if self.top_score is None else round(self.top_score, 4),
+            "top_right": self.top_right,
+            "features": None if self.features is None else dict(zip(FEATURES, self.features, strict=True)),
         }
 
 
@@ -200,9 +212,28 @@ def error_kind(classification: Classification | None) -> ErrorKind | None:
     return "llm"
 
 
+FEATURES = ("similarity", "margin", "model")
+
+
+def ranked_first(decision: RoutingDecision) -> LeafScore | None:
+    """The leaf the router names first, with the score its decision gives it: the first leaf it routes to,
+    answers with or offers, else the classifier's best-scored leaf (with its calibrated score when the decision
+    has one); None when it names none."""
+    if decision.intents:
+        return decision.intents[0]
+    classification = decision.classification
+    best = classification.scores[0] if classification is not None and classification.scores else None
+    if best is not None and decision.fit is not None and decision.fit.code == best.code:
+        return replace(best, score=decision.fit.probability)
+    return best
+
+
 def score_row(item: LabelledQuestion, decision: RoutingDecision, seconds: float, tree: IntentTree) -> RoutingRow:
     right, any_right = matches(item, decision.action, decision.codes)
     classification = decision.classification
+    top = ranked_first(decision)
+    # A question labelled clarify has no single right leaf: it says nothing about a score's calibration.
+    top_right = None if top is None or item.outcome == "clarify" else top.code in item.expect
     return RoutingRow(
         question=item.question,
         lang=item.lang,
@@ -220,7 +251,16 @@ def score_row(item: LabelledQuestion, decision: RoutingDecision, seconds: float,
         scores=tuple((s.code, s.score) for s in classification.scores) if classification else (),
         reply=classification.reply if classification else "",
         note=item.note,
+        top=top.code if top is not None else None,
+        top_score=top.score if top is not None else None,
+        top_right=top_right,
+        features=_features(decision.fit) if top is not None and decision.fit is not None else None,
     )
+
+
+def _features(fit: LeafFit) -> tuple[float, float, float | None]:
+    f = fit.features
+    return (f.similarity, f.margin, f.model)
 
 
 class Classifier(Protocol):
@@ -357,6 +397,7 @@ def summarize(rows: Sequence[RoutingRow]) -> dict[str, Any]:
         "confusion": confusion(rows),
         "latency_ms": latency(rows),
         "without_model": _fast(rows),
+        "calibration": summarize_calibration(rows),
     }
 
 

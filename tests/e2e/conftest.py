@@ -32,7 +32,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def app_url(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Iterator[str]:
     """The real app: demo knowledge base, real embedder, the packaged local LLM."""
     from ragapp.config import Settings
     from ragapp.engine.build import build_engine
@@ -46,8 +46,9 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         paths={"state_dir": tmp_path_factory.mktemp("e2e-state")},
         agent={"step_timeout_s": 240.0},
         answer_cache={"enabled": False},
+        retrieval={"channel_timeout_s": 60.0},  # a loaded runner's search must not lose a channel to the 5 s budget
     )
-    engine = build_engine(settings)
+    engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
     engine.warm_up()
     server = start_server(engine, "127.0.0.1", _free_port())  # as app.py serves it: headers, sessions, uploads
     try:
@@ -125,6 +126,55 @@ def scripted_app(make_engine: Callable[..., Any]) -> Iterator[Callable[..., tupl
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def read_only_app(make_session_engine: Callable[..., Any]) -> Iterator[tuple[Any, str]]:
+    """(rig, url): one app for the whole run, with the scripted LLM, no documents and accounts off, for the
+    browser tests that only look (each in its own browser page). Never ask, upload, sign in or change a setting
+    in it: a test that does starts its own (``scripted_app``)."""
+    from ragapp.serve.server import start_server
+
+    rig = make_session_engine("read-only-app")
+    server = start_server(rig.engine, "127.0.0.1", _free_port())
+    try:
+        yield rig, server.url
+    finally:
+        server.close()
+
+
+@pytest.fixture()
+def users(tmp_path: Path) -> Any:
+    """The users file of ``accounts_app`` (a ``UserStore``, cheap hashing): add the test's users, keys and
+    rules to it before starting the app."""
+    from ragapp.accounts.store import UserStore
+
+    return UserStore(tmp_path / "users.json", 4)
+
+
+@pytest.fixture()
+def accounts_app(scripted_app: Callable[..., Any], users: Any) -> Callable[..., tuple[Any, str]]:
+    """``start(documents=None, **overrides)``: ``scripted_app`` with accounts on over the ``users`` file (and any
+    ``auth`` settings in ``overrides``); returns (rig, url)."""
+
+    def start(documents: dict[str, str] | None = None, **overrides: Any) -> tuple[Any, str]:
+        auth = {"enabled": True, "users_file": users.path, "bcrypt_rounds": 4} | overrides.pop("auth", {})
+        return tuple(scripted_app(documents, auth=auth, **overrides))  # type: ignore[return-value]
+
+    return start
+
+
+@pytest.fixture()
+def signed_in(open_page: Callable[[str], Any]) -> Callable[[str, str, str], Any]:
+    """``signed_in(url, name, password)``: a fresh browser page at ``url`` (``open_page``), signed in as ``name``
+    through the sign-in page (``sign_in``)."""
+
+    def open_as(url: str, name: str, password: str) -> Any:
+        page = open_page(url)
+        _sign_in(page, name, password)
+        return page
+
+    return open_as
 
 
 def _ask_and_wait(page: Any, question: str) -> None:

@@ -22,20 +22,12 @@ ADMIN_TAB = "Admin"
 # which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
 @pytest.mark.slow
 def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
-    scripted_app: Callable[..., Any],
-    open_page: Callable[[str], Any],
-    tmp_path: Path,
-    artifacts: Path,
-    sign_in: Callable[[Any, str, str], None],
+    accounts_app: Callable[..., Any], users: UserStore, signed_in: Callable[..., Any], artifacts: Path
 ) -> None:
-    users = tmp_path / "users.json"
-    UserStore(users, 4).add("boss", "admin password", "admin")
-    rig, url = scripted_app(
-        auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4}, llm={"api_key": "sk-fake-e2e-secret"}
-    )
+    users.add("boss", "admin password", "admin")
+    rig, url = accounts_app(llm={"api_key": "sk-fake-e2e-secret"})
 
-    page = open_page(url)
-    sign_in(page, "boss", "admin password")
+    page = signed_in(url, "boss", "admin password")
     page.get_by_role("tab", name=ADMIN_TAB).click()
     page.locator("#users-table").get_by_text("boss").first.wait_for(state="attached")
     page.locator("#new-user-name textarea").fill("newbie")
@@ -52,8 +44,7 @@ def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
     page.screenshot(path=str(artifacts / "admin-tab.png"), full_page=True)
     assert rig.engine.actor("newbie").role == "reader"
 
-    fresh = open_page(url)
-    sign_in(fresh, "newbie", "newbie password")
+    fresh = signed_in(url, "newbie", "newbie password")
     assert "newbie" in fresh.locator("#account").inner_text() and "reader" in fresh.locator("#account").inner_text()
     fresh.get_by_role("tab", name="Knowledge").wait_for()
     fresh.wait_for_timeout(1500)  # the load events have run: the tab stays hidden
@@ -63,9 +54,9 @@ def test_an_admin_adds_a_reader_who_signs_in_without_the_admin_tab(
 
 
 def test_with_accounts_off_the_admin_tab_shows_the_settings(
-    scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
+    read_only_app: tuple[Any, str], open_page: Callable[[str], Any]
 ) -> None:
-    _rig, url = scripted_app()
+    _rig, url = read_only_app
     page = open_page(url)
     page.get_by_role("tab", name=ADMIN_TAB).click()
     page.locator("#admin-note").get_by_text("Accounts are off").wait_for()
@@ -77,22 +68,14 @@ def test_with_accounts_off_the_admin_tab_shows_the_settings(
 # which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
 @pytest.mark.slow
 def test_an_admin_signs_a_reader_out_from_the_sign_ins_list(
-    scripted_app: Callable[..., Any],
-    open_page: Callable[[str], Any],
-    tmp_path: Path,
-    artifacts: Path,
-    sign_in: Callable[[Any, str, str], None],
+    accounts_app: Callable[..., Any], users: UserStore, signed_in: Callable[..., Any], artifacts: Path
 ) -> None:
-    users = tmp_path / "users.json"
-    store = UserStore(users, 4)
-    store.add("boss", "admin password", "admin")
-    store.add("worker", "worker password", "reader")
-    _rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
-    worker = open_page(url)
-    sign_in(worker, "worker", "worker password")
+    users.add("boss", "admin password", "admin")
+    users.add("worker", "worker password", "reader")
+    _rig, url = accounts_app()
+    worker = signed_in(url, "worker", "worker password")
 
-    page = open_page(url)
-    sign_in(page, "boss", "admin password")
+    page = signed_in(url, "boss", "admin password")
     page.get_by_role("tab", name=ADMIN_TAB).click()
     listed = page.locator("#sign-ins")
     listed.get_by_text("worker").first.wait_for(state="attached")

@@ -18,15 +18,14 @@ pytestmark = [pytest.mark.e2e]
 
 
 def test_an_admin_filters_the_audit_log_and_downloads_it(
-    scripted_app: Callable[..., Any],
+    accounts_app: Callable[..., Any],
+    users: UserStore,
     open_page: Callable[[str], Any],
-    tmp_path: Path,
     artifacts: Path,
     sign_in: Callable[[Any, str, str], None],
 ) -> None:
-    users = tmp_path / "users.json"
-    UserStore(users, 4).add("boss", "admin password", "admin")
-    _rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    users.add("boss", "admin password", "admin")
+    _rig, url = accounts_app()
 
     page = open_page(url)
     page.get_by_label("Name").fill("boss")

@@ -71,10 +71,8 @@ def test_the_sidebar_exports_the_chat_with_its_citations(
     page.locator("#chat-export-file").wait_for(state="hidden")
 
 
-def test_with_no_saved_chat_the_export_says_so(
-    scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
-) -> None:
-    _rig, url = scripted_app()
+def test_with_no_saved_chat_the_export_says_so(read_only_app: tuple[Any, str], open_page: Callable[[str], Any]) -> None:
+    _rig, url = read_only_app
     page = open_page(url)
     page.locator("#question textarea").wait_for()
     page.locator("#open-chats").click()
@@ -86,21 +84,17 @@ def test_with_no_saved_chat_the_export_says_so(
 
 
 def test_a_signed_in_users_chats_are_theirs_in_the_page_and_over_the_api(
-    scripted_app: Callable[..., Any],
-    open_page: Callable[[str], Any],
+    accounts_app: Callable[..., Any],
+    users: UserStore,
+    signed_in: Callable[..., Any],
     ask_and_wait: Callable[[Any, str], None],
-    sign_in: Callable[[Any, str, str], None],
-    tmp_path: Path,
 ) -> None:
-    users = tmp_path / "users.json"
-    store = UserStore(users, 4)
     keys = {}
     for name in ("rita", "eddie"):
-        store.add(name, f"{name} password", "reader")
-        keys[name] = {"Authorization": f"Bearer {store.add_key(name)[1]}"}
-    rig, url = scripted_app({"robots.md": DOC}, auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
-    page = open_page(url)
-    sign_in(page, "rita", "rita password")
+        users.add(name, f"{name} password", "reader")
+        keys[name] = {"Authorization": f"Bearer {users.add_key(name)[1]}"}
+    rig, url = accounts_app({"robots.md": DOC})
+    page = signed_in(url, "rita", "rita password")
     rig.llm.enqueue(ANSWER)
     ask_and_wait(page, QUESTION)
     page.locator("#open-chats").click()

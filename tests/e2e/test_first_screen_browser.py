@@ -4,7 +4,6 @@ screen, the past chats behind a labelled button, and the models and the index un
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,9 +14,9 @@ pytestmark = [pytest.mark.e2e]
 
 @pytest.mark.parametrize(("locale", "examples", "past"), [("en-US", "en", "Past chats"), ("zh-CN", "zh", "历史对话")])
 def test_the_first_screen_says_what_the_app_does_and_shows_the_examples(
-    scripted_app: Callable[..., Any], browser: Any, locale: str, examples: str, past: str
+    read_only_app: tuple[Any, str], browser: Any, locale: str, examples: str, past: str
 ) -> None:
-    _rig, url = scripted_app()
+    _rig, url = read_only_app
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale)
     try:
         page = context.new_page()

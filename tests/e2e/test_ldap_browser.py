@@ -36,15 +36,12 @@ def _directory(url: str) -> dict[str, Any]:
     return {"enabled": True, "url": url, "user_dn_template": f"uid={{name}},{PEOPLE}", "group_search_base": GROUPS}
 
 
-def _app(scripted_app: Callable[..., Any], tmp_path: Path, ldap: dict[str, Any]) -> tuple[Any, str]:
+def _app(accounts_app: Callable[..., Any], users: UserStore, tmp_path: Path, ldap: dict[str, Any]) -> tuple[Any, str]:
     """The app with the directory as its only accounts: finance for the admins' group, handbook for staff too; a
     user in neither group gets no role."""
-    users = tmp_path / "users.json"
-    store = UserStore(users, 4)
-    store.set_kb_rule("finance", KbRule(readers=("group:rag-admins",)))
-    store.set_kb_rule("handbook", KbRule(readers=("group:staff", "group:rag-admins")))
-    auth = {"enabled": True, "users_file": users, "bcrypt_rounds": 4, "group_roles": ROLES, "default_role": None}
-    rig, url = scripted_app(auth=auth, ldap=ldap)
+    users.set_kb_rule("finance", KbRule(readers=("group:rag-admins",)))
+    users.set_kb_rule("handbook", KbRule(readers=("group:staff", "group:rag-admins")))
+    rig, url = accounts_app(auth={"group_roles": ROLES, "default_role": None}, ldap=ldap)
     for kb, (name, text) in DOCUMENTS.items():
         path = tmp_path / name
         path.write_text(text, "utf-8")
@@ -67,14 +64,16 @@ def _scope_choices(page: Any) -> list[str]:
 # which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
 @pytest.mark.slow
 def test_directory_users_land_with_the_role_and_knowledge_bases_of_their_groups(
-    scripted_app: Callable[..., Any],
+    accounts_app: Callable[..., Any],
+    users: UserStore,
     open_page: Callable[[str], Any],
+    signed_in: Callable[..., Any],
     tmp_path: Path,
     slapd: Slapd,
     sign_in: Callable[[Any, str, str], None],
     artifacts: Path,
 ) -> None:
-    rig, url = _app(scripted_app, tmp_path, _directory(slapd.url))
+    rig, url = _app(accounts_app, users, tmp_path, _directory(slapd.url))
 
     bob = open_page(url)
     bob.locator("#hint").get_by_text("Sign in with your company account").wait_for()
@@ -97,8 +96,7 @@ def test_directory_users_land_with_the_role_and_knowledge_bases_of_their_groups(
     assert bob.get_by_role("tab", name="Admin").count() == 0
     bob.screenshot(path=str(artifacts / "ldap-reader.png"), full_page=True)
 
-    alice = open_page(url)
-    sign_in(alice, "alice", USERS["alice"][0])
+    alice = signed_in(url, "alice", USERS["alice"][0])
     account = alice.locator("#account").inner_text()
     assert "alice" in account and "admin" in account.lower()
     alice.get_by_role("tab", name="Knowledge").click()
@@ -112,14 +110,14 @@ def test_directory_users_land_with_the_role_and_knowledge_bases_of_their_groups(
 
 
 def test_a_directory_that_does_not_answer_is_said_so_and_the_password_kept(
-    scripted_app: Callable[..., Any], open_page: Callable[[str], Any], tmp_path: Path
+    accounts_app: Callable[..., Any], users: UserStore, open_page: Callable[[str], Any], tmp_path: Path
 ) -> None:
     import socket
 
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         closed = int(unused.getsockname()[1])  # nothing listens there once this socket is closed
-    _rig, url = _app(scripted_app, tmp_path, _directory(f"ldap://127.0.0.1:{closed}") | {"connect_timeout_s": 2})
+    _rig, url = _app(accounts_app, users, tmp_path, _directory(f"ldap://127.0.0.1:{closed}") | {"connect_timeout_s": 2})
     page = open_page(url)
     page.locator("#signin-name").wait_for()
     page.get_by_label("Name").fill("alice")

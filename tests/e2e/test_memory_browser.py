@@ -54,25 +54,20 @@ def open_memory_panel(page: Any) -> Any:
 
 
 def test_a_memory_shapes_a_later_chat_for_its_user_only_until_it_is_deleted(
-    scripted_app: Callable[..., Any],
-    open_page: Callable[[str], Any],
-    sign_in: Callable[[Any, str, str], None],
-    tmp_path: Path,
+    accounts_app: Callable[..., Any],
+    users: UserStore,
+    signed_in: Callable[..., Any],
     artifacts: Path,
 ) -> None:
-    users = tmp_path / "users.json"
-    store = UserStore(users, 4)
-    store.add("ann", "ann password", "reader")
-    store.add("bob", "bob password", "reader")
-    rig, url = scripted_app(
+    users.add("ann", "ann password", "reader")
+    users.add("bob", "bob password", "reader")
+    rig, url = accounts_app(
         {"v1.md": V1, "v2_pro.md": V2},
-        auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4},
         retrieval={"channel_timeout_s": 60.0},  # a busy machine must not cost the answer its passages
     )
     rig.llm.reply_with(reply)
 
-    ann = open_page(url)
-    sign_in(ann, "ann", "ann password")
+    ann = signed_in(url, "ann", "ann password")
     ask(ann, "remember that I use the V2 Pro", "Got it, I will remember")
     chat = ann.locator("#chatbot")
 
@@ -87,8 +82,7 @@ def test_a_memory_shapes_a_later_chat_for_its_user_only_until_it_is_deleted(
     ann.screenshot(path=str(artifacts / "memory-used.png"), full_page=True)
 
     # Bob, on another browser: no memory of his, none of Ann's.
-    bob = open_page(url)
-    sign_in(bob, "bob", "bob password")
+    bob = signed_in(url, "bob", "bob password")
     ask(bob, BATTERY, "battery lasts 6 hours")
     assert "Used 1 memory" not in bob.locator("#chatbot").inner_text()
     assert "V2 Pro" not in bob.locator("#chatbot").inner_text()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from ragapp.accounts.model import KbRule
 from ragapp.accounts.store import UserStore
@@ -21,18 +22,18 @@ pytestmark = [pytest.mark.e2e]
 # which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
 @pytest.mark.slow
 def test_a_reader_sees_no_editing_and_an_editor_does(
-    scripted_app: Callable[..., Any],
+    accounts_app: Callable[..., Any],
+    users: UserStore,
     open_page: Callable[[str], Any],
+    signed_in: Callable[..., Any],
     tmp_path: Path,
     artifacts: Path,
     sign_in: Callable[[Any, str, str], None],
 ) -> None:
-    users = tmp_path / "users.json"
-    store = UserStore(users, 4)
-    store.add("rita", "reader password", "reader")
-    store.add("eddie", "editor password", "editor")
-    store.set_kb_rule("finance", KbRule(readers=("eddie",)))  # rita may not read it
-    rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    users.add("rita", "reader password", "reader")
+    users.add("eddie", "editor password", "editor")
+    users.set_kb_rule("finance", KbRule(readers=("eddie",)))  # rita may not read it
+    rig, url = accounts_app()
     budget = tmp_path / "budget_2027.md"
     budget.write_text("# Budget\n\nThe travel budget for 2027 is 48,000 euros.\n", "utf-8")
     rig.engine.library.ingest([(budget, budget.name)], kb="finance")
@@ -57,8 +58,7 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
     page.screenshot(path=str(artifacts / "reader.png"), full_page=True)
     assert "budget_2027.md" not in page.content()  # not in the table, the lists or the page's data
 
-    editor = open_page(url)
-    sign_in(editor, "eddie", "editor password")
+    editor = signed_in(url, "eddie", "editor password")
     editor.get_by_role("tab", name="Knowledge").click()
     editor.locator("#upload").wait_for(state="visible")
     editor.locator("#documents").get_by_text("budget_2027.md").filter(visible=True).first.click()  # eddie may read it
@@ -68,12 +68,13 @@ def test_a_reader_sees_no_editing_and_an_editor_does(
 
 
 def test_with_accounts_off_the_about_section_says_so(
-    scripted_app: Callable[..., Any], open_page: Callable[[str], Any]
+    read_only_app: tuple[Any, str], open_page: Callable[[str], Any]
 ) -> None:
-    _rig, url = scripted_app()
+    _rig, url = read_only_app
     page = open_page(url)
     page.locator("#about").get_by_text("About this app").click()
     page.locator("#accounts-off").get_by_text("Accounts are off").wait_for()
-    assert page.locator("#account").inner_text().strip() == ""  # the header names nobody
+    # The header names nobody, once the page's load events are done (until then Gradio shows their timer there).
+    expect(page.locator("#account")).to_have_text("", use_inner_text=True, timeout=30_000)
     page.get_by_role("tab", name="Knowledge").click()
     page.locator("#upload").wait_for(state="visible")

@@ -32,16 +32,16 @@ document.addEventListener("securitypolicyviolation", (e) =>
 # which must stay under 10 minutes on 2 cores; faster tests in the default run cover the same code paths.
 @pytest.mark.slow
 def test_the_app_works_under_its_content_security_policy(
-    scripted_app: Callable[..., Any],
+    accounts_app: Callable[..., Any],
+    users: UserStore,
     browser: Any,
     ask_and_wait: Callable[[Any, str], None],
     open_trace: Callable[[Any, str], None],
     tmp_path: Path,
     artifacts: Path,
 ) -> None:
-    users = tmp_path / "users.json"
-    UserStore(users, 4).add("eddie", "editor password", "editor")
-    rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4})
+    users.add("eddie", "editor password", "editor")
+    rig, url = accounts_app()
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
     context.add_init_script(WATCH)
     page = context.new_page()

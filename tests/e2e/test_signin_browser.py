@@ -27,10 +27,9 @@ document.addEventListener("securitypolicyviolation", (e) =>
 """
 
 
-def _accounts(scripted_app: Callable[..., Any], tmp_path: Path, **auth: Any) -> str:
-    users = tmp_path / "users.json"
-    UserStore(users, 4).add("alice", "alice password", "editor")
-    _rig, url = scripted_app(auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4, **auth})
+def _accounts(accounts_app: Callable[..., Any], users: UserStore, **auth: Any) -> str:
+    users.add("alice", "alice password", "editor")
+    _rig, url = accounts_app(auth=auth)
     return str(url)
 
 
@@ -79,13 +78,13 @@ def _in_chinese(page: Any) -> None:
 # ?lang=zh at the app's address and the page at a phone's width.
 @pytest.mark.slow
 def test_each_browser_sees_the_page_in_its_language_and_the_switch_changes_it(
-    scripted_app: Callable[..., Any],
+    accounts_app: Callable[..., Any],
+    users: UserStore,
     browser: Any,
-    tmp_path: Path,
     artifacts: Path,
     keep_for_docs: Callable[[Path], None],
 ) -> None:
-    url = _accounts(scripted_app, tmp_path)
+    url = _accounts(accounts_app, users)
     english = _open(browser, url)
     assert english.url == f"{url}/signin"  # the app's address sends a signed-out browser here
     _in_english(english)
@@ -121,9 +120,9 @@ def test_each_browser_sees_the_page_in_its_language_and_the_switch_changes_it(
 
 
 def test_a_wrong_password_is_said_in_the_pages_language_and_the_right_one_signs_in(
-    scripted_app: Callable[..., Any], open_page: Callable[[str], Any], tmp_path: Path
+    accounts_app: Callable[..., Any], users: UserStore, open_page: Callable[[str], Any]
 ) -> None:
-    url = _accounts(scripted_app, tmp_path)
+    url = _accounts(accounts_app, users)
     page = open_page(url)
     page.locator("#signin-name").wait_for()
     posts: list[str] = []
@@ -163,9 +162,9 @@ def test_a_wrong_password_is_said_in_the_pages_language_and_the_right_one_signs_
 
 
 def test_too_many_failed_sign_ins_are_said_in_the_pages_language(
-    scripted_app: Callable[..., Any], browser: Any, tmp_path: Path
+    accounts_app: Callable[..., Any], users: UserStore, browser: Any
 ) -> None:
-    url = _accounts(scripted_app, tmp_path, max_failed_logins=2)
+    url = _accounts(accounts_app, users, max_failed_logins=2)
     page = _open(browser, url, locale="zh-CN")
     error = page.get_by_role("alert")
     page.get_by_label("用户名").fill("alice")

@@ -73,6 +73,10 @@ def test_an_upload_shows_each_files_stage_before_its_report_in_both_languages_an
         page.locator("#language-switch").get_by_role("link", name="中文").click()
         expect(board).to_contain_text("正在将 2 个文件加入“default”")
         expect(board).to_contain_text("正在保存")
+        for _ in range(50):  # the board is redrawn as the upload goes: read it once a redraw has settled
+            if not other_language(board.inner_text(), "zh"):
+                break
+            page.wait_for_timeout(200)
         assert not other_language(board.inner_text(), "zh"), board.inner_text()
         page.locator("#language-switch").get_by_role("link", name="English").click()
 

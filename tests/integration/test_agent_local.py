@@ -1,5 +1,6 @@
 """Smoke run of agent mode with the real packaged model: it calls search_knowledge through the JSON
-protocol and the answer cites what it found. The workflow-vs-agent figures come from `make agent-eval`."""
+protocol and the answer cites what it found. Workflow against agent is measured by `make answer-eval
+ANSWER_MODE=agent` beside the workflow run."""
 
 from __future__ import annotations
 

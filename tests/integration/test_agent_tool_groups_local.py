@@ -1,7 +1,7 @@
 """Tools in groups with the real packaged model: asked about the weather beside its own knowledge tools and a
 real MCP weather server, it picks the weather group (or names one of its tools straight away, which brings the
 group), then one of that server's tools, through the JSON protocol.
-How often it picks right over 30 tools is measured by ``ragbench/tool_groups.py`` (docs/benchmarks.md)."""
+How often it picks right over 30 tools was measured once (docs/benchmarks.md, "Tools in groups")."""
 
 from __future__ import annotations
 

@@ -56,23 +56,37 @@ def test_a_reply_carries_the_answer_its_citations_and_its_trace(served: Served) 
     assert trace["question"] == "How fast does the Orion kettle boil?" and trace["owner"] == "local"
 
 
-def test_a_stream_sends_the_tokens_then_the_citations_and_done(served: Served) -> None:
-    served.rig.llm.enqueue(["The Orion Kettle K9 ", "boils 1.7 litres ", "in 3 minutes [1]."])
+def test_a_plain_client_joining_the_stream_gets_the_checked_answer(served: Served) -> None:
+    llm = served.rig.llm
+    # The model's last sentence only points at the passages: the check leaves it out of the answer. The model
+    # stalls after its first sentence: that one is checked and sent meanwhile (the client would time out
+    # after 30 s were it held to the end).
+    pointer = " It is described in the context passage [1]."
+    llm.enqueue([ANSWER, " It boils ", llm.hang(120), "1.7 litres of water [1].", pointer])
     stream = _client(served).chat.completions.create(
         model="ragapp-workflow",
         messages=[{"role": "user", "content": "How fast does the Orion kettle boil?"}],
         stream=True,
     )
-    chunks = list(stream)
+    chunks = []
+    for chunk in stream:
+        chunks.append(chunk)
+        if chunk.choices[0].delta.content:
+            assert chunk.choices[0].delta.content == ANSWER  # the first sentence, checked, before the rest
+            llm.release()
+            break
+    chunks += list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
-    assert text == ANSWER
-    assert sum(1 for c in chunks if c.choices[0].delta.content) >= 3  # streamed, not sent at the end
     last = chunks[-1]
+    info = (last.model_extra or {})["ragapp"]
+    with served.client() as http:
+        checked = http.get(f"/v1/traces/{info['trace_id']}").json()["answer"]["text"]
+    assert text == checked == ANSWER + " It boils 1.7 litres of water [1]."  # what a plain client shows
+    assert "context passage" not in text and "content" not in info  # nothing to replace
     assert last.choices[0].finish_reason == "stop"
     (citation,) = (last.choices[0].delta.model_extra or {})["citations"]
     assert citation["document"] == "kettle.md"
     assert (last.choices[0].delta.model_extra or {})["confidence"]["level"] in ("high", "medium", "low")
-    assert (last.model_extra or {})["ragapp"]["trace_id"]
     with httpx.stream(
         "POST", f"{served.url}/v1/chat/completions", timeout=30,
         json={"model": "ragapp-workflow", "stream": True, "messages": [{"role": "user", "content": "Kettle?"}]},
@@ -125,12 +139,12 @@ def test_bad_requests_are_openai_shaped_errors(served: Served) -> None:
 
 def test_a_stream_cut_by_the_client_lets_the_model_go(served: Served) -> None:
     llm = served.rig.llm.take_turns()  # one answer at a time, as the local model: a stuck stream blocks the next
-    endless: list[Any] = ["The kettle ", *[piece for _ in range(300) for piece in (llm.hang(0.1), "boils ")]]
+    endless: list[Any] = [ANSWER, " The kettle ", *[piece for _ in range(300) for piece in (llm.hang(0.1), "boils ")]]
     llm.enqueue(endless)
     body = {"model": "ragapp-workflow", "stream": True, "messages": [{"role": "user", "content": "Kettle?"}]}
     with httpx.stream("POST", f"{served.url}/v1/chat/completions", json=body, timeout=30) as raw:
         for line in raw.iter_lines():
-            if '"content": "The kettle "' in line:
+            if '"content": "The Orion Kettle K9' in line:
                 break  # the answer has started: hang up mid-stream (30 s of it left)
     llm.enqueue(ANSWER)
     started = time.monotonic()

@@ -152,7 +152,7 @@ def test_a_thumbs_down_is_kept_with_the_trace_and_becomes_a_test_case(rig: Any) 
     row, session = feedback.rate(gr.LikeData(None, {"index": answer_at, "value": "", "liked": False}), session, owner)
     assert row["visible"] is True and session.feedback_trace
     row, text = feedback.comment("It is 120 minutes in the new manual", session, owner)
-    assert row["visible"] is False and text == ""
+    assert row["visible"] == "hidden" and text == ""
 
     traces = TraceHandlers(rig.engine)
     rows, ids = traces.recent(owner, rating="down")
@@ -176,7 +176,7 @@ def test_feedback_only_on_an_answer_and_only_on_ones_own(rig: Any) -> None:
     with pytest.raises(gr.Error, match="trace is gone"):  # another browser with this session's records
         feedback.rate(gr.LikeData(None, {"index": len(chat) - 1, "value": "", "liked": True}), session, "forged")
     row, _ = feedback.rate(gr.LikeData(None, {"index": len(chat) - 1, "value": "", "liked": True}), session, owner)
-    assert row["visible"] is False and rig.engine.observability.traces("browser:one", rating="up")
+    assert row["visible"] == "hidden" and rig.engine.observability.traces("browser:one", rating="up")
 
 
 def test_everyones_traces_are_for_admins_only(rig: Any) -> None:

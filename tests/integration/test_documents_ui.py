@@ -85,7 +85,7 @@ def test_a_markdown_citation_shows_its_section_highlighted(make_engine: Callable
     image, title, viewer, section, _picked = DocumentHandlers(rig.engine).cite(
         gr.SelectData(None, {"index": at, "value": ""}), session
     )
-    assert viewer["visible"] is True and image["visible"] is False and "guide.md" in title and "<mark>" in section
+    assert viewer["visible"] is True and image["visible"] == "hidden" and "guide.md" in title and "<mark>" in section
 
 
 def test_each_session_gets_its_own_stop_signal() -> None:

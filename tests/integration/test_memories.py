@@ -157,6 +157,17 @@ def test_an_instruction_planted_in_a_memory_is_cut_out_and_shown(rig: Any) -> No
     assert len(rig.engine.memories.list(ANN)) == 1
 
 
+def test_a_message_that_names_nothing_recalls_no_memory(rig: Any) -> None:
+    remember(rig, ANN)
+    # The embedder scores these short messages closer to "I use the V2 Pro" (0.80-0.85) than the battery
+    # question it is kept for (0.79): only the content-word rule tells them apart.
+    for message in ("hello", "thanks!", "你好", "Tell me a joke", "Who are you?"):
+        assert rig.engine.memories.recall(ANN, message).memories == (), message
+    events = ask(rig, "hello", ANN)  # nothing found: said without a model call
+    assert not any(isinstance(e, RecallEvent) for e in events)
+    assert [m.text for m in rig.engine.memories.recall(ANN, BATTERY).memories] == [KEPT]
+
+
 def test_deleting_a_memory_stops_its_recall(rig: Any) -> None:
     kept = remember(rig, ANN)
     assert rig.engine.memories.delete(ANN, kept.memory_id)

@@ -276,3 +276,21 @@ def test_a_synced_file_says_where_it_lives_and_filters_find_it(make_engine: Call
     found = rig.engine.chat.retrieve("boilers", where=DocumentFilter(source="handbook", path_prefix="plant/"))
     assert found.chunks and {c.chunk.source for c in found.chunks} == {"plant/boilers.md"}
     assert not rig.engine.chat.retrieve("boilers", where=DocumentFilter(path_prefix="safety/boilers")).chunks
+
+
+def test_a_copy_of_another_bases_document_is_reported_without_naming_it(
+    make_engine: Callable[..., Any], folder: Path, tmp_path: Path
+) -> None:
+    """A followed folder's readers may not read every base: a file whose content another base already holds is
+    refused without that base's name or the document's (issue 49: forbidden looks like unknown)."""
+    rig = make_engine(**QUIET)
+    secret = tmp_path / "q3-budget-plan.md"
+    secret.write_text(text("boilers"), "utf-8")  # the same bytes as safety/boilers.md
+    rig.engine.library.ingest([(secret, "q3-budget-plan.md")], kb="finance")
+    follow(rig, folder)
+    out = rig.engine.sync.run("handbook")
+    assert out.report is not None
+    (refusal,) = out.report.refused
+    assert refusal.path == "safety/boilers.md"
+    assert "q3-budget-plan" not in refusal.reason and "finance" not in refusal.reason, refusal.reason
+    assert "another knowledge base" in refusal.reason

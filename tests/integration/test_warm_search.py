@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 def test_warm_up_loads_the_reranker_and_runs_a_search_in_each_language(
     make_engine: Callable[..., object], tmp_path: Path
 ) -> None:
-    rig = make_engine(rerank={"backend": "builtin"})
+    rig = make_engine(rerank={"backend": "builtin"}, own_models=True)  # the loading is what is tested
     path = tmp_path / "manual.md"
     path.write_text("# Manual\n\nThe battery lasts 90 minutes. 电池可以使用九十分钟。\n", "utf-8")
     rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]

@@ -69,7 +69,11 @@ def matches(*pairs: tuple[str, float]) -> str:
 
 @pytest.fixture
 def rig(make_engine: Callable[..., object], tmp_path: Path) -> object:
-    rig = make_engine(workflow={"rewrite": True, "route": True})
+    return _rig(make_engine, tmp_path)
+
+
+def _rig(make_engine: Callable[..., object], tmp_path: Path, **workflow: object) -> object:
+    rig = make_engine(workflow={"rewrite": True, "route": True, **workflow})
     for name, text, kb in (("alpha_manual.md", ALPHA, "alpha"), ("beta_manual.md", BETA, "beta")):
         path = tmp_path / name
         path.write_text(text, "utf-8")
@@ -366,7 +370,12 @@ def test_user_scope_wins_over_the_intent_when_they_do_not_overlap(rig: object) -
     assert sources(events) == {"beta_manual.md"}
 
 
-def test_nothing_relevant_in_the_intents_knowledge_base_widens_the_search(rig: object, tmp_path: Path) -> None:
+def test_nothing_relevant_in_the_intents_knowledge_base_widens_the_search(
+    make_engine: Callable[..., object], tmp_path: Path
+) -> None:
+    # The leaf counts as fitting however low its calibrated score (route_fit_min 0): only its own search, which
+    # finds nothing relevant, sends the question to the wider scope.
+    rig = _rig(make_engine, tmp_path, route_fit_min=0.0)
     path = tmp_path / "kettle.md"
     path.write_text("# Kettle\n\nThe Orion kettle filter is rinsed every 14 days.\n", "utf-8")
     rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
@@ -376,6 +385,17 @@ def test_nothing_relevant_in_the_intents_knowledge_base_widens_the_search(rig: o
     assert sources(events) == {"kettle.md"}
     notices = [e.message for e in only(events, NoticeEvent)]
     assert notices == ["Nothing relevant in alpha; searched all knowledge bases instead."]
+
+
+def test_a_leaf_that_fits_poorly_searches_the_upload_it_does_not_cover_at_once(rig: object, tmp_path: Path) -> None:
+    path = tmp_path / "kettle.md"
+    path.write_text("# Kettle\n\nThe Orion kettle filter is rinsed every 14 days.\n", "utf-8")
+    rig.engine.library.ingest([(path, path.name)])  # type: ignore[attr-defined]  (into "default", unknown to the tree)
+    rig.llm.enqueue(matches(("alpha.care", 0.9)), "Every 14 days [1].")  # type: ignore[attr-defined]
+    events = ask(rig, "How often is the Orion kettle filter rinsed?")
+    routing = only(events, RoutingEvent)[0]
+    assert routing.intents[0].code == "alpha.care" and routing.also == ("default",)
+    assert sources(events) == {"kettle.md"} and not only(events, NoticeEvent)  # found in the first search
 
 
 def test_no_asking_back_about_knowledge_bases_outside_the_users_scope(rig: object) -> None:

@@ -10,27 +10,15 @@ import pytest
 
 COMMANDS = [
     "ragbench.eval",
-    "ragbench.eval.compare_modes",
     "ragbench.bench",
     "ragbench.routing",
     "ragbench.rerank.train",
     "ragbench.rerank.measure",
     "ragbench.rerank.blend",
-    "ragbench.calibrate_gate",
-    "ragbench.tune_keywords",
-    "ragbench.answer_quality",
-    "ragbench.measure_startup",
-    "ragbench.trace_overhead",
-    "ragbench.compare_embedders",
-    "ragbench.compare_llms",
     "ragbench.answers",
     "ragbench.answers.truth",
     "ragbench.api",
     "ragbench.scale",
-    "ragbench.llama_build",
-    "ragbench.tool_groups",
-    "ragbench.model_calls",
-    "ragbench.route_skip",
 ]
 
 

@@ -13,6 +13,7 @@ from ragapp.core.lang import language_of
 from ragapp.router.classifier import Classification, LeafScore
 from ragapp.router.decide import Action, RoutingDecision
 from ragapp.router.tree import IntentNode, IntentTree, parse_tree
+from ragbench.routing.calibration import brier, expected_calibration_error, reliability
 from ragbench.routing.evaluate import (
     LabelledQuestion,
     RoutingRow,
@@ -284,3 +285,69 @@ def test_demo_questions_fit_the_demo_tree() -> None:
     # No question copies an example of the tree word for word.
     examples = {e for node in tree.nodes() for e in node.examples}
     assert not examples & {q.question for q in questions}
+
+
+# -- calibration of the score given to the leaf ranked first -----------------------------------------------
+
+
+def test_rows_keep_the_leaf_ranked_first_and_whether_it_is_right() -> None:
+    routed = _row(_q("alpha specs?", "a.specs"), "route", ["a.specs"])
+    assert (routed.top, routed.top_score, routed.top_right) == ("a.specs", 1.0, True)
+    wrong = _row(_q("weather?", "fallback"), "route", ["a.specs"])  # a fallback question is never right on a leaf
+    assert (wrong.top, wrong.top_right) == ("a.specs", False)
+    ambiguous = _row(_q("specs?", "clarify"), "clarify", ["a.specs", "b.specs"])
+    assert ambiguous.top == "a.specs" and ambiguous.top_right is None  # no single leaf is right: left out
+    nothing = _row(_q("capital?", "fallback"), "fallback", [])
+    assert nothing.top is None and nothing.top_score is None and nothing.top_right is None
+    # A fallback below the minimum score still names the classifier's best leaf, with its score.
+    item = _q("beta?", "b.specs")
+    low = Classification(item.question, (_score("b.specs", 0.4),))
+    below = score_row(item, RoutingDecision(item.question, "fallback", (), "below", low), 1.0, TREE)
+    assert (below.top, below.top_score, below.top_right) == ("b.specs", 0.4, True)
+
+
+def test_calibration_figures_by_hand() -> None:
+    pairs = [(1.0, True), (1.0, False), (0.7, True), (0.1, False)]
+    # Brier: (0 + 1 + 0.09 + 0.01) / 4; ECE: bin 0.8-1.0 |1.0 - 0.5| * 2/4, bin 0.6-0.8 |0.7 - 1| * 1/4,
+    # bin 0.0-0.2 |0.1 - 0| * 1/4.
+    assert brier(pairs) == pytest.approx(1.1 / 4)
+    assert expected_calibration_error(pairs) == pytest.approx(0.25 + 0.075 + 0.025)
+    table = reliability(pairs)
+    assert [b.n for b in table] == [1, 0, 0, 1, 2]
+    assert table[4].mean_score == pytest.approx(1.0) and table[4].share_right == pytest.approx(0.5)
+    assert brier([]) is None and expected_calibration_error([]) is None
+
+
+def test_calibration_is_reported_per_half_by_position() -> None:
+    items = [_q("a?", "a.specs"), _q("b?", "fallback"), _q("c?", "a.specs"), _q("d?", "clarify")]
+    rows = [
+        _row(items[0], "route", ["a.specs"]),  # dev, right
+        _row(items[1], "route", ["b.specs"]),  # test, wrong
+        _row(items[2], "route", ["b.specs"]),  # dev, wrong
+        _row(items[3], "clarify", ["a.specs", "b.specs"]),  # test, left out
+    ]
+    figures = summarize(rows)["calibration"]
+    assert figures["left_out"] == 1
+    assert (figures["dev"]["n"], figures["dev"]["right"]) == (2, 1)
+    assert (figures["test"]["n"], figures["test"]["right"]) == (1, 0)
+    assert figures["test"]["brier"] == pytest.approx(1.0) and figures["all"]["n"] == 3
+
+
+def test_the_fit_reads_dev_rows_and_chooses_the_threshold_on_them() -> None:
+    from ragbench.routing.fit import choose_fit_min, feature_row, fit_weights, labelled_rows, probability, widening
+
+    def row(similarity: float, model: float | None, right: bool | None) -> dict[str, object]:
+        return {"top_right": right, "features": {"similarity": similarity, "margin": 0.0, "model": model}}
+
+    assert feature_row({"similarity": 0.9, "margin": 0.02, "model": None}) == [0.9, 0.02, 0.0, 1.0]
+    rows = [row(0.95, 1.0, True), row(0.80, 0.7, False), row(0.93, None, True), row(0.79, 0.7, None)]
+    rows += [row(0.94, 0.7, True), row(0.94, 0.7, True), row(0.81, 1.0, False), row(0.81, 1.0, False)] * 2
+    halves = labelled_rows(rows)
+    assert len(halves["dev"]) == 6 and len(halves["test"]) == 5  # the unlabelled row (clarify) is left out
+    weights = fit_weights(halves["dev"])
+    assert set(weights) == {"intercept", "similarity", "margin", "model", "no_model"}
+    right, wrong = probability(weights, [0.95, 0.0, 1.0, 0.0]), probability(weights, [0.80, 0.0, 0.7, 0.0])
+    assert wrong < 0.5 < right  # similarity separates them, whatever the model said
+    pairs = [(0.1, False), (0.3, False), (0.45, False), (0.9, True), (0.2, True)]
+    assert choose_fit_min(pairs, 2 / 3) == 0.35 and choose_fit_min(pairs, 1.0) == 0.5
+    assert widening(pairs, 0.35) == {"wrong_below": 2, "wrong": 3, "right_below": 1, "right": 2}

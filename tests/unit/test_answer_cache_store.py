@@ -88,20 +88,6 @@ def test_case_spacing_and_the_closing_mark_do_not_make_another_question() -> Non
     assert cache_question("How long does the battery last?") != cache_question("How long does the cable last?")
 
 
-def test_the_measurement_counts_as_kept_what_the_cache_keeps() -> None:
-    from ragbench.answer_cache import kept, report
-
-    row = {"type": "fact", "grounded": True, "abstained": False, "clarified": False, "cited": ["a.pdf · p. 2"],
-           "confidence": "medium", "notices": [], "error": None, "answerable": True, "correct": True}  # fmt: skip
-    assert kept(row)
-    for change in ({"type": "multi-turn"}, {"confidence": "low"}, {"abstained": True}, {"cited": []},
-                   {"notices": ["a link was removed"]}, {"grounded": False}):  # fmt: skip
-        assert not kept(row | change), change
-    figures = report([row, row | {"correct": False}, row | {"confidence": "low"}, row | {"type": "multi-turn"}])
-    assert figures["hit_rate_asked_twice"] == 0.5 and figures["hits_correct"] == 0.5
-    assert report([row | {"confidence": ""}])["confidence_recorded"] is False
-
-
 def test_nearest_lists_the_questions_kept_in_one_context_with_their_vectors(store_target: Target) -> None:
     store = AnswerCacheStore(store_target("answer_cache")).start()
     store.put("a", "battery?", dump(ANSWER), context="c1", vector=[0.6, 0.8])

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from ragapp.core.events import AnswerEvent, ClarifyEvent, ModeEvent, NoticeEvent, TokenEvent, TraceEvent
+from ragapp.core.events import (
+    AnswerEvent,
+    CheckedTextEvent,
+    ClarifyEvent,
+    ModeEvent,
+    NoticeEvent,
+    TokenEvent,
+    TraceEvent,
+)
 from ragapp.core.types import Chunk, Citation, LeafScore
 from ragapp.serve.api.completions import Clarifications, Turn, completion, conversation, last_chunk, mode_of
 from ragapp.serve.api.errors import ApiError
@@ -49,7 +57,8 @@ def test_an_answer_becomes_a_completion_with_citations_and_the_turns_facts() -> 
         ModeEvent("agent", "a comparison"),
         NoticeEvent("keyword search was slow"),
         TokenEvent("Three minutes "),
-        TokenEvent("[1]."),
+        TokenEvent("[1]. It"),
+        CheckedTextEvent("Three minutes [1]."),
         AnswerEvent("Three minutes [1].", (Citation(1, CHUNK, 0.8, ("boils in 3 minutes",)),), grounded=True),
     ):
         turn.apply(event)
@@ -72,16 +81,21 @@ def test_an_answer_becomes_a_completion_with_citations_and_the_turns_facts() -> 
     assert "content" not in last["ragapp"]  # the stream already said it all
 
 
-def test_a_checked_answer_that_differs_from_the_stream_comes_whole_in_the_last_chunk() -> None:
+def test_the_stream_sends_checked_text_only_and_the_rest_in_the_last_chunk() -> None:
     turn = Turn("workflow")
-    turn.apply(TokenEvent("It boils fast [4]."))
+    assert turn.apply(TokenEvent("It boils fast [4].")) == ""  # the unchecked draft is never sent
     turn.apply(AnswerEvent("It boils in 3 minutes [1].", (), grounded=True))
     last = last_chunk(turn, "ragapp-workflow", 1)
-    assert last["ragapp"]["content"] == "It boils in 3 minutes [1]." and "content" not in last["choices"][0]["delta"]
+    assert last["choices"][0]["delta"]["content"] == "It boils in 3 minutes [1]." and "content" not in last["ragapp"]
     extended = Turn("workflow")
-    extended.apply(TokenEvent("It boils"))
-    extended.apply(AnswerEvent("It boils in 3 minutes.", (), grounded=True))
-    assert last_chunk(extended, "m", 1)["choices"][0]["delta"]["content"] == " in 3 minutes."
+    assert extended.apply(CheckedTextEvent("It boils.")) == "It boils."
+    extended.apply(AnswerEvent("It boils. In 3 minutes.", (), grounded=True))
+    assert last_chunk(extended, "m", 1)["choices"][0]["delta"]["content"] == " In 3 minutes."
+    # Were the answer not to begin with what was sent, it would come whole in ``ragapp.content``.
+    odd = Turn("workflow")
+    odd.apply(CheckedTextEvent("It boils."))
+    odd.apply(AnswerEvent("It does not say.", (), grounded=False))
+    assert last_chunk(odd, "m", 1)["ragapp"]["content"] == "It does not say."
 
 
 def test_a_clarification_is_numbered_and_a_reply_naming_a_choice_resumes_it() -> None:
@@ -106,20 +120,23 @@ def test_a_clarification_is_numbered_and_a_reply_naming_a_choice_resumes_it() ->
     assert reply("2", owner="user:bob") is None  # somebody else's clarification is not theirs to resume
 
 
-def test_a_streamed_draft_carries_the_markers_the_checked_answer_ends_with() -> None:
+def test_the_stream_carries_the_checked_sentences_as_they_are_checked() -> None:
     lamp = Chunk("doc2:0", "doc2", 0, "The lamp runs 14 hours.", "lamp.pdf")
     turn = Turn("workflow")
-    pieces = ["The lamp runs 14 hours [", "3]. The kettle ", "boils in 3 minutes [1", "]."]
-    sent = [turn.apply(TokenEvent(piece)) for piece in pieces]
-    # [3] is the first passage cited: it is [1] as soon as it is written whole, and nothing is sent twice
-    assert sent == ["The lamp runs 14 hours ", "[1]. The kettle ", "boils in 3 minutes ", "[2]."]
+    events = [
+        TokenEvent("The lamp runs 14 hours [3]. The kettle "),
+        CheckedTextEvent("The lamp runs 14 hours [1]."),  # [3] is the first passage cited: the answer's [1]
+        TokenEvent("boils in 3 minutes [1]."),
+    ]
+    sent = [turn.apply(event) for event in events]
+    assert sent == ["", "The lamp runs 14 hours [1].", ""]
     final = AnswerEvent(
         "The lamp runs 14 hours [1]. The kettle boils in 3 minutes [2].",
         (Citation(1, lamp), Citation(2, CHUNK)),
         grounded=True,
     )
     assert turn.apply(final) == ""
-    streamed = "".join(sent)
-    assert streamed == final.text and turn.tail() == ("", False)  # nothing to replace
+    assert turn.tail() == (" The kettle boils in 3 minutes [2].", False)  # nothing to replace
     last = last_chunk(turn, "ragapp-workflow", 0)
+    assert "".join(sent) + last["choices"][0]["delta"]["content"] == final.text
     assert [c["number"] for c in last["choices"][0]["delta"]["citations"]] == [1, 2]

@@ -99,3 +99,16 @@ def test_a_draft_is_numbered_as_the_answer_will_be_and_only_grows() -> None:
     shown = [draft_numbers(text[:n]) for n in range(len(text) + 1)]
     assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(shown))
     assert shown[-1] == "Sensors [1]. Clean them [2][1]; see also [1, 3]."
+
+
+def test_a_passage_under_a_heading_highlights_its_own_sentence() -> None:
+    """The check reads a passage with its heading on the line above (as the prompt shows it); the heading is not
+    glued to the first sentence, so the sentence that supports the answer is highlighted in the passage."""
+    from ragapp.qa.answer_check import checked_answer
+
+    sentence = "The Alpha robot battery lasts 90 minutes on a full charge."
+    chunk = Chunk("d-0001", "d", 0, sentence, "robots.md", heading="Robots")
+    answer = checked_answer("How long does the Alpha battery last?", "The Alpha battery lasts 90 minutes [1].",
+                            [RetrievedChunk(chunk, 1.0, {}, {}, rerank_score=0.9)])  # fmt: skip
+    (citation,) = answer.citations
+    assert citation.highlights == (sentence,)

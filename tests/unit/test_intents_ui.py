@@ -313,7 +313,9 @@ def test_import_replaces_the_whole_tree(h: IntentHandlers, tmp_path: Path) -> No
 
 
 def test_the_test_box_lists_every_leaf_and_explains_a_route(h: IntentHandlers, rig: Rig) -> None:
-    rig.llm.enqueue('{"matches": [{"id": "kettle.specs", "score": 0.9}, {"id": "kettle.colour", "score": 0.8}]}')
+    reply = '{"matches": [{"id": "kettle.specs", "score": 0.9}, {"id": "kettle.colour", "score": 0.8}]}'
+    rig.llm.enqueue(reply)
+    rig.llm.enqueue(reply)  # the engine's own test below, for the calibrated score
     rows, decision = h.test("  How much water does the kettle hold?  ")
     decision = shown(decision)  # as an English page shows it
     assert rows == [
@@ -322,7 +324,11 @@ def test_the_test_box_lists_every_leaf_and_explains_a_route(h: IntentHandlers, r
         ["Greeting", "hello", "SYSTEM", 0.0],
     ]
     assert "### ➡️ Route\n" in decision
-    assert "Products > Kettle K9 > Specs (`kettle.specs`) — 0.90 · KB: default" in decision
+    # The chosen leaf shows its calibrated score (the probability that it is right), not the model's 0.9.
+    fit = rig.engine.intents.test("How much water does the kettle hold?").fit
+    assert fit is not None and fit.code == "kettle.specs" and fit.features.model == 0.9
+    assert f"Products > Kettle K9 > Specs (`kettle.specs`) — {fit.probability:.2f} · KB: default" in decision
+    assert f"**Fit:** {fit.probability:.2f}, the probability that the first intent is right" in decision
     assert "**Reason:** routed to" in decision
     assert "Ignored ids" in decision and "`kettle.colour`" in decision
     assert "Model time:** " in decision and "Model error" not in decision

@@ -337,6 +337,17 @@ def test_a_clean_request_is_ok_and_keeps_the_answer_and_the_context() -> None:
     assert trace["errors"] == [] and trace["degradations"] == []
 
 
+def test_a_refusal_over_passages_found_is_refused() -> None:
+    chunk = CHUNKS["d1"]
+    refusals = [  # the check refused the reply; the model itself said the passages do not say
+        AnswerEvent("The documents do not say.", (Citation(1, chunk),), grounded=False, abstained=True),
+        AnswerEvent("The passages do not mention it [1].", (Citation(1, chunk),), grounded=True, abstained=True),
+    ]
+    for refusal in refusals:
+        _, trace = _record([RetrievalEvent((_candidate("d1"),)), refusal])
+        assert trace["status"] == "refused"
+
+
 def test_degraded_retrieval_event_messages_are_degradations() -> None:
     _, trace = _record(
         [RetrievalEvent((_candidate("d1"),), degraded=("vector search failed",)), AnswerEvent("x", (), True)]

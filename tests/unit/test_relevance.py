@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragapp.config import RetrievalSettings
 from ragapp.core.types import Chunk, RetrievedChunk
-from ragapp.retrieval.relevance import Candidate, RelevanceRules, candidates_of, decide
+from ragapp.retrieval.relevance import Candidate, RelevanceRules, candidates_of, decide, keyword_terms
 
 RULES = RelevanceRules(
     min_rerank_score=0.2,
@@ -186,3 +186,44 @@ def test_with_require_names_a_candidate_naming_nothing_the_question_names_is_dro
     assert decisions[1].reason == "names none of what the question names"
     assert all(d.kept for d in decide(candidates, RelevanceRules(min_rerank_score=0.2), True))  # off by default
     assert [c.names_question for c in candidates_of("How many threads?", ranked)] == [None, None]
+
+
+def test_a_keyword_query_keeps_a_top_keyword_chunk_holding_every_word() -> None:
+    chunks = [
+        Chunk("errors-0001", "m", 1, "- E05 Drive wheel stuck.\n- E07 Cliff sensor error: wipe the sensors.", "m.pdf"),
+        Chunk("errors-0000", "m", 0, "8. Troubleshooting and error codes: the light ring flashes red.", "m.pdf"),
+        Chunk("glide-0000", "g", 0, "The Glide W3 holds itself on glass by suction.", "g.html"),
+    ]
+    # What the shipped reranker said for "E07": the evidence 0.13, a neighbour 0.86.
+    ranked = [
+        RetrievedChunk(chunks[1], 0.6, {"vector": 7}, {"vector": 0.79}, 0.86),
+        RetrievedChunk(chunks[2], 0.5, {"vector": 14}, {"vector": 0.78}, 0.96),
+        RetrievedChunk(chunks[0], 0.7, {"vector": 5, "keyword": 1}, {"vector": 0.79, "keyword": 1.6}, 0.13),
+    ]
+    rules = RelevanceRules.from_settings(RetrievalSettings())
+    for query in ("E07", "e07 cliff sensor"):
+        candidates = candidates_of(query, ranked)
+        assert [c.holds_keywords for c in candidates] == [False, False, True]
+        decisions = decide(candidates, rules, True)
+        assert decisions[2].kept and decisions[2].reason == "a keyword query: keyword rank 1, holds every word of it"
+    # A question is judged as before (the reranker's 0.13 is under 0.2), and the rule is off at 0.
+    question = candidates_of("What does E07 mean?", ranked)
+    assert question[2].holds_keywords is None and not decide(question, rules, True)[2].kept
+    off = RelevanceRules.from_settings(RetrievalSettings(keyword_query_top_n=0))
+    assert not decide(candidates_of("E07", ranked), off, True)[2].kept
+    # A chunk that lacks a word of the query is not kept by it.
+    assert candidates_of("E07 battery", ranked)[2].holds_keywords is False
+
+
+def test_only_a_few_words_without_a_question_make_a_keyword_query() -> None:
+    assert keyword_terms("yylex return value") == {"yylex", "return", "valu"}
+    assert keyword_terms("配件 包邮") == {"配件", "包邮"}
+    for question in (
+        "What does yylex return?",
+        "yylex return value?",
+        "Name a division of Toyota.",
+        "X.25 uses what type",
+        "配件包邮吗",
+        "the value that the scanner returns at the end of input",
+    ):
+        assert keyword_terms(question) is None, question

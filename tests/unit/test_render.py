@@ -18,6 +18,7 @@ from ragapp.core.events import (
     StageEvent,
     TokenEvent,
     WaitEvent,
+    Widened,
 )
 from ragapp.core.types import (
     Chunk,
@@ -186,6 +187,37 @@ def test_routing_decision_and_reason_fill_the_routing_step() -> None:
     assert step.metadata["title"] == "🧭 Choosing where to look"
     assert "**Search in**: Lumen V1 › Specs (0.90)" in str(step.content)
     assert "Why: routed to" in str(step.content)
+
+
+def test_the_routing_step_says_which_uncovered_bases_it_also_searched_and_why() -> None:
+    view = TurnView()
+    view.apply(StageEvent("route", "started"))
+    view.apply(StageEvent("route", "finished", duration_s=0.1, detail={"decision": "route"}))
+    poor = LeafScore("shipping", "After-sales > Shipping and returns", "KB", "service", 0.08)
+    event = RoutingEvent("foo_open?", "route", (poor,), "routed to Shipping (0.08)", (poor,), 0.08, ("default",), 0.5)
+    view.apply(event)
+    (step,) = view.messages()
+    assert "Shipping and returns (0.08)" in shown(str(step.content))
+    said = "Also searched **default**, which no intent covers: no intent fits this question well (0.08 < 0.50)."
+    assert said in shown(str(step.content))
+    assert "同时检索了没有意图覆盖的 **default**：没有哪个意图与这个问题足够匹配（0.08 < 0.50）" in shown(
+        str(step.content), "zh"
+    )
+
+
+def test_a_weak_search_widened_is_said_from_its_record_in_both_languages() -> None:
+    view = TurnView()
+    view.apply(NoticeEvent("engine words", widened=Widened(("default",), 0.21, 0.5)))
+    (notice,) = view.messages()
+    english_text, chinese_text = shown(str(notice.content)), shown(str(notice.content), "zh")
+    assert english_text == (
+        "ℹ️ The intent's knowledge bases held nothing strong (best 0.21 < 0.50): also searched **default**, which "
+        "no intent covers."
+    )
+    assert (
+        chinese_text
+        == "ℹ️ 该意图的知识库中没有高度相关的内容（最高 0.21 < 0.50）：已同时检索没有意图覆盖的 **default**。"
+    )
 
 
 def test_clarification_offers_each_choice_and_search_everything() -> None:

@@ -568,3 +568,28 @@ def test_a_trace_recorded_before_the_gate_gave_reasons_still_opens() -> None:
     assert [c.relevance for c in SEARCH.candidates] == ["", "", ""]  # SEARCH_JSON rows have no "relevance"
     assert views.relevance_lines(SEARCH) == ""
     assert "relevance gate" not in views.search_note(SEARCH)
+
+
+def test_why_not_says_when_a_base_no_intent_covers_was_searched_and_why() -> None:
+    widened = dict(SEARCH_JSON, kbs=["default", "demo"])
+    routing = {
+        "question": "What does foo_open return?",
+        "action": "route",
+        "reason": "routed to Shipping (0.12)",
+        "intents": [{"code": "shipping", "path": "Shipping", "kind": "KB", "score": 0.12}],
+        "scores": [],
+        "fit": 0.12,
+        "also": ["default"],
+        "fit_min": 0.5,
+    }
+    weak = {"message": "…", "widened": {"added": ["manuals"], "best": 0.21, "below": 0.5}}
+    trace = _trace(retrievals=[SEARCH_JSON, widened, dict(SEARCH_JSON, kbs=["demo", "manuals"])], routing=[routing])
+    trace = dataclasses.replace(trace, notices=Trace.from_dict({"notices": [weak]}).notices)
+    text = views.why_not(trace, "doca", "a.pdf")
+    no_fit = "Also searched **default**, which no intent covers: no intent fits this question well (0.12 < 0.50)."
+    assert text.count(no_fit) == 1  # on the search that read default only
+    assert "held nothing strong (best 0.21 < 0.50): also searched **manuals**" in text
+    chinese = trace_views.why_not(trace, "doca", "a.pdf")
+    assert "没有哪个意图与这个问题足够匹配（0.12 < 0.50）" in chinese and "最高 0.21 < 0.50" in chinese
+    # A trace written before (no fit, no also) reads back and says nothing of the kind.
+    assert "no intent covers" not in views.why_not(_trace(routing=[{**routing, "also": []}]), "doca", "a.pdf")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragapp.core.events import AnswerEvent, ClarifyEvent, EngineEvent
+from ragapp.core.events import AnswerEvent, CheckedTextEvent, ClarifyEvent, EngineEvent
 from ragapp.core.turn import Turn as Outcome
 from ragapp.core.types import ChatTurn, Citation, Confidence, Mode
 from ragapp.engine import SEARCH_ALL, Clarified
@@ -142,15 +142,15 @@ class Turn:
     streamed: str = ""  # what the stream has sent of the answer
 
     def apply(self, event: EngineEvent) -> str:
-        """Take one event; returns the text it adds to a stream ("" for none): the draft with its markers
-        numbered as the checked answer's will be, a marker held back until it is written whole."""
+        """Take one event; returns the text it adds to a stream ("" for none): the answer's sentences once
+        checked (``CheckedTextEvent``), never the unchecked draft, so that what a client joins up is the checked
+        answer; what no such event gave (the rest, an answer not written by the model) comes in the last chunk."""
         self.outcome.apply(event)
-        if self.outcome.answer is not None:
-            return ""  # the rest comes in the last chunk (``tail``)
-        draft = self.outcome.text
-        if not draft.startswith(self.streamed):  # cannot happen (``draft_numbers`` only grows); never resend
+        if self.outcome.answer is not None or not isinstance(event, CheckedTextEvent):
             return ""
-        added, self.streamed = draft[len(self.streamed) :], draft
+        if not event.text.startswith(self.streamed):  # cannot happen (``qa.checked_draft``); never take back
+            return ""
+        added, self.streamed = event.text[len(self.streamed) :], event.text
         return added
 
     @property
@@ -190,7 +190,8 @@ class Turn:
 
     def tail(self) -> tuple[str, bool]:
         """What a stream still has to send of the final text, and whether that text replaces what was streamed
-        (the answer's check rewrote it: the last chunk then carries it whole, in ``ragapp.content``)."""
+        (never, as the stream sends checked text only; were it so, the last chunk carries it whole, in
+        ``ragapp.content``)."""
         final = self.message().content
         if final.startswith(self.streamed):
             return final[len(self.streamed) :], False

@@ -46,7 +46,7 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
     @api.get("/traces", response_model=list[TraceSummaryOut], summary="Your recent traces, newest first")
     def traces(
         text: str = Query("", description="Part of the question."),
-        status: str | None = Query(None, description="ok, degraded, failed, clarified, not found, cancelled"),
+        status: str | None = Query(None, description="ok, refused, not found, degraded, failed, clarified, cancelled"),
         mode: str | None = Query(None, description="workflow, agent, ingest"),
         kind: str | None = Query(None, description="chat or ingest"),
         rating: Literal["up", "down", "any", "none"] | None = Query(None, description="Feedback given."),
