@@ -32,7 +32,7 @@ endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
-	train-reranker rerank-eval answer-eval answer-replay answer-retrieval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
+	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-retrieval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync bench-crawl docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -254,6 +254,12 @@ answer-eval: setup
 # reaches the prompt (ANSWER_OFF=<an ingest setting>: the documents built a second time with it off, compared).
 answer-replay: setup
 	$(PY) -m ragbench.answers.replay --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT))
+# The answer confidence calibrator fitted on dev runs' rows (no model): CALIBRATE_ROWS, the finished runs of
+# `make answer-eval ANSWER_SPLIT=dev` (each row logs its signals); CALIBRATE_WRITE=1 ships the fit as
+# ragapp/qa/calibration.json. Threshold and "high" chosen out of fold (docs/benchmarks.md, "find, then say").
+CALIBRATE_ROWS ?= results/answers/debian-blind-dev-signals-replayed.json
+answer-calibrate: setup
+	$(PY) -m ragbench.answers.calibrate $(CALIBRATE_ROWS) $(if $(CALIBRATE_WRITE),--write)
 answer-retrieval: setup
 	$(PY) -m ragbench.answers.retrieval --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
 		$(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) $(if $(ANSWER_OFF),--off $(ANSWER_OFF)) \

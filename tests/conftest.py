@@ -129,6 +129,8 @@ class ScriptedLLM:
         temperature: float | None = None,
         json: bool = False,
         prefix_slot: str | None = None,
+        grammar: str | None = None,
+        scores: bool = False,
     ) -> Iterator[str]:
         self.calls.append(list(messages))
         self.json_calls.append(json)
@@ -263,8 +265,9 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
     (tests script the answer call; workflow tests turn them on, and routing by the model: fast routing by the
     embedder would skip the classifier replies they script; the fast path has tests of its own; translating a
     question into the documents' language, or searching again with its likely answer, is an extra call, off
-    unless a test turns it on) and no reranker (so the relevance gate is the channel-score one the tests were
-    written against; reranker tests turn it on); each retrieval channel gets a minute, not the app's 5 s (a
+    unless a test turns it on), no reranker (so the relevance gate is the channel-score one the tests were
+    written against; reranker tests turn it on) and a hand-set confidence calibrator (the checks decide the
+    level: fixtures/calibrator-checks.json); each retrieval channel gets a minute, not the app's 5 s (a
     loaded 2-core machine must not cost a test its passages; the budget's own tests set a short one);
     ``overrides`` are merged section by section."""
     base: dict[str, Any] = {
@@ -276,6 +279,7 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
         # Tests script each model reply and often ask one question twice: the answer cache's tests turn it on.
         "answer_cache": {"enabled": False},
     }
+    base["workflow"]["calibrator"] = FIXTURES / "calibrator-checks.json"  # the checks decide the level
     return Settings(**_merge(base, overrides))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
@@ -306,20 +307,41 @@ class WorkflowSettings(BaseModel):
         description="Share of a sentence's content words that the passage(s) supporting it must hold, besides "
         "all of its key facts.",
     )
-    confidence_high_from: float = Field(
-        0.9,
-        ge=0.0,
-        le=1.0,
-        description="An answer that passes every check is shown as high confidence when the reranker scores the "
-        "question against the passage sentences it rests on at least this high (chosen on the blind set's dev "
-        "split: there, 14 of 14 high answers were right; docs/benchmarks.md).",
+    select: Literal["auto", "on", "off"] = Field(
+        "off",
+        description="Answer by selection: the model first copies the passage sentence that states the answer, or "
+        "says none; the answer is then written from that sentence alone, or is the sentence itself for a question "
+        'that asks for a bare fact, and "none" is said as not sure. auto: with a model the app can hold to the '
+        "passages' sentences by a grammar (the local one); on: with any model (a server's reply is matched to a "
+        "sentence by its words); off (the default, chosen on the blind set's dev split, where the 1.5B model's "
+        "picks lowered truthfulness and delayed the first token; docs/benchmarks.md): the answer is written from "
+        "all the passages.",
     )
-    confidence_low_below: float = Field(
-        0.05,
+    not_sure: bool = Field(
+        True,
+        description='Say "not sure" instead of an answer whose confidence is low (the calibrated probability '
+        "that it is right is under the threshold): the passage most likely to hold the answer is shown, and the "
+        "model's guess on request. Off: low answers are stated with a low-confidence warning.",
+    )
+    calibrator: Path | None = Field(
+        None,
+        description="A confidence calibrator's coefficients (JSON, as `python -m ragbench.answers.calibrate "
+        "--output` writes them from your own answer-set runs); None: the one shipped, fitted on the blind set's "
+        "dev split.",
+    )
+    confidence_high_from: float | None = Field(
+        None,
         ge=0.0,
         le=1.0,
-        description="An answer resting on passage sentences the reranker scores under this against the question "
-        "is shown as low confidence (may be wrong: check the passage).",
+        description="The calibrated probability that an answer is right from which it is shown as high "
+        "confidence (None: the calibrator's own, chosen on the blind set's dev split; docs/benchmarks.md).",
+    )
+    confidence_low_below: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="The calibrated probability that an answer is right under which its confidence is low (said "
+        'as "not sure"; None: the calibrator\'s own, the one that maximised truthfulness on the dev split).',
     )
     show_evidence: bool = Field(
         True,

@@ -50,8 +50,8 @@ LEVELS: dict[str, LevelLook] = {
         Said("Probably right; check the passage if it matters.", "大概率正确；如果重要，请核对原文。"),
     ),
     "low": LevelLook(
-        "low", "⚠", Said("low", "低"), Said("Low confidence", "低置信度"),
-        Said("May be wrong; check the passage.", "可能有误，请核对原文。"),
+        "low", "⚠", Said("not sure", "不确定"), Said("Not sure", "不确定"),
+        Said("Likely wrong; check the passage.", "很可能有误，请核对原文。"),
     ),
 }  # fmt: skip
 # A grounded answer whose confidence was not assessed (the support check turned off, the model failed and the
@@ -79,6 +79,10 @@ CHECKS: dict[str, tuple[Said, Said]] = {
     "on_topic": (
         Said("the passage it rests on is about the question", "所依据的原文与问题相关"),
         Said("the passage it rests on may be about something else", "所依据的原文可能说的是别的事"),
+    ),
+    "selected": (
+        Said("a sentence of the passages answers it", "资料中有句子回答了这个问题"),
+        Said("no sentence of the passages answers it", "资料中没有句子回答这个问题"),
     ),
     "parts": (
         Said("every part of the question is answered", "问题的每个部分都有回答"),

@@ -107,7 +107,9 @@ class EvidenceWithdrawnEvent:
 class AnswerEvent:
     """The finished answer, which replaces the streamed tokens; ``grounded`` is False when nothing relevant was
     found or the answer was refused. ``abstained``: the app (or the model) said the documents do not hold the
-    answer; ``support`` is the per-sentence check of the model's answer (empty when it was not checked)."""
+    answer; ``support`` is the per-sentence check of the model's answer (empty when it was not checked).
+    ``not_sure``: the app found no sentence that answers, or its answer was likely wrong, and withheld it: the
+    reader gets the passage most likely to hold the answer (the first citation) and may ask for the ``guess``."""
 
     text: str
     citations: tuple[Citation, ...]
@@ -115,6 +117,8 @@ class AnswerEvent:
     abstained: bool = False
     support: tuple[SentenceSupport, ...] = ()
     confidence: Confidence | None = None  # None: not assessed (a refusal, the passages alone, checks off)
+    not_sure: bool = False  # too unsure to state: ``text`` says so, ``citations`` start with the likeliest passage
+    guess: str = ""  # the answer withheld as not sure (its markers numbered as ``citations``); "" for none
 
 
 @dataclass(frozen=True)

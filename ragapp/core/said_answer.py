@@ -7,6 +7,10 @@ ANSWER: dict[str, tuple[str, str]] = {
     # What a confidence check saw (ragapp.qa.confidence, ragapp.qa.answer_check): a check's detail
     "confidence.unsupported": ("{n} of {of} sentences not in the passages", "{of} 句中有 {n} 句不在原文中"),
     "confidence.none_supported": ("none of its sentences is in the passages", "没有一句在原文中"),
+    "confidence.none_selected": (
+        "no sentence of the passages answers the question",
+        "原文中没有一句回答了这个问题",
+    ),
     "confidence.supported": ("{n} of {of} sentences in the passages", "{of} 句中有 {n} 句在原文中"),
     "confidence.citation_for_value": (
         "a citation stands where the answer's value belongs",
@@ -63,7 +67,7 @@ ANSWER: dict[str, tuple[str, str]] = {
 }
 # value name: {value: (English, Chinese)}
 ANSWER_TERMS: dict[str, dict[str, tuple[str, str]]] = {
-    # the kind of answer a question asks for (ragapp.qa.fit.AnswerKind)
+    # the kind of answer a question asks for (ragapp.qa.answer_fit.AnswerKind)
     "kind": {
         "number": ("number", "数字"),
         "version": ("version", "版本号"),

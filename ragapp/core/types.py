@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from ragapp.core.said import Said as Said  # where the engine's records have always found it
 from ragapp.core.said import english_of
-from ragapp.core.serial import OMIT_DEFAULT, Stored
+from ragapp.core.serial import OMIT_DEFAULT, SKIP, Stored
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -281,10 +281,14 @@ class ConfidenceCheck:
 
 @dataclass(frozen=True)
 class Confidence:
-    """How sure the app is of an answer (see ``ragapp.qa.confidence``): high, medium or low, with its reasons."""
+    """How sure the app is of an answer (see ``ragapp.qa.confidence``): high, medium or low (said as "not sure",
+    the answer withheld), with its reasons, and the probability and signals the level comes from."""
 
     level: ConfidenceLevel
     checks: tuple[ConfidenceCheck, ...] = ()
+    # P(right) as the calibrator gives it (None: not calibrated), and what it read (``ragapp.qa.confidence``)
+    probability: float | None = field(default=None, metadata=OMIT_DEFAULT)
+    signals: tuple[tuple[str, float], ...] = field(default=(), compare=False, metadata=SKIP)  # not stored
 
     @property
     def failed(self) -> tuple[ConfidenceCheck, ...]:

@@ -127,6 +127,9 @@ def _exchange_markdown(exchange: Exchange, deleted: frozenset[str]) -> list[str]
         out += [f"*{'智能体步骤' if chinese else 'Agent steps'}:*", "", *(_step_line(s) for s in steps), ""]
     if turn.answer is not None:
         out += [answer_markdown(turn.answer.text) or "…", ""]
+        if turn.answer.guess:  # said as "not sure": the guess it withheld, marked as such
+            out += [f"*{'模型的猜测（未作为回答给出）' if chinese else 'The model’s guess, withheld'}:* "
+                    f"{answer_markdown(turn.answer.guess)}", ""]  # fmt: skip
         out += confidence_lines(turn.answer, chinese)
         if turn.answer.citations:
             out += [f"**{'来源' if chinese else 'Sources'}:**", ""]
@@ -203,8 +206,10 @@ def _exchange_json(exchange: Exchange, deleted: frozenset[str]) -> dict[str, Any
         "answer_so_far": turn.text if answer is None and turn.clarify is None and turn.text else None,
         "grounded": answer.grounded if answer is not None else None,
         "abstained": answer.abstained if answer is not None else None,
+        "not_sure": answer.not_sure if answer is not None else None,
+        "guess": (answer.guess or None) if answer is not None else None,
         "confidence": None if confidence is None else {
-            "level": confidence.level,
+            "level": confidence.level, "probability": confidence.probability,
             "checks": [{"check": c.check, "passed": c.passed, "detail": c.detail} for c in confidence.checks],
         },
         "citations": [_citation_json(c, deleted) for c in turn.citations],

@@ -124,6 +124,12 @@ class Answer(BaseModel):
     grounded: bool = Field(description="Whether the answer rests on the passages.")
     refused: bool = Field(description="True when the documents do not hold the answer (the answer says so).")
     confidence: Literal["high", "medium", "low"] | None
+    answered: bool = Field(
+        True, description="False: no answer stated (refused, or not sure: the first citation is the passage most "
+        "likely to hold it, and `guess` the model's withheld answer).",
+    )  # fmt: skip
+    reason: Literal["not_sure", "not_in_documents"] | None = Field(None, description="Why nothing was stated.")
+    guess: str | None = Field(None, description="With reason not_sure: the model's answer, withheld as likely wrong.")
     mode: str = Field(description="How it was answered: workflow or agent.")
     notices: list[str] = Field(description="What the user should know (a fallback taken, a channel down).")
     suggestions: list[str] = Field(
@@ -232,7 +238,8 @@ def build_mcp(
         description="Ask a question and get an answer from the documents: searched, written by the app's model, "
         "checked sentence by sentence against the passages, with numbered citations and a confidence. Slower "
         "than `search` (the model writes); progress is reported step by step. When the documents do not hold "
-        "the answer it says so (refused: true)."
+        "the answer it says so (refused: true); when it is not sure it says so too (answered: false, reason "
+        "not_sure), with the passage most likely to hold the answer first."
     )
     async def ask(
         question: Annotated[str, Field(min_length=1, description="The question, in English or Chinese.")],
@@ -342,10 +349,13 @@ def answer_of(turn: Turn) -> Answer:
         )
         for c in answer.citations
     ]  # fmt: skip
+    refused = answer.abstained or not answer.grounded
+    reason = "not_sure" if answer.not_sure else "not_in_documents" if refused else None
     return Answer(
         answer=answer.text, citations=citations, grounded=answer.grounded, refused=answer.abstained,
         confidence=answer.confidence.level if answer.confidence is not None else None, mode=turn.mode or "workflow",
-        notices=[n.message for n in turn.notices], suggestions=[s.text for s in turn.suggestions],
+        notices=[n.message for n in turn.notices], answered=reason is None, reason=reason, guess=answer.guess or None,
+        suggestions=[s.text for s in turn.suggestions],
     )  # fmt: skip
 
 

@@ -36,14 +36,44 @@ class LLM(Protocol):
         temperature: float | None = None,
         json: bool = False,
         prefix_slot: str | None = None,
+        grammar: str | None = None,
+        scores: bool = False,
     ) -> Iterator[str]:
         """Yield the reply piece by piece. Raises ``LLMError`` with a message that says what to do.
 
         ``json=True`` asks for a JSON object (a grammar for the local model, ``response_format`` for servers
         that accept it); callers still parse defensively, since not every backend can enforce it.
         ``prefix_slot`` names a family of calls that share a long, fixed prompt prefix: a backend may keep
-        that prefix processed between them (the local model does; servers cache prefixes on their own)."""
+        that prefix processed between them (the local model does; servers cache prefixes on their own).
+        ``grammar`` (GBNF) holds the reply to a language, where the backend can (the local model); others
+        reply freely, so callers parse the reply all the same. ``scores=True`` asks for each piece as a
+        ``ScoredPiece`` (the likeliest tokens of its step, with their log-probabilities) where the backend
+        can; plain strings otherwise."""
         ...
+
+
+def holds_grammar(llm: LLM) -> bool:
+    """The backend holds a reply to ``stream_chat``'s ``grammar`` (an optional ``holds_grammar`` attribute: the
+    local model's); others reply freely."""
+    return bool(getattr(llm, "holds_grammar", False))
+
+
+class ScoredPiece(str):
+    """A piece of a reply that also carries ``top``: the model's likeliest tokens at the step that wrote it,
+    each with its log-probability, best first (what OpenAI calls ``top_logprobs``)."""
+
+    top: tuple[tuple[str, float], ...]
+
+    def __new__(cls, text: str, top: tuple[tuple[str, float], ...] = ()) -> ScoredPiece:
+        piece = super().__new__(cls, text)
+        piece.top = top
+        return piece
+
+    @property
+    def logprob(self) -> float | None:
+        """The log-probability of this piece's own token (None: a piece of several tokens, or one outside
+        ``top``)."""
+        return next((lp for text, lp in self.top if text == self), None)
 
 
 @dataclass(frozen=True)
@@ -196,6 +226,6 @@ def stream_with_waits(
                 yield item
                 continue
             received = True
-            yield str(item)
+            yield item if isinstance(item, str) else str(item)  # a ``ScoredPiece`` keeps its scores
     finally:
         stop.set()

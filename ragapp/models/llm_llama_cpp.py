@@ -6,6 +6,7 @@ KV cache and is not thread-safe, so generations are serialised: concurrent users
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -20,7 +21,7 @@ from ragapp.core.errors import LLMError, ModelError
 from ragapp.core.types import ChatTurn
 from ragapp.models.gguf import ensure_gguf
 from ragapp.models.llama_cpu_check import check_llama_runs
-from ragapp.models.llm import LLMS
+from ragapp.models.llm import LLMS, ScoredPiece
 from ragapp.models.model_queue import ModelQueue
 
 if TYPE_CHECKING:
@@ -44,12 +45,14 @@ class ModelCounters:
 
 
 # Extra contexts kept at once, each holding an n_ctx KV cache (~115 MB for the 1.5B at 4,096): the intent
-# classifier's and the answers' in English and in Chinese.
-_MAX_SLOTS = 3
+# classifier's, the answers' and the selections' (``qa.select``) in English and in Chinese.
+_MAX_SLOTS = 5
 
 
 class LlamaCppLLM:
     """A packaged (or user-supplied) GGUF model served by llama.cpp in this process."""
+
+    holds_grammar = True  # ``stream_chat``'s grammar is enforced while sampling (``models.llm.holds_grammar``)
 
     def __init__(self, llm: LLMSettings, models_dir: Path) -> None:
         self._settings = llm
@@ -104,8 +107,11 @@ class LlamaCppLLM:
         temperature: float | None = None,
         json: bool = False,
         prefix_slot: str | None = None,
+        grammar: str | None = None,
+        scores: bool = False,
     ) -> Iterator[str]:
-        """Yield text deltas of the reply, formatted with the GGUF's own chat template."""
+        """Yield text deltas of the reply, formatted with the GGUF's own chat template; held to ``grammar``
+        (GBNF) when given; with ``scores``, each a ``ScoredPiece`` (``StepScores``)."""
         # Wait at most timeout_s for another user's answer to finish rather than hang forever.
         if not self._lock.acquire(self._settings.timeout_s):
             raise LLMError(
@@ -116,7 +122,8 @@ class LlamaCppLLM:
         # early (the user pressed stop) must close() it; garbage collection does so in CPython.
         try:
             llama = self._load_locked() if prefix_slot is None else self._slot_locked(prefix_slot)
-            stream = self._start(llama, messages, max_tokens, temperature, json)
+            steps = StepScores(llama) if scores else None
+            stream = self._start(llama, messages, max_tokens, temperature, json, grammar, steps)
             try:
                 for chunk in stream:
                     choices = chunk.get("choices") or []
@@ -124,7 +131,7 @@ class LlamaCppLLM:
                         continue
                     text = choices[0].get("delta", {}).get("content")
                     if text:
-                        yield text
+                        yield text if steps is None else ScoredPiece(text, steps.last)
             except LLMError:
                 raise
             except Exception as exc:
@@ -144,9 +151,15 @@ class LlamaCppLLM:
         max_tokens: int | None,
         temperature: float | None,
         json: bool = False,
+        grammar: str | None = None,
+        steps: StepScores | None = None,
     ) -> Iterator[dict[str, Any]]:
         # A JSON grammar makes the small local models reply with parseable JSON (MODELS.md: 3/3 valid).
         extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json else {}
+        if grammar is not None:
+            extra["grammar"] = _grammar(grammar)
+        if steps is not None:
+            extra["logits_processor"] = [steps]
         try:
             result = llama.create_chat_completion(
                 messages=cast(Any, [{"role": m.role, "content": m.content} for m in messages]),
@@ -226,6 +239,44 @@ class LlamaCppLLM:
             raise
         except ModelError as exc:
             raise LLMError(str(exc)) from exc
+
+
+TOP_TOKENS = 20  # the likeliest tokens kept per step with ``scores``
+
+
+class StepScores:
+    """A llama.cpp logits processor that only watches: at each step it keeps the ``TOP_TOKENS`` likeliest
+    tokens with their log-probabilities (``last``), from the raw logits, before a grammar narrows them.
+    llama.cpp gives log-probabilities only with ``logits_all`` (a logits row per prompt token: ~2.5 GB at
+    4,096 tokens for this vocabulary); the last step's row, read here, costs ~1 ms per token."""
+
+    def __init__(self, llama: Llama) -> None:
+        self._llama = llama
+        self.last: tuple[tuple[str, float], ...] = ()
+
+    def __call__(self, _input_ids: Any, logits: Any) -> Any:
+        import numpy as np
+
+        row = np.asarray(logits, dtype=np.float64)
+        peak = row.max()
+        total = peak + np.log(np.exp(row - peak).sum())
+        top = np.argpartition(-row, TOP_TOKENS)[:TOP_TOKENS]
+        top = top[np.argsort(-row[top])]
+        self.last = tuple(
+            (self._llama.detokenize([int(t)]).decode("utf-8", errors="replace"), float(row[t] - total)) for t in top
+        )
+        return logits
+
+
+@functools.lru_cache(maxsize=32)
+def _grammar(text: str) -> Any:
+    """A GBNF grammar compiled once per text (the same candidates asked again, a part of the same question)."""
+    from llama_cpp import LlamaGrammar
+
+    try:
+        return LlamaGrammar.from_string(text, verbose=False)
+    except Exception as exc:  # llama.cpp rejects the grammar: a caller's bug, said as the model's failure
+        raise LLMError(f"The local model could not read the reply's grammar: {exc}") from exc
 
 
 @LLMS.register("llama_cpp")

@@ -47,6 +47,8 @@ class OpenAICompatibleLLM:
         temperature: float | None = None,
         json: bool = False,
         prefix_slot: str | None = None,  # servers such as vLLM and llama.cpp cache prompt prefixes themselves
+        grammar: str | None = None,  # no common way to send one: the reply is parsed like a free one
+        scores: bool = False,  # plain pieces: callers do without the scores
     ) -> Iterator[str]:
         """Yield text deltas of the reply; failures become ``LLMError`` naming the endpoint."""
         import openai

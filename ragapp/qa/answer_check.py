@@ -31,7 +31,8 @@ from ragapp.core.types import (
     Said,
     SentenceSupport,
 )
-from ragapp.qa.confidence import DEFAULT_THRESHOLDS, SentenceScorer, Thresholds, assess
+from ragapp.qa.calibrator import Calibrator
+from ragapp.qa.confidence import DEFAULT_THRESHOLDS, NO_CLUES, Clues, SentenceScorer, Thresholds, assess
 from ragapp.qa.grounding import (
     SupportRules,
     about_the_question,
@@ -43,7 +44,14 @@ from ragapp.qa.grounding import (
     strip_markers,
     without_stray_end,
 )
-from ragapp.qa.prompts import part_missing_message, quoted_message, unsupported_message
+from ragapp.qa.prompts import (
+    not_sure_message,
+    part_missing_message,
+    part_not_sure_message,
+    quoted_message,
+    unsupported_message,
+)
+from ragapp.qa.select import Pick
 from ragapp.rerank.base import Reranker
 from ragapp.store.tokenize import STOPWORDS, tokenize
 
@@ -67,15 +75,19 @@ def checked_answer(
     scorer: SentenceScorer | None = None,
     evidence: EvidenceEvent | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    calibrator: Calibrator | None = None,
+    clues: Clues = NO_CLUES,
 ) -> AnswerEvent:
     """The answer to ``question`` from ``reply``, written from ``kept`` (numbered from 1 in the prompt). A
     reply that echoes the question is replaced by ``evidence`` (the quote already shown) or, without one, by
-    the quote ``scorer`` picks (``best_quote``); ``thresholds`` set its confidence (``confidence.assess``)."""
+    the quote ``scorer`` picks (``best_quote``); ``calibrator`` (with ``thresholds`` overriding its own) sets
+    its confidence from the checks and ``clues`` (``confidence.assess``)."""
     said = bool(tokenize(strip_markers(reply)))  # "[1]" alone: the model found nothing to say
+    clues = replace(clues, kept=tuple(kept))
     if said and echoes(question, reply):
         evidence = evidence or evidence_for(question, kept, scorer)
         if evidence is not None:
-            return quoted_answer(question, evidence)
+            return quoted_answer(question, evidence, kept, scorer, calibrator, replace(clues, echoed=True), thresholds)
     ocr = [c.chunk.ocr_confidence is not None for c in kept]
     support = tuple(about_the_question(question, check_support(reply, [as_shown(c) for c in kept], rules, ocr)))
     if not said or core_unsupported(support):
@@ -84,10 +96,69 @@ def checked_answer(
     refused = model_refused(support)
     quote = evidence.quote if evidence is not None else None
     shown = [as_shown(c) for c in kept]
-    confidence = None if refused else assess(question, reply, support, shown, quote, scorer, thresholds)
+    confidence = (
+        None if refused else assess(question, reply, support, shown, quote, scorer, calibrator, clues, thresholds)
+    )
     return AnswerEvent(
         text, _citations(text, kept, support), grounded=True, abstained=refused, support=support, confidence=confidence
     )
+
+
+def picked_answer(
+    question: str,
+    pick: Pick,
+    kept: Sequence[RetrievedChunk],
+    scorer: SentenceScorer | None = None,
+    evidence: EvidenceEvent | None = None,
+    calibrator: Calibrator | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> AnswerEvent:
+    """The picked sentence itself as the answer (a question that asks for a bare fact), quoted with its
+    marker and highlighted in its passage."""
+    assert pick.candidate is not None
+    number, raw = pick.candidate.passage, pick.candidate.text
+    passage = kept[number - 1]
+    shown = quote(raw, passage.chunk.text) or collapsed(raw)
+    citation = Citation(number, passage.chunk, passage.rerank_score, (raw,))
+    clues = Clues(pick=pick, quoted=True, kept=tuple(kept))
+    return quoted_answer(
+        question, EvidenceEvent(shown, citation), kept, scorer, calibrator, clues, thresholds, evidence
+    )
+
+
+def withheld(question: str, answer: AnswerEvent, kept: Sequence[RetrievedChunk], pick: Pick | None) -> AnswerEvent:
+    """``answer`` said as "not sure" when its confidence is low: the passage most likely to hold the answer
+    first (the picked sentence's, else the one the answer cites first, else the best), then those the withheld
+    guess cites, so its markers still point at them. Other answers pass unchanged."""
+    if answer.confidence is None or answer.confidence.level != "low" or answer.abstained or answer.not_sure:
+        return answer
+    likeliest = _likeliest(kept, pick, answer.citations)
+    rest = tuple(c for c in answer.citations if c.number != likeliest.number)
+    return replace(
+        answer, text=not_sure_message(question), citations=(likeliest, *rest), not_sure=True, guess=answer.text
+    )
+
+
+def not_sure_answer(
+    question: str, kept: Sequence[RetrievedChunk], pick: Pick | None, evidence: EvidenceEvent | None = None
+) -> AnswerEvent:
+    """No sentence of the passages answers (the model picked none): "not sure", with the passage most likely to
+    hold the answer (the quote's, else the best) and no guess."""
+    quoted = (evidence.citation,) if evidence is not None else ()
+    likeliest = _likeliest(kept, pick, quoted)
+    check = ConfidenceCheck.worded("selected", False, Said("confidence.none_selected"))
+    confidence = Confidence("low", (check,), None, ())
+    return AnswerEvent(not_sure_message(question), (likeliest,), grounded=True, confidence=confidence, not_sure=True)
+
+
+def _likeliest(kept: Sequence[RetrievedChunk], pick: Pick | None, cited: Sequence[Citation]) -> Citation:
+    if pick is not None and pick.candidate is not None:
+        number, raw = pick.candidate.passage, pick.candidate.text
+        return Citation(number, kept[number - 1].chunk, kept[number - 1].rerank_score, (raw,))
+    if cited:
+        return cited[0]
+    best = kept[0]
+    return Citation(1, best.chunk, best.rerank_score, ())
 
 
 def _refusal(question: str, kept: Sequence[RetrievedChunk], support: Sequence[SentenceSupport]) -> AnswerEvent:
@@ -100,14 +171,21 @@ def _refusal(question: str, kept: Sequence[RetrievedChunk], support: Sequence[Se
 
 def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]) -> AnswerEvent:
     """One answer to a question of several ``parts`` from each part's checked answer, in order: a part the
-    documents do not answer says so on a line of its own; the citations of every answered part (the parts
-    share the passages' numbers); the lowest of their confidences, low when a part went unanswered. Refused
-    only when every part was."""
-    answered = [a for a in answers if not a.abstained]
+    documents do not answer (or no sentence answers: "not sure") says so on a line of its own; the citations of
+    every answered part (the parts share the passages' numbers); the lowest of their confidences (its
+    probability and signals), low when a part went unanswered. Refused (or not sure) only when every part was."""
+    answered = [a for a in answers if not (a.abstained or a.not_sure)]
     if not answered:
         return answers[0]
     pairs = zip(parts, answers, strict=True)
-    lines = [a.text if not a.abstained else part_missing_message(question, p) for p, a in pairs]
+    lines = [
+        a.text
+        if a in answered
+        else part_not_sure_message(question, p)
+        if a.not_sure
+        else part_missing_message(question, p)
+        for p, a in pairs
+    ]
     cited: dict[int, Citation] = {}
     for citation in (c for a in answered for c in a.citations):
         held = cited.get(citation.number)
@@ -119,19 +197,24 @@ def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]
         if a.confidence is not None
         for c in a.confidence.checks
     ]
-    levels = [a.confidence.level for a in answered if a.confidence is not None]
-    level: ConfidenceLevel | None = min(levels, key=_LEVELS.index) if levels else None
+    assessed = [a.confidence for a in answered if a.confidence is not None]
+    lowest = min(assessed, key=lambda c: (_LEVELS.index(c.level), c.probability or 0.0)) if assessed else None
+    level: ConfidenceLevel | None = lowest.level if lowest is not None else None
     missing = len(answers) - len(answered)
     if missing:
         lacking = Said("confidence.parts_missing", {"n": missing, "of": len(answers)})
         checks.append(ConfidenceCheck.worded("parts", False, lacking))
         level = "low"
+    confidence = None
+    if level is not None:
+        probability, signals = (lowest.probability, lowest.signals) if lowest is not None else (None, ())
+        confidence = Confidence(level, tuple(checks), probability, signals)
     return AnswerEvent(
         "\n\n".join(lines),
         tuple(cited.values()),
         grounded=any(a.grounded for a in answered),
         support=tuple(s for a in answers for s in a.support),
-        confidence=Confidence(level, tuple(checks)) if level else None,
+        confidence=confidence,
     )
 
 
@@ -246,12 +329,29 @@ def evidence_for(
     return EvidenceEvent(shown, Citation(number, passage.chunk, passage.rerank_score, (raw,)))
 
 
-def quoted_answer(question: str, evidence: EvidenceEvent) -> AnswerEvent:
-    """The quote as the answer, with its marker, highlighted in its passage."""
+def quoted_answer(
+    question: str,
+    evidence: EvidenceEvent,
+    kept: Sequence[RetrievedChunk] = (),
+    scorer: SentenceScorer | None = None,
+    calibrator: Calibrator | None = None,
+    clues: Clues = NO_CLUES,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    shown_first: EvidenceEvent | None = None,
+) -> AnswerEvent:
+    """The quote as the answer, with its marker, highlighted in its passage; its confidence from the
+    calibrator (an echo replaced: ``clues.echoed``, its "fits" check failed)."""
     number, (raw,) = evidence.citation.number, evidence.citation.highlights
     text = quoted_message(question, evidence.quote, number)
     support = SentenceSupport(text, "supported", cited=(number,), passages=(number,), overlap=1.0, evidence=(raw,))
-    confidence = Confidence("low", (ConfidenceCheck.worded("fits", False, ECHOED),))
+    shown = [as_shown(c) for c in kept]
+    first = shown_first.quote if shown_first is not None else None
+    assessed = assess(question, text, (support,), shown, first, scorer, calibrator, clues, thresholds)
+    checks = assessed.checks
+    if clues.echoed:
+        checks = (ConfidenceCheck.worded("fits", False, ECHOED), *(c for c in checks if c.check != "fits"))
+    level = assessed.level if calibrator is not None or not clues.echoed else "low"
+    confidence = replace(assessed, level=level, checks=checks)
     return AnswerEvent(text, (evidence.citation,), grounded=True, support=(support,), confidence=confidence)
 
 

@@ -40,4 +40,5 @@ def renumbered(answer: AnswerEvent) -> AnswerEvent:
         )
         for s in answer.support
     )
-    return replace(answer, text=with_numbers(answer.text, mapping), citations=tuple(citations), support=support)
+    text, guess = with_numbers(answer.text, mapping), with_numbers(answer.guess, mapping)
+    return replace(answer, text=text, citations=tuple(citations), support=support, guess=guess)

@@ -35,7 +35,7 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.said import Said
 from ragapp.core.stages import begin
 from ragapp.core.types import ChatTurn, Docs, LeafScore, RetrievalResult, RetrievedChunk, Scope
-from ragapp.models.llm import LLM, stream_within
+from ragapp.models.llm import LLM, holds_grammar, stream_within
 from ragapp.models.model_queue import Outcome, run_observed
 from ragapp.qa.budget import fit_lines, fold_plan, plan_budget
 from ragapp.qa.early_evidence import EarlyEvidence
@@ -52,6 +52,7 @@ from ragapp.qa.prompts import (
 from ragapp.qa.remember import choice_from_memories
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
 from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, found_as_asked, looks_multi_part
+from ragapp.qa.select import selection_messages, selection_slot
 from ragapp.qa.translate import QuestionTranslator, needs_translation, translation_skip_reason
 from ragapp.qa.widen import routing_event, widened, with_uncovered
 from ragapp.qa.writer import AnswerWriter, Steps
@@ -127,16 +128,23 @@ class AnswerPipeline:
         yield from early.settling(answering) if early is not None else answering
 
     def warm_up(self) -> None:
-        """Have the model read the answer instructions of each language into their contexts (``_write``), so
-        the first answers read only their passages and question. A failure only means a slower first answer."""
+        """Have the model read the answer instructions of each language into their contexts (``_write``), and the
+        selection's (``select``) when it is on, so the first answers read only their passages and question. A
+        failure only means a slower first answer."""
         for question in ("What is it?", "这是什么？"):
             messages = answer_messages(question, (), ())
-            try:
-                call = partial(self._llm.stream_chat, messages, max_tokens=1, prefix_slot=answer_slot(question))
-                "".join(stream_within(call, 120))
-            except Exception:
-                log.warning("warming up the answer instructions failed", exc_info=True)
-                return
+            slots = [(messages, answer_slot(question))]
+            if self._settings.workflow.select == "on" or (
+                self._settings.workflow.select == "auto" and holds_grammar(self._llm)
+            ):
+                slots.append((selection_messages(messages, question), selection_slot(question)))
+            for prompt, slot in slots:
+                try:
+                    call = partial(self._llm.stream_chat, prompt, max_tokens=1, prefix_slot=slot)
+                    "".join(stream_within(call, 120))
+                except Exception:
+                    log.warning("warming up the answer instructions failed", exc_info=True)
+                    return
 
     # -- steps ---------------------------------------------------------------------------------
 

@@ -34,6 +34,13 @@ UNSUPPORTED_EN = (
     "closest passages are listed below."
 )
 UNSUPPORTED_ZH = "文档中没有提到这一点：找到的段落不支持生成的回答，我不做猜测。下面列出了最接近的段落。"
+# Instead of an answer the app is not sure of (``qa.answer_check.withheld``): the passage most likely to hold the
+# answer follows, and the withheld guess on request.
+NOT_SURE_EN = (
+    "Not sure: I found no sentence in the documents that surely answers this, so I won't guess. The passage "
+    "most likely to hold the answer is below."
+)
+NOT_SURE_ZH = "不确定：文档中没有找到能确定回答这个问题的句子，我不做猜测。下面是最可能包含答案的段落。"
 # Before the passage sentence quoted instead of a reply that only repeated the question (``qa.answer_check``).
 QUOTED_EN = "The documents say: "
 QUOTED_ZH = "文档原文："
@@ -45,6 +52,15 @@ def not_found_message(question: str) -> str:
 
 def unsupported_message(question: str) -> str:
     return UNSUPPORTED_ZH if is_chinese(question) else UNSUPPORTED_EN
+
+
+def not_sure_message(question: str) -> str:
+    return NOT_SURE_ZH if is_chinese(question) else NOT_SURE_EN
+
+
+def part_not_sure_message(question: str, part: str) -> str:
+    """In an answer put together from its parts, instead of a part the app is not sure of."""
+    return f"不确定：{part}" if is_chinese(question) else f"Not sure: {part}"
 
 
 def passages_only_message(question: str, count: int) -> str:

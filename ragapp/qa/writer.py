@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from ragapp.config import Settings
@@ -20,19 +21,42 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.lang import is_chinese
+from ragapp.core.markers import with_numbers
 from ragapp.core.stages import begin
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk, Said
-from ragapp.models.llm import LLM, Waiting, stream_with_waits
-from ragapp.qa.answer_check import as_shown, checked_answer, composed, evidence_for, reranker_scorer
+from ragapp.models.llm import LLM, ScoredPiece, Waiting, holds_grammar, stream_with_waits
+from ragapp.qa.answer_check import (
+    as_shown,
+    checked_answer,
+    composed,
+    evidence_for,
+    not_sure_answer,
+    picked_answer,
+    reranker_scorer,
+    withheld,
+)
+from ragapp.qa.calibrator import SHIPPED, Calibrator, load_calibrator
 from ragapp.qa.checked_draft import CheckedDraft
 from ragapp.qa.citations import citations_for, renumbered
 from ragapp.qa.condense import condense
-from ragapp.qa.confidence import SentenceScorer, Thresholds
+from ragapp.qa.confidence import Clues, SentenceScorer, Thresholds
 from ragapp.qa.grounding import SupportRules
 from ragapp.qa.injection import screen_passages, screen_reply
 from ragapp.qa.prompt_fit import prompt_parts
 from ragapp.qa.prompts import answer_messages, answer_slot, memory_block, not_found_message, passages_only_message
+from ragapp.qa.select import (
+    FREE_TOKENS,
+    Pick,
+    asks_bare_fact,
+    candidates,
+    enough,
+    grammar,
+    read_pick,
+    selection_messages,
+    selection_slot,
+    window,
+)
 from ragapp.rerank.base import Reranker
 
 log = logging.getLogger(__name__)
@@ -44,10 +68,11 @@ WAIT_TICK_S = 1.0  # how often a waiting answer says so (the UI's live timer)
 
 
 class AnswerWriter:
-    def __init__(self, llm: LLM, reranker: Reranker, settings: Settings) -> None:
+    def __init__(self, llm: LLM, reranker: Reranker, settings: Settings, calibrator: Calibrator | None = None) -> None:
         self._llm = llm
         self._reranker = reranker
         self._settings = settings
+        self._calibrator = calibrator or load_calibrator(settings.workflow.calibrator or SHIPPED)
 
     def write(
         self,
@@ -84,6 +109,7 @@ class AnswerWriter:
         condensed = condense(question, kept, keep)
         memory_text = memory_block(memories, is_chinese(question), self._settings.memory.max_tokens)
         answers: list[AnswerEvent] = []
+        picks: list[Pick | None] = []
         for part in parts if len(parts) > 1 else (None,):
             if answers:
                 yield TokenEvent("\n\n")
@@ -103,18 +129,90 @@ class AnswerWriter:
                 detail["part"] = part
             if memories:
                 detail["memories"] = len(memories)
-            draft = self._draft(question, kept) if part is None else None  # parts are put together after
-            reply = yield from _drafted(self.generate(messages, detail=detail, slot=answer_slot(question)), draft)
-            if reply is None:
+            asked = part or question
+            shown_first = evidence if part is None else None  # the quote shown first was chosen for the whole
+            pick = None
+            if self._selects:
+                pick = yield from self._select(asked, messages, condensed)
+            picks.append(pick)
+            if pick is not None and pick.none:
+                answers.append(not_sure_answer(question, kept, pick, shown_first))
+                continue
+            if pick is not None and pick.candidate is not None and asks_bare_fact(asked):
+                answer = picked_answer(asked, pick, kept, scorer, shown_first, self._calibrator, self._thresholds)
+                yield TokenEvent(answer.text)
+                answers.append(answer)
+                continue
+            clues = Clues(pick=pick, part=part is not None)
+            if pick is not None and pick.candidate is not None:  # written from the picked sentence alone
+                number = pick.candidate.passage
+                window_text = window(candidates(condensed), pick.candidate)
+                messages = answer_messages(
+                    question, [replace(kept[number - 1], chunk=replace(kept[number - 1].chunk, text=window_text))],
+                    recent, summary, part, memories, self._settings.memory.max_tokens,
+                )  # fmt: skip
+                detail |= {"written from": f"[{number}] {window_text}"}
+            # the reply checked as it streams; a part's, or one written from a picked sentence, after
+            draft = self._draft(question, kept) if part is None and pick is None else None
+            scored = yield from _drafted(self.generate_scored(messages, detail, answer_slot(question)), draft)
+            if scored is None:
                 text = passages_only_message(question, len(kept))
                 yield TokenEvent(text)
                 citations = tuple(Citation(n, c.chunk, c.rerank_score) for n, c in enumerate(kept, start=1))
                 yield AnswerEvent(text, citations, grounded=True)
                 return
-            # a part's answer is checked against the part; the quote shown first was chosen for the whole
-            answer = yield from self._checked(part or question, reply, kept, scorer, evidence if part is None else None)
+            reply, logprobs = scored
+            if pick is not None and pick.candidate is not None:
+                reply = with_numbers(reply, {1: pick.candidate.passage})  # its one passage is [n] among ``kept``
+            clues = replace(clues, logprobs=logprobs)
+            answer = yield from self._checked(asked, reply, kept, scorer, shown_first, clues)
             answers.append(answer)
-        yield renumbered(answers[0] if len(answers) == 1 else composed(question, parts, answers))
+        answer = answers[0] if len(answers) == 1 else composed(question, parts, answers)
+        if self._settings.workflow.not_sure:
+            answer = withheld(question, answer, kept, picks[0] if len(picks) == 1 else None)
+        yield renumbered(answer)
+
+    def _select(
+        self, question: str, messages: list[ChatTurn], condensed: Sequence[RetrievedChunk]
+    ) -> Steps[Pick | None]:
+        """The sentence of the passages that answers ``question`` as the model picks it (``select``), or None
+        when the selection failed (the answer is then written from all the passages, as without it)."""
+        found = candidates(condensed)
+        if not found:
+            return None
+        stage = yield from begin("select", {"model": self._llm.name, "sentences": len(found)})
+
+        def call() -> Iterator[str]:
+            return self._llm.stream_chat(
+                selection_messages(messages, question), max_tokens=FREE_TOKENS, temperature=0.0,
+                prefix_slot=selection_slot(question), grammar=grammar(found), scores=True,
+            )  # fmt: skip
+
+        pieces: list[str] = []
+        try:
+            for piece in stream_with_waits(call, self._settings.llm.timeout_s, tick_s=WAIT_TICK_S):
+                if isinstance(piece, Waiting):
+                    yield WaitEvent(piece.ahead, piece.seconds)
+                    continue
+                pieces.append(piece)
+                if enough("".join(pieces), found, len(pieces)):
+                    break
+        except LLMError as exc:
+            yield stage.failed(str(exc))
+            return None
+        except Exception as exc:  # a backend bug costs the selection, never the answer
+            log.exception("the selection call failed")
+            yield stage.failed(f"{type(exc).__name__}: {exc}")
+            return None
+        pick = read_pick(pieces, found)
+        said: dict[str, object] = {"picked": "none" if pick.none else pick.candidate.text if pick.candidate else ""}
+        if pick.probability is not None:
+            said["probability"] = round(pick.probability, 3)
+        if pick.failed:
+            yield stage.failed(f"the reply fits no sentence: {pick.reply[:80]!r}", said)
+            return None
+        yield stage.finished(said)
+        return pick
 
     def _draft(self, question: str, kept: Sequence[RetrievedChunk]) -> CheckedDraft:
         """The reply checked sentence by sentence as it comes, as ``_checked`` will check it whole."""
@@ -135,27 +233,54 @@ class AnswerWriter:
         kept: Sequence[RetrievedChunk],
         scorer: SentenceScorer | None,
         evidence: EvidenceEvent | None,
+        clues: Clues,
     ) -> Steps[AnswerEvent]:
         reply, warnings = screen_reply(question, reply, kept)
         yield from warnings
         w = self._settings.workflow
         if not w.check_support:
             return AnswerEvent(reply, citations_for(reply, kept), grounded=True)
-        thresholds = Thresholds(w.confidence_high_from, w.confidence_low_below)
-        return checked_answer(question, reply, kept, SupportRules(w.support_overlap), scorer, evidence, thresholds)
+        rules = SupportRules(w.support_overlap)
+        return checked_answer(question, reply, kept, rules, scorer, evidence, self._thresholds, self._calibrator, clues)
+
+    @property
+    def _selects(self) -> bool:
+        mode = self._settings.workflow.select
+        return mode == "on" or (mode == "auto" and holds_grammar(self._llm))
+
+    @property
+    def _thresholds(self) -> Thresholds:
+        w = self._settings.workflow
+        return Thresholds(w.confidence_high_from, w.confidence_low_below)
 
     def generate(
         self, messages: list[ChatTurn], detail: dict[str, object], slot: str | None = None
     ) -> Steps[str | None]:
         """Stream the model's reply as tokens; returns the text, or None when nothing usable came back
         (the failure is reported as a failed stage and a notice)."""
+        written = yield from self._generate(messages, detail, slot, scores=False)
+        return written[0] if written is not None else None
+
+    def generate_scored(
+        self, messages: list[ChatTurn], detail: dict[str, object], slot: str | None = None
+    ) -> Steps[tuple[str, tuple[float, ...]] | None]:
+        """``generate``, returning with the text the log-probabilities of its tokens (where the backend gives
+        them: the local model; none otherwise)."""
+        return (yield from self._generate(messages, detail, slot, scores=True))
+
+    def _generate(
+        self, messages: list[ChatTurn], detail: dict[str, object], slot: str | None, scores: bool
+    ) -> Steps[tuple[str, tuple[float, ...]] | None]:
         stage = yield from begin("generate", detail)
         parts: list[str] = []
+        logprobs: list[float] = []
         error: str | None = None
         said = Said("notice.llm_empty")
         try:
             pieces = stream_with_waits(
-                lambda: self._llm.stream_chat(messages, max_tokens=self._settings.llm.max_tokens, prefix_slot=slot),
+                lambda: self._llm.stream_chat(
+                    messages, max_tokens=self._settings.llm.max_tokens, prefix_slot=slot, scores=scores
+                ),
                 self._settings.llm.timeout_s,
                 tick_s=WAIT_TICK_S,
             )
@@ -164,7 +289,9 @@ class AnswerWriter:
                     yield WaitEvent(piece.ahead, piece.seconds)
                     continue
                 parts.append(piece)
-                yield TokenEvent(piece)
+                if isinstance(piece, ScoredPiece) and piece.logprob is not None:
+                    logprobs.append(piece.logprob)
+                yield TokenEvent(str(piece))
         except LLMError as exc:
             error, said = str(exc), Said("notice.llm_error", {"error": str(exc)[:1].upper() + str(exc)[1:]})
         except Exception as exc:  # a backend bug must not cost the user the passages we found
@@ -177,9 +304,9 @@ class AnswerWriter:
         if error is not None:
             yield stage.failed(error)
             yield NoticeEvent.worded(said, level="warning")
-            return text or None
+            return (text, tuple(logprobs)) if text else None
         yield stage.finished({"chars": len(text)})
-        return text
+        return text, tuple(logprobs)
 
 
 def _drafted(steps: Steps[T], draft: CheckedDraft | None) -> Steps[T]:

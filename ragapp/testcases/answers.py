@@ -2,7 +2,7 @@
 judges (``truthfulness``), and a run compared with the one before it: the regression check of the Traces tab.
 
 A case's answer is stated unless the app refused (``AnswerEvent.abstained``, or not grounded: nothing relevant
-was found), asked a question back, or gave no answer; a "not sure" will count as not stated too. A stated answer
+was found), said "not sure" (``AnswerEvent.not_sure``), asked a question back, or gave no answer. A stated answer
 is right when it holds the case's ``must_contain`` text (case and spacing aside, citation markers removed), or,
 for a case saved without one, when it cites one of the case's expected documents. A case saved as
 ``unanswerable`` (the documents do not hold the answer) is accurate when refused and hallucinated when answered.
@@ -75,8 +75,10 @@ class AnswerCheck:
 
 
 def stated(answer: AnswerEvent | None) -> bool:
-    """The app stated an answer: not a refusal, a question back (no answer) or an empty reply."""
-    return answer is not None and answer.grounded and not answer.abstained and bool(answer.text.strip())
+    """The app stated an answer: not a refusal, a "not sure", a question back (no answer) or an empty reply."""
+    if answer is None or answer.not_sure:
+        return False
+    return answer.grounded and not answer.abstained and bool(answer.text.strip())
 
 
 def holds(text: str, expected: str) -> bool:

@@ -346,7 +346,7 @@ def _answer_record(turn: Turn) -> AnswerRecord:
     confidence = e.confidence
     checks = list(confidence.checks) if confidence else []
     return AnswerRecord(e.text, e.grounded, citations, e.abstained, support, confidence.level if confidence else "",
-                        checks)  # fmt: skip
+                        checks, confidence.probability if confidence else None, e.not_sure, e.guess)  # fmt: skip
 
 
 _HANDLERS: dict[type, Callable[[TraceBuilder, Any], None]] = {

@@ -117,8 +117,9 @@ class EvidenceRecord(Stored):
 
 @dataclass(frozen=True)
 class AnswerRecord(Stored):
-    """The final answer. ``abstained``, ``support`` and the confidence (``confidence``, its ``checks``) are
-    stored only when set, as answers were before them."""
+    """The final answer. ``abstained``, ``support``, the confidence (``confidence``, its ``checks`` and
+    ``probability``) and a "not sure" (``not_sure``, the withheld ``guess``) are stored only when set, as answers
+    were before them."""
 
     text: str
     grounded: bool
@@ -127,6 +128,9 @@ class AnswerRecord(Stored):
     support: list[SupportRecord] = field(default_factory=list, metadata=OMIT_DEFAULT)
     confidence: Literal["", "high", "medium", "low"] = field(default="", metadata=OMIT_DEFAULT)  # "": not assessed
     checks: list[ConfidenceCheck] = field(default_factory=list, metadata=OMIT_DEFAULT)
+    probability: float | None = field(default=None, metadata=OMIT_DEFAULT)  # the calibrated P(right)
+    not_sure: bool = field(default=False, metadata=OMIT_DEFAULT)  # withheld as not sure: ``guess`` is the answer
+    guess: str = field(default="", metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

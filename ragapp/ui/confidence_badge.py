@@ -63,4 +63,10 @@ BADGE_HEAD = """<style>
 #chatbot details.confidence-badge[open] .confidence-why { position: static; box-shadow: none; }
 #chatbot .confidence-meaning { display: block; font-weight: 600; margin-bottom: 0.25em; }
 #chatbot .confidence-reason { display: block; }
+#chatbot details.model-guess > summary { display: inline-block; list-style: none; cursor: pointer;
+  padding: 0.15em 0.8em; border: 1px solid var(--border-color-primary); border-radius: var(--radius-md);
+  background: var(--button-secondary-background-fill); font-size: 0.9em; }
+#chatbot details.model-guess > summary::-webkit-details-marker { display: none; }
+#chatbot details.model-guess > summary:focus-visible { outline: 2px solid var(--color-accent); }
+#chatbot details.model-guess[open] > summary { margin-bottom: 0.4em; }
 </style>"""

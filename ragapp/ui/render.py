@@ -136,8 +136,8 @@ def shown_evidence(turn: Turn) -> EvidenceEvent | None:
     answer = turn.answer
     if answer is None or turn.evidence is None:
         return turn.evidence
-    if answer.abstained or not answer.grounded or not answer.citations:
-        return None
+    if answer.abstained or answer.not_sure or not answer.grounded or not answer.citations:
+        return None  # "not sure" shows its likeliest passage open below, never a quote that reads as an answer
     first = answer.citations[0]
     for sentence in first.highlights:
         if (shown := quote(sentence, first.chunk.text)) is not None:
@@ -153,7 +153,7 @@ def source_messages(turn: Turn) -> list[gr.ChatMessage]:
     answer = turn.answer
     if answer is None:
         return []
-    low = answer.confidence is not None and answer.confidence.level == "low"
+    low = answer.not_sure or (answer.confidence is not None and answer.confidence.level == "low")
     sources = [citation_message(c, opened=low and i == 0) for i, c in enumerate(answer.citations)]
     if answer.grounded and not answer.citations and turn.retrieved:
         sources = [consulted_message(turn.retrieved)]
@@ -392,11 +392,32 @@ def citation_message(citation: Citation, opened: bool = False) -> gr.ChatMessage
     )
 
 
+NOT_SURE_HEAD = both("Not sure — the passage most likely to hold it:", "不确定——最可能包含答案的段落：")
+GUESS_BUTTON = both("Show the model's guess", "显示模型的猜测")
+GUESS_CLASS = "model-guess"
+
+
 def answer_markup(event: AnswerEvent) -> str:
     """The answer as displayed: each unsupported sentence muted and marked ⚠️ (a refusal is shown as it is), under
-    it its confidence badge, and under a low-confidence answer a note saying so and why."""
+    it its confidence badge, and under a low-confidence answer a note saying so and why; "not sure" instead of
+    an answer withheld (``not_sure_markup``)."""
+    if event.not_sure:
+        return not_sure_markup(event)
     shown = _clickable(_marked(event), {c.number for c in event.citations})
     return "\n\n".join(part for part in (shown, confidence_badge(event), low_confidence_note(event)) if part)
+
+
+def not_sure_markup(event: AnswerEvent) -> str:
+    """'Not sure — the passage most likely to hold it:' (the passage follows, open: ``source_messages``), and the
+    model's withheld guess behind a "Show the model's guess" button (a native ``<details>``: a click, a tap or
+    Enter opens it, no script), with its badge saying why it was withheld."""
+    head = f"🤔 **{NOT_SURE_HEAD}**"
+    if not event.guess:
+        return head
+    guess = _clickable(event.guess, {c.number for c in event.citations})
+    badge = confidence_badge(event)
+    inside = "\n\n".join(part for part in (guess, badge) if part)
+    return f'{head}\n\n<details class="{GUESS_CLASS}"><summary>{GUESS_BUTTON}</summary>\n\n{inside}\n\n</details>'
 
 
 def _clickable(text: str, numbers: set[int]) -> str:

@@ -104,6 +104,8 @@ def header(trace: Trace) -> str:
         state = (
             both("refused", "拒答")
             if answer.abstained
+            else both("not sure: withheld", "不确定：未给出")
+            if answer.not_sure
             else both("grounded", "有依据")
             if answer.grounded
             else both("not grounded", "无依据")
@@ -112,9 +114,14 @@ def header(trace: Trace) -> str:
         text = answer.text
         shown = text if len(text) <= 600 else text[:599] + "…"
         lines.append("> " + plain_markdown(shown).replace("\n", "\n> "))
+        if answer.guess:
+            guess = answer.guess if len(answer.guess) <= 600 else answer.guess[:599] + "…"
+            lines.append(f"**{both('The guess withheld', '未给出的猜测')}:**")
+            lines.append("> " + plain_markdown(guess).replace("\n", "\n> "))
         if answer.confidence:
             level = _word(CONFIDENCE_WORDS, answer.confidence)
-            lines.append(f"**{both('Confidence', '置信度')}: {level}**")
+            chance = f" · P(right) {answer.probability:.2f}" if answer.probability is not None else ""
+            lines.append(f"**{both('Confidence', '置信度')}: {level}{chance}**")
             lines.append("\n".join(check_line(c) for c in answer.checks))
         if answer.support:
             check = both("Support check (the model's answer, sentence by sentence)", "依据核对（逐句核对模型的回答）")

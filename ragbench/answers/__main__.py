@@ -13,6 +13,8 @@ per language and overall, then accurate / missing / hallucinated and truthfulnes
 question, so an interrupted run keeps what it measured). ``--compare OLD.json`` puts an earlier result file's
 truthfulness beside this run's and names the questions that got better and worse (kept in the JSON too).
 ``--split`` asks only that split of a split set (tune on dev; run test only to report).
+``--resume`` continues an interrupted run: the rows already in ``--output`` are kept (when that file was written
+with the same settings, model, set and split) and only the questions it lacks are asked.
 ``--missing-packages`` prints the Debian packages to install and exits.
 """
 
@@ -73,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output", type=Path, help="write rows, summary, settings and model here as JSON.")
     p.add_argument("--quiet", action="store_true", help="no progress line per question.")
     p.add_argument("--compare", type=Path, help="an earlier result file: truthfulness side by side, and what changed.")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="--output exists from an interrupted run with the same settings: keep its rows, ask only the rest.",
+    )
     p.add_argument("--missing-packages", action="store_true", help="print the packages to install, then exit.")
     return p
 
@@ -148,6 +155,23 @@ def _write(path: Path, payload: dict[str, Any], rows: list[Row], earlier: tuple[
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
+def resumed_rows(path: Path, payload: dict[str, Any], questions: list[Question]) -> dict[str, Row]:
+    """The rows of an interrupted run at ``path`` by question id, or a ConfigError where it was asked otherwise.
+
+    A row is reused only if the file was written with the same settings, model, set, split and mode: mixing two
+    configurations would make one result of two runs.
+    """
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot resume from it ({exc})") from None
+    for key in ("set", "model", "mode", "split", "pdfs", "settings"):
+        if data.get(key) != payload[key]:
+            raise ConfigError(f"{path}: cannot resume, it was run with another {key!r}; choose a new --output")
+    asked = {q.id for q in questions}
+    return {row.id: row for row in load_rows(path) if row.id in asked}
+
+
 def _run(args: argparse.Namespace) -> int:
     from ragapp.engine.build import Parts, build_engine, load_builtins
 
@@ -167,6 +191,8 @@ def _run(args: argparse.Namespace) -> int:
     questions = questions[:: args.stride]
     questions = questions[: args.limit] if args.limit else questions
     earlier = (args.compare, load_rows(args.compare)) if args.compare else None  # a bad file fails before the run
+    if args.resume and not args.output:
+        raise ConfigError("--resume continues the run in --output: name that file")
     settings = Settings()
     load_builtins()
     inner = LLMS.get(settings.llm.backend)(settings)
@@ -206,8 +232,16 @@ def _run(args: argparse.Namespace) -> int:
             "settings": settings_snapshot(settings),
             "complete": False,
         }
+        done: dict[str, Row] = {}
+        if args.resume and args.output.exists():
+            done = resumed_rows(args.output, payload, questions)
+            payload["resumed"] = len(done)
+            print(f"{args.output}: {len(done)} rows kept, {len(questions) - len(done)} to ask", file=sys.stderr)
         try:
             for index, question in enumerate(questions, start=1):
+                if (kept := done.get(question.id)) is not None:
+                    rows.append(kept)
+                    continue
                 row = ask(engine, question, args.mode, set_doc_of)
                 rows.append(row)
                 if not args.quiet:

@@ -102,14 +102,20 @@ class Seen:
     confidence: str = ""  # the answer's confidence level ("" when not assessed)
     seconds: float = 0.0
     not_sure: bool = False  # the app said "not sure" instead of stating its answer (see the module docstring)
+    probability: float | None = None  # the calibrated P(right) of the answer
+    signals: dict[str, float] = field(default_factory=dict)  # what the calibrator read
+    picked: str = ""  # the sentence the selection picked ("none": none)
 
 
 def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_counter) -> Seen:
     """Read one question's events, timing the first token and the whole answer from the first event asked for."""
     turn = Turn.of(events, clock=clock)
     answer, clarify = turn.answer, turn.clarify
+    confidence = answer.confidence if answer is not None else None
+    selected = next((s for s in turn.stages if s.stage == "select" and s.status == "finished"), None)
+    shown = answer.guess if answer is not None and answer.not_sure else answer.text if answer is not None else ""
     return Seen(
-        answer=answer.text if answer is not None else clarify.question if clarify is not None else "",
+        answer=shown if answer is not None else clarify.question if clarify is not None else "",
         grounded=answer is not None and answer.grounded,
         answered=answer is not None,
         refused=answer is not None and answer.abstained,
@@ -121,8 +127,12 @@ def watch(events: Iterable[EngineEvent], clock: Callable[[], float] = time.perf_
         ttft_s=turn.first_token_s,
         evidence_s=turn.evidence_s,
         quote=turn.evidence.quote if turn.evidence is not None else "",
-        confidence=answer.confidence.level if answer is not None and answer.confidence else "",
+        confidence=confidence.level if confidence is not None else "",
         seconds=turn.now(),
+        not_sure=answer is not None and answer.not_sure,
+        probability=confidence.probability if confidence is not None else None,
+        signals=dict(confidence.signals) if confidence is not None else {},
+        picked=str(selected.detail.get("picked", "")) if selected is not None else "",
     )
 
 
@@ -155,6 +165,11 @@ class Row:
     quote_correct: bool = False  # that quote holds the gold answer (every must_contain entry)
     confidence: str = ""  # high, medium, low; "" for a refusal or when not assessed
     not_sure: bool = False  # "not sure" instead of an answer: no answer stated, ``answer`` is the withheld guess
+    guess_right: bool = False  # the answer, stated or withheld, holds the gold answer (what the calibrator learns)
+    probability: float | None = None  # the calibrated P(right) the app gave it
+    signals: dict[str, float] = field(default_factory=dict)  # what the calibrator read (``ragapp.qa.confidence``)
+    picked: str = ""  # the sentence the selection picked, "none", or "" without a selection
+    picked_right: bool = False  # that sentence holds the gold answer (the answer had it been the quote)
 
     @property
     def stated(self) -> bool:
@@ -172,6 +187,7 @@ class Row:
         fields this version does not know are left out."""
         known = {f.name for f in fields(cls)}
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        values["signals"] = dict(data.get("signals") or {})
         return cls(**values)
 
     def as_json(self) -> dict[str, Any]:
@@ -224,6 +240,11 @@ def score(question: Question, seen: Seen, set_doc_of: Mapping[str, str]) -> Row:
         quote=seen.quote,
         confidence="" if declined else seen.confidence,
         not_sure=seen.not_sure,
+        guess_right=question.answerable and not declined and contains_all(seen.answer, question.must_contain),
+        probability=seen.probability,
+        signals=seen.signals,
+        picked=seen.picked,
+        picked_right=question.answerable and contains_all(seen.picked, question.must_contain),
         quote_correct=question.answerable and contains_all(seen.quote, question.must_contain),
         trap_stated=not correct and not withheld and any(value.lower() in plain for value in question.trap),
     )

@@ -23,7 +23,7 @@ The Breeze Air B3 purifier cleans a 40 square metre room in 12 minutes on its hi
 Its carbon filter, part number BR-CF-31, should be replaced every 90 days.
 """
 QUESTION = "How many days apart should the carbon filter of the Breeze Air B3 be replaced?"
-LEVELS = re.compile(r"^[✔◐⚠] (High|Medium|Low) confidence$")
+LEVELS = re.compile(r"^[✔◐⚠] (High confidence|Medium confidence|Not sure)$")
 
 
 # Starts its own app and asks twice: behind `slow`.
@@ -34,7 +34,8 @@ def test_each_answer_shows_its_confidence_and_why_on_hover_click_and_keyboard(
     ask_and_wait: Callable[[Any, str], None],
     artifacts: Path,
 ) -> None:
-    rig, url = scripted_app({"breeze_air_b3.md": PURIFIER})
+    # The low answer stated with its badge, as with "not sure" turned off (its own test: test_confidence_browser)
+    rig, url = scripted_app({"breeze_air_b3.md": PURIFIER}, workflow={"not_sure": False})
     page = open_page(url)
     chat = page.locator("#chatbot")
 
@@ -42,7 +43,7 @@ def test_each_answer_shows_its_confidence_and_why_on_hover_click_and_keyboard(
     ask_and_wait(page, QUESTION)  # a "how many" answered with no number: low
     badge = chat.locator("details.confidence-badge").last
     summary, why = badge.locator("summary"), badge.locator(".confidence-why")
-    expect(summary).to_have_text("⚠ Low confidence", use_inner_text=True)
+    expect(summary).to_have_text("⚠ Not sure", use_inner_text=True)
     expect(why).to_be_hidden()
 
     summary.hover()  # hover: the reasons, without a click
@@ -70,19 +71,19 @@ def test_each_answer_shows_its_confidence_and_why_on_hover_click_and_keyboard(
     expect(chat.locator("details.confidence-badge")).to_have_count(2)  # the second answer has its own
     second = chat.locator("details.confidence-badge").last
     expect(second.locator("summary")).to_have_text(LEVELS, use_inner_text=True)
-    assert second.locator("summary").inner_text() != "⚠ Low confidence"  # it gives the number asked for
+    assert second.locator("summary").inner_text() != "⚠ Not sure"  # it gives the number asked for
 
     page.wait_for_timeout(1000)  # the chat is kept by the event that follows the answer
     page.reload()  # the kept chat shows the same badges
     page.locator("#question textarea").wait_for()
     badges = page.locator("#chatbot details.confidence-badge")
     expect(badges).to_have_count(2)
-    expect(badges.first.locator("summary")).to_have_text("⚠ Low confidence", use_inner_text=True)
+    expect(badges.first.locator("summary")).to_have_text("⚠ Not sure", use_inner_text=True)
 
     # In Chinese: the level and the reasons in Chinese, no English left in them.
     page.locator("#language-switch").get_by_role("link", name="中文").click()
     first = badges.first
-    expect(first.locator("summary")).to_have_text("⚠ 低置信度", use_inner_text=True)
+    expect(first.locator("summary")).to_have_text("⚠ 不确定", use_inner_text=True)
     first.locator("summary").click()
     expect(first.locator(".confidence-why")).to_contain_text("可能没有回答所问的问题", use_inner_text=True)
     badges.last.locator("summary").click()

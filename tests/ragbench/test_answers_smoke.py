@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "data" / "eval" / "answers" / "debian-manuals.yaml"
 BLIND = REPO / "data" / "eval" / "answers" / "debian-blind.yaml"
 BACKEND = "scripted-answer-set"
+CHECKS = REPO / "tests" / "fixtures" / "calibrator-checks.json"  # the tests' calibrator: levels by the checks
 SCRIPT: list[str] = []
 
 
@@ -86,6 +87,7 @@ def run_main(*argv: str | Path) -> tuple[int, str]:
         mp.setenv("RAGAPP_WORKFLOW__REWRITE", "false")
         mp.setenv("RAGAPP_WORKFLOW__ROUTE", "false")
         mp.setenv("RAGAPP_RERANK__BACKEND", "none")
+        mp.setenv("RAGAPP_WORKFLOW__CALIBRATOR", str(CHECKS))
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main([str(a) for a in argv])
     SCRIPT.clear()
@@ -124,7 +126,8 @@ def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
 
     # The replay reads the run's traces back and, with the check unchanged, reproduces its figures.
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAGAPP_WORKFLOW__CALIBRATOR", str(CHECKS))
         assert replay(["--set", str(tmp_path / "tiny.yaml"), "--cache", str(tmp_path / "cache")]) == 0
     replayed = out.getvalue()
     assert "3 of 3 questions have a trace" in replayed and "no outcome changed" in replayed
@@ -145,6 +148,35 @@ def test_the_command_scores_a_tiny_set_end_to_end(tmp_path: Path) -> None:
     assert again["compared_with"]["before"]["truthfulness"] == pytest.approx(1 / 3)
     assert again["compared_with"]["better"] == again["compared_with"]["worse"] == []
     assert "first.json → this run" in text and "only in first.json: 2 questions" in text
+
+
+@pytest.mark.integration
+def test_resume_keeps_the_rows_done_and_asks_only_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "manual.md").write_text(MANUAL, "utf-8")
+    (tmp_path / "tiny.yaml").write_text(SET, "utf-8")
+    output = tmp_path / "tiny.json"
+    base = ("--set", tmp_path / "tiny.yaml", "--mode", "workflow", "--cache", tmp_path / "cache", "--output", output)
+    assert run_main(*base)[0] == 0
+    interrupted = json.loads(output.read_text("utf-8"))
+    interrupted["rows"] = [r for r in interrupted["rows"] if r["id"] == "moon"]  # as if stopped after one
+    interrupted["rows"][0]["answer"] = "kept from before"
+    output.write_text(json.dumps(interrupted), "utf-8")
+
+    code, text = run_main(*base, "--resume")
+    assert code == 0, text
+    assert "1 rows kept, 2 to ask" in text
+    result = json.loads(output.read_text("utf-8"))
+    rows = {r["id"]: r for r in result["rows"]}
+    assert [r["id"] for r in result["rows"]] == ["lamp", "keeper", "moon"]  # the set's order
+    assert rows["moon"]["answer"] == "kept from before" and rows["lamp"]["correct"]
+    assert result["complete"] and result["resumed"] == 1
+
+    # Rows from a run with other settings are never mixed in: the run stops, and the file is left as it was.
+    interrupted["settings"]["workflow"]["support_overlap"] = 0.9
+    output.write_text(json.dumps(interrupted), "utf-8")
+    code, text = run_main(*base, "--resume")
+    assert code == 2 and "another 'settings'" in text and "[1/3]" not in text
+    assert json.loads(output.read_text("utf-8")) == interrupted
 
 
 def test_a_bad_file_to_compare_with_stops_the_run_before_it_starts(tmp_path: Path) -> None:

@@ -74,6 +74,7 @@ def test_an_answer_becomes_a_completion_with_citations_and_the_turns_facts() -> 
         "trace_id": "t1", "mode": "agent", "grounded": True, "abstained": False,
         "notices": ["keyword search was slow"], "answered_before": None,  # answered now, not from the cache
         "memories_used": [],  # no memory of the asker's recalled
+        "answered": True, "reason": None, "guess": None,  # an answer stated
         "suggestions": [],  # no next questions came
     }  # fmt: skip
     last = last_chunk(turn, "ragapp-auto", 1)

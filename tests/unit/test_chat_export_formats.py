@@ -80,13 +80,17 @@ def test_markdown_and_json_hold_each_answers_citations_with_document_and_page() 
     ]
     assert [c["document_deleted"] for c in exchange["citations"]] == [False, True]
     assert exchange["citations"][0]["highlights"] == ["the battery lasts 90 minutes."]
-    assert exchange["confidence"] == {"level": "high", "checks": [{"check": "supported", "passed": True, "detail": ""}]}
+    assert exchange["confidence"] == {
+        "level": "high",
+        "probability": None,
+        "checks": [{"check": "supported", "passed": True, "detail": ""}],
+    }
 
 
 def test_a_low_confidence_answer_says_so_as_the_chat_does() -> None:
     doubt = Confidence("low", (ConfidenceCheck("fits", False, "the question asks for a duration"),))
     saved = _saved(_exchange("How long?", "It is blue [1].", (_citation(1, "robots.md", 1),), confidence=doubt))
-    assert "*Confidence: low. ⚠️ May be wrong — check the sources below (it may not answer what was asked).*" in (
+    assert "*Confidence: not sure. ⚠️ May be wrong — check the sources below (it may not answer what was asked).*" in (
         to_markdown(saved)
     )
     assert json.loads(to_json(saved))["exchanges"][0]["confidence"]["level"] == "low"
@@ -101,7 +105,7 @@ def test_a_chinese_conversation_reads_as_chinese() -> None:
     assert md.startswith("# 台灯的电池能用多久？\n\n*ragapp 对话 · 开始于 2026-12-03 10:07 UTC")
     assert "## 问: 台灯的电池能用多久？" in md
     assert "- [1] **流明台灯说明书.pdf**, 第 7 页, 电池" in md
-    assert "置信度：低。⚠️ 可能有误，请核对下面的原文（有的句子在原文中找不到）。" in md
+    assert "置信度：不确定。⚠️ 可能有误，请核对下面的原文（有的句子在原文中找不到）。" in md
     body = json.loads(to_json(saved))
     assert body["title"] == "台灯的电池能用多久？"  # as itself, not \\u escapes
     assert "台灯" in to_json(saved) and body["exchanges"][0]["citations"][0]["document"] == "流明台灯说明书.pdf"

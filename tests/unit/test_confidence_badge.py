@@ -80,7 +80,7 @@ def test_a_medium_answer_says_what_kept_it_from_high() -> None:
 def test_a_low_answer_lists_the_failed_checks_first() -> None:
     low = Confidence("low", _checks(("supported", True), ("fits", False)))
     badge = confidence_badge(_answer(low))
-    assert "⚠ Low confidence" in _text(badge) and "May be wrong; check the passage." in _text(badge)
+    assert "⚠ Not sure" in _text(badge) and "Likely wrong; check the passage." in _text(badge)
     assert _reason_lines(badge) == ["✗ It may not answer what was asked", "✓ Every sentence is in the passages"]
 
 

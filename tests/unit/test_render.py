@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragapp.core.events import (
     AgentStepEvent,
     AnswerEvent,
@@ -18,7 +20,16 @@ from ragapp.core.events import (
     WaitEvent,
     Widened,
 )
-from ragapp.core.types import Chunk, Citation, LeafScore, RetrievedChunk, Said, SentenceSupport
+from ragapp.core.types import (
+    Chunk,
+    Citation,
+    Confidence,
+    ConfidenceCheck,
+    LeafScore,
+    RetrievedChunk,
+    Said,
+    SentenceSupport,
+)
 from ragapp.ui.confidence_badge import confidence_badge
 from ragapp.ui.markup import highlighted
 from ragapp.ui.render import EVIDENCE_LABEL, OPEN_PAGE_HINT, UNSUPPORTED_MARK, TurnView, citation_title
@@ -440,3 +451,24 @@ def test_a_group_choice_is_its_own_kind_of_step_in_both_languages() -> None:
     assert "**Its tools:** weather: weather_forecast" in str(step.content)
     (raw,) = view.messages()
     assert "步骤 1 · 工具组 weather" in str(raw.metadata["title"]) and "组内工具" in str(raw.content)  # type: ignore[index]
+
+
+def test_not_sure_shows_the_likeliest_passage_open_and_the_guess_behind_a_button() -> None:
+    confidence = Confidence("low", (ConfidenceCheck("fits", False),), 0.21)
+    event = AnswerEvent(
+        "Not sure: ...", (Citation(1, CHUNK, None, ("Batteries are covered for 12 months.",)),), True,
+        confidence=confidence, not_sure=True, guess="It is covered [1].",
+    )  # fmt: skip
+    view = TurnView()
+    view.apply(event)
+    answer, source = view.messages()
+    assert shown(str(answer.content)).startswith("🤔 **Not sure — the passage most likely to hold it:**")
+    assert shown(str(answer.content), "zh").startswith("🤔 **不确定——最可能包含答案的段落：**")
+    guess = str(answer.content).split('<details class="model-guess">', 1)[1]
+    assert shown(guess).startswith("<summary>Show the model's guess</summary>")
+    assert "It is covered [1]." in shown(guess) and "confidence-low" in guess  # its badge says why
+    assert not source.metadata and "**📄 [1] warranty.pdf" in str(source.content)  # open, not behind a click
+
+    no_guess = TurnView()
+    no_guess.apply(replace(event, guess=""))  # no sentence answered: nothing to show behind the button
+    assert "model-guess" not in str(no_guess.messages()[0].content)

@@ -538,7 +538,7 @@ def test_header_shows_the_confidence_and_its_checks() -> None:
     checks = [{"check": "supported", "passed": True, "detail": "1 of 1"}, {"check": "fits", "passed": False}]
     answer = {"text": "Regularly.", "grounded": True, "citations": [], "confidence": "low", "checks": checks}
     text = views.header(_trace(answer=answer))
-    assert "**Confidence: low**" in text and "- ✅ supported: 1 of 1" in text and "- ⚠️ fits" in text
+    assert "**Confidence: not sure**" in text and "- ✅ supported: 1 of 1" in text and "- ⚠️ fits" in text
 
 
 def test_header_shows_the_quote_shown_first() -> None:

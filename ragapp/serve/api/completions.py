@@ -74,7 +74,7 @@ def citation_out(c: Citation) -> CitationOut:
 
 def confidence_out(confidence: Confidence) -> ConfidenceOut:
     checks = [CheckOut(check=c.check, passed=c.passed, detail=c.detail) for c in confidence.checks]
-    return ConfidenceOut(level=confidence.level, checks=checks)
+    return ConfidenceOut(level=confidence.level, checks=checks, probability=confidence.probability)
 
 
 def clarification(event: ClarifyEvent) -> tuple[str, ClarificationOut]:
@@ -185,7 +185,7 @@ class Turn:
             trace_id=self.trace_id, mode=mode, grounded=answer is not None and answer.grounded,
             abstained=answer is not None and answer.abstained, notices=list(self.notices),
             answered_before=self.outcome.cached.answered_at if self.outcome.cached is not None else None,
-            memories_used=[m.text for m in self.outcome.recalled],
+            memories_used=[m.text for m in self.outcome.recalled], **_stated(answer, self.clarify is not None),
             suggestions=[s.text for s in self.outcome.suggestions],
         )  # fmt: skip
 
@@ -197,6 +197,17 @@ class Turn:
         if final.startswith(self.streamed):
             return final[len(self.streamed) :], False
         return "", True
+
+
+def _stated(answer: AnswerEvent | None, asked_back: bool) -> dict[str, Any]:
+    """``answered``, ``reason`` and ``guess`` of the ``ragapp`` extension."""
+    if asked_back:
+        return {"answered": False, "reason": "asked_back"}
+    if answer is not None and answer.not_sure:
+        return {"answered": False, "reason": "not_sure", "guess": answer.guess or None}
+    if answer is not None and (answer.abstained or not answer.grounded):
+        return {"answered": False, "reason": "not_in_documents"}
+    return {"answered": True}
 
 
 def completion(turn: Turn, model: str, created: int) -> ChatCompletion:

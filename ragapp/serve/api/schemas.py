@@ -95,8 +95,13 @@ class CheckOut(BaseModel):
 
 
 class ConfidenceOut(BaseModel):
-    level: Literal["high", "medium", "low"] = Field(description="low: may be wrong, check the cited passage.")
+    level: Literal["high", "medium", "low"] = Field(
+        description="low: not sure, the answer withheld (`ragapp.answered` false) unless not-sure is off."
+    )
     checks: list[CheckOut] = Field(description="The checks behind the level, each passed or not.")
+    probability: float | None = Field(
+        None, description="The calibrated probability that the answer is right (null: not calibrated)."
+    )
 
 
 class AssistantMessage(BaseModel):
@@ -122,6 +127,19 @@ class RagappInfo(BaseModel):
     mode: str
     grounded: bool = Field(description="False: nothing relevant was found, or the answer was refused.")
     abstained: bool = Field(description="The documents do not hold the answer, the app (or the model) said.")
+    answered: bool = Field(
+        True,
+        description="False: no answer is stated; `reason` says why, and the citations are the passages to read "
+        "(for not_sure, the first is the one most likely to hold the answer).",
+    )
+    reason: Literal["not_sure", "not_in_documents", "asked_back"] | None = Field(
+        None,
+        description="Why nothing was stated: not_sure (no sentence of the passages answers it, or the answer was "
+        "likely wrong: see `guess`), not_in_documents (the documents do not hold it), asked_back (a question back).",
+    )
+    guess: str | None = Field(
+        None, description="With reason not_sure: the model's answer, withheld as likely wrong (null when it had none)."
+    )
     notices: list[str] = Field(description="What the chat shows as notices: a degraded channel, a fallback taken.")
     answered_before: str | None = Field(
         None,

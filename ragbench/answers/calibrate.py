@@ -1,0 +1,207 @@
+"""``python -m ragbench.answers.calibrate``: fit the confidence calibrator on stored answer-set rows.
+
+    python -m ragbench.answers.calibrate results/answers/debian-blind-dev.json [MORE.json ...] [--write]
+
+Reads the rows of finished ``python -m ragbench.answers`` runs (each logs the signals its answer's confidence
+read, and whether the answer, stated or withheld, held the gold one: ``Row.guess_right``), so no model runs.
+Fits P(right) with a logistic regression (scikit-learn, here only: the app applies the coefficients with plain
+arithmetic, ``ragapp.qa.calibrator``), separately for answers made with a selection step and without one. The
+threshold under which the app says "not sure" is the one that maximises truthfulness over all rows (refusals
+and "none" picks included, as they are), read on out-of-fold probabilities (5 folds) so that the figure
+printed is not the fit's own; "high" starts where out-of-fold answers were right 95% of the time. Prints the
+truthfulness the rows would score at each threshold, overall and per language; ``--write`` saves the
+coefficients as ``ragapp/qa/calibration.json``. Fit on dev rows only: test rows are for reporting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ragapp.core.errors import ConfigError
+from ragapp.qa.calibrator import SHIPPED, Calibrator, Logistic
+from ragapp.testcases.truthfulness import Tally
+from ragbench.answers.answer_set import TYPES
+from ragbench.answers.scoring import Row, summarize
+from ragbench.answers.truth import load_rows, truth_table
+from ragbench.cli import run_command
+
+# What the fit reads (``ragapp.qa.confidence.answer_signals``); the selection's signals only where one ran.
+COMMON = (
+    "on_topic", "on_topic_missing", "supported", "unsupported", "fits", "agrees", "agrees_missing", "top_rerank",
+    "top_rerank_missing", "passages", "chinese", "cross_language", "asks_value", "bare_fact", "part",
+    "answer_words", "echoed", "logprob_mean", "logprob_min", "logprob_missing", "cites_best", "cited_rerank",
+    "cited_rerank_missing", "top_vector", "top_vector_missing", "rerank_gap", "answer_on_topic",
+    "answer_on_topic_missing",
+)  # fmt: skip
+SELECTION = (
+    "quoted", "pick_probability", "pick_margin", "none_probability", "pick_scores_missing", "pick_on_topic",
+    "pick_on_topic_missing", "pick_is_quote",
+)  # fmt: skip
+FOLDS = 5
+HIGH_RIGHT = 0.95  # "high" answers should be right this often
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ragbench.answers.calibrate", description=__doc__.split("\n\n")[0])
+    p.add_argument("results", nargs="+", type=Path, help="dev result files of python -m ragbench.answers.")
+    p.add_argument("--write", action="store_true", help=f"save the fitted coefficients as {SHIPPED}.")
+    p.add_argument(
+        "--output", type=Path, help="save them here instead (RAGAPP_WORKFLOW__CALIBRATOR reads such a file)."
+    )
+    p.add_argument("--c", type=float, default=0.5, help="inverse regularisation strength (default 0.5).")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(_run, _parser().parse_args(argv))
+
+
+def calibratable(row: Row) -> bool:
+    """A row whose answer was assessed (it logged signals): stated or withheld, never a refusal."""
+    return bool(row.signals) and not row.abstained and not row.clarified
+
+
+def right(row: Row) -> bool:
+    """What P(right) predicts: the answer (stated or withheld) holds the gold one; never, to an unanswerable."""
+    return row.answerable and row.guess_right
+
+
+@dataclass(frozen=True)
+class Fit:
+    model: Logistic
+    out_of_fold: dict[str, float]  # row id -> the probability a model fitted without its fold gave it
+
+
+def fit(rows: Sequence[Row], features: Sequence[str], c: float) -> Fit | None:
+    """The logistic regression of ``right`` on ``features`` over ``rows``, with out-of-fold probabilities."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    if len(rows) < 2 * FOLDS:
+        return None
+    x = np.array([[float(r.signals.get(f, 0.0)) for f in features] for r in rows])
+    y = np.array([right(r) for r in rows], dtype=int)
+    if y.min() == y.max():
+        return None
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = (x - mean) / scale
+    oof = np.zeros(len(rows))
+    folds = StratifiedKFold(n_splits=min(FOLDS, int(y.sum()), int((1 - y).sum())), shuffle=True, random_state=50)
+    for train, held in folds.split(z, y):
+        model = LogisticRegression(C=c, max_iter=2000).fit(z[train], y[train])
+        oof[held] = model.predict_proba(z[held])[:, 1]
+    model = LogisticRegression(C=c, max_iter=2000).fit(z, y)
+    logistic = Logistic(
+        tuple(features), tuple(round(float(v), 6) for v in mean), tuple(round(float(v), 6) for v in scale),
+        tuple(round(float(v), 6) for v in model.coef_[0]), round(float(model.intercept_[0]), 6), 0.5, 0.9,
+    )  # fmt: skip
+    return Fit(logistic, {r.id: float(p) for r, p in zip(rows, oof, strict=True)})
+
+
+def gated(rows: Sequence[Row], probability: dict[str, float], stated_from: float) -> list[Row]:
+    """The rows as they would score with answers under ``stated_from`` said as "not sure" (and the others
+    stated): ``correct`` follows ``guess_right``; rows without a probability keep their outcome."""
+    out = []
+    for row in rows:
+        p = probability.get(row.id)
+        if p is None:
+            out.append(row)
+            continue
+        stated = p >= stated_from
+        out.append(replace(row, not_sure=not stated, correct=stated and right(row), probability=round(p, 4)))
+    return out
+
+
+def _tally(rows: Sequence[Row]) -> Tally:
+    return Tally.of(r.verdict for r in rows)
+
+
+def best_threshold(rows: Sequence[Row], probability: dict[str, float]) -> float:
+    """The "not sure" threshold that maximises truthfulness over ``rows`` (the lowest such, ties)."""
+    candidates = sorted({0.0, *(round(p, 4) for p in probability.values())})
+    scored = [(_tally(gated(rows, probability, t)).score or 0.0, -t) for t in candidates]
+    return -max(scored)[1]
+
+
+def high_threshold(rows: Sequence[Row], probability: dict[str, float], stated_from: float) -> float:
+    """The lowest probability from which the answers above it were right ``HIGH_RIGHT`` of the time (at least 5
+    of them), never under ``stated_from``; 1.0 when none was."""
+    judged = sorted(((probability[r.id], right(r)) for r in rows if r.id in probability), reverse=True)
+    best = 1.0
+    hits = 0
+    for n, (p, ok) in enumerate(judged, start=1):
+        hits += ok
+        if n >= 5 and hits / n >= HIGH_RIGHT:
+            best = p
+    return max(best, stated_from)
+
+
+def report(rows: Sequence[Row], probability: dict[str, float], stated_from: float) -> str:
+    """Truthfulness and the answered answers' precision at thresholds around ``stated_from``."""
+    lines = [f"{'not sure under':>15s} {'score':>6s} {'en':>6s} {'zh':>6s} {'halluc.':>8s} {'stated right':>12s} "
+             f"{'not sure (ans.)':>15s}"]  # fmt: skip
+    for t in sorted({0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, round(stated_from, 3)}):
+        now = gated(rows, probability, t)
+        tally = _tally(now)
+        by = {lang: _tally([r for r in now if r.lang == lang]).score for lang in ("en", "zh")}
+        stated = [r for r in now if r.stated]
+        precision = sum(r.correct for r in stated) / len(stated) if stated else 0.0
+        answerable = [r for r in now if r.answerable]
+        unsure = sum(r.not_sure for r in answerable) / len(answerable) if answerable else 0.0
+        mark = " <" if t == round(stated_from, 3) else ""
+        lines.append(
+            f"{t:15.3f} {tally.score or 0:+6.2f} {by['en'] or 0:+6.2f} {by['zh'] or 0:+6.2f} "
+            f"{100 * (tally.share('hallucinated') or 0):7.0f}% {100 * precision:11.0f}% {100 * unsure:14.0f}%{mark}"
+        )
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    rows = [row for path in args.results for row in load_rows(path)]
+    if any(r.split == "test" for r in rows):
+        raise ConfigError("the calibrator is fitted on dev rows only: these files hold test rows")
+    if not any(r.signals for r in rows):
+        raise ConfigError("these rows log no signals: run python -m ragbench.answers with this version first")
+    models: dict[str, Logistic] = {}
+    out_of_fold: dict[str, float] = {}
+    for name, selected, features in (("selected", True, COMMON + SELECTION), ("free", False, COMMON)):
+        those = [r for r in rows if calibratable(r) and bool(r.signals.get("selected")) == selected]
+        result = fit(those, features, args.c)
+        print(f"{name}: {len(those)} assessed answers, {sum(right(r) for r in those)} right", end="")
+        if result is None:
+            print(" (too few to fit)")
+            continue
+        print()
+        models[name] = result.model
+        out_of_fold |= result.out_of_fold
+    if not models:
+        raise ConfigError("no model could be fitted: too few assessed answers")
+    stated_from = best_threshold(rows, out_of_fold)
+    high_from = high_threshold(rows, out_of_fold, stated_from)
+    print(f"\nout-of-fold ({FOLDS} folds): not sure under {stated_from:.3f}, high from {high_from:.3f}")
+    print(report(rows, out_of_fold, stated_from))
+    print("\n" + truth_table("out of fold, at that threshold", summarize(gated(rows, out_of_fold, stated_from), TYPES)))
+    for name, model in models.items():
+        weights = sorted(zip(model.features, model.coef, strict=True), key=lambda fc: -abs(fc[1]))
+        print(f"\n{name}: " + ", ".join(f"{f} {c:+.2f}" for f, c in weights[:10]))
+    if args.write or args.output:
+        target = args.output or SHIPPED
+        files = ", ".join(p.name for p in args.results)
+        fitted = {
+            k: replace(m, stated_from=round(stated_from, 4), high_from=round(high_from, 4), fitted_on=files)
+            for k, m in models.items()
+        }
+        target.write_text(json.dumps(Calibrator(fitted).as_json(), indent=2) + "\n", "utf-8")
+        print(f"\nwrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
