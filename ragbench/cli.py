@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ragapp.config import Settings
@@ -41,3 +43,12 @@ def settings_snapshot(settings: Settings) -> dict[str, Any]:
     return {"llm": settings.llm.model_dump(mode="json", exclude={"api_key"})} | {
         name: getattr(settings, name).model_dump(mode="json") for name in sections
     }
+
+
+def print_results(results: dict[str, Any], output: Path | None) -> int:
+    """Print a benchmark's figures as JSON, and write them to ``output`` too when given; exit status 0."""
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+    print(json.dumps(results, indent=2))
+    return 0

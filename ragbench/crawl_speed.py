@@ -13,7 +13,6 @@ ingested. A re-crawl should cost one request a page and read only what changed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -29,7 +28,7 @@ from urllib.parse import unquote
 
 from ragapp.config import Settings
 from ragapp.sync.standalone import open_service
-from ragbench.cli import run_command
+from ragbench.cli import print_results, run_command
 
 HELD_OUT = ("python-policy", "zlib_how", "valgrind")  # the answer sets' held-out documents: never served
 MANUALS = (Path("/usr/share/doc/flex-doc/html"), Path("/usr/share/doc/libffi-dev/html"),
@@ -156,11 +155,7 @@ def _run(args: argparse.Namespace) -> int:
         server.server_close()
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-    print(json.dumps(results, indent=2))
-    return 0
+    return print_results(results, args.output)
 
 
 if __name__ == "__main__":

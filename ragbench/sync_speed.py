@@ -12,7 +12,6 @@ re-sync should cost work in proportion to the changes, not to the tree.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -24,7 +23,7 @@ from typing import Any
 
 from ragapp.config import Settings
 from ragapp.sync.standalone import open_service
-from ragbench.cli import run_command
+from ragbench.cli import print_results, run_command
 
 DOC_TYPES = (".html", ".htm", ".txt", ".md", ".pdf")
 WORDS = ("valve", "pressure", "ladder", "inspection", "torque", "manual", "safety", "boiler", "filter", "gauge",
@@ -155,11 +154,7 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-    print(json.dumps(results, indent=2))
-    return 0
+    return print_results(results, args.output)
 
 
 if __name__ == "__main__":
