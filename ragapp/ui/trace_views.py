@@ -120,7 +120,9 @@ def header(trace: Trace) -> str:
             lines.append("> " + plain_markdown(guess).replace("\n", "\n> "))
         if answer.confidence:
             level = _word(CONFIDENCE_WORDS, answer.confidence)
-            chance = f" · P(right) {answer.probability:.2f}" if answer.probability is not None else ""
+            chance = ""
+            if answer.probability is not None:
+                chance = f" · {both('P(right)', '答对概率')} {answer.probability:.2f}"
             lines.append(f"**{both('Confidence', '置信度')}: {level}{chance}**")
             lines.append("\n".join(check_line(c) for c in answer.checks))
         if answer.support:

@@ -78,6 +78,7 @@ def test_a_test_case_run_compared_with_the_last(
 
     page.locator("#language-switch").get_by_role("link", name="中文").click()
     page.locator("#eval-truth").get_by_text("变好 (1)").wait_for()
+    truth.get_by_text("与上次相比").first.wait_for()  # the switch has reached the whole panel
     chinese = truth.inner_text()
     for words in (
         "与上次相比，真实性更好（+0.50）",
