@@ -162,11 +162,19 @@ INGEST: dict[str, tuple[str, str]] = {
     "left_out.search": ("search form ({blocks} blocks)", "搜索框（{blocks} 块）"),
     "left_out.search_one": ("search form ({blocks} block)", "搜索框（{blocks} 块）"),
     "left_out.outside_main": ("outside the page's main content", "页面主要内容之外的部分"),
+    "left_out.decoration": (
+        "{count} pictures as decoration (small, thin, or repeated on many pages)",
+        "{count} 张装饰性图片（过小、过窄或在多页重复）",
+    ),
     # A document or passage asked for that is not there (or lies where the asker may not read)
     "library.document_gone": ("That document is no longer in the knowledge base.", "这份文档已不在知识库中。"),
     "library.passage_gone": (
         "That passage is no longer in the knowledge base (its document was deleted).",
         "这个片段已不在知识库中（其文档已被删除）。",
+    ),
+    "library.no_figure": (
+        "Passage {id!r} is no figure of a kept PDF: there is no picture to show.",
+        "片段 {id!r} 不是已保存 PDF 中的图：没有可显示的图片。",
     ),
     "library.no_passage": (
         "No passage {id!r} in the knowledge base (its document may have been deleted).",
