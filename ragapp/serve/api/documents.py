@@ -122,7 +122,7 @@ def router(engine: Engine, check: KeyCheck, jobs: Jobs) -> APIRouter:
         )  # fmt: skip
 
     @api.get(
-        FIGURE_PATH,
+        FIGURE_PATH.removeprefix(api.prefix),
         response_class=Response,
         responses={200: {"content": {"image/png": {}}, "description": "The figure, cropped from its page."}},
         summary="A figure passage's picture, cropped from its page (PNG)",
