@@ -78,8 +78,9 @@ FIGURE_PATH = "/v1/passages/{chunk_id}/figure"  # the HTTP API's route for a fig
 
 def figure_url(chunk: Chunk) -> str | None:
     """Where the HTTP API serves ``chunk``'s figure, cropped from its page (a path on the app's server); None for a
-    chunk that is no figure."""
-    return FIGURE_PATH.format(chunk_id=chunk.chunk_id) if chunk.figure is not None else None
+    chunk that is no figure, or one of a file without pages (a Word file's: there is no page to crop it from)."""
+    drawn = chunk.figure is not None and chunk.page is not None
+    return FIGURE_PATH.format(chunk_id=chunk.chunk_id) if drawn else None
 
 
 def live_url(meta: dict[str, str]) -> str:

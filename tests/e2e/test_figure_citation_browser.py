@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.unit.test_pdf_figures import PLOT_PAGES, octave_pages
+from tests.unit.test_figures import PLOT_PAGES, octave_pages
 
 pytestmark = [pytest.mark.e2e]
 

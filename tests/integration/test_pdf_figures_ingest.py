@@ -13,7 +13,7 @@ import pytest
 
 from ragapp.core.errors import IngestError
 from tests.integration.api_helpers import Served
-from tests.unit.test_pdf_figures import PLOT_PAGES, octave_pages
+from tests.unit.test_figures import PLOT_PAGES, octave_pages
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,7 @@
-"""A PDF's figures read as passages of their own: on a real manual's pages (GNU Octave's, which Debian's octave-doc
+"""Figures read as passages of their own: on a real manual's pages (GNU Octave's, which Debian's octave-doc
 ships: its plots are drawings with "Figure 15.1: …" captions under them), the caption found, the words inside
-kept, and decoration left out by the stated rule."""
+kept, and decoration left out by the stated rule; and a Word report with that plot pasted in, its caption and alt
+text kept."""
 
 from __future__ import annotations
 
@@ -102,3 +103,38 @@ def test_small_thin_and_whole_page_pictures_are_decoration() -> None:
 )
 def test_a_caption_starts_with_a_word_for_figure_and_its_number(line: str, caption: bool) -> None:
     assert is_caption(line) is caption
+
+
+def test_a_word_picture_is_a_passage_with_its_caption_alt_text_and_words(tmp_path: Path) -> None:
+    import docx
+    import pypdfium2 as pdfium
+    from docx.shared import Inches
+
+    if not OCTAVE_PDF.exists():
+        pytest.skip(f"{OCTAVE_PDF} is not installed (apt-get install octave-doc)")
+    pdf = pdfium.PdfDocument(str(OCTAVE_PDF))  # the real plot of page 332, as a picture pasted into a report
+    plot, logo = tmp_path / "plot.png", tmp_path / "logo.png"
+    pdf[331].render(scale=2, crop=(162, 471, 612 - 450, 792 - 672)).to_pil().save(plot)
+    pdf.close()
+    from PIL import Image
+
+    Image.new("RGB", (40, 40), (200, 30, 30)).save(logo)
+    document = docx.Document()
+    document.add_heading("Plotting", level=1)
+    document.add_paragraph("The plot below shows the sine over four periods.")
+    document.add_picture(str(plot), width=Inches(4))
+    document.paragraphs[-1]._p.xpath(".//wp:docPr")[0].set("descr", "A sine curve from -10 to 10")
+    document.add_paragraph("Figure 1: Simple Two-Dimensional Plot of sin(x).", style="Caption")
+    document.add_paragraph("Call plot (x, y) to draw it.")
+    document.add_picture(str(logo), width=Inches(0.4))  # an icon: decoration
+    path = tmp_path / "report.docx"
+    document.save(str(path))
+
+    doc = parse_file(path, options=ParseOptions(pdf_tables=False))
+    (figure,) = _figures(doc.sections)
+    assert figure.figure is not None and figure.figure.caption == "Figure 1: Simple Two-Dimensional Plot of sin(x)."
+    assert figure.heading == "Plotting" and figure.page is None
+    assert "A sine curve from -10 to 10" in figure.text  # its alt text
+    assert "Simple 2-D Plot" in figure.text  # read inside the picture by OCR
+    assert "four periods" in figure.text and "plot (x, y)" in figure.text  # the paragraphs around it
+    assert doc.report.figures == 1 and any("1 pictures as decoration" in what for what in doc.report.left_out)
