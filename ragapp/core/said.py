@@ -11,7 +11,8 @@ reads the sentences it always did. The catalogue's entries are grouped by the pa
 Each template is ``str.format`` over the record's values: a text value is passed through the caller's ``escape``
 (it may quote a file's or an intent's name), an int is written with thousands separators and a float as ``g``
 unless the template gives its own format ("{lead:+.3f}"). A value named in ``TERMS`` is itself a word to
-translate ("number" → "数字"); a list is joined as the language joins one ("vector and keyword", "vector、keyword").
+translate ("number" → "数字"), and so is each item of a list, joined as the language joins one ("vector and keyword",
+"a, b and c", "vector、keyword").
 
 Written here, not with gettext: the engine keeps no per-request language, and a record of code and values is
 what a trace stores and a view renders again later.
@@ -82,9 +83,13 @@ def english_of(parts: Sequence[Said]) -> str:
 
 def _value(name: str, value: Any, chinese: bool, escape: Escape) -> Any:
     """A value as a template reads it: a term in the language, a list joined as the language joins one."""
+    terms = TERMS.get(name, {})
     if isinstance(value, list | tuple):
-        return _Escaped(("、" if chinese else " and ").join(escape(str(v)) for v in value))
-    words = TERMS.get(name, {}).get(str(value))
+        items = [escape(str(terms[str(v)][chinese] if str(v) in terms else v)) for v in value]
+        if chinese:
+            return _Escaped("、".join(items))
+        return _Escaped(" and ".join([", ".join(items[:-1]), items[-1]] if len(items) > 2 else items))
+    words = terms.get(str(value))
     return value if words is None else words[chinese]
 
 

@@ -162,6 +162,28 @@ INGEST: dict[str, tuple[str, str]] = {
     "left_out.search": ("search form ({blocks} blocks)", "搜索框（{blocks} 块）"),
     "left_out.search_one": ("search form ({blocks} block)", "搜索框（{blocks} 块）"),
     "left_out.outside_main": ("outside the page's main content", "页面主要内容之外的部分"),
+    # What else an upload's line says after its chunk count (ragapp.ingest.boilerplate, ParseReport)
+    "note.boilerplate_pages": ("{count} pages left out: {reasons}", "{count} 页未编入：{reasons}"),
+    "note.boilerplate_page": ("{count} page left out: {reasons}", "{count} 页未编入：{reasons}"),
+    "note.boilerplate_sections": ("{count} sections left out: {reasons}", "{count} 节未编入：{reasons}"),
+    "note.boilerplate_section": ("{count} section left out: {reasons}", "{count} 节未编入：{reasons}"),
+    "note.all_boilerplate": (
+        "every part looked like {reasons}, so it was indexed anyway",
+        "每一部分看起来都像{reasons}，因此仍全部编入",
+    ),
+    "note.coverage_low": ("⚠️ only {share:.0%} of its text was indexed", "⚠️ 只有 {share:.0%} 的文字编入了索引"),
+    "note.coverage_low_unread": (
+        "⚠️ only {share:.0%} of its text was indexed; not read: {unread}",
+        "⚠️ 只有 {share:.0%} 的文字编入了索引；未读取：{unread}",
+    ),
+    "note.coverage_low_unread_more": (
+        "⚠️ only {share:.0%} of its text was indexed; not read: {unread} and {more} more passages",
+        "⚠️ 只有 {share:.0%} 的文字编入了索引；未读取：{unread} 等另外 {more} 段",
+    ),
+    "note.coverage_low_unread_more_one": (
+        "⚠️ only {share:.0%} of its text was indexed; not read: {unread} and {more} more passage",
+        "⚠️ 只有 {share:.0%} 的文字编入了索引；未读取：{unread} 等另外 {more} 段",
+    ),
     # A document or passage asked for that is not there (or lies where the asker may not read)
     "library.document_gone": ("That document is no longer in the knowledge base.", "这份文档已不在知识库中。"),
     "library.passage_gone": (
@@ -206,4 +228,14 @@ INGEST: dict[str, tuple[str, str]] = {
 # value name: {value: (English, Chinese)}
 INGEST_TERMS: dict[str, dict[str, tuple[str, str]]] = {
     "budget": {"cell": ("cell", "单元格"), "character": ("character", "字符")},  # a sheet's budget that ran out
+    # Why a page was left out as boilerplate (ragapp.ingest.boilerplate.boilerplate_reason), the licence families
+    # of its _LICENCES: tests/unit/test_said.py checks every family has words here.
+    "reasons": {
+        "table of contents": ("table of contents", "目录"),
+        "index": ("index", "索引"),
+        **{
+            f"licence text ({family})": (f"licence text ({family})", f"许可证文本（{family}）")
+            for family in ("GNU FDL", "GNU LGPL", "GNU GPL", "Creative Commons", "MIT", "Apache")
+        },
+    },
 }

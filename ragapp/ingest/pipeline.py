@@ -365,8 +365,8 @@ class Ingestor:
                         files.remove(old.record.doc_id)
         if again is not None:
             return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
-        notes = tuple(filter(None, [prepared.split.note, prepared.report.coverage_warning()]))
-        counts = "; ".join([f"{len(chunks)} chunks", *notes])
+        notes = tuple(note for note in (prepared.split.note, prepared.report.coverage_said()) if note is not None)
+        counts = "; ".join([f"{len(chunks)} chunks", *(note.english for note in notes)])
         if replaced:
             message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
             return IngestResult(name, "replaced", message, doc_id, len(chunks), kb, notes)

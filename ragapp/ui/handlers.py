@@ -430,14 +430,15 @@ def ingest_line(result: IngestResult) -> str:
     """What happened to one file, in both languages (a refusal from its record; a result stored before the
     engine kept one: its English)."""
     name, kb = escape_text(result.name), escape_text(result.kb)
-    notes = "".join(f"; {escape_text(n)}" for n in result.notes)
     n = result.chunks
     if result.status in ("added", "replaced") and result.kb:
+        notes_en = "".join(f"; {note.worded(False, escape_text) or escape_text(note.english)}" for note in result.notes)
+        notes_zh = "".join(f"；{note.worded(True, escape_text) or escape_text(note.english)}" for note in result.notes)
         if result.status == "added":
             en, zh = f"added to '{kb}'", f"已加入“{kb}”"
         else:
             en, zh = f"replaced the earlier version in '{kb}'", f"已替换“{kb}”中的旧版本"
-        return f"{name}: " + both(f"{en} ({n} chunks{notes}).", f"{zh}（{n} 个片段{notes}）。")
+        return f"{name}: " + both(f"{en} ({n} chunks{notes_en}).", f"{zh}（{n} 个片段{notes_zh}）。")
     if result.status == "replaced":
         return f"{name}: " + both(f"indexed again ({n} chunks).", f"已重新索引（{n} 个片段）。")
     if result.status == "cancelled":

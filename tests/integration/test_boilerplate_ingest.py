@@ -77,7 +77,7 @@ def test_boilerplate_pages_are_left_out_of_every_store_and_listed(
     assert result.status == "added"
     assert result.message == (
         f"orion_manual.pdf: added to 'default' ({result.chunks} chunks; "
-        "2 pages left out: table of contents, licence text (GNU FDL))."
+        "2 pages left out: table of contents and licence text (GNU FDL))."
     )
     snap = store_snapshot(rig)
     assert snap.agree(), snap

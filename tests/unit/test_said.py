@@ -545,7 +545,7 @@ def test_every_code_the_engine_writes_is_in_the_catalogue_and_every_entry_is_use
 
 _SAMPLES: dict[str, object] = {
     "action": "manage users", "what": "demote", "s": 5.0, "min": 0.2, "margin": 0.1, "score": 0.5, "lead": 0.01,
-    "size": 60.0, "mb": 9.5, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"],
+    "size": 60.0, "mb": 9.5, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"], "share": 0.5,
 }  # fmt: skip
 
 
@@ -625,3 +625,32 @@ def test_a_role_refused_an_action_is_told_so_in_the_pages_language() -> None:
     assert str(refused.value) == "Your role (reader) may not manage users; ask an administrator."
     page = said_or_english(refused.value.said, str(refused.value))
     assert shown(page, "zh") == "你的角色（读者）不能管理用户；请联系管理员。"
+
+
+def test_an_uploads_notes_read_in_the_pages_language() -> None:
+    """The boilerplate left out and a low coverage, after an upload's chunk count: Chinese on a Chinese page
+    (they were the engine's English on both before), English kept for the API's message."""
+    left_out = Said(
+        "note.boilerplate_pages", {"count": 3, "reasons": ["table of contents", "index", "licence text (GNU FDL)"]}
+    )
+    low = ParseReport(coverage=0.5, unread=("a", "b"), unread_count=5).coverage_said()
+    assert low is not None
+    result = IngestResult("m.pdf", "added", "m.pdf: added", "d", 12, "default", (left_out, low))
+    line = unescape(ingest_line(result))
+    assert shown(line, "en") == (
+        "m.pdf: added to 'default' (12 chunks; 3 pages left out: table of contents, index and licence text "
+        "(GNU FDL); ⚠️ only 50% of its text was indexed; not read: “a”, “b” and 3 more passages)."
+    )
+    assert shown(line, "zh") == (
+        "m.pdf: 已加入“default”（12 个片段；3 页未编入：目录、索引、许可证文本（GNU FDL）；"
+        "⚠️ 只有 50% 的文字编入了索引；未读取：“a”, “b” 等另外 3 段）。"
+    )
+
+
+def test_every_licence_the_boilerplate_rules_know_has_words_in_chinese() -> None:
+    from ragapp.ingest.boilerplate import _LICENCES, BoilerplateSplit
+
+    reasons = TERMS["reasons"]
+    assert {f"licence text ({family})" for family, _ in _LICENCES} <= set(reasons)
+    doc_note = BoilerplateSplit(doc=None, all_boilerplate=("licence text (MIT)",)).note  # type: ignore[arg-type]
+    assert doc_note is not None and doc_note.worded(True) == "每一部分看起来都像许可证文本（MIT），因此仍全部编入"
