@@ -194,7 +194,8 @@ class RememberedEvent:
     text: str
     memory_id: str = ""
     cut: tuple[str, ...] = ()
-    reason: str = ""
+    reason: str = ""  # in English (logs, the API)
+    said: Said | None = None  # the reason as a record, for the page's language
 
 
 @dataclass(frozen=True)
