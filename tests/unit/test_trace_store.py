@@ -305,9 +305,11 @@ def test_cases_validation(cases: TestCaseStore) -> None:
         cases.add("alice", "   ", ["a.pdf"])
     with pytest.raises(ValueError, match="expected document"):
         cases.add("alice", "Q?", [])
-    with pytest.raises(ValueError, match="expected document"):
+    with pytest.raises(ValueError, match="expected document") as refused:
         cases.add("alice", "Q?", ["  ", ""])
     assert cases.list("alice") == []
+    said = getattr(refused.value, "said", None)  # a record, for the page to word in its language
+    assert said is not None and said.worded(True) == "没有应命中的文档：请至少选择一份应当回答这个问题的文档。"
 
 
 def test_same_question_replaces_the_earlier_case(cases: TestCaseStore) -> None:
