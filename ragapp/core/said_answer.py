@@ -81,6 +81,10 @@ ANSWER: dict[str, tuple[str, str]] = {
     ),
     "remember.full": ("You already keep {limit} memories: delete some first.", "已有 {limit} 条记忆，请先删除一些。"),
     "remember.no_such": ("You have no memory of that id.", "没有这条记忆。"),
+    # A step of the answer that failed (its bubble), in our own words
+    "stage.no_sentence": ("the reply fits no sentence: {reply}", "模型的回复对不上任何一句：{reply}"),
+    "stage.no_translation": ("the model gave no usable translation", "模型没有给出可用的翻译"),
+    "stage.wrong_language": ("the translation is not in {language}", "译文不是{language}"),
 }
 # value name: {value: (English, Chinese)}
 ANSWER_TERMS: dict[str, dict[str, tuple[str, str]]] = {
@@ -91,4 +95,5 @@ ANSWER_TERMS: dict[str, dict[str, tuple[str, str]]] = {
         "year": ("year", "年份"),
         "yes-no": ("yes-no", "是或否"),
     },
+    "language": {"en": ("English", "英文"), "zh": ("Chinese", "中文")},  # a question's or a translation's
 }

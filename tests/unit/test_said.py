@@ -654,3 +654,21 @@ def test_every_licence_the_boilerplate_rules_know_has_words_in_chinese() -> None
     assert {f"licence text ({family})" for family, _ in _LICENCES} <= set(reasons)
     doc_note = BoilerplateSplit(doc=None, all_boilerplate=("licence text (MIT)",)).note  # type: ignore[arg-type]
     assert doc_note is not None and doc_note.worded(True) == "每一部分看起来都像许可证文本（MIT），因此仍全部编入"
+
+
+def test_a_failed_steps_bubble_reads_in_the_pages_language() -> None:
+    """A step of the answer that failed showed the engine's English error in its bubble on a Chinese page."""
+    from ragapp.core.events import StageEvent
+    from ragapp.core.turn import Turn
+    from ragapp.ui.render import stage_message
+
+    turn = Turn("q")
+    wrong = Said("stage.wrong_language", {"language": "zh"})
+    turn.apply(StageEvent("translate", "started"))
+    turn.apply(StageEvent("translate", "failed", 0.5, {}, wrong.english, wrong))
+    (step,) = turn.stages
+    content = str(stage_message(step).content)
+    assert wrong.english == "the translation is not in Chinese"
+    assert shown(content, "en") == "the translation is not in Chinese" and shown(content, "zh") == "译文不是中文"
+    stored = Turn.from_dict(turn.to_dict()).stages[0]  # a conversation read back words it the same
+    assert stored.said == wrong
