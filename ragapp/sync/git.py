@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragapp.core.said import Said
 from ragapp.sync.sources import SyncError
 from ragapp.sync.tree import check_allowed
 
@@ -59,13 +60,11 @@ def check_location(location: str, protocols: Sequence[str], allowed_roots: Seque
         SyncError: the message says which rule and the setting that holds it.
     """
     if location.startswith("-"):
-        raise SyncError(f"{location!r} is not a repository location (it reads like a git option).")
+        raise SyncError(said=Said("source.git_option", {"location": location}))
     used = transport(location)
     if used in NEVER or used not in protocols:
-        raise SyncError(
-            f"The git transport {used!r} is not allowed (allowed: {', '.join(protocols) or 'none'}; "
-            "RAGAPP_SYNC__GIT_PROTOCOLS); give an https, ssh or local address."
-        )
+        allowed = ", ".join(protocols) or "none"
+        raise SyncError(said=Said("source.git_transport", {"transport": used, "allowed": allowed}))
     if used == "file" and allowed_roots:
         path = location.removeprefix("file://") if location.startswith("file://") else location
         check_allowed(Path(os.path.realpath(path)), allowed_roots, location)
