@@ -150,4 +150,18 @@ WEB: dict[str, tuple[str, str]] = {
         "不允许使用 git 传输方式 {transport!r}（允许的：{allowed}；RAGAPP_SYNC__GIT_PROTOCOLS）；请给出 https、ssh "
         "或本地地址。",
     ),
+    # A git source's sync that failed (ragapp.sync.git); {error} is git's own last line
+    "source.no_git": (
+        "git is not installed on this server; install it to follow a git repository.",
+        "这台服务器没有安装 git；要跟随 git 仓库，请先安装它。",
+    ),
+    "source.git_slow": (
+        "git {command} took over {s:g} s (RAGAPP_SYNC__GIT_TIMEOUT_S); check the repository's address.",
+        "git {command} 超过了 {s:g} 秒（RAGAPP_SYNC__GIT_TIMEOUT_S）；请检查仓库地址。",
+    ),
+    "source.git_failed": ("git {command} failed: {error}", "git {command} 失败：{error}"),
+    "source.no_branch": (
+        "{location} has no branch {branch!r}; check the source's branch.",
+        "{location} 没有分支 {branch!r}；请检查同步源的分支设置。",
+    ),
 }
