@@ -224,6 +224,20 @@ INGEST: dict[str, tuple[str, str]] = {
         "{name}：其中一段文字超过 10 MB，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
         "未加入任何内容。",
     ),
+    # A document's tag that breaks the rules (ragapp.core.filters)
+    "tag.empty": ("A tag may not be empty.", "标签不能为空。"),
+    "tag.too_long": (
+        "The tag {tag!r}… is over {most} characters; shorten it.",
+        "标签 {tag!r}… 超过了 {most} 个字符；请缩短。",
+    ),
+    "tag.bad_character": (
+        "The tag {tag!r} holds a character tags may not: use letters, digits, spaces and . : / + # & - only.",
+        "标签 {tag!r} 含有不允许的字符：只能用字母、数字、空格和 . : / + # & -。",
+    ),
+    "tag.too_many": (
+        "{n} tags: a document may have at most {most}; remove some.",
+        "{n} 个标签：一份文档最多只能有 {most} 个；请删掉一些。",
+    ),
 }
 # value name: {value: (English, Chinese)}
 INGEST_TERMS: dict[str, dict[str, tuple[str, str]]] = {

@@ -234,7 +234,7 @@ class Library:
             try:
                 cleaned = clean_tags(tags)
             except TagError as exc:
-                raise IngestError(str(exc)) from None
+                raise IngestError(str(exc), exc.said) from None
             if not self._store.catalog.set_tags(doc_id, cleaned):
                 raise IngestError(said=GONE)
             note["tags"] = list(cleaned)
