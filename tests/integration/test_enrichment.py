@@ -80,7 +80,8 @@ def test_an_upload_is_found_by_keywords_before_its_vectors_and_resume_finishes(
     assert any("citric acid" in c.chunk.text for c in result.chunks)
     progress = enrichment.progress("manuals")
     assert progress.paused and progress.indexing
-    assert [(s.step, s.done, s.total) for s in progress.steps][0] == ("vectors", 0, len(mine))
+    vectors = progress.steps[0]
+    assert (vectors.step, vectors.done, vectors.total) == ("vectors", 0, len(mine))
     assert progress.said()[0].code == "enrich.progress_paused"
 
     # The answer says the base is still being indexed, in a typed record.
@@ -94,7 +95,7 @@ def test_an_upload_is_found_by_keywords_before_its_vectors_and_resume_finishes(
     finished(rig)
     assert mine <= vector_ids(rig)
     done = enrichment.progress("manuals")
-    assert not done.paused and [(s.done, s.total) for s in done.steps][0] == (len(mine), len(mine))
+    assert not done.paused and (done.steps[0].done, done.steps[0].total) == (len(mine), len(mine))
     assert done.said()[0].code == "enrich.done"
     result = rig.engine.chat.retrieve("How do I descale the kettle with citric acid?", frozenset({"manuals"}))
     assert {r.channel: bool(r.hits) for r in result.channel_results}["vector"]
@@ -178,9 +179,7 @@ def test_background_off_indexes_inline(make_engine: Callable[..., Rig], tmp_path
     assert not progress.background and not progress.indexing
 
 
-def test_the_api_shows_progress_and_editors_pause_and_resume(
-    serve_api: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_the_api_shows_progress_and_editors_pause_and_resume(serve_api: Callable[..., Any], tmp_path: Path) -> None:
     served = serve_api(accounts=True, **BACKGROUND)
     engine = served.rig.engine
     engine.enrichment.pause("manuals")
@@ -205,4 +204,5 @@ def test_the_api_shows_progress_and_editors_pause_and_resume(
         finished(served.rig)
         body = reader.get("/v1/knowledge-bases/manuals/enrichment").json()
         assert body["steps"][0]["done"] == total and not body["indexing"]
-        assert body["lines"] == [{"code": "enrich.done", "values": {"kb": "manuals"}, "message": "manuals: fully indexed."}]
+        done = {"code": "enrich.done", "values": {"kb": "manuals"}, "message": "manuals: fully indexed."}
+        assert body["lines"] == [done]
