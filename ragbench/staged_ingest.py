@@ -1,4 +1,4 @@
-"""``python -m ragbench.staged_ingest``: how soon an upload answers, inline and staged (docs/ingestion.md).
+"""``python -m ragbench.staged_ingest``: how soon an upload answers, inline and staged (docs/documents.md).
 
 For each mode, in turn (``--rounds`` times: inline, staged, inline, ...), a fresh state folder, one document
 uploaded into a knowledge base while a search for ``--question`` runs every ``--poll-s`` seconds: the time until
@@ -6,8 +6,7 @@ a passage holding ``--expect`` comes back (the first answer by keywords), until 
 base is fully indexed (every enrichment step done). Inline is ``RAGAPP_ENRICH__BACKGROUND=false``, as before
 staged ingest; staged is the default.
 
-    python -m ragbench.staged_ingest --document /usr/share/doc/git-doc/user-manual.html \\
-        --question "How do I find the commit that introduced a bug with git bisect?" --expect "bisect"
+    python -m ragbench.staged_ingest --output results/bench/staged_ingest.json   (make bench-staged)
 """
 
 from __future__ import annotations
@@ -91,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
         "bytes": args.document.stat().st_size,
         "question": args.question,
         "runs": runs,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_before": os.getloadavg()},
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_at_end": os.getloadavg()},
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     return print_results(results, args.output)
