@@ -206,3 +206,32 @@ def test_the_api_shows_progress_and_editors_pause_and_resume(serve_api: Callable
         assert body["steps"][0]["done"] == total and not body["indexing"]
         done = {"code": "enrich.done", "values": {"kb": "manuals"}, "message": "manuals: fully indexed."}
         assert body["lines"] == [done]
+
+
+def test_the_worker_waits_while_an_answer_is_written(
+    make_settings: Callable[..., Any], shared_models: Any, tmp_path: Path
+) -> None:
+    from ragapp.enrich.runner import EnrichRunner
+    from ragapp.enrich.state import EnrichState
+    from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
+
+    settings = make_settings(**BACKGROUND)
+    store = KnowledgeStore.open(tmp_path / "state", shared_models.embedder(settings), settings.store)
+    seen: list[int] = []  # the vectors there were each time the worker asked whether an answer is being written
+
+    def answering() -> bool:
+        seen.append(len(store.vectors.ids()))
+        return len(seen) <= 3  # an answer in flight for the first three looks
+
+    state = EnrichState(store.catalog.database).start()
+    runner = EnrichRunner(store, state, settings.enrich, [VectorsStep()], answering)
+    path = tmp_path / "appliances.md"
+    path.write_text(MANUAL, "utf-8")
+    (result,) = Ingestor(store, settings.ingest, runner).ingest_files([(path, path.name)], kb="manuals")
+    assert result.status == "added" and store.vectors.ids() == set()  # the worker is not started: all left to do
+
+    assert runner.finish("manuals")  # in this thread, as the worker would
+
+    assert seen[:4] == [0, 0, 0, 0]  # no batch while the answer was in flight, the first one once it ended
+    assert store.vectors.ids() == set(store.catalog.chunk_kbs())
+    store.catalog.close()
