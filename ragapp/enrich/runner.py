@@ -10,7 +10,9 @@ What is to do is asked of each step (``pending``), never kept in a queue: a rest
 deleted document or a new upload all simply change what the stores hold. One replica at a time works on a base
 (a lease in the catalog's database, ``EnrichState``); a base can be paused and resumed (kept there too, so a
 pause survives a restart); and before each batch the worker waits while a question is being answered: answers
-first, the model and the two cores are theirs.
+first, the model and the two cores are theirs. A batch is ``enrich.batch`` chunks, or fewer where a step says so
+with a ``batch`` attribute of its own (a step that calls the model, seconds a chunk, keeps its batches short so
+that an answer never waits long behind one).
 """
 
 from __future__ import annotations
@@ -158,7 +160,8 @@ class EnrichRunner:
                     if self._stop.is_set() or self._state.is_paused(kb):
                         return False
                     self._wait_for_answers()
-                    batch, todo = todo[: self._settings.batch], todo[self._settings.batch :]
+                    size = getattr(step, "batch", None) or self._settings.batch  # a slow step may ask for fewer
+                    batch, todo = todo[:size], todo[size:]
                     began = time.monotonic()
                     done = step.run(self._store, batch)
                     self._measured(kb, step.name, done, time.monotonic() - began)

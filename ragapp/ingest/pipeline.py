@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -45,6 +44,7 @@ from ragapp.core.types import (
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.coverage import with_coverage
+from ragapp.ingest.enricher import Enricher
 from ragapp.ingest.file_meta import file_meta, parse_date
 from ragapp.ingest.knowledge_store import (  # re-exported: callers import them from here
     WRITES,
@@ -144,27 +144,11 @@ def check_chunk_floor(doc: ParsedDocument, name: str, settings: IngestSettings) 
         raise _too_many_chunks(name, least, settings.max_chunks, at_least=True)
 
 
-class Later(Protocol):
-    """The background enrichment as the ingestor sees it (``ragapp.enrich.runner.EnrichRunner``)."""
-
-    def background(self, kb: str) -> bool:
-        """``kb``'s vectors follow in the background (else they are written inline, before the catalog)."""
-        ...
-
-    def wake(self, kb: str | None = None) -> None:
-        """Chunks were stored into ``kb``: look for work now."""
-        ...
-
-    def forget(self, chunk_ids: Iterable[str]) -> None:
-        """These chunks left the catalog: their enrichment goes too."""
-        ...
-
-
 class Ingestor:
-    def __init__(self, store: KnowledgeStore, settings: IngestSettings, later: Later | None = None) -> None:
+    def __init__(self, store: KnowledgeStore, settings: IngestSettings, enricher: Enricher | None = None) -> None:
         self._store = store
         self._settings = settings
-        self._later = later  # None: everything inline, no background enrichment
+        self._enricher = enricher  # None: everything inline, no background enrichment
         self._parse_options = ParseOptions(
             ocr=settings.ocr, ocr_dpi=settings.ocr_dpi, ocr_max_pages=settings.ocr_max_pages,
             pdf_tables=settings.pdf_tables, ocr_latin=settings.ocr_latin,
@@ -207,7 +191,7 @@ class Ingestor:
             IngestError: ``kb`` is not a valid name (checked before anything is read or stored).
         """
         kb = kb_name(kb)
-        later = not inline and self._later is not None and self._later.background(kb)
+        later = not inline and self._enricher is not None and self._enricher.background(kb)
         results: list[IngestResult] = []
         for index, (path, given, *more) in enumerate(files):
             name = document_name(given, path)
@@ -279,7 +263,7 @@ class Ingestor:
         later: bool = False,
     ) -> _Prepared | IngestResult:
         """Everything before the stores are touched: the limits, the duplicate check, parsing (OCR included),
-        boilerplate, chunks and their vectors; or the result, for a file that is already there."""
+        boilerplate, chunks and their vectors (none when ``later``); or the result, for a file already there."""
         size = path.stat().st_size
         self.check_size(name, size)
         content_hash = file_sha256(path)
@@ -389,15 +373,15 @@ class Ingestor:
                 elif files is not None:
                     files.remove(doc_id)
                 raise
-            if prepared.vectors is None and self._later is not None:  # under the lock: before a search sees it
-                self._later.wake(kb)
+            if prepared.vectors is None and self._enricher is not None:  # under the lock: before a search sees it
+                self._enricher.wake(kb)
             if again is None:
                 self._store.vectors.delete([cid for old in replaced for cid in old.chunk_ids])
                 if files is not None:
                     for old in replaced:
                         files.remove(old.record.doc_id)
-        if again is None and replaced and self._later is not None:
-            self._later.forget([cid for old in replaced for cid in old.chunk_ids])
+        if again is None and replaced and self._enricher is not None:
+            self._enricher.forget([cid for old in replaced for cid in old.chunk_ids])
         if again is not None:
             return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
         notes = tuple(filter(None, [prepared.split.note, prepared.report.coverage_warning()]))
@@ -441,8 +425,8 @@ class Ingestor:
             self._store.vectors.delete(chunk_ids)
             if self._store.files is not None:
                 self._store.files.remove(doc_id)
-        if self._later is not None:
-            self._later.forget(chunk_ids)
+        if self._enricher is not None:
+            self._enricher.forget(chunk_ids)
         self._store.refresh_keywords()
         return doc.name
 
