@@ -150,18 +150,21 @@ class EnrichRunner:
 
     def finish(self, kb: str) -> bool:
         """Work on ``kb`` in this thread until it is done, paused, another replica holds it, or the runner is
-        closed; True when every step is done."""
+        closed; True when every step is done. A chunk a step was given once and did not do (a step's bug, a
+        model that failed) is not given again until the next walk: it never holds the worker in a loop."""
         if not self._state.take(kb, self._holder, self._settings.lease_s):
             return False
         try:
             for step in self.steps:
                 todo = step.pending(self._store, kb)
+                tried: set[str] = set()
                 while todo:
                     if self._stop.is_set() or self._state.is_paused(kb):
                         return False
                     self._wait_for_answers()
                     size = getattr(step, "batch", None) or self._settings.batch  # a slow step may ask for fewer
                     batch, todo = todo[:size], todo[size:]
+                    tried.update(batch)
                     began = time.monotonic()
                     done = step.run(self._store, batch)
                     self._measured(kb, step.name, done, time.monotonic() - began)
@@ -169,10 +172,10 @@ class EnrichRunner:
                         log.info("enrichment of %s: the lease was taken over by another replica", kb)
                         return False
                     if not todo:  # uploads meanwhile: the step goes on with them before the next starts
-                        todo = step.pending(self._store, kb)
+                        todo = [cid for cid in step.pending(self._store, kb) if cid not in tried]
+            return not any(step.pending(self._store, kb) for step in self.steps)
         finally:
             self._state.release(kb, self._holder)
-        return True
 
     def _wait_for_answers(self) -> None:
         """Answers first: wait (at most ``answer_wait_s``) while a question is being answered."""
