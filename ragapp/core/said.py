@@ -5,7 +5,8 @@ The engine never writes a display sentence for a view to parse back: it records 
 was under 0.2") as ``Said("relevance.rerank_below", {"min": 0.2})``. The UI words it in the page's languages; the
 logs, traces and the HTTP API keep its English (``Said.english``), from the same templates, so an API consumer
 reads the sentences it always did. The catalogue's entries are grouped by the part of the engine that says them
-(``said_search``, ``said_answer``, ``said_ingest``, ``said_intents``, ``said_admin``, ``said_web``);
+(``said_search``, ``said_answer``, ``said_ingest``, ``said_intents``, ``said_admin``, ``said_web``,
+``said_enrich``);
 ``tests/unit/test_said.py`` checks that every code the engine writes has both languages.
 
 Each template is ``str.format`` over the record's values: a text value is passed through the caller's ``escape``
@@ -27,6 +28,7 @@ from typing import Any
 
 from ragapp.core.said_admin import ADMIN, ADMIN_TERMS
 from ragapp.core.said_answer import ANSWER, ANSWER_TERMS
+from ragapp.core.said_enrich import ENRICH, ENRICH_TERMS
 from ragapp.core.said_ingest import INGEST, INGEST_TERMS
 from ragapp.core.said_intents import INTENTS
 from ragapp.core.said_search import SEARCH
@@ -35,9 +37,9 @@ from ragapp.core.said_web import WEB
 Escape = Callable[[str], str]
 
 # code: (English, Chinese), each a str.format template over the record's values
-CATALOGUE: dict[str, tuple[str, str]] = {**SEARCH, **ANSWER, **INGEST, **INTENTS, **ADMIN, **WEB}
+CATALOGUE: dict[str, tuple[str, str]] = {**SEARCH, **ANSWER, **INGEST, **INTENTS, **ADMIN, **WEB, **ENRICH}
 # value name: {value: (English, Chinese)}: values that are words themselves
-TERMS: dict[str, dict[str, tuple[str, str]]] = {**ANSWER_TERMS, **INGEST_TERMS, **ADMIN_TERMS}
+TERMS: dict[str, dict[str, tuple[str, str]]] = {**ANSWER_TERMS, **INGEST_TERMS, **ADMIN_TERMS, **ENRICH_TERMS}
 
 
 def _plain(text: str) -> str:

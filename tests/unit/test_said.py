@@ -16,6 +16,7 @@ from ragapp.core.errors import AccessDenied, IngestError
 from ragapp.core.said import CATALOGUE, TERMS, Said, english_of
 from ragapp.core.said_admin import ADMIN
 from ragapp.core.said_answer import ANSWER
+from ragapp.core.said_enrich import ENRICH
 from ragapp.core.said_ingest import INGEST
 from ragapp.core.said_intents import INTENTS
 from ragapp.core.said_search import SEARCH
@@ -493,6 +494,17 @@ EXAMPLES: list[tuple[Said, str, str]] = [
         "x.docx：其中一段文字超过 10 MB，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
         "未加入任何内容。",
     ),
+    (
+        Said("enrich.progress", {"kb": "manuals", "step": "vectors", "done": 120, "total": 340, "pace": 14.2}),
+        "manuals: vectors for 120 of 340 passages, 14 a minute.",
+        "manuals：向量已完成 120/340 段，每分钟 14 段。",
+    ),
+    (
+        Said("enrich.still_indexing", {"kbs": ["manuals", "faq"]}),
+        "Still being indexed: manuals and faq. Passages not yet indexed are found by their words only, so this "
+        "answer may miss some.",
+        "仍在建立索引：manuals、faq。尚未建立索引的段落只能按字词找到，所以这个回答可能有遗漏。",
+    ),
 ]
 
 
@@ -508,7 +520,8 @@ def test_every_entry_has_both_languages_over_the_same_values(code: str) -> None:
 
 
 def test_the_tables_share_no_code_and_every_term_has_both_languages() -> None:
-    assert len(CATALOGUE) == len(SEARCH) + len(ANSWER) + len(INGEST) + len(INTENTS) + len(ADMIN) + len(WEB)
+    tables = (SEARCH, ANSWER, INGEST, INTENTS, ADMIN, WEB, ENRICH)
+    assert len(CATALOGUE) == sum(len(table) for table in tables)
     for words in TERMS.values():
         assert all(e.strip() and _HAN.search(z) for e, z in words.values())
 
@@ -546,6 +559,7 @@ def test_every_code_the_engine_writes_is_in_the_catalogue_and_every_entry_is_use
 _SAMPLES: dict[str, object] = {
     "action": "manage users", "what": "demote", "s": 5.0, "min": 0.2, "margin": 0.1, "score": 0.5, "lead": 0.01,
     "size": 60.0, "mb": 9.5, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"], "share": 0.5,
+    "pace": 14.0,
 }  # fmt: skip
 
 
