@@ -165,6 +165,8 @@ def _question(raw: dict[str, Any], known: set[str]) -> Question:
         return Question(
             qid, kind, lang, text, turns=turns, tags=tags, kind=unanswerable_kind, absent=absent, split=split
         )
+    if raw.get("absent"):
+        raise ConfigError(f"{where}: absent: is for unanswerable questions (terms no document may contain)")
     needles = _needles(raw.get("must_contain"), where)
     if any(value.lower() == alt.lower() for value in trap for needle in needles for alt in needle):
         raise ConfigError(f"{where}: a trap value is also a must_contain entry")
