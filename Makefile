@@ -33,7 +33,7 @@ LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
 	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-retrieval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
-	cluster test-cluster test-slow bench-scale bench-sync bench-crawl docs space rebuild-llama
+	cluster test-cluster test-slow bench-scale bench-sync bench-staged bench-crawl docs space rebuild-llama
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -174,6 +174,11 @@ bench-api: setup
 # /usr/share/doc (HTML, text, Markdown, PDF) in files/s, then the work of a re-sync after 10 files change.
 bench-sync: setup
 	$(PY) -m ragbench.sync_speed --output results/bench/sync.json
+
+# An upload's first keyword answer and full indexing, inline against staged (docs/documents.md#searchable-first-indexed-after):
+# git's user manual (Debian's git-doc, 585 chunks), the two modes in turn, about 25 minutes on two cores.
+bench-staged: setup
+	$(PY) -m ragbench.staged_ingest --output results/bench/staged_ingest.json
 
 # Following a website (docs/sync.md#measured): flex's HTML manual (Debian's flex-doc) served on loopback, its first
 # crawl in pages/s, then the requests and reads of a re-crawl with nothing changed and with 5 pages changed.

@@ -56,5 +56,9 @@ class Registry(Generic[F]):
     def names(self) -> list[str]:
         return sorted(self._factories)
 
+    def in_order(self) -> list[str]:
+        """The names in the order they were registered (where order matters: enrichment steps)."""
+        return list(self._factories)
+
     def __contains__(self, name: object) -> bool:
         return name in self._factories

@@ -175,7 +175,7 @@ def ask_planted(settings: Settings, modes: list[str]) -> list[Row]:
                 path = folder / doc.name
                 path.write_text(doc.text, "utf-8")
                 files.append((path, doc.name))
-            for result in engine.library.ingest(files, kb="planted", owner="ragbench"):
+            for result in engine.library.ingest(files, kb="planted", owner="ragbench", inline=True):  # fully indexed
                 print(f"ingested {result.name}: {result.status} {result.message}", file=sys.stderr)
             engine.warm_up()
             for mode in modes:

@@ -278,6 +278,8 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
         "rerank": {"backend": "none"},  # the gate without a reranker; reranker tests turn it on
         # Tests script each model reply and often ask one question twice: the answer cache's tests turn it on.
         "answer_cache": {"enabled": False},
+        # Written against uploads that return fully indexed; the background enrichment's tests turn it on.
+        "enrich": {"background": False},
     }
     base["workflow"]["calibrator"] = FIXTURES / "calibrator-checks.json"  # the checks decide the level
     return Settings(**_merge(base, overrides))

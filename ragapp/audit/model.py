@@ -28,6 +28,8 @@ class AuditAction(StrEnum):
     SOURCE_SYNC = "source sync"
     SOURCE_PAUSE = "source pause"
     SOURCE_RESUME = "source resume"
+    ENRICH_PAUSE = "enrichment pause"  # a knowledge base's background indexing
+    ENRICH_RESUME = "enrichment resume"
     KB_RULE = "knowledge-base rule"
     USER_ADD = "user add"
     USER_ROLE = "user role"

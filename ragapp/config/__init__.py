@@ -16,6 +16,7 @@ from ragapp.config.answering import AgentSettings, RerankSettings, RetrievalSett
 from ragapp.config.auth import AuditSettings, AuthSettings, LdapSettings, OidcSettings
 from ragapp.config.budget import BudgetSettings
 from ragapp.config.cache import AnswerCacheSettings
+from ragapp.config.enrich import EnrichSettings
 from ragapp.config.memory import MemorySettings
 from ragapp.config.procedural import ProceduralSettings
 from ragapp.config.space import SpaceDefaults
@@ -40,6 +41,7 @@ __all__ = [
     "AuthSettings",
     "BudgetSettings",
     "EmbeddingSettings",
+    "EnrichSettings",
     "IngestSettings",
     "LLMSettings",
     "LdapSettings",
@@ -81,6 +83,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     procedural: ProceduralSettings = Field(default_factory=ProceduralSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    enrich: EnrichSettings = Field(default_factory=EnrichSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)

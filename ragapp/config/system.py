@@ -191,6 +191,13 @@ class UISettings(BaseModel):
         "file, /mcp by the MCP SDK's 4 MB): a larger one is refused (413) before it is read, as is any request "
         "without a valid key where keys are required (401).",
     )
+    max_page_json_mb: float = Field(
+        16.0,
+        gt=0,
+        description="Largest body the page's own routes read (/gradio_api: a question with the chat shown "
+        "beside it; files go through Gradio's upload, bounded by ingest.max_file_mb): a larger one is refused "
+        "(413) before it is read, signed in or not. Above max_json_mb: a long chat travels with each question.",
+    )
 
 
 class McpSettings(BaseModel):

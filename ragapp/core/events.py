@@ -21,7 +21,8 @@ class StageEvent:
     status: Literal["started", "finished", "failed"]
     duration_s: float | None = None
     detail: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
+    error: str | None = None  # in English (the trace, logs)
+    said: Said | None = None  # the error as a record, where the page has words for it
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,8 @@ class RememberedEvent:
     text: str
     memory_id: str = ""
     cut: tuple[str, ...] = ()
-    reason: str = ""
+    reason: str = ""  # in English (logs, the API)
+    said: Said | None = None  # the reason as a record, for the page's language
 
 
 @dataclass(frozen=True)

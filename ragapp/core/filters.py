@@ -14,6 +14,9 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragapp.core.errors import RagAppError
+from ragapp.core.said import Said
+
 MAX_TAGS = 20  # per document, and per filter
 MAX_TAG_CHARS = 40
 # Letters (any script), digits and a few joiners; no commas (the UI splits on them) and no quotes.
@@ -25,8 +28,8 @@ META_KEYS = ("title", "author", "created", "modified", "source", "path", "folder
 UPLOAD_SOURCE = "upload"  # the source of a file uploaded in the UI or through the API
 
 
-class TagError(ValueError):
-    """A tag that breaks the rules; the message says which and how to fix it."""
+class TagError(RagAppError, ValueError):
+    """A tag that breaks the rules; the message (and its record) says which and how to fix it."""
 
 
 def clean_tag(tag: str) -> str:
@@ -37,13 +40,11 @@ def clean_tag(tag: str) -> str:
     """
     text = " ".join(str(tag).split()).casefold()
     if not text:
-        raise TagError("A tag may not be empty.")
+        raise TagError(said=Said("tag.empty"))
     if len(text) > MAX_TAG_CHARS:
-        raise TagError(f"The tag {text[:MAX_TAG_CHARS]!r}… is over {MAX_TAG_CHARS} characters; shorten it.")
+        raise TagError(said=Said("tag.too_long", {"tag": text[:MAX_TAG_CHARS], "most": MAX_TAG_CHARS}))
     if not _TAG.match(text):
-        raise TagError(
-            f"The tag {text!r} holds a character tags may not: use letters, digits, spaces and . : / + # & - only."
-        )
+        raise TagError(said=Said("tag.bad_character", {"tag": text}))
     return text
 
 
@@ -55,7 +56,7 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """
     cleaned = tuple(dict.fromkeys(clean_tag(t) for t in tags))
     if len(cleaned) > MAX_TAGS:
-        raise TagError(f"{len(cleaned)} tags: a document may have at most {MAX_TAGS}; remove some.")
+        raise TagError(said=Said("tag.too_many", {"n": len(cleaned), "most": MAX_TAGS}))
     return cleaned
 
 

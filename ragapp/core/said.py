@@ -5,13 +5,15 @@ The engine never writes a display sentence for a view to parse back: it records 
 was under 0.2") as ``Said("relevance.rerank_below", {"min": 0.2})``. The UI words it in the page's languages; the
 logs, traces and the HTTP API keep its English (``Said.english``), from the same templates, so an API consumer
 reads the sentences it always did. The catalogue's entries are grouped by the part of the engine that says them
-(``said_search``, ``said_answer``, ``said_ingest``, ``said_intents``, ``said_admin``, ``said_web``);
+(``said_search``, ``said_answer``, ``said_ingest``, ``said_intents``, ``said_admin``, ``said_web``,
+``said_enrich``);
 ``tests/unit/test_said.py`` checks that every code the engine writes has both languages.
 
 Each template is ``str.format`` over the record's values: a text value is passed through the caller's ``escape``
 (it may quote a file's or an intent's name), an int is written with thousands separators and a float as ``g``
 unless the template gives its own format ("{lead:+.3f}"). A value named in ``TERMS`` is itself a word to
-translate ("number" → "数字"); a list is joined as the language joins one ("vector and keyword", "vector、keyword").
+translate ("number" → "数字"), and so is each item of a list, joined as the language joins one ("vector and keyword",
+"a, b and c", "vector、keyword").
 
 Written here, not with gettext: the engine keeps no per-request language, and a record of code and values is
 what a trace stores and a view renders again later.
@@ -26,6 +28,7 @@ from typing import Any
 
 from ragapp.core.said_admin import ADMIN, ADMIN_TERMS
 from ragapp.core.said_answer import ANSWER, ANSWER_TERMS
+from ragapp.core.said_enrich import ENRICH, ENRICH_TERMS
 from ragapp.core.said_ingest import INGEST, INGEST_TERMS
 from ragapp.core.said_intents import INTENTS
 from ragapp.core.said_search import SEARCH
@@ -34,9 +37,9 @@ from ragapp.core.said_web import WEB
 Escape = Callable[[str], str]
 
 # code: (English, Chinese), each a str.format template over the record's values
-CATALOGUE: dict[str, tuple[str, str]] = {**SEARCH, **ANSWER, **INGEST, **INTENTS, **ADMIN, **WEB}
+CATALOGUE: dict[str, tuple[str, str]] = {**SEARCH, **ANSWER, **INGEST, **INTENTS, **ADMIN, **WEB, **ENRICH}
 # value name: {value: (English, Chinese)}: values that are words themselves
-TERMS: dict[str, dict[str, tuple[str, str]]] = {**ANSWER_TERMS, **INGEST_TERMS, **ADMIN_TERMS}
+TERMS: dict[str, dict[str, tuple[str, str]]] = {**ANSWER_TERMS, **INGEST_TERMS, **ADMIN_TERMS, **ENRICH_TERMS}
 
 
 def _plain(text: str) -> str:
@@ -82,9 +85,13 @@ def english_of(parts: Sequence[Said]) -> str:
 
 def _value(name: str, value: Any, chinese: bool, escape: Escape) -> Any:
     """A value as a template reads it: a term in the language, a list joined as the language joins one."""
+    terms = TERMS.get(name, {})
     if isinstance(value, list | tuple):
-        return _Escaped(("、" if chinese else " and ").join(escape(str(v)) for v in value))
-    words = TERMS.get(name, {}).get(str(value))
+        items = [escape(str(terms[str(v)][chinese] if str(v) in terms else v)) for v in value]
+        if chinese:
+            return _Escaped("、".join(items))
+        return _Escaped(" and ".join([", ".join(items[:-1]), items[-1]] if len(items) > 2 else items))
+    words = terms.get(str(value))
     return value if words is None else words[chinese]
 
 

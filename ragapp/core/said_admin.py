@@ -62,6 +62,15 @@ ADMIN: dict[str, tuple[str, str]] = {
         "A password needs at least {n} characters.",
         "密码至少需要 {n} 个字符。",
     ),
+    # A test case that cannot be saved (ragapp.testcases.store)
+    "test_case.no_question": (
+        "The question is empty: type the question this test case should check.",
+        "问题是空的：请输入这个测试用例要检查的问题。",
+    ),
+    "test_case.no_expected": (
+        "No expected document: pick at least one document that should answer the question.",
+        "没有应命中的文档：请至少选择一份应当回答这个问题的文档。",
+    ),
 }
 # value name: {value: (English, Chinese)}
 ADMIN_TERMS: dict[str, dict[str, tuple[str, str]]] = {

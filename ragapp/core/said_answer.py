@@ -64,6 +64,27 @@ ANSWER: dict[str, tuple[str, str]] = {
         "tool descriptions left out (names and arguments only)",
         "省略了工具描述（只保留名称和参数）",
     ),
+    # A memory not kept (ragapp.engine.memories), after "Not kept:"
+    "remember.off_app": (
+        "Memory is turned off for this app (RAGAPP_MEMORY__ENABLED).",
+        "本应用已关闭记忆功能（RAGAPP_MEMORY__ENABLED）。",
+    ),
+    "remember.off_user": (
+        "Memory is off for you: turn it on under Memory in the chats sidebar.",
+        "你已关闭记忆：可在侧栏的“记忆”中重新打开。",
+    ),
+    "remember.nothing": ("There is nothing to remember.", "没有要记住的内容。"),
+    "remember.too_long": ("That is longer than {limit} characters: shorten it.", "超过 {limit} 个字符，请缩短。"),
+    "remember.only_instructions": (
+        "It holds only instructions to the assistant, which are never kept.",
+        "内容只有写给助手的指令，不会被记住。",
+    ),
+    "remember.full": ("You already keep {limit} memories: delete some first.", "已有 {limit} 条记忆，请先删除一些。"),
+    "remember.no_such": ("You have no memory of that id.", "没有这条记忆。"),
+    # A step of the answer that failed (its bubble), in our own words
+    "stage.no_sentence": ("the reply fits no sentence: {reply}", "模型的回复对不上任何一句：{reply}"),
+    "stage.no_translation": ("the model gave no usable translation", "模型没有给出可用的翻译"),
+    "stage.wrong_language": ("the translation is not in {language}", "译文不是{language}"),
 }
 # value name: {value: (English, Chinese)}
 ANSWER_TERMS: dict[str, dict[str, tuple[str, str]]] = {
@@ -74,4 +95,5 @@ ANSWER_TERMS: dict[str, dict[str, tuple[str, str]]] = {
         "year": ("year", "年份"),
         "yes-no": ("yes-no", "是或否"),
     },
+    "language": {"en": ("English", "英文"), "zh": ("Chinese", "中文")},  # a question's or a translation's
 }

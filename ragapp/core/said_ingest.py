@@ -166,6 +166,28 @@ INGEST: dict[str, tuple[str, str]] = {
         "{count} pictures as decoration (small, thin, or repeated on many pages)",
         "{count} 张装饰性图片（过小、过窄或在多页重复）",
     ),
+    # What else an upload's line says after its chunk count (ragapp.ingest.boilerplate, ParseReport)
+    "note.boilerplate_pages": ("{count} pages left out: {reasons}", "{count} 页未编入：{reasons}"),
+    "note.boilerplate_page": ("{count} page left out: {reasons}", "{count} 页未编入：{reasons}"),
+    "note.boilerplate_sections": ("{count} sections left out: {reasons}", "{count} 节未编入：{reasons}"),
+    "note.boilerplate_section": ("{count} section left out: {reasons}", "{count} 节未编入：{reasons}"),
+    "note.all_boilerplate": (
+        "every part looked like {reasons}, so it was indexed anyway",
+        "每一部分看起来都像{reasons}，因此仍全部编入",
+    ),
+    "note.coverage_low": ("⚠️ only {share:.0%} of its text was indexed", "⚠️ 只有 {share:.0%} 的文字编入了索引"),
+    "note.coverage_low_unread": (
+        "⚠️ only {share:.0%} of its text was indexed; not read: {unread}",
+        "⚠️ 只有 {share:.0%} 的文字编入了索引；未读取：{unread}",
+    ),
+    "note.coverage_low_unread_more": (
+        "⚠️ only {share:.0%} of its text was indexed; not read: {unread} and {more} more passages",
+        "⚠️ 只有 {share:.0%} 的文字编入了索引；未读取：{unread} 等另外 {more} 段",
+    ),
+    "note.coverage_low_unread_more_one": (
+        "⚠️ only {share:.0%} of its text was indexed; not read: {unread} and {more} more passage",
+        "⚠️ 只有 {share:.0%} 的文字编入了索引；未读取：{unread} 等另外 {more} 段",
+    ),
     # A document or passage asked for that is not there (or lies where the asker may not read)
     "library.document_gone": ("That document is no longer in the knowledge base.", "这份文档已不在知识库中。"),
     "library.passage_gone": (
@@ -210,8 +232,32 @@ INGEST: dict[str, tuple[str, str]] = {
         "{name}：其中一段文字超过 10 MB，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
         "未加入任何内容。",
     ),
+    # A document's tag that breaks the rules (ragapp.core.filters)
+    "tag.empty": ("A tag may not be empty.", "标签不能为空。"),
+    "tag.too_long": (
+        "The tag {tag!r}… is over {most} characters; shorten it.",
+        "标签 {tag!r}… 超过了 {most} 个字符；请缩短。",
+    ),
+    "tag.bad_character": (
+        "The tag {tag!r} holds a character tags may not: use letters, digits, spaces and . : / + # & - only.",
+        "标签 {tag!r} 含有不允许的字符：只能用字母、数字、空格和 . : / + # & -。",
+    ),
+    "tag.too_many": (
+        "{n} tags: a document may have at most {most}; remove some.",
+        "{n} 个标签：一份文档最多只能有 {most} 个；请删掉一些。",
+    ),
 }
 # value name: {value: (English, Chinese)}
 INGEST_TERMS: dict[str, dict[str, tuple[str, str]]] = {
     "budget": {"cell": ("cell", "单元格"), "character": ("character", "字符")},  # a sheet's budget that ran out
+    # Why a page was left out as boilerplate (ragapp.ingest.boilerplate.boilerplate_reason), the licence families
+    # of its _LICENCES: tests/unit/test_said.py checks every family has words here.
+    "reasons": {
+        "table of contents": ("table of contents", "目录"),
+        "index": ("index", "索引"),
+        **{
+            f"licence text ({family})": (f"licence text ({family})", f"许可证文本（{family}）")
+            for family in ("GNU FDL", "GNU LGPL", "GNU GPL", "Creative Commons", "MIT", "Apache")
+        },
+    },
 }

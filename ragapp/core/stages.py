@@ -17,6 +17,7 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 from ragapp.core.events import StageEvent
+from ragapp.core.said import Said
 
 
 class Stage:
@@ -35,8 +36,11 @@ class Stage:
         """The stage ended with a result; ``error`` notes a problem it worked around (a fallback taken)."""
         return StageEvent(self.name, "finished", self.seconds, dict(detail or {}), error)
 
-    def failed(self, error: str | None, detail: Mapping[str, Any] | None = None) -> StageEvent:
-        return StageEvent(self.name, "failed", self.seconds, dict(detail or {}), error)
+    def failed(
+        self, error: str | None, detail: Mapping[str, Any] | None = None, said: Said | None = None
+    ) -> StageEvent:
+        """The stage failed: ``error`` in English, ``said`` the same as a record for the page."""
+        return StageEvent(self.name, "failed", self.seconds, dict(detail or {}), error, said)
 
 
 def begin(name: str, detail: Mapping[str, Any] | None = None) -> Generator[StageEvent, None, Stage]:

@@ -39,7 +39,8 @@ from ragapp.core.events import (
     WaitEvent,
 )
 from ragapp.core.markers import draft_numbers
-from ragapp.core.serial import SKIP, Stored, dump
+from ragapp.core.said import Said
+from ragapp.core.serial import OMIT_DEFAULT, SKIP, Stored, dump
 from ragapp.core.types import Chunk, Citation, RetrievedChunk
 
 
@@ -58,6 +59,7 @@ class StageStep(Stored):
     detail: dict[str, Any] = field(default_factory=dict)  # the start's detail, then the end's
     started_detail: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    said: Said | None = field(default=None, metadata=OMIT_DEFAULT)  # the error as a record (none before kept)
     wait: WaitEvent | None = None
     routing: RoutingEvent | None = None
     opened: bool = True  # False: the stage reported only its end
@@ -172,7 +174,7 @@ class Turn(Stored):
         if step is None:  # a stage that reports only its end
             step = StageStep(e.stage, started_s=max(0.0, self.seconds - (e.duration_s or 0.0)), opened=False)
             self.steps.append(step)
-        step.status, step.duration_s, step.error, step.wait = e.status, e.duration_s, e.error, None
+        step.status, step.duration_s, step.error, step.said, step.wait = e.status, e.duration_s, e.error, e.said, None
         step.ended_s = self.seconds
         step.detail = dump(e.detail)
 

@@ -83,13 +83,22 @@ class ParseReport(Stored):
     def coverage_warning(self) -> str:
         """'⚠️ only 82% of its text was indexed; not read: “We often get …” and 11 more passages' when the
         coverage is under ``COVERAGE_WARN_BELOW``, else ""."""
+        said = self.coverage_said()
+        return "" if said is None else said.english
+
+    def coverage_said(self) -> Said | None:
+        """The coverage warning as a record of the catalogue, or None when the coverage is high enough."""
         if self.coverage is None or self.coverage >= COVERAGE_WARN_BELOW:
-            return ""
-        shown = ", ".join(f"“{line}”" for line in self.unread)
+            return None
+        values: dict[str, Any] = {"share": self.coverage}
+        if not self.unread:
+            return Said("note.coverage_low", values)
+        values["unread"] = ", ".join(f"“{line}”" for line in self.unread)
         more = self.unread_count - len(self.unread)
-        tail = f" and {more} more passage{'s' if more != 1 else ''}" if more > 0 else ""
-        where = f"; not read: {shown}{tail}" if shown else ""
-        return f"⚠️ only {self.coverage:.0%} of its text was indexed{where}"
+        if more <= 0:
+            return Said("note.coverage_low_unread", values)
+        code = "note.coverage_low_unread_more_one" if more == 1 else "note.coverage_low_unread_more"
+        return Said(code, {**values, "more": more})
 
 
 @dataclass(frozen=True)
@@ -338,7 +347,7 @@ class IngestResult:
     doc_id: str | None = None
     chunks: int = 0
     kb: str = ""  # where it went (added, replaced)
-    notes: tuple[str, ...] = ()  # what else the message says: parts left out, a coverage warning
+    notes: tuple[Said, ...] = ()  # what else the message says: parts left out, a coverage warning
     said: Said | None = None  # the message as a code and values, where the UI has words for it
 
 

@@ -25,12 +25,15 @@ from ragapp.engine.answer_cache import AnswerCache
 from ragapp.engine.chat import Chat
 from ragapp.engine.conversations import Conversations
 from ragapp.engine.engine import Engine
+from ragapp.engine.enrichment import Enrichment
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.memories import Memories
 from ragapp.engine.observability import Observability
 from ragapp.engine.procedural import ProceduralMemory
 from ragapp.engine.sync import Sync
+from ragapp.enrich.runner import EnrichRunner, build_steps, in_background
+from ragapp.enrich.state import EnrichState
 from ragapp.ingest.follower import CatalogFollower
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
 from ragapp.models.embedders import Embedder, load_embedder
@@ -73,6 +76,7 @@ BUILTIN_MODULES = (
     "ragapp.agent.tools.search_knowledge",
     "ragapp.agent.tools.list_knowledge_bases",
     "ragapp.agent.tools.read_chunk",
+    "ragapp.enrich.vectors",  # the enrichment steps, in the order they run: vectors first
 )
 
 
@@ -108,7 +112,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         return database if database is not None else state / f"{name}.sqlite3"
 
     store = KnowledgeStore.open(state, embedder, settings.store, database=database)
-    store.reconcile()
+    store.reconcile(leave=partial(in_background, settings.enrich))  # their vectors: the enrichment's work
     if parts.channels is not None:
         channels = list(parts.channels)
     else:
@@ -117,7 +121,13 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         timeout = settings.retrieval.channel_timeout_s
         channels += [RemoteChannel(source, timeout) for source in settings.retrieval.remotes]
     reranker = parts.reranker or RERANKERS.get(settings.rerank.backend)(settings)
-    retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval, store.catch_up)
+
+    def catch_up(version: int) -> bool:
+        """``store.catch_up``, and no search cached while a base is being indexed: its vectors come in under
+        the same catalog version, so a cached result would keep missing them (``enricher``: built below)."""
+        return store.catch_up(version) and not enricher.indexing()
+
+    retrieval = RetrievalPipeline(channels, store.catalog, reranker, settings.retrieval, catch_up)
     llm = recording(parts.llm or LLMS.get(settings.llm.backend)(settings))
     catalog = store.catalog
     # Each store opens (and creates or migrates) its tables in start(); Engine.close closes them.
@@ -171,12 +181,16 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
     accounts = _accounts(settings, database, holding_kbs)
     access = accounts.kb if accounts is not None else None
-    ingestor = Ingestor(store, settings.ingest)
+    steps = build_steps({"store": store, "settings": settings, "llm": llm, "embedder": embedder})
+    enrich_state = EnrichState(catalog.database).start()
+    # Answers first: the worker waits while the chat writes one (``chat`` is built below, asked at run time).
+    enricher = EnrichRunner(store, enrich_state, settings.enrich, steps, answering=lambda: chat.in_flight.busy())
+    ingestor = Ingestor(store, settings.ingest, enricher)
     sync = open_sync(store, ingestor, settings)
     audit = open_audit(settings, database)  # every facet that changes something records through it
     chat = Chat(
         settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories, procedural,
-        window=catalog.chunk_window,
+        window=catalog.chunk_window, indexing=enricher.indexing,
     )  # fmt: skip
     engine = Engine(
         settings,
@@ -189,10 +203,12 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         store=store,
         retrieval=retrieval,
         llm=llm,
-        # Syncs first (they write through the rest); the shared database last: the stores above write through it.
+        # Syncs and enrichment first (they write through the rest); the shared database last: the stores above
+        # write through it.
         closers=tuple(
             c
             for c in (
+                enricher,
                 sync,
                 follower,
                 agent,
@@ -212,6 +228,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
         database=database,
         sync=Sync(sync, access, audit),
         audit=audit,
+        enrichment=Enrichment(enricher, access, audit),
     )
     if settings.paths.load_demo and catalog.get_meta(DEMO_LOADED_KEY) is None:
         load_demo(engine, settings.paths.demo_dir)
@@ -221,6 +238,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     if follower is not None:
         follower.start()
     sync.start()  # the scheduler's thread, when there is a source to follow
+    enricher.start()  # the background enrichment's thread (none with enrich.background off)
     return engine
 
 
@@ -251,7 +269,9 @@ def load_demo(engine: Engine, demo_dir: Path) -> list[IngestResult]:
     extensions = set(engine.library.supported_extensions())
     files = sorted(p for p in demo_dir.glob("*") if p.suffix.lower() in extensions)
     log.info("indexing the demo knowledge base: %d files from %s", len(files), demo_dir)
-    results = engine.library.ingest([(p, p.name) for p in files], kb=DEMO_KB, owner="system", actor=SYSTEM_ACTOR)
+    results = engine.library.ingest(
+        [(p, p.name) for p in files], kb=DEMO_KB, owner="system", actor=SYSTEM_ACTOR, inline=True
+    )
     for result in results:
         if result.status == "failed":
             log.warning("demo file not indexed: %s", result.message)

@@ -8,7 +8,8 @@ and the question's text only with ``audit.log_questions``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 from ragapp.accounts.kb_access import KbAccess
 from ragapp.agent.auto import choose_mode
@@ -19,6 +20,7 @@ from ragapp.core.access import LOCAL_ACTOR, Action, Actor
 from ragapp.core.events import AnswerEvent, EngineEvent, ModeEvent, NoticeEvent, SuggestionsEvent
 from ragapp.core.filters import DocumentFilter
 from ragapp.core.lang import is_chinese, said_as
+from ragapp.core.said import Said
 from ragapp.core.types import LOCAL_OWNER, ChatTurn, Docs, Mode, RetrievalResult, Scope
 from ragapp.engine.answer_cache import AnswerCache, stands_alone
 from ragapp.engine.memories import Memories, Recall
@@ -29,6 +31,27 @@ from ragapp.retrieval.pipeline import NO_MATCH, RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
 
 log = logging.getLogger(__name__)
+
+
+class InFlight:
+    """How many answers are being written now: the background enrichment waits while any is (answers first)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def busy(self) -> bool:
+        return self._count > 0
+
+    def counted(self, events: Iterator[EngineEvent]) -> Iterator[EngineEvent]:
+        """``events``, counted as an answer in flight from the first one asked for until the last (or a close)."""
+        with self._lock:
+            self._count += 1
+        try:
+            yield from events
+        finally:
+            with self._lock:
+                self._count -= 1
 
 
 class Chat:
@@ -45,8 +68,12 @@ class Chat:
         memories: Memories | None = None,
         procedural: ProceduralMemory | None = None,
         window: Window | None = None,
+        indexing: Callable[[Scope], list[str]] | None = None,
     ) -> None:
         self._settings = settings
+        # The bases of a scope still being indexed in the background (``ragapp.enrich``); None: never any.
+        self._indexing = indexing or (lambda _kbs: [])
+        self.in_flight = InFlight()
         # The cited chunks' neighbours (``Catalog.chunk_window``), for the next questions; None: none offered.
         self._window = window if settings.workflow.suggest_questions else None
         self._memories = memories  # None: no long-term memory
@@ -122,7 +149,8 @@ class Chat:
         wf = self._settings.workflow
         parts_rewritten = wf.rewrite and wf.rewrite_multi_part
         alone = stands_alone(question, history, summary, clarified, parts_rewritten=parts_rewritten)
-        alone = alone and not recall.memories
+        # An answer from a base still being indexed is not kept: the same question answers better once it is.
+        alone = alone and not recall.memories and not self._indexing(kbs)
         cache = self._cache if self._cache is not None and alone else None
         lookup = cache.look_up(question, shown, kbs, docs) if cache is not None else None
         if cache is not None and lookup is not None and lookup.hit is not None and not fresh:
@@ -133,7 +161,8 @@ class Chat:
             events = _offering(events, memories, owner, question)
         events = self._suggesting(events, question, [t.content for t in history if t.role == "user"])
         traced = self._recorder.chat(events, owner=owner, question=question, mode=shown)
-        return cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
+        kept = cache.kept(traced, lookup, question) if cache is not None and lookup is not None else traced
+        return self.in_flight.counted(kept)
 
     def ask_case(self, question: str, kbs: Scope = None, *, actor: Actor = LOCAL_ACTOR) -> Iterator[EngineEvent]:
         """``question`` asked as a saved test case is checked: alone (no history), in the configured mode, from
@@ -162,6 +191,9 @@ class Chat:
             yield NoticeEvent(refusal, level="warning")
             yield AnswerEvent(refusal, (), grounded=False)
             return
+        still = self._indexing(kbs)
+        if still:  # its passages not yet embedded are found by keywords only
+            yield NoticeEvent.worded(Said("enrich.still_indexing", {"kbs": still}))
         recall = recall or Recall()
         yield from recall.events(question)
         remembered = recall.texts

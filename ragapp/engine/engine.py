@@ -7,6 +7,7 @@
 - ``admin``: users, knowledge-base access and the settings view (``Admin``);
 - ``sign_ins``: the browsers signed in, kept in the database (``SignIns``);
 - ``sync``: the folders and git repositories knowledge bases follow (``Sync``);
+- ``enrichment``: each knowledge base's background indexing, its progress, pause and resume (``Enrichment``);
 - ``memories``: each user's long-term memories, to list, edit and delete (``Memories``);
 - ``audit``: the audit log, for admins (``AuditView``); every sign-in is recorded here, every change and
   question's scope in the facet that does it.
@@ -34,6 +35,7 @@ from ragapp.engine.admin import Admin
 from ragapp.engine.audit import AuditView
 from ragapp.engine.chat import Chat
 from ragapp.engine.conversations import Conversations
+from ragapp.engine.enrichment import Enrichment
 from ragapp.engine.intents import Intents
 from ragapp.engine.library import Library
 from ragapp.engine.memories import Memories
@@ -84,6 +86,7 @@ class Engine:
         sync: Sync | None = None,
         audit: AuditLog | None = None,
         memories: Memories | None = None,
+        enrichment: Enrichment | None = None,
     ) -> None:
         self.settings = settings
         self.database = database  # the PostgreSQL database replicas share; None: SQLite files in the state dir
@@ -101,6 +104,7 @@ class Engine:
         self.admin = admin or Admin(settings, accounts)
         self.sign_ins = SignIns(accounts.sessions if accounts is not None else None)
         self.sync = sync  # None: an engine built without sync (``build_engine`` always gives one)
+        self.enrichment = enrichment  # None: built without background enrichment (``build_engine`` gives one)
         self._audit = audit or AuditLog.off()
         self.audit = AuditView(self._audit)
         self._store = store

@@ -138,12 +138,14 @@ class Library:
         *,
         actor: Actor = LOCAL_ACTOR,
         cancel: threading.Event | None = None,
+        inline: bool = False,
     ) -> list[IngestResult]:
         """Add files given as (path on disk, name to show[, where it came from]) to knowledge base ``kb`` (see
         ``Ingestor.ingest_files``). Never raises for a bad
         file; raises ``IngestError`` for an invalid ``kb`` name and ``AccessDenied`` for an ``actor`` who may
         not upload, before anything is stored. Setting ``cancel`` stops the batch cleanly (see
-        ``Ingestor.ingest_files``)."""
+        ``Ingestor.ingest_files``). ``inline``: embedded before it returns, even into a base enriched in the
+        background (the demo files, so the first question finds them by meaning)."""
         names = [item[1] for item in files]
         with self._audit.attempt(actor, AuditAction.UPLOAD, kb, files=names[:50], count=len(names)) as note:
             require(actor, Action.UPLOAD)
@@ -155,7 +157,7 @@ class Library:
                     traced(update)
                     shown(update)
 
-                return self._unnamed(self._ingestor.ingest_files(files, both, kb, cancel), actor)
+                return self._unnamed(self._ingestor.ingest_files(files, both, kb, cancel, inline), actor)
 
             results = self._recorder.ingest(run, owner=owner, files=names)
             note["results"] = {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})}
@@ -244,7 +246,7 @@ class Library:
             try:
                 cleaned = clean_tags(tags)
             except TagError as exc:
-                raise IngestError(str(exc)) from None
+                raise IngestError(str(exc), exc.said) from None
             if not self._store.catalog.set_tags(doc_id, cleaned):
                 raise IngestError(said=GONE)
             note["tags"] = list(cleaned)

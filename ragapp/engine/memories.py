@@ -35,6 +35,7 @@ from ragapp.core.events import (
     TokenEvent,
 )
 from ragapp.core.lang import said_as
+from ragapp.core.said import Said
 from ragapp.models.embedders import Embedder
 from ragapp.models.llm import LLM
 from ragapp.qa.memory_recall import RecallRule, names_something, recalled
@@ -117,15 +118,15 @@ class Memories:
         require(actor, Action.CHAT)
         refusal = self._refusal(text)
         if refusal is not None:
-            return RememberedEvent(text, reason=refusal)
+            return _not_kept(text, refusal)
         assert self._store is not None and self._vectors is not None and self._embedder is not None
         kept = screened(text)
         if kept.refused:
-            return RememberedEvent(text, cut=kept.cut, reason=_ONLY_INSTRUCTIONS)
+            return _not_kept(text, _ONLY_INSTRUCTIONS, kept.cut)
         with self._lock:
             memory = self._store.add(owner, kept.text, source, bool(kept.cut), self._settings.max_per_user)
             if memory is None:
-                return RememberedEvent(text, reason=_full(self._settings.max_per_user))
+                return _not_kept(text, Said("remember.full", {"limit": self._settings.max_per_user}))
             self._vectors.put(memory.id, owner, self._embedder.embed_passages([kept.text])[0])
         return RememberedEvent(kept.text, memory.id, kept.cut)
 
@@ -135,14 +136,14 @@ class Memories:
         require(actor, Action.CHAT)
         refusal = self._refusal(text)
         if refusal is not None:
-            return RememberedEvent(text, reason=refusal)
+            return _not_kept(text, refusal)
         assert self._store is not None and self._vectors is not None and self._embedder is not None
         kept = screened(text)
         if kept.refused:
-            return RememberedEvent(text, cut=kept.cut, reason=_ONLY_INSTRUCTIONS)
+            return _not_kept(text, _ONLY_INSTRUCTIONS, kept.cut)
         with self._lock:
             if not self._store.edit(owner, memory_id, kept.text, bool(kept.cut)):
-                return RememberedEvent(text, reason="You have no memory of that id. · 没有这条记忆。")
+                return _not_kept(text, Said("remember.no_such"))
             self._vectors.put(memory_id, owner, self._embedder.embed_passages([kept.text])[0])
         return RememberedEvent(kept.text, memory_id, kept.cut)
 
@@ -188,7 +189,7 @@ class Memories:
         if judged is not None:
             yield judged
         if self._store is not None and not self._store.enabled(owner):
-            event = RememberedEvent(what, reason=_turned_off(question))
+            event = _not_kept(what, Said("remember.off_user"))
         else:
             event = self.add(owner, what, "said")
         yield event
@@ -237,38 +238,28 @@ class Memories:
             return None
         return None if " ".join(text.lower().split()) in known else ProposalEvent(text)
 
-    def _refusal(self, text: str) -> str | None:
+    def _refusal(self, text: str) -> Said | None:
         if self._store is None or not self.on:
-            return "Memory is turned off for this app (RAGAPP_MEMORY__ENABLED). · 本应用已关闭记忆功能。"
+            return Said("remember.off_app")
         if not text.strip():
-            return "There is nothing to remember. · 没有要记住的内容。"
+            return Said("remember.nothing")
         if len(text) > self._settings.max_chars:
-            limit = self._settings.max_chars
-            return f"That is longer than {limit} characters: shorten it. · 超过 {limit} 个字符，请缩短。"
+            return Said("remember.too_long", {"limit": self._settings.max_chars})
         return None
 
 
-_ONLY_INSTRUCTIONS = (
-    "It holds only instructions to the assistant, which are never kept. · 内容只有写给助手的指令，不会被记住。"
-)
+_ONLY_INSTRUCTIONS = Said("remember.only_instructions")
 
 
-def _full(limit: int) -> str:
-    return f"You already keep {limit} memories: delete some first. · 已有 {limit} 条记忆，请先删除一些。"
-
-
-def _turned_off(question: str) -> str:
-    return said_as(
-        question,
-        "Memory is off for you: turn it on under Memory in the chats sidebar.",
-        "你已关闭记忆：可在侧栏的“记忆”中重新打开。",
-    )
+def _not_kept(text: str, why: Said, cut: tuple[str, ...] = ()) -> RememberedEvent:
+    return RememberedEvent(text, cut=cut, reason=why.english, said=why)
 
 
 def _confirmation(question: str, event: RememberedEvent) -> str:
     """The short reply to "remember that ...", in the question's language."""
     if not event.memory_id:
-        return said_as(question, f"I did not keep that. {event.reason}", f"没有记住。{event.reason}")
+        why = event.said.worded(chinese=True) if event.said is not None else None
+        return said_as(question, f"I did not keep that. {event.reason}", f"没有记住。{why or event.reason}")
     return said_as(
         question,
         f"Got it, I will remember: “{event.text}”. You can see, edit or delete it under Memory in the chats sidebar.",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
+from ragapp.core.said import Said
 from ragapp.core.types import ParsedDocument, Section, SkippedSection
 
 TABLE_OF_CONTENTS = "table of contents"
@@ -177,15 +178,25 @@ class BoilerplateSplit:
     all_boilerplate: tuple[str, ...] = ()  # the reasons, when every section was boilerplate and all are kept
 
     @property
-    def note(self) -> str:
-        """What to tell the user: '3 pages left out: table of contents, licence text (GNU FDL)', or ''."""
+    def note(self) -> Said | None:
+        """What to tell the user: '3 pages left out: table of contents and licence text (GNU FDL)', or None."""
         if self.all_boilerplate:
-            return f"every part looked like {', '.join(self.all_boilerplate)}, so it was indexed anyway"
+            return Said("note.all_boilerplate", {"reasons": list(self.all_boilerplate)})
         if not self.skipped:
-            return ""
-        unit = "page" if all(s.page is not None for s in self.skipped) else "section"
-        reasons = ", ".join(dict.fromkeys(s.reason for s in self.skipped))
-        return f"{len(self.skipped)} {unit}{'' if len(self.skipped) == 1 else 's'} left out: {reasons}"
+            return None
+        pages = all(s.page is not None for s in self.skipped)
+        count = len(self.skipped)
+        code = _LEFT_OUT_NOTE[pages, count == 1]
+        return Said(code, {"count": count, "reasons": list(dict.fromkeys(s.reason for s in self.skipped))})
+
+
+# (every part has a page, one part only) -> the note's code
+_LEFT_OUT_NOTE = {
+    (True, False): "note.boilerplate_pages",
+    (True, True): "note.boilerplate_page",
+    (False, False): "note.boilerplate_sections",
+    (False, True): "note.boilerplate_section",
+}
 
 
 def split_boilerplate(doc: ParsedDocument, doc_id: str) -> BoilerplateSplit:

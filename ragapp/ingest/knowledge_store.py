@@ -110,9 +110,10 @@ class KnowledgeStore:
         self._caught_up = version
         return True
 
-    def reconcile(self, progress: Progress = no_progress) -> None:
+    def reconcile(self, progress: Progress = no_progress, leave: Callable[[str], bool] | None = None) -> None:
         """Make vectors and keywords match the catalog (after a crash, an embedder change, or an upgrade
-        from before knowledge bases: vectors with a missing or wrong ``kb`` tag are re-tagged in place)."""
+        from before knowledge bases: vectors with a missing or wrong ``kb`` tag are re-tagged in place).
+        The chunks without vectors in a base ``leave`` names are left to the background (``ragapp.enrich``)."""
         with self.write_lock, self.catalog.database.mutex(WRITES):
             chunks = self.catalog.all_chunks()
             kb_of = self.catalog.chunk_kbs()
@@ -124,6 +125,8 @@ class KnowledgeStore:
                 log.info("removing %d vectors with no catalog entry", len(stale))
                 self.vectors.delete(stale)
             missing = [c for c in chunks if c.chunk_id not in present]
+            if leave is not None:
+                missing = [c for c in missing if not leave(kb_of.get(c.chunk_id, DEFAULT_KB))]
             if missing:
                 log.info("embedding %d chunks missing from the vector index", len(missing))
                 n = len(missing)
@@ -132,13 +135,7 @@ class KnowledgeStore:
                     missing,
                     lambda f, m: progress(IngestProgress(None, "embed", f, m, round(f * n), n)),
                 )
-                self.vectors.add(
-                    [c.chunk_id for c in missing],
-                    vectors,
-                    [c.doc_id for c in missing],
-                    [language_of(c.text) for c in missing],
-                    [kb_of.get(c.chunk_id, DEFAULT_KB) for c in missing],
-                )
+                self._add_vectors(missing, vectors, kb_of)
             if self.files is not None:
                 for orphan in self.files.orphans(d.doc_id for d in self.catalog.documents()):
                     log.info("removing %s: no document of the catalog is kept in it", orphan.name)
@@ -148,6 +145,32 @@ class KnowledgeStore:
                 log.info("re-tagging %d vectors with their knowledge base", len(retag))
                 self.vectors.set_kbs(retag)
         self.refresh_keywords()
+
+    def _add_vectors(self, chunks: Sequence[Chunk], vectors: np.ndarray, kb_of: dict[str, str]) -> None:
+        self.vectors.add(
+            [c.chunk_id for c in chunks],
+            vectors,
+            [c.doc_id for c in chunks],
+            [language_of(c.text) for c in chunks],
+            [kb_of.get(c.chunk_id, DEFAULT_KB) for c in chunks],
+        )
+
+    def embed_missing(self, chunk_ids: Sequence[str]) -> int:
+        """Embed those of ``chunk_ids`` the catalog holds and the vector index lacks, and add them (reconcile's
+        work, a batch at a time: the background enrichment's ``vectors`` step). The embedding runs outside the
+        write lock, so uploads and searches go on meanwhile; the vectors go in under it, for the chunks still in
+        the catalog then (one deleted meanwhile is skipped). Returns how many of ``chunk_ids`` now have a vector."""
+        present = self.vectors.has(chunk_ids)
+        todo = [c for cid, c in self.catalog.chunks(chunk_ids).items() if cid not in present]
+        if todo:
+            vectors = embed_chunks(self.embedder, todo, lambda _f, _m: None)
+            with self.write_lock, self.catalog.database.mutex(WRITES):
+                kept = self.catalog.chunks(c.chunk_id for c in todo)
+                docs = {d: self.catalog.document(d) for d in {c.doc_id for c in kept.values()}}
+                kb_of = {cid: doc.kb for cid, c in kept.items() if (doc := docs[c.doc_id]) is not None}
+                rows = [i for i, c in enumerate(todo) if c.chunk_id in kept]
+                self._add_vectors([todo[i] for i in rows], vectors[rows], kb_of)
+        return len(self.vectors.has(chunk_ids))
 
 
 # Held while an upload writes its vectors and then the catalog, and while a start reconciles the two: until the

@@ -3,7 +3,9 @@
 Nothing is written until a file has parsed, chunked and embedded. Then the vectors go in, the catalog
 transaction commits (the source of truth), and the keyword index is rebuilt from the catalog. If the
 catalog write (or the vector write: a Chroma server may go away) fails the new vectors are removed again, so
-a failed file leaves the store as it was.
+a failed file leaves the store as it was. Into a base enriched in the background (``ragapp.enrich``) a file is
+stored without vectors, searchable by keywords once the catalog commits: its vectors follow there, derived from
+the catalog, so a file that failed has none to follow and a deleted one's are never written.
 
 Files go into a named knowledge base. Content is unique across all of them (the same bytes are stored
 once), while a file name is unique within one: a new version replaces the old only in the same base. Replicas
@@ -42,6 +44,7 @@ from ragapp.core.types import (
 from ragapp.ingest.boilerplate import BoilerplateSplit, split_boilerplate
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.coverage import with_coverage
+from ragapp.ingest.enricher import Enricher
 from ragapp.ingest.file_meta import file_meta, parse_date
 from ragapp.ingest.knowledge_store import (  # re-exported: callers import them from here
     WRITES,
@@ -85,7 +88,7 @@ class _Prepared:
     path: Path
     record: DocumentRecord
     chunks: list[Chunk]
-    vectors: np.ndarray
+    vectors: np.ndarray | None  # None: left to the background enrichment (``ragapp.enrich.vectors``)
     split: BoilerplateSplit
     report: ParseReport
     ocr_boxes: tuple[OcrBox, ...]
@@ -142,9 +145,10 @@ def check_chunk_floor(doc: ParsedDocument, name: str, settings: IngestSettings) 
 
 
 class Ingestor:
-    def __init__(self, store: KnowledgeStore, settings: IngestSettings) -> None:
+    def __init__(self, store: KnowledgeStore, settings: IngestSettings, enricher: Enricher | None = None) -> None:
         self._store = store
         self._settings = settings
+        self._enricher = enricher  # None: everything inline, no background enrichment
         self._parse_options = ParseOptions(
             ocr=settings.ocr, ocr_dpi=settings.ocr_dpi, ocr_max_pages=settings.ocr_max_pages,
             pdf_tables=settings.pdf_tables, ocr_latin=settings.ocr_latin,
@@ -173,17 +177,21 @@ class Ingestor:
         progress: Progress = no_progress,
         kb: str = DEFAULT_KB,
         cancel: threading.Event | None = None,
+        inline: bool = False,
     ) -> list[IngestResult]:
         """Ingest (path, display name) pairs into knowledge base ``kb``; one bad file never stops the others.
         A third item, a ``FileOrigin``, says where the file came from (a synced folder: its source, path there
         and time of change); without one it is an upload, its path the display name.
         Setting ``cancel`` stops the batch at the next page, batch or file: the files done stay, the one in
         flight leaves nothing behind (nothing is written before a file is embedded), the rest are not read.
+        Into a base whose enrichment runs in the background the chunks are stored without vectors (searchable by
+        keywords at once; ``ragapp.enrich.vectors`` embeds them later), unless ``inline``.
 
         Raises:
             IngestError: ``kb`` is not a valid name (checked before anything is read or stored).
         """
         kb = kb_name(kb)
+        later = not inline and self._enricher is not None and self._enricher.background(kb)
         results: list[IngestResult] = []
         for index, (path, given, *more) in enumerate(files):
             name = document_name(given, path)
@@ -193,7 +201,7 @@ class Ingestor:
                 continue
             file_progress = _FileProgress(_cancellable(progress, cancel), name, index, len(files))
             try:
-                results.append(self._ingest_one(path, name, kb, file_progress, origin=origin))
+                results.append(self._ingest_one(path, name, kb, file_progress, origin=origin, later=later))
             except IngestCancelled:
                 log.info("ingest of %s cancelled", name)
                 results.append(IngestResult(name, "cancelled", f"{name}: stopped; nothing of it was added."))
@@ -232,10 +240,13 @@ class Ingestor:
         progress: _FileProgress,
         again: DocumentRecord | None = None,
         origin: FileOrigin | None = None,
+        later: bool = False,
     ) -> IngestResult:
         """``path`` read, chunked and embedded (``_prepare``), then stored (``_commit``); ``again``: the
-        document's own record, when it is indexed again under the same ids (its origin is kept then)."""
-        prepared = self._prepare(path, name, kb, progress, again, origin)
+        document's own record, when it is indexed again under the same ids (its origin is kept then); ``later``:
+        its vectors are left to the background (never for ``again``: until the new chunks are embedded, the
+        old ones answer)."""
+        prepared = self._prepare(path, name, kb, progress, again, origin, later and again is None)
         if isinstance(prepared, IngestResult):
             return prepared
         progress("store", 0.97, "storing", len(prepared.chunks), len(prepared.chunks))  # may wait for the write lock
@@ -249,9 +260,10 @@ class Ingestor:
         progress: _FileProgress,
         again: DocumentRecord | None,
         origin: FileOrigin | None = None,
+        later: bool = False,
     ) -> _Prepared | IngestResult:
         """Everything before the stores are touched: the limits, the duplicate check, parsing (OCR included),
-        boilerplate, chunks and their vectors; or the result, for a file that is already there."""
+        boilerplate, chunks and their vectors (none when ``later``); or the result, for a file already there."""
         size = path.stat().st_size
         self.check_size(name, size)
         content_hash = file_sha256(path)
@@ -305,12 +317,14 @@ class Ingestor:
         )
         n = len(chunks)
         start = 0.62 if scanned else 0.1
-        progress("embed", start, f"{n} chunks", 0, n)  # chunked: embedding starts
-        vectors = embed_chunks(
-            self._store.embedder,
-            chunks,
-            lambda f, m: progress("embed", start + (0.97 - start) * f, m, round(f * n), n),
-        )
+        vectors = None  # later: the background embeds them
+        if not later:
+            progress("embed", start, f"{n} chunks", 0, n)  # chunked: embedding starts
+            vectors = embed_chunks(
+                self._store.embedder,
+                chunks,
+                lambda f, m: progress("embed", start + (0.97 - start) * f, m, round(f * n), n),
+            )
         meta = file_meta(path, file_type or Path(name).suffix.lstrip(".") or parsed.file_type) | origin_meta(origin)
         return _Prepared(path, record, chunks, vectors, split, report, parsed.ocr_boxes, meta)
 
@@ -331,13 +345,14 @@ class Ingestor:
             try:
                 if again is not None:  # same ids: the old vectors go first (a chunk may change language)
                     self._store.vectors.delete([c.chunk_id for c in catalog.document_chunks(again.doc_id)])
-                self._store.vectors.add(
-                    [c.chunk_id for c in chunks],
-                    prepared.vectors,
-                    [doc_id] * len(chunks),
-                    [language_of(c.text) for c in chunks],
-                    [kb] * len(chunks),
-                )
+                if prepared.vectors is not None:
+                    self._store.vectors.add(
+                        [c.chunk_id for c in chunks],
+                        prepared.vectors,
+                        [doc_id] * len(chunks),
+                        [language_of(c.text) for c in chunks],
+                        [kb] * len(chunks),
+                    )
             except Exception as exc:  # e.g. the Chroma server went away: the catalog never heard of this file
                 self._undo_vectors([c.chunk_id for c in chunks], again is not None)
                 if again is None and files is not None:
@@ -358,15 +373,19 @@ class Ingestor:
                 elif files is not None:
                     files.remove(doc_id)
                 raise
+            if prepared.vectors is None and self._enricher is not None:  # under the lock: before a search sees it
+                self._enricher.wake(kb)
             if again is None:
                 self._store.vectors.delete([cid for old in replaced for cid in old.chunk_ids])
                 if files is not None:
                     for old in replaced:
                         files.remove(old.record.doc_id)
+        if again is None and replaced and self._enricher is not None:
+            self._enricher.forget([cid for old in replaced for cid in old.chunk_ids])
         if again is not None:
             return IngestResult(name, "replaced", f"{name}: indexed again ({len(chunks)} chunks).", doc_id, len(chunks))
-        notes = tuple(filter(None, [prepared.split.note, prepared.report.coverage_warning()]))
-        counts = "; ".join([f"{len(chunks)} chunks", *notes])
+        notes = tuple(note for note in (prepared.split.note, prepared.report.coverage_said()) if note is not None)
+        counts = "; ".join([f"{len(chunks)} chunks", *(note.english for note in notes)])
         if replaced:
             message = f"{name}: replaced the earlier version in '{kb}' ({counts})."
             return IngestResult(name, "replaced", message, doc_id, len(chunks), kb, notes)
@@ -406,6 +425,8 @@ class Ingestor:
             self._store.vectors.delete(chunk_ids)
             if self._store.files is not None:
                 self._store.files.remove(doc_id)
+        if self._enricher is not None:
+            self._enricher.forget(chunk_ids)
         self._store.refresh_keywords()
         return doc.name
 

@@ -408,7 +408,7 @@ class AnswerPipeline:
         translation = yield from self._in_line(lambda: self._translator.translate(part.question))
         detail: dict[str, object] = {"into": translation.target, "question": translation.text or part.question}
         if translation.text is None:
-            yield stage.failed(translation.error, detail)
+            yield stage.failed(translation.error, detail, translation.said)
             return result
         yield stage.finished(detail)
         return self._searched_first(translation.text, part, result)

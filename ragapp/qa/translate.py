@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragapp.core.lang import Language, language_of
-from ragapp.core.types import ChatTurn, RetrievalResult
+from ragapp.core.types import ChatTurn, RetrievalResult, Said
 from ragapp.models.llm import LLM, short_reply
 
 SYSTEM = {
@@ -32,6 +32,7 @@ class Translation:
     text: str | None  # None: use the question as asked
     error: str | None = None
     duration_s: float = 0.0
+    said: Said | None = None  # the error as a record, where the page has words for it
 
 
 def other_language(question: str) -> Language:
@@ -75,7 +76,9 @@ class QuestionTranslator:
             return Translation(question, target, None, reply.error, duration)
         text = " ".join(reply.text.strip().strip("\"'“”").split())
         if not text or len(text) > 4 * len(question) + 100:
-            return Translation(question, target, None, "the model gave no usable translation", duration)
+            said = Said("stage.no_translation")
+            return Translation(question, target, None, said.english, duration, said)
         if language_of(text) != target:
-            return Translation(question, target, None, f"the translation is not in {target}", duration)
+            said = Said("stage.wrong_language", {"language": target})
+            return Translation(question, target, None, said.english, duration, said)
         return Translation(question, target, text, None, duration)

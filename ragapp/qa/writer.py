@@ -198,18 +198,20 @@ class AnswerWriter:
                 if enough("".join(pieces), found, len(pieces)):
                     break
         except LLMError as exc:
-            yield stage.failed(str(exc))
+            yield stage.failed(str(exc), said=Said("notice.llm_error", {"error": str(exc)}))
             return None
         except Exception as exc:  # a backend bug costs the selection, never the answer
             log.exception("the selection call failed")
-            yield stage.failed(f"{type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            yield stage.failed(error, said=Said("notice.llm_failed", {"error": error}))
             return None
         pick = read_pick(pieces, found)
         said: dict[str, object] = {"picked": "none" if pick.none else pick.candidate.text if pick.candidate else ""}
         if pick.probability is not None:
             said["probability"] = round(pick.probability, 3)
         if pick.failed:
-            yield stage.failed(f"the reply fits no sentence: {pick.reply[:80]!r}", said)
+            unfit = Said("stage.no_sentence", {"reply": f"{pick.reply[:80]!r}"})
+            yield stage.failed(unfit.english, said, unfit)
             return None
         yield stage.finished(said)
         return pick
@@ -302,7 +304,7 @@ class AnswerWriter:
         if not text and error is None:
             error, said = "the language model returned an empty answer", Said("notice.llm_empty")
         if error is not None:
-            yield stage.failed(error)
+            yield stage.failed(error, said=said)
             yield NoticeEvent.worded(said, level="warning")
             return (text, tuple(logprobs)) if text else None
         yield stage.finished({"chars": len(text)})

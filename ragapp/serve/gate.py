@@ -7,7 +7,9 @@ read whole (a gigabyte of memory for four of them) and only then refused. Here i
 up to the limit. JSON routes take ``ui.max_json_mb``; an upload (POST /v1/documents) is bounded part by part
 as it is read (``ragapp.serve.api.multipart``); /mcp keeps the MCP SDK's own limit, and a body it could not
 parse (not UTF-8, nested past the parser's depth) gets a JSON-RPC parse error instead of a bare 500. With
-accounts on, a write to the page's own routes (/gradio_api) needs a signed-in browser the same way.
+accounts on, a write to the page's own routes (/gradio_api) needs a signed-in browser the same way, and any
+write there is read only up to ``ui.max_page_json_mb`` (a file goes through Gradio's upload route, bounded by
+Gradio's own file size limit).
 
 Written here rather than with a library: the checks are the app's own keys and sign-ins; the body limit
 follows the MCP SDK's ``RequestBodyLimitMiddleware`` (read to the limit, then replayed).
@@ -32,6 +34,7 @@ API = "/v1"
 UPLOAD = "/v1/documents"  # POST: multipart, bounded per file by the upload's reader
 MCP = "/mcp"
 PAGE = "/gradio_api/"
+PAGE_UPLOAD = "/gradio_api/upload"  # multipart, bounded by Gradio's max_file_size (ragapp.ui.mount)
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 PARSE_ERROR = -32700  # JSON-RPC's codes
 INVALID_REQUEST = -32600
@@ -42,13 +45,20 @@ class RequestGate:
     its body read to the route's limit (``json_limit``, ``mcp_limit``, in bytes)."""
 
     def __init__(
-        self, app: ASGIApp, check: KeyCheck, json_limit: int, mcp_limit: int, sessions: Sessions | None = None
+        self,
+        app: ASGIApp,
+        check: KeyCheck,
+        json_limit: int,
+        mcp_limit: int,
+        sessions: Sessions | None = None,
+        page_limit: int | None = None,
     ) -> None:
         self.app = app
         self.check = check
         self.json_limit = json_limit
         self.mcp_limit = mcp_limit
         self.sessions = sessions  # None: accounts off, the page's routes are everybody's
+        self.page_limit = page_limit  # None: the page's writes are read whole, as Gradio does
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -61,10 +71,13 @@ class RequestGate:
         elif path.rstrip("/") == MCP:
             kind = "mcp"
         else:
-            page_write = self.sessions is not None and path.startswith(PAGE) and method not in _READS
+            page_write = path.startswith(PAGE) and method not in _READS
             if page_write and self.sessions is not None and self.sessions.user(scope) is None:
                 # Gradio's own answer to a signed-out call, given before Gradio reads the body
                 await JSONResponse({"detail": "Not authenticated"}, status_code=401)(scope, receive, send)
+                return
+            if page_write and self.page_limit is not None and not path.startswith(PAGE_UPLOAD):
+                await self._page_write(scope, receive, send, self.page_limit)
                 return
             await self.app(scope, receive, send)
             return
@@ -88,12 +101,19 @@ class RequestGate:
         if kind == "mcp" and method == "POST" and (problem := _unparsable(messages[0].get("body", b""))):
             await _rpc_error(400, PARSE_ERROR, f"Parse error: {problem}")(scope, receive, send)
             return
-        queued = deque(messages)
+        await _pass_on(self.app, messages, scope, receive, send)
 
-        async def replay() -> Message:
-            return queued.popleft() if queued else await receive()
-
-        await self.app(scope, replay, send)
+    async def _page_write(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        """A write to the page's routes, passed on with its body read to ``limit``; over it, Gradio's kind of
+        refusal (a JSON ``detail``), 413."""
+        declared = Headers(scope=scope).get("content-length", "")
+        over = declared.isdigit() and int(declared) > limit
+        messages = None if over else await _read(receive, limit)
+        if messages is None:
+            refused = _too_large(int(declared) if over else None, limit, " (RAGAPP_UI__MAX_PAGE_JSON_MB)")
+            await JSONResponse({"detail": refused.message}, status_code=413)(scope, receive, send)
+            return
+        await _pass_on(self.app, messages, scope, receive, send)
 
     async def _key(self, scope: Scope) -> ApiError | None:
         """The refusal of a request without a valid key where keys are required (None: it may call); the caller
@@ -108,6 +128,16 @@ class RequestGate:
         except ApiError as refused:
             return refused
         return None
+
+
+async def _pass_on(app: ASGIApp, messages: list[Message], scope: Scope, receive: Receive, send: Send) -> None:
+    """``app`` called with the body already read (``messages``) replayed to it, then the rest of ``receive``."""
+    queued = deque(messages)
+
+    async def replay() -> Message:
+        return queued.popleft() if queued else await receive()
+
+    await app(scope, replay, send)
 
 
 async def _read(receive: Receive, limit: int) -> list[Message] | None:

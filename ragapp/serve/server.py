@@ -78,8 +78,9 @@ def build_app(
     sessions = Sessions(tokens, page.cookie_id)
     # The last added runs first: every response, a refusal included, gets the headers.
     json_limit = int(settings.ui.max_json_mb * 1024 * 1024)
+    page_limit = int(settings.ui.max_page_json_mb * 1024 * 1024)
     app.add_middleware(RequestGate, check=check, json_limit=json_limit, mcp_limit=BODY_LIMIT,
-                       sessions=sessions if accounts else None)  # fmt: skip
+                       sessions=sessions if accounts else None, page_limit=page_limit)  # fmt: skip
     if accounts:  # signed-out browsers get our sign-in page, not Gradio's
         app.add_middleware(SignInFirst, sessions=sessions, page_paths=page.page_paths, root_path=settings.ui.root_path)
     if oidc is not None:  # a sign-out there too, for a browser that signed in through the provider

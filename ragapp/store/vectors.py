@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
@@ -203,6 +203,15 @@ class ChromaVectorIndex:
 
     def ids(self) -> set[str]:
         return {cid for c in self._collections.values() for cid in c.get(include=[])["ids"]}
+
+    def has(self, chunk_ids: Iterable[str]) -> set[str]:
+        """Those of ``chunk_ids`` that have a vector (read by id, a batch at a time: not the whole index)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        found: set[str] = set()
+        for collection in self._collections.values():
+            for start in range(0, len(ids), _BATCH):
+                found.update(collection.get(ids=ids[start : start + _BATCH], include=[])["ids"])
+        return found
 
     def kb_tags(self) -> dict[str, str | None]:
         """Every vector's knowledge base tag, by chunk id (None: written before knowledge bases existed)."""

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragapp.core.said import Said
 from ragapp.sync.sources import SyncError
 from ragapp.sync.tree import check_allowed
 
@@ -59,13 +60,11 @@ def check_location(location: str, protocols: Sequence[str], allowed_roots: Seque
         SyncError: the message says which rule and the setting that holds it.
     """
     if location.startswith("-"):
-        raise SyncError(f"{location!r} is not a repository location (it reads like a git option).")
+        raise SyncError(said=Said("source.git_option", {"location": location}))
     used = transport(location)
     if used in NEVER or used not in protocols:
-        raise SyncError(
-            f"The git transport {used!r} is not allowed (allowed: {', '.join(protocols) or 'none'}; "
-            "RAGAPP_SYNC__GIT_PROTOCOLS); give an https, ssh or local address."
-        )
+        allowed = ", ".join(protocols) or "none"
+        raise SyncError(said=Said("source.git_transport", {"transport": used, "allowed": allowed}))
     if used == "file" and allowed_roots:
         path = location.removeprefix("file://") if location.startswith("file://") else location
         check_allowed(Path(os.path.realpath(path)), allowed_roots, location)
@@ -88,7 +87,7 @@ class Git:
         """
         binary = shutil.which("git")
         if binary is None:
-            raise SyncError("git is not installed on this server; install it to follow a git repository.")
+            raise SyncError(said=Said("source.no_git"))
         env = {**os.environ, **_ENV, "GIT_ALLOW_PROTOCOL": ":".join(self.protocols)}
         process = subprocess.Popen(
             [binary, *_SAFE, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -104,16 +103,15 @@ class Git:
                     if self.stop.is_set():
                         raise SyncStopped(f"git {args[0]} was stopped: the sync was stopped.") from None
                     if time.monotonic() > deadline:
-                        raise SyncError(
-                            f"git {args[0]} took over {self.timeout_s:g} s (RAGAPP_SYNC__GIT_TIMEOUT_S); check the "
-                            "repository's address."
-                        ) from None
+                        took = {"command": args[0], "s": self.timeout_s}
+                        raise SyncError(said=Said("source.git_slow", took)) from None
         finally:
             if process.returncode is None:  # ran over, stopped, or the caller is going away: all of it ends
                 _end_group(process)
         if process.returncode != 0:
             message = (err or out).strip().splitlines()
-            raise SyncError(f"git {args[0]} failed: {message[-1] if message else f'exit status {process.returncode}'}")
+            said = {"command": args[0], "error": message[-1] if message else f"exit status {process.returncode}"}
+            raise SyncError(said=Said("source.git_failed", said))
         return out.strip()
 
 
@@ -144,7 +142,7 @@ def checkout(git: Git, location: str, branch: str, folder: Path) -> str:
     except SyncStopped:
         raise
     except SyncError:
-        raise SyncError(f"{location} has no branch {branch!r}; check the source's branch.") from None
+        raise SyncError(said=Said("source.no_branch", {"location": location, "branch": branch})) from None
     git("checkout", "--quiet", "--force", "-B", branch, f"refs/remotes/origin/{branch}", cwd=folder)
     git("clean", "--quiet", "-ffdx", cwd=folder)
     return git("rev-parse", "HEAD", cwd=folder)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ragapp.config import Settings, SyncSettings
 from ragapp.core.errors import IngestError
+from ragapp.core.said import Said
 from ragapp.ingest.names import kb_name
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
@@ -24,7 +25,6 @@ from ragapp.sync.tree import check_allowed
 from ragapp.sync.web_address import Scope
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
-NAME_RULE = "1 to 64 characters: letters, digits and - _ . (starting with a letter or digit), e.g. 'handbook'"
 
 
 class SyncService:
@@ -65,7 +65,7 @@ class SyncService:
     def status(self, name: str) -> SourceStatus:
         found = next((s for s in self._store.statuses() if s.source.name == name), None)
         if found is None:
-            raise SyncError(f"No source named {name!r}; the list of sources shows the names.")
+            raise SyncError(said=Said("source.unknown_listed", {"name": name}))
         return found
 
     def add(
@@ -101,12 +101,12 @@ class SyncService:
     def pause(self, name: str) -> None:
         """Stop syncing ``name``: a sync under way stops after its current batch, none starts until ``resume``."""
         if not self._store.set_paused(name, True):
-            raise SyncError(f"No source named {name!r}.")
+            raise SyncError(said=Said("source.unknown", {"name": name}))
 
     def resume(self, name: str, start: bool = True) -> None:
         """Sync ``name`` again on its schedule; with ``start``, one sync begins now in the background."""
         if not self._store.set_paused(name, False):
-            raise SyncError(f"No source named {name!r}.")
+            raise SyncError(said=Said("source.unknown", {"name": name}))
         if start:
             self.scheduler.request(name)
 
@@ -115,7 +115,7 @@ class SyncService:
         returns how many documents were deleted."""
         source = self._store.source(name)
         if source is None:
-            raise SyncError(f"No source named {name!r}.")
+            raise SyncError(said=Said("source.unknown", {"name": name}))
         self._store.set_paused(name, True)  # a sync under way stops at its next batch
         deleted = 0
         if delete_documents:
@@ -165,43 +165,40 @@ def add_source(
     """
     name = name.strip()
     if not _NAME.fullmatch(name):
-        raise SyncError(f"Source name {name!r} is not allowed: use {NAME_RULE}.")
+        raise SyncError(said=Said("source.bad_name", {"name": name}))
     if kind not in KINDS:
-        raise SyncError(f"Unknown kind {kind!r}: a source is a 'folder', a 'git' repository or a 'web' site.")
+        raise SyncError(said=Said("source.unknown_kind", {"kind": kind}))
     try:
         kb = kb_name(kb)
     except IngestError as exc:
-        raise SyncError(str(exc)) from None
+        raise SyncError(str(exc), exc.said) from None
     location = location.strip()
     if kind == "folder":
         folder = Path(location).expanduser()
         if not folder.is_absolute() or not folder.is_dir():
-            raise SyncError(f"{location!r} is not a folder on this server: give its absolute path.")
+            raise SyncError(said=Said("source.not_folder", {"location": location}))
         location = str(folder.resolve())
         check_allowed(Path(location), settings.allowed_roots, location)
         if state_dir is not None and state_dir.resolve().is_relative_to(location):
-            raise SyncError(f"{location} holds the app's state folder ({state_dir}); follow a folder that does not.")
+            raise SyncError(said=Said("source.holds_state", {"location": location, "state": str(state_dir)}))
     elif kind == "web":
         location = Scope.of(location).start  # one spelling of the address (checked: http or https, a host)
     elif not location:
-        raise SyncError("Give the repository's path or URL (anything `git clone` accepts).")
+        raise SyncError(said=Said("source.no_git_location"))
     else:
         check_location(location, settings.git_protocols, settings.allowed_roots)
     if interval_s is not None and interval_s <= 0:
-        raise SyncError("The interval must be a positive number of seconds.")
+        raise SyncError(said=Said("source.bad_interval"))
     include, exclude = tuple(p.strip() for p in include), tuple(p.strip() for p in exclude)
     if any(not p for p in (*include, *exclude)):
-        raise SyncError("A pattern is empty: give globs such as '*.md' or 'docs/*'.")
+        raise SyncError(said=Said("source.empty_pattern"))
     if (other := store.kb_followed(kb)) is not None:
-        raise SyncError(
-            f"The knowledge base {kb!r} already follows the source {other!r}; give this one a base of its own "
-            "(two trees in one base would replace each other's files of the same path)."
-        )
+        raise SyncError(said=Said("source.kb_followed", {"kb": kb, "other": other}))
     default_s = settings.web_default_interval_s if kind == "web" else settings.default_interval_s
     source = Source(
         name, next(k for k in KINDS if k == kind), location, kb, include, exclude, interval_s or default_s,
         branch.strip() if kind == "git" else "",
     )  # fmt: skip
     if not store.add(source):
-        raise SyncError(f"There is a source named {name!r} already; pick another name or remove that one.")
+        raise SyncError(said=Said("source.name_taken", {"name": name}))
     return source

@@ -25,8 +25,7 @@ class SyncError(RagAppError):
     ``said``: the reason as a code and values, where the UI has words for it (a website's problems)."""
 
     def __init__(self, message: str = "", said: Said | None = None) -> None:
-        super().__init__(message)
-        self.said = said
+        super().__init__(message, said)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import BinaryIO
 
+from ragapp.core.said import Said
 from ragapp.sync.sources import Refusal, SyncError
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -117,10 +118,7 @@ def check_allowed(real: Path, allowed: Sequence[Path], what: str) -> None:
     roots = [Path(os.path.realpath(root)) for root in allowed]
     if not any(real == root or real.is_relative_to(root) for root in roots):
         names = ", ".join(str(root) for root in roots)
-        raise SyncError(
-            f"{what} is outside the folders sources may follow ({names}); an administrator sets them with "
-            "RAGAPP_SYNC__ALLOWED_ROOTS."
-        )
+        raise SyncError(said=Said("source.outside_roots", {"what": str(what), "roots": names}))
 
 
 class Tree:

@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
+from ragapp.core.errors import RagAppError
 from ragapp.core.lifecycle import started
+from ragapp.core.said import Said
 from ragapp.core.serial import dump, load
 from ragapp.db import Database, open_tables
 from ragapp.testcases.answers import AnswerRun, CaseAnswer
@@ -52,6 +54,10 @@ _CASE_COLUMNS = "id, owner, question, expected, kbs, created_at, trace_id, must_
 KEEP_RUNS = 10  # runs kept per owner: the last one is compared with the one before; older ones go
 
 
+class InvalidTestCase(RagAppError, ValueError):
+    """A test case that cannot be saved as given (a ValueError, as callers have always caught it)."""
+
+
 class TestCaseStore:
     """Saved test cases, one per owner and question. Synchronous: writes are rare. ``target``: a SQLite file (the
     traces' one will do), or the shared ``Database``."""
@@ -90,14 +96,15 @@ class TestCaseStore:
         """Save a case; one saved earlier for the same owner and question is replaced. An empty ``kbs`` means all.
 
         Raises:
-            ValueError: the question is blank, or no expected document is given for a case the documents answer.
+            InvalidTestCase: the question is blank, or no expected document is given for a case the documents
+                answer.
         """
         question = plain_text(question).strip()
         if not question:
-            raise ValueError("The question is empty: type the question this test case should check.")
+            raise InvalidTestCase(said=Said("test_case.no_question"))
         names = _names(expected)
         if not names and not unanswerable:
-            raise ValueError("No expected document: pick at least one document that should answer the question.")
+            raise InvalidTestCase(said=Said("test_case.no_expected"))
         must_contain = " ".join(plain_text(must_contain).split())
         kb_names = (_names(kbs) or None) if kbs is not None else None
         created_at = datetime.now(UTC).isoformat(timespec="seconds")

@@ -22,12 +22,14 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Generic, Self, TypeVar
 
 from ragapp.core.lifecycle import NotStartedError, started
+from ragapp.core.said import Said
+from ragapp.core.serial import load
 from ragapp.db import Database, open_tables, order_column
 from ragapp.tracing.model import Trace
 
@@ -103,6 +105,7 @@ class TraceSummary:
     degradations: tuple[str, ...]
     rating: str = ""  # the user's feedback on the answer: "up", "down" or "" (none)
     comment: str = ""
+    degradations_said: dict[str, tuple[Said, ...]] = field(default_factory=dict)  # by English, where kept
 
 
 class _TraceTable(Generic[T]):
@@ -372,7 +375,12 @@ def _trace_row(trace: dict[str, Any]) -> tuple[object, ...]:
         trace = _trim(trace)
         payload = _dumps(trace)
     total = trace.get("total_s")
-    degradations = [str(d) for d in trace.get("degradations") or ()]
+    # Each degradation as its English, or with its records (for the list's column in the page's language)
+    said = trace.get("degradations_said") or {}
+    degradations = [
+        {"english": str(d), "said": said[d]} if isinstance(said.get(d), list) else str(d)
+        for d in trace.get("degradations") or ()
+    ]
     question = plain_text(str(trace.get("question") or ""))
     return (
         str(trace["id"]),
@@ -428,8 +436,17 @@ def _trim(value: Any) -> Any:
 
 def _summary(row: tuple[Any, ...]) -> TraceSummary:
     trace_id, started_at, question, mode, kind, total_s, status, degradations, rating, comment = row
-    found = tuple(json.loads(degradations or "[]"))
-    return TraceSummary(trace_id, started_at, question, mode, kind, total_s, status, found, rating, comment)
+    english: list[str] = []
+    said: dict[str, tuple[Said, ...]] = {}
+    for item in json.loads(degradations or "[]"):  # a string (rows written before the records were kept) or a dict
+        if isinstance(item, dict):
+            english.append(str(item.get("english", "")))
+            said[english[-1]] = tuple(load(Said, part) for part in item.get("said") or () if isinstance(part, dict))
+        else:
+            english.append(str(item))
+    return TraceSummary(
+        trace_id, started_at, question, mode, kind, total_s, status, tuple(english), rating, comment, said
+    )
 
 
 def _like_literal(text: str) -> str:

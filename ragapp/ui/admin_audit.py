@@ -47,6 +47,8 @@ ACTION_WORDS: dict[str, str] = {
     AuditAction.SOURCE_SYNC: "同步",
     AuditAction.SOURCE_PAUSE: "暂停同步",
     AuditAction.SOURCE_RESUME: "恢复同步",
+    AuditAction.ENRICH_PAUSE: "暂停后台索引",
+    AuditAction.ENRICH_RESUME: "恢复后台索引",
     AuditAction.KB_RULE: "知识库权限",
     AuditAction.USER_ADD: "添加用户",
     AuditAction.USER_ROLE: "更改角色",

@@ -69,10 +69,10 @@ def quality_line(view: DocumentView) -> str:
         for record, what in zip(said, report.left_out, strict=True)
     ]
     if report.coverage is not None:
-        warning = report.coverage_warning()  # the engine's words
+        warning = report.coverage_said()
         share = f"{report.coverage:.1%}"
         indexed = both(f"{share} of its text indexed", f"{share} 的文字已编入索引")
-        parts.append(escape_text(warning) if warning else indexed)
+        parts.append(said_or_english(warning, warning.english, escape_text) if warning else indexed)
     parts.append(both(f"{len(view.chunks)} chunks", f"{len(view.chunks)} 个片段"))
     if view.report is None:
         parts.append(

@@ -20,8 +20,9 @@ from pydantic import ValidationError
 from ragapp.core.access import LOCAL_ACTOR, Action, Actor, may
 from ragapp.core.errors import AccessDenied, RagAppError
 from ragapp.core.filters import DocumentFilter
+from ragapp.core.said import TERMS
 from ragapp.core.turn import Exchange
-from ragapp.core.types import DEFAULT_KB, IngestProgress, IngestResult, Mode, Scope
+from ragapp.core.types import DEFAULT_KB, IngestProgress, IngestResult, Mode, Scope, SkippedSection
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
@@ -244,7 +245,7 @@ class Handlers:
         for doc in library.documents(actor=self._viewer(request)):
             if doc.doc_id in counts:
                 rows = [
-                    f"- {html.escape(s.location)} · {html.escape(s.reason)} · <small>{html.escape(s.preview)}</small>"
+                    f"- {_where(s)} · {_boilerplate_reason(s.reason)} · <small>{html.escape(s.preview)}</small>"
                     for s in library.skipped(doc.doc_id)
                 ]
                 parts.append(f"**{html.escape(doc.name)}** ({html.escape(doc.kb)})\n" + "\n".join(rows))
@@ -430,16 +431,34 @@ def ingest_line(result: IngestResult) -> str:
     """What happened to one file, in both languages (a refusal from its record; a result stored before the
     engine kept one: its English)."""
     name, kb = escape_text(result.name), escape_text(result.kb)
-    notes = "".join(f"; {escape_text(n)}" for n in result.notes)
     n = result.chunks
     if result.status in ("added", "replaced") and result.kb:
+        notes_en = "".join(f"; {note.worded(False, escape_text) or escape_text(note.english)}" for note in result.notes)
+        notes_zh = "".join(f"；{note.worded(True, escape_text) or escape_text(note.english)}" for note in result.notes)
         if result.status == "added":
             en, zh = f"added to '{kb}'", f"已加入“{kb}”"
         else:
             en, zh = f"replaced the earlier version in '{kb}'", f"已替换“{kb}”中的旧版本"
-        return f"{name}: " + both(f"{en} ({n} chunks{notes}).", f"{zh}（{n} 个片段{notes}）。")
+        return f"{name}: " + both(f"{en} ({n} chunks{notes_en}).", f"{zh}（{n} 个片段{notes_zh}）。")
     if result.status == "replaced":
         return f"{name}: " + both(f"indexed again ({n} chunks).", f"已重新索引（{n} 个片段）。")
     if result.status == "cancelled":
         return f"{name}: " + both("not added: the upload was stopped.", "未加入：上传已停止。")
     return said_or_english(result.said, result.message, escape_text)  # names are in them
+
+
+def _boilerplate_reason(reason: str) -> str:
+    """Why a page was left out ("table of contents"), in both languages from the catalogue's terms; a reason
+    this version has no words for, as it is."""
+    words = TERMS["reasons"].get(reason)
+    return both(*(html.escape(w) for w in words)) if words else html.escape(reason)
+
+
+def _where(section: SkippedSection) -> str:
+    """'p. 3', the heading, or 'section 4', in both languages (``SkippedSection.location`` is the English)."""
+    if section.page is not None:
+        return both(f"p. {section.page}", f"第 {section.page} 页")
+    if section.heading:
+        return html.escape(section.heading)
+    n = section.ordinal + 1
+    return both(f"section {n}", f"第 {n} 节")

@@ -14,6 +14,7 @@ from ragapp.core.types import DEFAULT_KB
 from ragapp.engine.engine import Engine
 from ragapp.ui.doc_about import TagHandlers
 from ragapp.ui.documents import CHUNK_HEADERS, CHUNK_TYPES, DocumentHandlers
+from ragapp.ui.enrich_progress import EnrichLine, build_enrich_line, wire_enrich_line
 from ragapp.ui.handlers import DOC_HEADERS, Handlers
 from ragapp.ui.i18n import t
 from ragapp.ui.sources import SourcesPanel, build_sources_panel
@@ -55,6 +56,7 @@ class KnowledgeTab:
     add_leaf_row: gr.Row
     add_leaf: gr.Button
     add_leaf_kb: gr.State
+    enrich: EnrichLine | None = None  # the bases still being indexed in the background, and how far
 
 
 def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> KnowledgeTab:
@@ -83,6 +85,7 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
                 stop = gr.Button(t("kb.stop"), variant="stop", elem_id="stop-upload", scale=1, interactive=False)
         progress = gr.Markdown(elem_id="ingest-progress")  # while an upload runs: ragapp.ui.upload_progress
         report = gr.Markdown(elem_id="ingest-report")
+        enrich = build_enrich_line()
         with gr.Row(visible=False, elem_id="kb-add-leaf-row") as add_leaf_row:
             add_leaf = gr.Button(t("kb.add_leaf"), size="sm", elem_id="kb-add-leaf", scale=0, min_width=280)
         add_leaf_kb = gr.State("")
@@ -142,7 +145,7 @@ def build_knowledge_tab(engine: Engine, handlers: Handlers, public: bool) -> Kno
         doc_tags,
         doc_tags_save, doc_search,
         doc_chunks, left_out, deleting, doc_reindex, doc_delete, confirm_row, confirm_delete, cancel_delete,
-        to_delete, reindex, delete, sources, add_leaf_row, add_leaf, add_leaf_kb,
+        to_delete, reindex, delete, sources, add_leaf_row, add_leaf, add_leaf_kb, enrich,
     )  # fmt: skip
 
 
@@ -191,6 +194,8 @@ def wire_knowledge(
     uploaded.then(_stoppable(False), outputs=[tab.stop], queue=False).then(
         handlers.left_out_report, outputs=[tab.left_out]
     )
+    if tab.enrich is not None:
+        wire_enrich_line(engine, tab.enrich, uploaded)
     # Once per upload: the knowledge base it went into, when no intent searches it, and the click that adds one.
     uncovered = UncoveredHandlers(engine)
     uploaded.success(

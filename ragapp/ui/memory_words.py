@@ -37,6 +37,12 @@ def kept_note(event: RememberedEvent) -> str:
     """What a toast says after keeping (or failing to keep) a memory."""
     text = escape_text(event.text)
     if not event.memory_id:
+        if (
+            event.said is not None
+            and (en := event.said.worded(False, escape_text))
+            and (zh := event.said.worded(True, escape_text))
+        ):
+            return both(f"Not kept: {en}", f"没有记住：{zh}")
         return both(f"Not kept: {escape_text(event.reason)}", f"没有记住：{escape_text(event.reason)}")
     said = both(f"Remembered: “{text}”.", f"已记住：“{text}”。")
     if event.cut:

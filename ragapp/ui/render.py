@@ -197,7 +197,7 @@ def stage_message(step: StageStep) -> gr.ChatMessage:
             metadata["duration"] = round(step.duration_s, 2)
         if step.status == "failed":
             metadata["title"] = f"❌ {title}{FAILED}"
-            content = step.error or ""
+            content = said_or_english(step.said, step.error or "", plain_markdown)
         elif step.routing is None:
             content = stage_summary(StageEvent(step.stage, step.status, step.duration_s, step.detail, step.error))
     return gr.ChatMessage(role="assistant", content=content, metadata=metadata)  # type: ignore[arg-type]

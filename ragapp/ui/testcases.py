@@ -17,6 +17,7 @@ from ragapp.ui.case_truth import ANSWER_HEADERS, ANSWER_TYPES, answers_frame, tr
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both, t
 from ragapp.ui.markup import escape_text
+from ragapp.ui.said_words import said_or_english
 from ragapp.ui.state import actor_of, owner_of
 from ragapp.ui.trace_charts import RUN_MARKS, metrics_chart
 
@@ -83,8 +84,8 @@ class CaseHandlers:
                 owner, trace.question, expected or [], kbs, trace.id or None,
                 must_contain=must_contain or "", unanswerable=bool(unanswerable),
             )  # fmt: skip
-        except ValueError as exc:
-            raise gr.Error(str(exc)) from None
+        except ValueError as exc:  # InvalidTestCase: its record in the page's language
+            raise gr.Error(said_or_english(getattr(exc, "said", None), str(exc))) from None
         gr.Info(both(f"Saved test case #{case.id}.", f"已存为测试用例 #{case.id}。"))
         if case.unanswerable:
             message = both(

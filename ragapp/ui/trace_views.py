@@ -33,7 +33,7 @@ STATUS_WORDS = {status: TEXTS[f"status.{status}"] for status in STATUS_ICON}
 MODE_WORDS = {"workflow": ("workflow", "工作流"), "agent": ("agent", "智能体"), "auto": ("auto", "自动")}
 KIND_WORDS = {"chat": ("chat", "对话"), "ingest": ("upload", "上传"), "api": ("API", "API")}
 SUMMARY_HEADERS = ["Time (UTC)", "Question", "Mode", "Total (s)", "Status", "Feedback", "Degradations"]
-SUMMARY_TYPES = ["str", "str", "html", "str", "html", "str", "str"]  # the user's words stay text
+SUMMARY_TYPES = ["str", "str", "html", "str", "html", "str", "html"]  # the user's words stay text
 _RATING_ICON = {"up": "👍", "down": "👎"}
 FUSED_HEADERS_START = ["Final", "Moved", "Fused", "Source", "Chunk"]
 FUSED_HEADERS_END = ["Fused score", "Rerank score", "In prompt"]
@@ -48,7 +48,7 @@ def summary_rows(items: Sequence[TraceSummary]) -> list[list[Any]]:
             "" if t.total_s is None else f"{t.total_s:.2f}",
             f"{STATUS_ICON.get(t.status, '')} {_word(STATUS_WORDS, t.status)}",
             _RATING_ICON.get(t.rating, "") + (f" {_short(t.comment, 60)}" if t.comment else ""),
-            "; ".join(t.degradations),
+            "; ".join(said_or_english(t.degradations_said.get(d), d, escape_text) for d in t.degradations),
         ]
         for t in items
     ]

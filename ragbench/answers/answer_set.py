@@ -5,8 +5,9 @@ heading). ``load_set`` reads and validates one; ``missing_documents`` says which
 A document with ``scan: {pages: "5-14", dpi: 150}`` is asked as a scanned copy of those pages (an image-only PDF
 rendered by ``ragbench.answers.state``; evidence pages count from 1 within the scan). A question may carry
 ``tags`` (``paraphrased``: few words shared with the evidence; ``near-miss``: a neighbouring fact would be wrong,
-named in ``trap``), an unanswerable one its ``kind`` and ``why``, and every question of a split set its ``split``
-(dev: tune on it; test: report only)."""
+named in ``trap``), an unanswerable one its ``kind``, ``why`` and ``absent`` (terms that would answer it, which
+``ragbench.answers.check`` confirms no document contains), and every question of a split set its ``split`` (dev:
+tune on it; test: report only)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,7 @@ class Question:
     tags: tuple[str, ...] = ()
     trap: tuple[str, ...] = ()  # a near-miss question's neighbouring, wrong values
     kind: str = ""  # an unanswerable question's kind (KINDS)
+    absent: tuple[str, ...] = ()  # an unanswerable question's answering terms, in no document's text
     split: str = ""  # dev or test; "" in a set that is not split
 
     @property
@@ -159,7 +161,12 @@ def _question(raw: dict[str, Any], known: set[str]) -> Question:
         unanswerable_kind = str(raw.get("kind") or "")
         if unanswerable_kind and unanswerable_kind not in KINDS:
             raise ConfigError(f"{where}: kind {unanswerable_kind!r} is not one of {', '.join(KINDS)}")
-        return Question(qid, kind, lang, text, turns=turns, tags=tags, kind=unanswerable_kind, split=split)
+        absent = tuple(str(term) for term in raw.get("absent") or ())
+        return Question(
+            qid, kind, lang, text, turns=turns, tags=tags, kind=unanswerable_kind, absent=absent, split=split
+        )
+    if raw.get("absent"):
+        raise ConfigError(f"{where}: absent: is for unanswerable questions (terms no document may contain)")
     needles = _needles(raw.get("must_contain"), where)
     if any(value.lower() == alt.lower() for value in trap for needle in needles for alt in needle):
         raise ConfigError(f"{where}: a trap value is also a must_contain entry")

@@ -86,7 +86,8 @@ def prepare_state(answer_set: AnswerSet, engine_of: Callable[[Path], Engine], fo
     if how == "built":
         for doc in answer_set.documents:
             source = scanned_copy(doc, folder / "scans") if doc.scan else doc.path
-            (result,) = engine.library.ingest([(source, doc.name)], kb=doc.kb, owner=OWNER)
+            # Inline: the questions are asked of a fully indexed base (not one still embedding in the background).
+            (result,) = engine.library.ingest([(source, doc.name)], kb=doc.kb, owner=OWNER, inline=True)
             if result.status == "failed":
                 engine.close()
                 raise IngestError(f"{doc.path}: {result.message}")

@@ -62,6 +62,23 @@ def test_a_body_over_its_routes_limit_is_refused_before_it_is_read(serve_api: Ca
         assert reader.post("/v1/retrieve", json={"query": "kettle boils"}).json()["chunks"]
 
 
+def test_a_signed_in_page_write_is_read_only_to_its_limit(serve_api: Callable[..., Served]) -> None:
+    """A signed-in browser's post to the page's routes (/gradio_api) was read whole, however large."""
+    served = serve_api({"kettle.md": KETTLE}, accounts=True, ui={"max_page_json_mb": 1})
+    with httpx.Client(base_url=served.url, timeout=30) as rita:
+        assert rita.post("/login", data={"username": "rita", "password": "rita password"}).status_code == 200
+        cookies = "; ".join(f"{c.name}={c.value}" for c in rita.cookies.jar)
+        signed_in = JSON | {"Cookie": cookies}
+        declared = answer(served.url, "/gradio_api/queue/join", signed_in, HUNDRED_MB)
+        assert declared.status == 413 and declared.sent == 0
+        assert "RAGAPP_UI__MAX_PAGE_JSON_MB" in declared.json()["detail"]
+        chunked = answer(served.url, "/gradio_api/queue/join", signed_in | {"Transfer-Encoding": "chunked"}, 0)
+        assert chunked.status != 413  # an empty body is read and left to Gradio
+        assert rita.get("/gradio_api/info").status_code == 200  # the page goes on
+        small = rita.post("/gradio_api/queue/join", json={"data": [], "fn_index": 0, "session_hash": "x"})
+        assert small.status_code != 413
+
+
 @pytest.mark.parametrize(
     ("body", "said"),
     [(b"[" * 100_000 + b"]" * 100_000, "nested too deeply"), (b'{"jsonrpc": "2.0", "id": 1, "\xff": 1}', "not UTF-8")],

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ragapp.store.catalog import Catalog
+from tests.text import shown
 
 if TYPE_CHECKING:
     from conftest import Rig, StoreSnapshot
@@ -77,7 +78,7 @@ def test_boilerplate_pages_are_left_out_of_every_store_and_listed(
     assert result.status == "added"
     assert result.message == (
         f"orion_manual.pdf: added to 'default' ({result.chunks} chunks; "
-        "2 pages left out: table of contents, licence text (GNU FDL))."
+        "2 pages left out: table of contents and licence text (GNU FDL))."
     )
     snap = store_snapshot(rig)
     assert snap.agree(), snap
@@ -151,5 +152,8 @@ def test_the_knowledge_tab_counts_and_lists_what_was_left_out(make_engine: Calla
     (row,) = handlers.documents_table()
     assert dict(zip(DOC_HEADERS, row, strict=True))["Left out"] == 2
     report = handlers.left_out_report()
-    assert report.startswith("**orion_manual.pdf** (default)\n- p. 1 · table of contents · <small>Contents 1 Getting")
-    assert "\n- p. 3 · licence text (GNU FDL) · <small>GNU Free Documentation License" in report
+    english, chinese = shown(report, "en"), shown(report, "zh")
+    assert english.startswith("**orion_manual.pdf** (default)\n- p. 1 · table of contents · <small>Contents 1 Getting")
+    assert "\n- p. 3 · licence text (GNU FDL) · <small>GNU Free Documentation License" in english
+    assert chinese.startswith("**orion_manual.pdf** (default)\n- 第 1 页 · 目录 · <small>Contents 1 Getting")
+    assert "\n- 第 3 页 · 许可证文本（GNU FDL） · <small>GNU Free Documentation License" in chinese

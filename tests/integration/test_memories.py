@@ -25,6 +25,8 @@ from ragapp.core.events import (
 )
 from ragapp.core.turn import Turn
 from ragapp.qa.prompts import MEMORY_EN
+from ragapp.ui.memory_words import kept_note
+from tests.text import shown
 
 pytestmark = pytest.mark.integration
 
@@ -122,7 +124,8 @@ def test_another_users_prompt_trace_and_list_never_hold_the_memory(rig: Any) -> 
     assert rig.engine.memories.delete(BOB, kept.memory_id) is False  # not Bob's to delete
     assert [m.text for m in rig.engine.memories.list(ANN)] == [KEPT]
     refused = rig.engine.memories.edit(BOB, kept.memory_id, "I use the V1")
-    assert not refused.memory_id and "no memory of that id" in refused.reason
+    assert not refused.memory_id and refused.reason == "You have no memory of that id."  # the API's words
+    assert shown(kept_note(refused), "zh") == "没有记住：没有这条记忆。"  # the page's, in its language only
     assert [m.text for m in rig.engine.memories.list(ANN)] == [KEPT]  # Bob's edit changed nothing of Ann's
 
 

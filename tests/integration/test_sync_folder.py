@@ -253,8 +253,10 @@ def test_bad_sources_are_refused_with_the_fix(make_engine: Callable[..., Any], f
         (("x", "folder", str(rig.state_dir.parent), "kb2"), "holds the app's state folder"),
     ]
     for args, message in cases:
-        with pytest.raises(SyncError, match=message):
+        with pytest.raises(SyncError, match=message) as refused:
             rig.engine.sync.add(*args, start=False)
+        said = refused.value.said  # each a record, for the page to word in its language
+        assert said is not None and said.english == str(refused.value) and said.worded(True), args
 
 
 def test_a_synced_file_says_where_it_lives_and_filters_find_it(make_engine: Callable[..., Any], folder: Path) -> None:

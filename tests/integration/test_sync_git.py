@@ -70,6 +70,8 @@ def test_a_branch_is_followed_and_a_missing_one_is_reported(make_engine: Callabl
     rig.engine.sync.add("other", "git", str(repo), "other", branch="nope", start=False)
     out = rig.engine.sync.run("other")
     assert out.state == "failed" and out.report is not None and "no branch 'nope'" in out.report.error
+    said = out.report.error_said  # for the Sources panel, in the page's language
+    assert said is not None and said.worded(True) is not None and "没有分支 'nope'" in said.worded(True)
 
 
 def test_the_default_branch_and_an_unreachable_repository(make_engine: Callable[..., Any], tmp_path: Path) -> None:

@@ -19,8 +19,10 @@ def test_tags_are_trimmed_lowered_and_kept_once() -> None:
     [("", "empty"), ("x" * 41, "over 40"), ("a,b", "character"), ("'quoted'", "character"), ("-x", "character")],
 )
 def test_a_bad_tag_is_refused_with_the_reason(tag: str, says: str) -> None:
-    with pytest.raises(TagError, match=says):
+    with pytest.raises(TagError, match=says) as refused:
         clean_tag(tag)
+    said = refused.value.said  # a record, worded by the page in its language
+    assert said is not None and said.english == str(refused.value) and said.worded(True)
 
 
 def test_too_many_tags_are_refused() -> None:

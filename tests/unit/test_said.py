@@ -16,6 +16,7 @@ from ragapp.core.errors import AccessDenied, IngestError
 from ragapp.core.said import CATALOGUE, TERMS, Said, english_of
 from ragapp.core.said_admin import ADMIN
 from ragapp.core.said_answer import ANSWER
+from ragapp.core.said_enrich import ENRICH
 from ragapp.core.said_ingest import INGEST
 from ragapp.core.said_intents import INTENTS
 from ragapp.core.said_search import SEARCH
@@ -493,6 +494,17 @@ EXAMPLES: list[tuple[Said, str, str]] = [
         "x.docx：其中一段文字超过 10 MB，真实的文档不会这样：这是为拖垮解析器而构造的文件（并未损坏）；"
         "未加入任何内容。",
     ),
+    (
+        Said("enrich.progress", {"kb": "manuals", "step": "vectors", "done": 120, "total": 340, "pace": 14.2}),
+        "manuals: vectors for 120 of 340 passages, 14 a minute.",
+        "manuals：向量已完成 120/340 段，每分钟 14 段。",
+    ),
+    (
+        Said("enrich.still_indexing", {"kbs": ["manuals", "faq"]}),
+        "Still being indexed: manuals and faq. Passages not yet indexed are found by their words only, so this "
+        "answer may miss some.",
+        "仍在建立索引：manuals、faq。尚未建立索引的段落只能按字词找到，所以这个回答可能有遗漏。",
+    ),
 ]
 
 
@@ -508,7 +520,8 @@ def test_every_entry_has_both_languages_over_the_same_values(code: str) -> None:
 
 
 def test_the_tables_share_no_code_and_every_term_has_both_languages() -> None:
-    assert len(CATALOGUE) == len(SEARCH) + len(ANSWER) + len(INGEST) + len(INTENTS) + len(ADMIN) + len(WEB)
+    tables = (SEARCH, ANSWER, INGEST, INTENTS, ADMIN, WEB, ENRICH)
+    assert len(CATALOGUE) == sum(len(table) for table in tables)
     for words in TERMS.values():
         assert all(e.strip() and _HAN.search(z) for e, z in words.values())
 
@@ -545,7 +558,8 @@ def test_every_code_the_engine_writes_is_in_the_catalogue_and_every_entry_is_use
 
 _SAMPLES: dict[str, object] = {
     "action": "manage users", "what": "demote", "s": 5.0, "min": 0.2, "margin": 0.1, "score": 0.5, "lead": 0.01,
-    "size": 60.0, "mb": 9.5, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"],
+    "size": 60.0, "mb": 9.5, "limit": 50, "n": 3, "most": 8, "channels": ["vector", "keyword"], "share": 0.5,
+    "pace": 14.0,
 }  # fmt: skip
 
 
@@ -625,3 +639,50 @@ def test_a_role_refused_an_action_is_told_so_in_the_pages_language() -> None:
     assert str(refused.value) == "Your role (reader) may not manage users; ask an administrator."
     page = said_or_english(refused.value.said, str(refused.value))
     assert shown(page, "zh") == "你的角色（读者）不能管理用户；请联系管理员。"
+
+
+def test_an_uploads_notes_read_in_the_pages_language() -> None:
+    """The boilerplate left out and a low coverage, after an upload's chunk count: Chinese on a Chinese page
+    (they were the engine's English on both before), English kept for the API's message."""
+    left_out = Said(
+        "note.boilerplate_pages", {"count": 3, "reasons": ["table of contents", "index", "licence text (GNU FDL)"]}
+    )
+    low = ParseReport(coverage=0.5, unread=("a", "b"), unread_count=5).coverage_said()
+    assert low is not None
+    result = IngestResult("m.pdf", "added", "m.pdf: added", "d", 12, "default", (left_out, low))
+    line = unescape(ingest_line(result))
+    assert shown(line, "en") == (
+        "m.pdf: added to 'default' (12 chunks; 3 pages left out: table of contents, index and licence text "
+        "(GNU FDL); ⚠️ only 50% of its text was indexed; not read: “a”, “b” and 3 more passages)."
+    )
+    assert shown(line, "zh") == (
+        "m.pdf: 已加入“default”（12 个片段；3 页未编入：目录、索引、许可证文本（GNU FDL）；"
+        "⚠️ 只有 50% 的文字编入了索引；未读取：“a”, “b” 等另外 3 段）。"
+    )
+
+
+def test_every_licence_the_boilerplate_rules_know_has_words_in_chinese() -> None:
+    from ragapp.ingest.boilerplate import _LICENCES, BoilerplateSplit
+
+    reasons = TERMS["reasons"]
+    assert {f"licence text ({family})" for family, _ in _LICENCES} <= set(reasons)
+    doc_note = BoilerplateSplit(doc=None, all_boilerplate=("licence text (MIT)",)).note  # type: ignore[arg-type]
+    assert doc_note is not None and doc_note.worded(True) == "每一部分看起来都像许可证文本（MIT），因此仍全部编入"
+
+
+def test_a_failed_steps_bubble_reads_in_the_pages_language() -> None:
+    """A step of the answer that failed showed the engine's English error in its bubble on a Chinese page."""
+    from ragapp.core.events import StageEvent
+    from ragapp.core.turn import Turn
+    from ragapp.ui.render import stage_message
+
+    turn = Turn("q")
+    wrong = Said("stage.wrong_language", {"language": "zh"})
+    turn.apply(StageEvent("translate", "started"))
+    turn.apply(StageEvent("translate", "failed", 0.5, {}, wrong.english, wrong))
+    (step,) = turn.stages
+    content = str(stage_message(step).content)
+    assert wrong.english == "the translation is not in Chinese"
+    assert shown(content, "en") == "the translation is not in Chinese" and shown(content, "zh") == "译文不是中文"
+    stored = Turn.from_dict(turn.to_dict()).stages[0]  # a conversation read back words it the same
+    assert stored.said == wrong

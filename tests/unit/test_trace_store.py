@@ -14,11 +14,14 @@ from typing import Any
 
 import pytest
 
+from ragapp.core.said import Said
 from ragapp.db import SqliteDatabase
 from ragapp.testcases.answers import CaseAnswer
 from ragapp.testcases.store import KEEP_RUNS, TestCaseStore
 from ragapp.tracing import store as store_module
 from ragapp.tracing.store import TracePayloadStore, TraceSummary, utc_iso
+from ragapp.ui.trace_views import summary_rows
+from tests.text import shown
 
 Target = Callable[[str], Any]
 
@@ -302,9 +305,11 @@ def test_cases_validation(cases: TestCaseStore) -> None:
         cases.add("alice", "   ", ["a.pdf"])
     with pytest.raises(ValueError, match="expected document"):
         cases.add("alice", "Q?", [])
-    with pytest.raises(ValueError, match="expected document"):
+    with pytest.raises(ValueError, match="expected document") as refused:
         cases.add("alice", "Q?", ["  ", ""])
     assert cases.list("alice") == []
+    said = getattr(refused.value, "said", None)  # a record, for the page to word in its language
+    assert said is not None and said.worded(True) == "没有应命中的文档：请至少选择一份应当回答这个问题的文档。"
 
 
 def test_same_question_replaces_the_earlier_case(cases: TestCaseStore) -> None:
@@ -490,3 +495,22 @@ def test_the_stores_also_take_an_open_sqlite_database(tmp_path: Path) -> None:
         cases.close()
     assert db.one("SELECT COUNT(*) FROM traces") == (1,)  # still open: whoever opened it closes it
     db.close()
+
+
+def test_the_list_keeps_each_degradations_records_to_word_it_in_the_pages_language(
+    traces: TracePayloadStore,
+) -> None:
+    """The Traces list's Degradations column was the engine's English on a Chinese page; an old row (strings
+    only) still reads back as it was."""
+    timed_out = Said("degraded.timed_out", {"channel": "vector", "s": 5.0})
+    said = {timed_out.english: [{"code": timed_out.code, "values": timed_out.values}]}
+    traces.save(_trace("t1", degradations=[timed_out.english, "rerank off"], degradations_said=said))
+    traces.save(_trace("t0", started_at=_ago(minutes=1), degradations=["an old one"]))
+    traces.flush()
+    new, old = traces.list("alice")
+    assert new.degradations == ("vector search timed out after 5 s", "rerank off")  # as the API gives them
+    assert new.degradations_said == {"vector search timed out after 5 s": (timed_out,)}
+    assert old.degradations == ("an old one",) and old.degradations_said == {}
+    cell = summary_rows([new])[0][-1]
+    assert shown(cell, "zh") == "vector 检索超时（5 秒）; rerank off"
+    assert shown(cell, "en") == "vector search timed out after 5 s; rerank off"

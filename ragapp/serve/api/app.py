@@ -13,6 +13,7 @@ from starlette.routing import Mount
 
 from ragapp.engine.engine import Engine
 from ragapp.serve.api import audit, chat, conversations, documents, memories, retrieve, sign_ins, sources, traces
+from ragapp.serve.api import enrichment as enrichment_api
 from ragapp.serve.api.auth import KeyCheck
 from ragapp.serve.api.docs import docs_page
 from ragapp.serve.api.errors import ApiRoute, error_json
@@ -60,6 +61,7 @@ def add_api(app: FastAPI, engine: Engine, check: KeyCheck) -> Jobs:
         conversations.router(engine, check),
         memories.router(engine, check),
         documents.router(engine, check, jobs),
+        enrichment_api.router(engine, check),
         retrieve.router(engine, check),
         sources.router(engine, check),
         traces.router(engine, check),

@@ -58,6 +58,7 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
             caller.owner, actor=caller.actor, everyone=everyone, text=text, status=status, mode=mode, kind=kind,
             rating=rating, limit=limit,
         )  # fmt: skip
+        # Each degradation in English (its records are for the page, which words them in its own language)
         return [TraceSummaryOut(**{**asdict(t), "degradations": list(t.degradations)}) for t in found]
 
     @api.get("/traces/{trace_id}", summary="One trace, whole: spans, searches, model calls, the answer")
