@@ -139,6 +139,13 @@ class IngestSettings(BaseModel):
         description="Find tables in PDF pages (pdfplumber) and index them as Markdown tables, row by row; costs "
         "about 0.1 s a page.",
     )
+    figures: bool = Field(
+        True,
+        description="Index each figure of a PDF (an embedded image or drawing) as a passage of its own: its "
+        "caption, the words in it (OCR for an image without a text layer) and the text around it; a cited figure "
+        "is shown cropped from its page. Small, thin or repeated pictures (logos, rules, icons) are left out. "
+        "Off: figures are not looked for.",
+    )
 
 
 class TraceSettings(BaseModel):

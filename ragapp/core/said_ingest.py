@@ -162,6 +162,10 @@ INGEST: dict[str, tuple[str, str]] = {
     "left_out.search": ("search form ({blocks} blocks)", "搜索框（{blocks} 块）"),
     "left_out.search_one": ("search form ({blocks} block)", "搜索框（{blocks} 块）"),
     "left_out.outside_main": ("outside the page's main content", "页面主要内容之外的部分"),
+    "left_out.decoration": (
+        "{count} pictures as decoration (small, thin, or repeated on many pages)",
+        "{count} 张装饰性图片（过小、过窄或在多页重复）",
+    ),
     # What else an upload's line says after its chunk count (ragapp.ingest.boilerplate, ParseReport)
     "note.boilerplate_pages": ("{count} pages left out: {reasons}", "{count} 页未编入：{reasons}"),
     "note.boilerplate_page": ("{count} page left out: {reasons}", "{count} 页未编入：{reasons}"),
@@ -189,6 +193,10 @@ INGEST: dict[str, tuple[str, str]] = {
     "library.passage_gone": (
         "That passage is no longer in the knowledge base (its document was deleted).",
         "这个片段已不在知识库中（其文档已被删除）。",
+    ),
+    "library.no_figure": (
+        "Passage {id!r} is no figure of a kept PDF: there is no picture to show.",
+        "片段 {id!r} 不是已保存 PDF 中的图：没有可显示的图片。",
     ),
     "library.no_passage": (
         "No passage {id!r} in the knowledge base (its document may have been deleted).",

@@ -31,6 +31,18 @@ class ChatTurn:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """A figure of a page (an embedded image or drawing, ``ragapp.ingest.parsers.pdf_figures``): where it is, as
+    fractions of the page's width and height from its top left (like ``OcrBox``), and its caption ("" if none)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    caption: str = ""
+
+
+@dataclass(frozen=True)
 class Section:
     """A run of text from a parsed file, with where it came from."""
 
@@ -39,6 +51,7 @@ class Section:
     heading: str | None = None
     ocr_confidence: float | None = None  # read by OCR (from a scan or an image), with its mean confidence 0..1
     has_table: bool = False  # holds a table, as Markdown (``ragapp.ingest.tables``)
+    figure: Figure | None = None  # a figure's passage: its caption, the words in it and around it; one chunk
 
 
 COVERAGE_WARN_BELOW = 0.95  # an upload with less of its text indexed says so, naming what was not
@@ -53,6 +66,7 @@ class ParseReport(Stored):
     ocr_pages: tuple[int, ...] = ()  # pages read by OCR
     empty_pages: tuple[int, ...] = ()  # pages that gave no text at all (blank, or a scan left unread)
     tables: int = 0  # tables found and kept as tables
+    figures: int = field(default=0, metadata=OMIT_DEFAULT)  # figures kept as passages of their own
     ocr_confidence: float | None = None  # mean over the OCR'd pages
     left_out: tuple[str, ...] = ()  # what the parser left out on purpose, by rule, in English: "navigation (3 blocks)"
     # The same as records of the catalogue, in the same order (none in reports stored before they were kept).
@@ -120,15 +134,18 @@ class Chunk:
     heading: str | None = None
     ocr_confidence: float | None = None  # the section was read by OCR, with this mean confidence (0..1)
     has_table: bool = False  # the text holds (part of) a Markdown table
+    figure: Figure | None = field(default=None, metadata=OMIT_DEFAULT)  # the chunk is this figure's passage
 
     @property
     def location(self) -> str:
-        """Human-readable place in the source: 'p. 3 · Warranty'."""
+        """Human-readable place in the source: 'p. 3 · Warranty', and for a figure '🖼 Figure 2: …' after it."""
         parts = []
         if self.page is not None:
             parts.append(f"p. {self.page}")
         if self.heading:
             parts.append(self.heading)
+        if self.figure is not None:  # a picture, not words: no language of its own (the caption is the file's)
+            parts.append(f"🖼 {self.figure.caption}".strip())
         return " · ".join(parts)
 
 

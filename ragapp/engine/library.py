@@ -31,7 +31,7 @@ from ragapp.core.types import (
     Said,
     SkippedSection,
 )
-from ragapp.ingest.page_images import render_image, render_pdf_page
+from ragapp.ingest.page_images import render_image, render_pdf_figure, render_pdf_page
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.qa.suggest import opening_questions
@@ -71,6 +71,16 @@ class PageView:
 SECTION_WINDOW = 3  # chunks either side of the cited one, when the page cannot be drawn
 OPENING_DOCUMENTS = 12  # the newest documents read for the first screen's questions...
 OPENING_CHUNKS = 40  # ...each as far as its first chunks: cheap at every page load, whatever the library's size
+
+
+FIGURE_PATH = "/v1/passages/{chunk_id}/figure"  # the HTTP API's route for a figure's picture (same access check)
+
+
+def figure_url(chunk: Chunk) -> str | None:
+    """Where the HTTP API serves ``chunk``'s figure, cropped from its page (a path on the app's server); None for a
+    chunk that is no figure, or one of a file without pages (a Word file's: there is no page to crop it from)."""
+    drawn = chunk.figure is not None and chunk.page is not None
+    return FIGURE_PATH.format(chunk_id=chunk.chunk_id) if drawn else None
 
 
 def live_url(meta: dict[str, str]) -> str:
@@ -266,6 +276,8 @@ class Library:
         if kept is not None and chunk.page is not None:
             boxes = catalog.ocr_boxes(chunk.doc_id, chunk.page)
             try:
+                if kept.suffix.lower() == ".pdf" and chunk.figure is not None:  # the figure itself, not its page
+                    return PageView(chunk, title, render_pdf_figure(kept, chunk.page, chunk.figure), 1, url=url)
                 if kept.suffix.lower() == ".pdf":
                     png, marked = render_pdf_page(kept, chunk.page, passages, boxes)
                     return PageView(chunk, title, png, marked, url=url)
@@ -277,6 +289,25 @@ class Library:
         window = catalog.chunk_window(chunk_id, SECTION_WINDOW)
         same = tuple(c for c in window if (c.page, c.heading) == (chunk.page, chunk.heading)) or (chunk,)
         return PageView(chunk, title, section=same, url=url)
+
+    def figure_image(self, chunk_id: str, width: int = 1000, *, actor: Actor = LOCAL_ACTOR) -> tuple[Chunk, bytes]:
+        """A cited figure as a PNG, cropped from its page, and its chunk; access is checked as for ``page_view``.
+
+        Raises:
+            IngestError: the chunk is gone, is no figure, or its file is not kept (the message says which).
+            LooksUnknown: the chunk is in a knowledge base ``actor`` may not read (worded as gone).
+        """
+        require(actor, Action.CHAT)
+        catalog = self._store.catalog
+        gone = Said("library.passage_gone")
+        chunk = catalog.chunks([chunk_id]).get(chunk_id)
+        if chunk is None:
+            raise IngestError(said=gone)
+        self._readable(chunk.doc_id, actor, gone)
+        kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
+        if chunk.figure is None or chunk.page is None or kept is None or kept.suffix.lower() != ".pdf":
+            raise IngestError(said=Said("library.no_figure", {"id": chunk_id}))
+        return chunk, render_pdf_figure(kept, chunk.page, chunk.figure, width)
 
     def passage(self, chunk_id: str, around: int = 1, *, actor: Actor = LOCAL_ACTOR) -> tuple[Chunk, tuple[Chunk, ...]]:
         """A chunk and its document's chunks around it (``around`` on each side), for a reader or a tool that

@@ -2,7 +2,8 @@
 inside a section LlamaIndex's ``SentenceSplitter`` cuts at sentence boundaries (Chinese and English)
 with overlap. Lengths are counted in characters, which is fair to both scripts. A section longer than a chunk
 that holds a Markdown table is cut around the table, and the table only between rows, its header repeated
-(``ragapp.ingest.tables``): a row is never split.
+(``ragapp.ingest.tables``): a row is never split. A figure's section (its caption, the words in it and around
+it) is one chunk, cut to ``chunk_size``: the figure is cited whole.
 
 Chunk ids are ``<doc_id>-<ordinal>`` (``ragapp.core.chunks``): the same file always yields the same ids.
 """
@@ -49,6 +50,7 @@ def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_over
                     heading=section.heading,
                     ocr_confidence=section.ocr_confidence,
                     has_table=has_table,
+                    figure=section.figure,
                 )
             )
     return chunks
@@ -57,6 +59,9 @@ def chunk_document(doc: ParsedDocument, doc_id: str, chunk_size: int, chunk_over
 def _pieces(section: Section, splitter: Any, chunk_size: int) -> Iterator[tuple[str, bool]]:
     """The section's chunk texts, each with whether it holds table rows."""
     text = section.text
+    if section.figure is not None:
+        yield text[:chunk_size], False
+        return
     has_table = section.has_table or any(is_table_line(line) for line in text.splitlines())
     if not has_table:
         yield from ((piece, False) for piece in splitter.split_text(text))

@@ -1,4 +1,5 @@
-"""A cited page as it looks: the PDF page (or the uploaded image) drawn as a PNG, the cited passage highlighted.
+"""A cited page as it looks: the PDF page (or the uploaded image) drawn as a PNG, the cited passage highlighted;
+a cited figure, its page cropped to it.
 
 Where the page has a text layer, the passage is found among its characters (``ragapp.ingest.passage_boxes``);
 where OCR read the page, the boxes it read the passage's lines from are highlighted. Rendering is bounded
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragapp.core.types import OcrBox
+from ragapp.core.types import Figure, OcrBox
 from ragapp.ingest.parsers.pdf import PDFIUM_LOCK
 from ragapp.ingest.passage_boxes import PageText, locate, page_text
 
@@ -53,6 +54,32 @@ def render_pdf_page(
         for b in matching_boxes(boxes, passages)
     ]
     return _png(image, places), len(places)
+
+
+FIGURE_MARGIN = 0.01  # of the page, around a figure's box: its edge lines are not cut
+
+
+def render_pdf_figure(path: Path, page: int, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
+    """A PNG of ``figure`` (its box on page ``page``, a little margin around it), ``width`` pixels wide at most."""
+    import pypdfium2 as pdfium
+
+    width = max(200, min(width, MAX_WIDTH))
+    with PDFIUM_LOCK:
+        document = pdfium.PdfDocument(str(path))
+        try:
+            if not 1 <= page <= len(document):
+                raise ValueError(f"page {page} is not in this PDF ({len(document)} pages)")
+            pdf_page = document[page - 1]
+            page_width, page_height = pdf_page.get_size()
+            x0, y0 = max(0.0, figure.x0 - FIGURE_MARGIN), max(0.0, figure.y0 - FIGURE_MARGIN)
+            x1, y1 = min(1.0, figure.x1 + FIGURE_MARGIN), min(1.0, figure.y1 + FIGURE_MARGIN)
+            # pypdfium2 crops by what it cuts off each side, in points: left, bottom, right, top
+            crop = (x0 * page_width, (1 - y1) * page_height, (1 - x1) * page_width, y0 * page_height)
+            scale = width / max(1.0, (x1 - x0) * page_width)
+            image = pdf_page.render(scale=min(scale, 4.0), crop=crop).to_pil().convert("RGB")
+        finally:
+            document.close()
+    return _png(image, [])
 
 
 def render_image(

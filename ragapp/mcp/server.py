@@ -33,6 +33,7 @@ from ragapp.core.types import Chunk, RetrievalResult, Scope
 from ragapp.engine import retrieval_record
 from ragapp.engine.chat import question_refusal
 from ragapp.engine.engine import Engine
+from ragapp.engine.library import figure_url
 
 T = TypeVar("T")
 
@@ -81,6 +82,11 @@ class Passage(BaseModel):
     channel_ranks: dict[str, int] = Field(description="Its rank in each search channel that found it.")
     channel_scores: dict[str, float] = Field(description="Its score in each search channel that found it.")
     relevance: Relevance | None
+    figure_url: str | None = Field(
+        None,
+        description="A figure's passage: the path on the app's server (GET, same key) of its picture, cropped "
+        "from its page; null for text.",
+    )
 
 
 class SearchResult(BaseModel):
@@ -116,6 +122,11 @@ class Citation(BaseModel):
     location: str
     chunk_id: str
     quote: str = Field(description="The passage's sentences that support the answer (else the passage).")
+    figure_url: str | None = Field(
+        None,
+        description="A figure's passage: the path on the app's server (GET, same key) of its picture, cropped "
+        "from its page; null for text.",
+    )
 
 
 class Answer(BaseModel):
@@ -323,6 +334,7 @@ def search_result(result: RetrievalResult, top_k: int, seconds: float = 0.0) -> 
                 channel_ranks=dict(row.channel_ranks) if row else {},
                 channel_scores={k: round(v, 6) for k, v in (row.channel_scores if row else {}).items()},
                 relevance=None if decision is None else Relevance(kept=decision.kept, reason=decision.reason),
+                figure_url=figure_url(chunk),
             )
         )  # fmt: skip
     kbs = sorted(record.kbs) if record.kbs is not None else None
@@ -345,7 +357,7 @@ def answer_of(turn: Turn) -> Answer:
     citations = [
         Citation(
             number=c.number, document=c.chunk.source, location=c.chunk.location or "", chunk_id=c.chunk.chunk_id,
-            quote=" ".join(c.highlights) or c.chunk.text,
+            quote=" ".join(c.highlights) or c.chunk.text, figure_url=figure_url(c.chunk),
         )
         for c in answer.citations
     ]  # fmt: skip

@@ -21,7 +21,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -29,7 +29,7 @@ from typing import Any, Self
 from ragapp.core.errors import DuplicateDocumentError
 from ragapp.core.filters import DocumentFilter
 from ragapp.core.lifecycle import started
-from ragapp.core.types import Chunk, DocumentRecord, KnowledgeBase, OcrBox, ParseReport, Scope, SkippedSection
+from ragapp.core.types import Chunk, DocumentRecord, Figure, KnowledgeBase, OcrBox, ParseReport, Scope, SkippedSection
 from ragapp.db import Database, Rows, SqliteDatabase, Transaction
 from ragapp.store import doc_meta
 from ragapp.store.catalog_schema import prepare
@@ -42,17 +42,32 @@ _BUMP = (
 
 _DOC_COLUMNS = "doc_id, name, file_type, content_hash, size_bytes, pages, chunk_count, added_at, kb"
 
-_CHUNK_COLUMNS = "c.chunk_id, c.doc_id, c.ordinal, c.text, d.name, c.page, c.heading, c.ocr_confidence, c.has_table"
+_CHUNK_COLUMNS = (
+    "c.chunk_id, c.doc_id, c.ordinal, c.text, d.name, c.page, c.heading, c.ocr_confidence, c.has_table, c.figure"
+)
 
 _BATCH = 500  # ids per IN (...): under SQLite's variable limit
 
 
 def _chunk(row: tuple[object, ...]) -> Chunk:
-    chunk_id, doc_id, ordinal, text, source, page, heading, ocr_confidence, has_table = row
+    chunk_id, doc_id, ordinal, text, source, page, heading, ocr_confidence, has_table, figure = row
     return Chunk(
         str(chunk_id), str(doc_id), int(ordinal), str(text), str(source),  # type: ignore[call-overload]
         page, heading, ocr_confidence, bool(has_table),  # type: ignore[arg-type]
+        figure=_figure(figure),
     )  # fmt: skip
+
+
+def _figure(stored: object) -> Figure | None:
+    """A figure's place and caption, stored as JSON text (one column, read with its chunk)."""
+    if not stored:
+        return None
+    return Figure(**json.loads(str(stored)))
+
+
+def _chunk_row(c: Chunk) -> tuple[object, ...]:
+    figure = None if c.figure is None else json.dumps(asdict(c.figure), ensure_ascii=False)
+    return (c.chunk_id, c.doc_id, c.ordinal, c.text, c.page, c.heading, c.ocr_confidence, int(c.has_table), figure)
 
 
 class ContentAlreadyStored(DuplicateDocumentError):
@@ -325,12 +340,9 @@ class Catalog:
             # read it: on PostgreSQL it is aborted. The caller looks the winner up once it has rolled back.
             raise ContentAlreadyStored(record.content_hash, None) from exc
         tx.many(
-            "INSERT INTO chunks (chunk_id, doc_id, ordinal, text, page, heading, ocr_confidence, has_table) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (c.chunk_id, c.doc_id, c.ordinal, c.text, c.page, c.heading, c.ocr_confidence, int(c.has_table))
-                for c in chunks
-            ],
+            "INSERT INTO chunks (chunk_id, doc_id, ordinal, text, page, heading, ocr_confidence, has_table, figure) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_chunk_row(c) for c in chunks],
         )
         tx.many(
             "INSERT INTO skipped_sections (doc_id, ordinal, page, heading, reason, preview) VALUES (?, ?, ?, ?, ?, ?)",

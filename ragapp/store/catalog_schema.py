@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     page INTEGER,
     heading TEXT,
     ocr_confidence REAL,
-    has_table INTEGER NOT NULL DEFAULT 0
+    has_table INTEGER NOT NULL DEFAULT 0,
+    figure TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
 CREATE TABLE IF NOT EXISTS skipped_sections (
@@ -211,6 +212,8 @@ FOR EACH ROW EXECUTE FUNCTION document_rows_kb_changed();
 CREATE TRIGGER document_meta_kb AFTER INSERT OR UPDATE OR DELETE ON document_meta
 FOR EACH ROW EXECUTE FUNCTION document_rows_kb_changed()
 """,
+    # 4: a figure's chunk says where the figure is on its page and its caption (JSON; ``ragapp.store.catalog``).
+    "ALTER TABLE chunks ADD COLUMN figure TEXT",
 )
 
 
@@ -237,6 +240,8 @@ def _migrate_sqlite(db: SqliteDatabase) -> None:
         if "ocr_confidence" not in chunk_columns:  # from before OCR and tables: no chunk was either
             conn.execute("ALTER TABLE chunks ADD COLUMN ocr_confidence REAL")
             conn.execute("ALTER TABLE chunks ADD COLUMN has_table INTEGER NOT NULL DEFAULT 0")
+        if "figure" not in chunk_columns:  # from before figures were passages: no chunk was one
+            conn.execute("ALTER TABLE chunks ADD COLUMN figure TEXT")
         box_columns = {row[1] for row in conn.execute("PRAGMA table_info(ocr_boxes)")}
         if "line" not in box_columns:  # boxes were read back in rowid order; ``line`` keeps it, on either engine
             conn.execute("ALTER TABLE ocr_boxes ADD COLUMN line INTEGER")

@@ -52,6 +52,9 @@ def quality_line(view: DocumentView) -> str:
     if report.tables:
         n = report.tables
         parts.append(both(f"{n} table{'s' if n != 1 else ''}", f"{n} 个表格"))
+    if report.figures:
+        n = report.figures
+        parts.append(both(f"{n} figure{'s' if n != 1 else ''}", f"{n} 幅图"))
     if report.empty_pages:
         n = len(report.empty_pages)
         shown = ", ".join(str(p) for p in report.empty_pages[:20]) + ("…" if n > 20 else "")

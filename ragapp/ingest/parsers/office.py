@@ -6,12 +6,15 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
+from ragapp.ingest.parse_context import options
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_markup, check_zip, decode_text
+from ragapp.ingest.parsers.docx_figures import docx_figures
 from ragapp.ingest.tables import markdown_table
 
 MAX_SHEET_ROWS = 100_000  # a sheet longer than this is read up to here, and says so
@@ -53,6 +56,8 @@ def parse_docx(path: Path, name: str) -> ParsedDocument:
             buf.clear()
         in_table = False
 
+    body: list[Paragraph] = []  # the paragraphs, each under its heading, for the figures in them
+    under: list[str | None] = []
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):
             style = style_of(block)
@@ -62,6 +67,8 @@ def parse_docx(path: Path, name: str) -> ParsedDocument:
                 heading = text
             elif text:
                 buf.append(text)
+            body.append(block)
+            under.append(heading)
         elif isinstance(block, Table):
             markdown = markdown_table(_docx_rows(block))
             if markdown:
@@ -69,7 +76,14 @@ def parse_docx(path: Path, name: str) -> ParsedDocument:
                 tables += 1
                 in_table = True
     flush()
-    return ParsedDocument(name=name, file_type="docx", sections=tuple(sections), report=ParseReport(tables=tables))
+    quality = ParseReport(tables=tables)
+    if options().figures:
+        figures, decoration = docx_figures(body, under, options())
+        sections += figures
+        quality = replace(quality, figures=len(figures))
+        if decoration:
+            quality = quality.leaving_out(Said("left_out.decoration", {"count": decoration}))
+    return ParsedDocument(name=name, file_type="docx", sections=tuple(sections), report=quality)
 
 
 def _docx_rows(table: Any) -> list[list[str]]:

@@ -11,6 +11,7 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from ragapp.core.errors import IngestCancelled, IngestError
 from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parse_context import ParseOptions, options, report
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES
+from ragapp.ingest.parsers.pdf_figures import read_figures
 from ragapp.ingest.tables import markdown_table
 
 if TYPE_CHECKING:
@@ -60,6 +62,9 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
     scans = [n for n in range(1, count + 1) if needs_ocr(texts[n])]
     boxes: list[OcrBox] = []
     read = _ocr_pages(path, scans[: settings.ocr_max_pages], settings, count, boxes) if settings.ocr else {}
+    # A scanned page is one picture, read whole by OCR: figures are looked for on the pages with a text layer.
+    with_text = [n for n in range(1, count + 1) if n not in read]
+    figures, decoration = read_figures(path, with_text, settings) if settings.figures else ({}, 0)
     sections: list[Section] = []
     empty: list[int] = []
     outline: Outline | NumberedHeadings = Outline(reader)
@@ -79,9 +84,12 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
                 Section(text=part, page=number, heading=h) for h, part in outline.turn(number, texts[number])
             ]
         kept = [section for section in page_sections if section.text.strip()]
-        sections.extend(kept)
         if not kept:
             empty.append(number)
+        # after the page's text, under the heading its end is under
+        under = kept[-1].heading if kept else heading
+        kept += [replace(figure, heading=under) for figure in figures.get(number, [])]
+        sections.extend(kept)
     scores = [confidence for text, confidence in read.values() if text.strip()]
     quality = ParseReport(
         pages_with_text=count - len(empty),
@@ -89,7 +97,10 @@ def parse_pdf(path: Path, name: str) -> ParsedDocument:
         empty_pages=tuple(empty),
         tables=sum(found for _text, found in tables.values()),
         ocr_confidence=round(sum(scores) / len(scores), 4) if scores else None,
+        figures=sum(len(on_page) for on_page in figures.values()),
     )
+    if decoration:
+        quality = quality.leaving_out(Said("left_out.decoration", {"count": decoration}))
     return ParsedDocument(name, "pdf", tuple(sections), count, quality, tuple(boxes))
 
 

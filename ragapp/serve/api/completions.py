@@ -17,6 +17,7 @@ from ragapp.core.events import AnswerEvent, CheckedTextEvent, ClarifyEvent, Engi
 from ragapp.core.turn import Turn as Outcome
 from ragapp.core.types import ChatTurn, Citation, Confidence, Mode
 from ragapp.engine import SEARCH_ALL, Clarified
+from ragapp.engine.library import figure_url
 from ragapp.serve.api.errors import ApiError
 from ragapp.serve.api.schemas import (
     AssistantMessage,
@@ -69,6 +70,7 @@ def citation_out(c: Citation) -> CitationOut:
         number=c.number, document=chunk.source, doc_id=chunk.doc_id, chunk_id=chunk.chunk_id,
         location=chunk.location, page=chunk.page, heading=chunk.heading, text=chunk.text,
         score=c.score, highlights=list(c.highlights), ocr_confidence=chunk.ocr_confidence,
+        figure_url=figure_url(chunk), caption=chunk.figure.caption if chunk.figure is not None else None,
     )  # fmt: skip
 
 

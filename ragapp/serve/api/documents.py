@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from ragapp.core.errors import IngestError, LooksUnknown
 from ragapp.core.types import DocumentRecord
 from ragapp.engine import kb_name
 from ragapp.engine.engine import Engine
+from ragapp.engine.library import FIGURE_PATH, figure_url
 from ragapp.serve.api.auth import Caller, KeyCheck
 from ragapp.serve.api.errors import ApiError, ApiRoute
 from ragapp.serve.api.jobs import Job, Jobs
@@ -108,7 +110,8 @@ def router(engine: Engine, check: KeyCheck, jobs: Jobs) -> APIRouter:
         view = library.document_view(doc_id, actor=caller.actor)
         chunks = [
             ChunkOut(chunk_id=c.chunk_id, ordinal=c.ordinal, text=c.text, location=c.location, page=c.page,
-                     heading=c.heading, has_table=c.has_table, ocr_confidence=c.ocr_confidence)
+                     heading=c.heading, has_table=c.has_table, ocr_confidence=c.ocr_confidence,
+                     figure_url=figure_url(c), caption=c.figure.caption if c.figure is not None else None)
             for c in view.chunks
         ]  # fmt: skip
         left_out = [LeftOutOut(location=s.location, reason=s.reason, preview=s.preview) for s in view.skipped]
@@ -117,6 +120,23 @@ def router(engine: Engine, check: KeyCheck, jobs: Jobs) -> APIRouter:
             **document_out(view.record), meta=view.meta, tags=list(view.tags), report=report,
             file_kept=view.file_kept, chunk_list=chunks, left_out=left_out,
         )  # fmt: skip
+
+    @api.get(
+        FIGURE_PATH.removeprefix(api.prefix),
+        response_class=Response,
+        responses={200: {"content": {"image/png": {}}, "description": "The figure, cropped from its page."}},
+        summary="A figure passage's picture, cropped from its page (PNG)",
+    )
+    def figure(
+        chunk_id: str,
+        width: int = Query(1000, ge=200, le=1400, description="Pixels wide at most."),
+        caller: Caller = Depends(check),
+    ) -> Response:
+        try:  # the passage's knowledge base is checked as for its page: one not readable is not found
+            _chunk, png = library.figure_image(chunk_id, width, actor=caller.actor)
+        except (IngestError, LooksUnknown) as exc:
+            raise ApiError(404, str(exc), "unknown_figure") from None
+        return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
 
     @api.put(
         "/documents/{doc_id}/tags", response_model=TagsOut, summary="Set a document's tags (who may edit its base)"

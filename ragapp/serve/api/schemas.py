@@ -73,6 +73,10 @@ class CitationOut(BaseModel):
     ocr_confidence: float | None = Field(
         None, description="Read from a scan by OCR, with this mean confidence (0..1); null for a text layer."
     )
+    figure_url: str | None = Field(
+        None, description="A figure's passage: where its picture is served, cropped from its page (GET, same key)."
+    )
+    caption: str | None = Field(None, description="A figure's passage: its caption ('' when it has none).")
 
 
 class ChoiceOut(BaseModel):
@@ -204,6 +208,10 @@ class ChunkOut(BaseModel):
     heading: str | None
     has_table: bool
     ocr_confidence: float | None
+    figure_url: str | None = Field(
+        None, description="A figure's passage: where its picture is served, cropped from its page (GET, same key)."
+    )
+    caption: str | None = Field(None, description="A figure's passage: its caption ('' when it has none).")
 
 
 class LeftOutOut(BaseModel):

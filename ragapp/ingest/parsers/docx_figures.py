@@ -1,0 +1,121 @@
+"""A Word file's figures as passages of their own, as a PDF's are (``ragapp.ingest.parsers.pdf_figures``): each
+picture in the body's paragraphs becomes a section holding its caption (the paragraph under it, else over it, that
+is styled "Caption" or starts like one), its alt text, the words inside it (OCR) and the paragraphs around it.
+
+A Word file has no pages: the figure's ``Figure`` box is the whole picture (0, 0, 1, 1) and its chunk has no page,
+so it is cited by its caption and shown as text. Decoration is left out by the PDF's rule of size and shape
+(``decorative``, on the picture's size as placed in the document) and of repetition (the same picture placed
+``REPEATED_PAGES`` times or more: a letterhead's logo).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ragapp.core.types import Figure, Section
+from ragapp.ingest.parse_context import ParseOptions, report
+from ragapp.ingest.parsers.pdf_figures import (
+    AROUND_CHARS,
+    INSIDE_CHARS,
+    MAX_OCR_FIGURES,
+    REPEATED_PAGES,
+    decorative,
+    is_caption,
+)
+
+log = logging.getLogger(__name__)
+
+EMU_PER_POINT = 12700
+MAX_PICTURE_PIXELS = 40_000_000  # a larger picture is not decoded for OCR (a decompression bomb)
+
+
+@dataclass
+class _Picture:
+    blob: bytes
+    alt: str
+    index: int  # the paragraph it is in
+    heading: str | None
+
+
+def docx_figures(
+    paragraphs: list[Any], headings: list[str | None], settings: ParseOptions
+) -> tuple[list[Section], int]:
+    """The figures' sections of a Word body's ``paragraphs`` (python-docx), each under ``headings[i]``, the
+    heading its paragraph is under; and how many pictures were left out as decoration."""
+    pictures: list[_Picture] = []
+    left_out = 0
+    for index, paragraph in enumerate(paragraphs):
+        for drawing in paragraph._p.xpath(".//w:drawing"):
+            extent = drawing.xpath(".//wp:extent")
+            blips = drawing.xpath(".//a:blip/@r:embed")
+            if not extent or not blips:
+                continue
+            width = int(extent[0].get("cx", "0")) / EMU_PER_POINT
+            height = int(extent[0].get("cy", "0")) / EMU_PER_POINT
+            if width <= 0 or height <= 0 or decorative((0, 0, width, height), (1e6, 1e6)):
+                left_out += 1
+                continue
+            part = paragraph.part.related_parts.get(blips[0])
+            if part is None:
+                continue
+            properties = drawing.xpath(".//wp:docPr")
+            alt = " ".join((properties[0].get(key) or "").strip() for key in ("title", "descr") if properties).strip()
+            pictures.append(_Picture(part.blob, alt, index, headings[index]))
+    seen = Counter(hashlib.sha256(p.blob).digest() for p in pictures)
+    kept = [p for p in pictures if seen[hashlib.sha256(p.blob).digest()] < REPEATED_PAGES]
+    left_out += len(pictures) - len(kept)
+    texts = [paragraph.text.strip() for paragraph in paragraphs]
+    styles = [(paragraph.style.name if paragraph.style is not None else "") or "" for paragraph in paragraphs]
+    sections = []
+    for done, picture in enumerate(kept):
+        caption_at = _caption_at(picture.index, texts, styles)
+        caption = texts[caption_at] if caption_at is not None else ""
+        used = {picture.index, caption_at}
+        before = next((texts[i] for i in range(picture.index - 1, -1, -1) if texts[i] and i not in used), "")
+        after = next((texts[i] for i in range(picture.index + 1, len(texts)) if texts[i] and i not in used), "")
+        inside = ""
+        if settings.ocr and done < MAX_OCR_FIGURES:
+            report("ocr", done / len(kept), f"OCR figure {done + 1} of {len(kept)}", done, len(kept))
+            inside = _read(picture.blob, settings)
+        around = "\n".join(part for part in (before[-AROUND_CHARS:], after[:AROUND_CHARS]) if part)
+        text = "\n\n".join(part for part in (caption, picture.alt, inside[:INSIDE_CHARS], around) if part)
+        if not text.strip():
+            left_out += 1
+            continue
+        sections.append(Section(text, heading=picture.heading, figure=Figure(0.0, 0.0, 1.0, 1.0, caption)))
+    return sections, left_out
+
+
+def _caption_at(index: int, texts: list[str], styles: list[str]) -> int | None:
+    """The caption's paragraph: the first one with text under the picture's, else the last one over it, when it
+    is styled as a caption or starts like one."""
+    for step in (1, -1):
+        at = index + step
+        while 0 <= at < len(texts) and not texts[at]:
+            at += step
+        if 0 <= at < len(texts) and (styles[at].lower() == "caption" or is_caption(texts[at])):
+            return at
+    return None
+
+
+def _read(blob: bytes, settings: ParseOptions) -> str:
+    """The words in a picture, by OCR; "" for one that will not decode (an EMF, a broken file)."""
+    import numpy as np
+    from PIL import Image
+
+    from ragapp.models.ocr import read_image
+
+    try:
+        with Image.open(io.BytesIO(blob)) as opened:
+            if opened.width * opened.height > MAX_PICTURE_PIXELS:
+                return ""
+            image = opened.convert("RGB")
+        return " ".join(read_image(np.asarray(image), latin=settings.ocr_latin).text.split())
+    except Exception as exc:  # one unreadable picture costs its words, never the document
+        log.info("OCR of a Word picture failed: %r", exc)
+        return ""

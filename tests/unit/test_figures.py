@@ -1,0 +1,140 @@
+"""Figures read as passages of their own: on a real manual's pages (GNU Octave's, which Debian's octave-doc
+ships: its plots are drawings with "Figure 15.1: …" captions under them), the caption found, the words inside
+kept, and decoration left out by the stated rule; and a Word report with that plot pasted in, its caption and alt
+text kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragapp.core.types import Section
+from ragapp.ingest.chunking import chunk_document
+from ragapp.ingest.parse_context import ParseOptions
+from ragapp.ingest.parsers.pdf_figures import MAX_ASPECT, MIN_SIDE_PT, decorative, is_caption
+from ragapp.ingest.parsing import parse_file
+
+OCTAVE_PDF = Path("/usr/share/doc/octave/octave.pdf")
+PLOT_PAGES = range(331, 338)  # pages 332 to 338: "Figure 15.1: Simple Two-Dimensional Plot." on 332, 15.2 on 337
+
+
+def octave_pages(target: Path, pages: list[int]) -> Path:
+    """The manual's ``pages`` (0-based, in that order, a page named twice copied twice) as a PDF at ``target``."""
+    if not OCTAVE_PDF.exists():
+        pytest.skip(f"{OCTAVE_PDF} is not installed (apt-get install octave-doc)")
+    from pypdf import PdfReader, PdfWriter
+
+    reader = PdfReader(OCTAVE_PDF)
+    writer = PdfWriter()
+    for index in pages:
+        writer.add_page(reader.pages[index])
+    writer.write(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def plots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return octave_pages(tmp_path_factory.mktemp("octave") / "octave-plotting.pdf", list(PLOT_PAGES))
+
+
+def _figures(sections: tuple[Section, ...]) -> list[Section]:
+    return [s for s in sections if s.figure is not None]
+
+
+def test_a_plot_is_a_passage_with_its_caption_its_words_and_its_place(plots: Path) -> None:
+    doc = parse_file(plots, options=ParseOptions(ocr=False, pdf_tables=False))
+    figures = _figures(doc.sections)
+    assert [(f.page, f.figure.caption if f.figure else "") for f in figures] == [
+        (1, "Figure 15.1: Simple Two-Dimensional Plot."),
+        (6, "Figure 15.2: Histogram."),
+    ]
+    first = figures[0]
+    assert first.text.startswith("Figure 15.1: Simple Two-Dimensional Plot.")
+    assert "Simple 2-D Plot" in first.text and "sin (x)" in first.text  # the plot's own title and axis label
+    assert "plot (x, y)" in first.text  # the text under the caption
+    box = first.figure
+    assert box is not None and 0 < box.x0 < box.x1 < 1 and 0 < box.y0 < box.y1 < 1
+    assert 0.3 < box.x1 - box.x0 < 0.6 and 0.15 < box.y1 - box.y0 < 0.4  # the plot, not the page
+    assert doc.report.figures == 2
+
+
+def test_each_figure_is_one_chunk_that_says_it_is_a_figure(plots: Path) -> None:
+    doc = parse_file(plots, options=ParseOptions(ocr=False, pdf_tables=False))
+    chunks = chunk_document(doc, "doc", chunk_size=400, chunk_overlap=50)
+    figures = [c for c in chunks if c.figure is not None]
+    assert len(figures) == 2 and all(len(c.text) <= 400 for c in figures)
+    assert figures[0].location == "p. 1 · 🖼 Figure 15.1: Simple Two-Dimensional Plot."
+
+
+def test_with_figures_off_no_figure_is_looked_for(plots: Path) -> None:
+    doc = parse_file(plots, options=ParseOptions(ocr=False, pdf_tables=False, figures=False))
+    assert not _figures(doc.sections) and doc.report.figures == 0
+
+
+def test_the_same_picture_on_three_pages_is_decoration(tmp_path: Path) -> None:
+    # page 332 three times: its plot at the same place with the same words, as a letterhead's logo would be
+    same = octave_pages(tmp_path / "thrice.pdf", [331, 331, 331])
+    doc = parse_file(same, options=ParseOptions(ocr=False, pdf_tables=False))
+    assert not _figures(doc.sections)
+    assert any("3 pictures as decoration" in what for what in doc.report.left_out)
+    twice = octave_pages(tmp_path / "twice.pdf", [331, 331])
+    assert len(_figures(parse_file(twice, options=ParseOptions(ocr=False, pdf_tables=False)).sections)) == 2
+
+
+def test_small_thin_and_whole_page_pictures_are_decoration() -> None:
+    page = (612.0, 792.0)
+    assert decorative((100, 100, 100 + MIN_SIDE_PT - 1, 300), page)  # an icon's width
+    assert decorative((50, 400, 560, 400 + 510 / (MAX_ASPECT + 1)), page)  # a rule across the page
+    assert decorative((0, 0, 612, 792), page)  # the page itself: a scan
+    assert not decorative((162, 471, 450, 672), page)  # Figure 15.1's plot
+
+
+@pytest.mark.parametrize(
+    ("line", "caption"),
+    [
+        ("Figure 15.1: Simple Two-Dimensional Plot.", True),
+        ("Fig. 3 The loop", True),
+        ("图 3 系统结构", True),
+        ("图3-1 流程", True),
+        ("Figures show the data", False),
+        ("The figure 3 shows", False),
+    ],
+)
+def test_a_caption_starts_with_a_word_for_figure_and_its_number(line: str, caption: bool) -> None:
+    assert is_caption(line) is caption
+
+
+def test_a_word_picture_is_a_passage_with_its_caption_alt_text_and_words(tmp_path: Path) -> None:
+    import docx
+    import pypdfium2 as pdfium
+    from docx.shared import Inches
+
+    if not OCTAVE_PDF.exists():
+        pytest.skip(f"{OCTAVE_PDF} is not installed (apt-get install octave-doc)")
+    pdf = pdfium.PdfDocument(str(OCTAVE_PDF))  # the real plot of page 332, as a picture pasted into a report
+    plot, logo = tmp_path / "plot.png", tmp_path / "logo.png"
+    pdf[331].render(scale=2, crop=(162, 471, 612 - 450, 792 - 672)).to_pil().save(plot)
+    pdf.close()
+    from PIL import Image
+
+    Image.new("RGB", (40, 40), (200, 30, 30)).save(logo)
+    document = docx.Document()
+    document.add_heading("Plotting", level=1)
+    document.add_paragraph("The plot below shows the sine over four periods.")
+    document.add_picture(str(plot), width=Inches(4))
+    document.paragraphs[-1]._p.xpath(".//wp:docPr")[0].set("descr", "A sine curve from -10 to 10")
+    document.add_paragraph("Figure 1: Simple Two-Dimensional Plot of sin(x).", style="Caption")
+    document.add_paragraph("Call plot (x, y) to draw it.")
+    document.add_picture(str(logo), width=Inches(0.4))  # an icon: decoration
+    path = tmp_path / "report.docx"
+    document.save(str(path))
+
+    doc = parse_file(path, options=ParseOptions(pdf_tables=False))
+    (figure,) = _figures(doc.sections)
+    assert figure.figure is not None and figure.figure.caption == "Figure 1: Simple Two-Dimensional Plot of sin(x)."
+    assert figure.heading == "Plotting" and figure.page is None
+    assert "A sine curve from -10 to 10" in figure.text  # its alt text
+    assert "Simple 2-D Plot" in figure.text  # read inside the picture by OCR
+    assert "four periods" in figure.text and "plot (x, y)" in figure.text  # the paragraphs around it
+    assert doc.report.figures == 1 and any("1 pictures as decoration" in what for what in doc.report.left_out)
