@@ -31,6 +31,7 @@ from ragapp.engine.memories import Memories
 from ragapp.engine.observability import Observability
 from ragapp.engine.procedural import ProceduralMemory
 from ragapp.engine.sync import Sync
+from ragapp.enrich.questions import question_index
 from ragapp.ingest.follower import CatalogFollower
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore
 from ragapp.models.embedders import Embedder, load_embedder
@@ -73,6 +74,7 @@ BUILTIN_MODULES = (
     "ragapp.agent.tools.search_knowledge",
     "ragapp.agent.tools.list_knowledge_bases",
     "ragapp.agent.tools.read_chunk",
+    "ragapp.enrich.questions",
 )
 
 
@@ -112,7 +114,9 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     if parts.channels is not None:
         channels = list(parts.channels)
     else:
-        deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)
+        # The written questions are searched too when they are on (``ragapp.enrich.questions``).
+        questions = question_index(store) if settings.questions.enabled else None
+        deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords, questions=questions)
         channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]
         timeout = settings.retrieval.channel_timeout_s
         channels += [RemoteChannel(source, timeout) for source in settings.retrieval.remotes]

@@ -1,0 +1,39 @@
+"""The written questions' settings (``Settings.questions``, env ``RAGAPP_QUESTIONS__ENABLED`` etc.): the model
+writes, for each chunk, questions the chunk answers, and searches find the chunk through them
+(``ragapp.enrich.questions``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class QuestionSettings(BaseModel):
+    enabled: bool = Field(
+        False,
+        description="Search the questions the model wrote for each chunk too (both channels; a chunk found "
+        "through one counts once) and let the enrichment write them. Off by default: on the blind set's dev "
+        "paraphrased questions it did not raise the evidence that reaches the prompt (docs/benchmarks.md).",
+    )
+    per_chunk: int = Field(
+        3,
+        ge=1,
+        le=6,
+        description="Questions the model writes per chunk: in the chunk's language, and one in the other.",
+    )
+    grounding: Literal["rerank", "overlap", "none"] = Field(
+        "rerank",
+        description="How a written question is checked against its chunk before it is kept: the reranker's score "
+        "of (question, chunk), the share of the question's content words found in the chunk, or not at all.",
+    )
+    min_rerank: float = Field(
+        0.0, description="With grounding=rerank: the least reranker score (a logit) a kept question has."
+    )
+    min_overlap: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="With grounding=overlap: the least share of a question's content words in its chunk.",
+    )
+    timeout_s: float = Field(120.0, gt=0, description="How long the model may take to write one chunk's questions.")
