@@ -28,7 +28,10 @@ class QuestionSettings(BaseModel):
         "of (question, chunk), the share of the question's content words found in the chunk, or not at all.",
     )
     min_rerank: float = Field(
-        0.0, description="With grounding=rerank: the least reranker score (a logit) a kept question has."
+        0.2,
+        description="With grounding=rerank: the least reranker score a kept question has (the shipped reranker's "
+        "scores are probabilities; 0.2 is the relevance gate's min_rerank_score: a question whose chunk the gate "
+        "would drop for it cannot bring the chunk into the prompt).",
     )
     min_overlap: float = Field(
         0.5,

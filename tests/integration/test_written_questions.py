@@ -74,10 +74,22 @@ def test_with_the_setting_off_nothing_is_written_nor_searched(make_engine: Calla
     assert step.pending(rig.engine._store, "manuals") == []
     # Written all the same (as the command does), they are not searched while the setting is off.
     rig.llm.reply_with(written_for({"Descale the pump": [ASKED]}))
-    on = QuestionsStep(rig.llm, None, rig.settings.questions.model_copy(update={"enabled": True}))
+    on = QuestionsStep(rig.llm, None, rig.settings.questions.model_copy(update={"enabled": True, "grounding": "none"}))
     on.run(rig.engine._store, on.pending(rig.engine._store, "manuals"))
     result = rig.engine._retrieval.retrieve(ASKED)
     assert not any(h.via for r in result.channel_results for h in r.hits)
+
+
+def test_the_reranker_keeps_grounded_questions_only(make_engine: Callable[..., Rig], tmp_path: Path) -> None:
+    rig = make_engine(questions={"enabled": True}, rerank={"backend": "builtin"})  # grounding=rerank, the default
+    add(rig, tmp_path, "pump.txt", PUMP)
+    grounded, unrelated = "What acid is the pump descaled with?", "What is the capital of France?"
+    rig.llm.reply_with(written_for({"Descale the pump": [grounded, unrelated]}))
+    enrich(rig)
+    written = question_index(rig.engine._store).questions.all_written()
+    assert [(q.text, q.kept) for q in written] == [(grounded, True), (unrelated, False)]
+    assert written[0].score is not None and written[1].score is not None and written[1].score < 0.2
+    assert [q.text for q in question_index(rig.engine._store).questions.indexed()] == [grounded]
 
 
 def test_deleted_and_changed_chunks_lose_their_questions(make_engine: Callable[..., Rig], tmp_path: Path) -> None:
