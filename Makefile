@@ -32,7 +32,7 @@ endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
-	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-retrieval bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
+	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-retrieval answer-questions bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync bench-staged bench-crawl docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -269,6 +269,12 @@ answer-retrieval: setup
 	$(PY) -m ragbench.answers.retrieval --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
 		$(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) $(if $(ANSWER_OFF),--off $(ANSWER_OFF)) \
 		--output results/answers/$(basename $(notdir $(ANSWER_SET)))-retrieval.json
+
+# answer-questions: the dev split's paraphrased questions searched without and with the questions the model wrote
+# for their chunks (QUESTION_MINUTES of model time, under nice; docs/benchmarks.md, "Written questions").
+answer-questions: setup
+	nice $(PY) -m ragbench.answers.questions --set $(ANSWER_SET) $(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) \
+		--minutes $(or $(QUESTION_MINUTES),45) --output results/answers/$(basename $(notdir $(ANSWER_SET)))-questions.json
 
 # The documentation site (docs/, mkdocs.yml) with live reload on http://127.0.0.1:8000.
 docs: setup-dev

@@ -19,6 +19,7 @@ from ragapp.config.cache import AnswerCacheSettings
 from ragapp.config.enrich import EnrichSettings
 from ragapp.config.memory import MemorySettings
 from ragapp.config.procedural import ProceduralSettings
+from ragapp.config.questions import QuestionSettings
 from ragapp.config.space import SpaceDefaults
 from ragapp.config.system import (
     REPO_ROOT,
@@ -50,6 +51,7 @@ __all__ = [
     "OidcSettings",
     "PathSettings",
     "ProceduralSettings",
+    "QuestionSettings",
     "RerankSettings",
     "RetrievalSettings",
     "Settings",
@@ -93,6 +95,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)
+    questions: QuestionSettings = Field(default_factory=QuestionSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -43,6 +43,11 @@ SEARCH: dict[str, tuple[str, str]] = {
     "relevance.keyword": ("keyword score ≥ {min}", "关键词得分 ≥ {min}"),
     "relevance.both": ("both channels, vector similarity ≥ {min}", "两个通道都找到，向量相似度 ≥ {min}"),
     "relevance.below": ("channel scores below the thresholds", "各通道得分都低于阈值"),
+    # A channel that found a chunk through a question the model wrote for it (ragapp.enrich.questions)
+    "search.via_question": (
+        "found through a question written for it: “{question}”",
+        "通过为它生成的问题找到：“{question}”",
+    ),
     # The rule that made a step skip its model call (a step's detail "rule", ragapp.qa.pipeline)
     "skipped.stands_alone": (
         "the question stands alone: searched as asked, no model call",

@@ -231,6 +231,7 @@ class ChannelHit:
     score: float
     group: str | None = None
     chunk: Chunk | None = None  # the passage itself, from a channel outside the catalog (another ragapp)
+    via: str | None = None  # the written question through which the channel found the chunk (None: its own text)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from ragapp.engine.memories import Memories
 from ragapp.engine.observability import Observability
 from ragapp.engine.procedural import ProceduralMemory
 from ragapp.engine.sync import Sync
+from ragapp.enrich.questions import question_index
 from ragapp.enrich.runner import EnrichRunner, build_steps, in_background
 from ragapp.enrich.state import EnrichState
 from ragapp.ingest.follower import CatalogFollower
@@ -77,6 +78,7 @@ BUILTIN_MODULES = (
     "ragapp.agent.tools.list_knowledge_bases",
     "ragapp.agent.tools.read_chunk",
     "ragapp.enrich.vectors",  # the enrichment steps, in the order they run: vectors first
+    "ragapp.enrich.questions",  # then the questions written for each chunk (off unless questions.enabled)
 )
 
 
@@ -116,7 +118,9 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     if parts.channels is not None:
         channels = list(parts.channels)
     else:
-        deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords)
+        # The written questions are searched too when they are on (``ragapp.enrich.questions``).
+        questions = question_index(store) if settings.questions.enabled else None
+        deps = ChannelDeps(embedder=embedder, vectors=store.vectors, keywords=store.keywords, questions=questions)
         channels = [CHANNELS.get(name)(deps) for name in settings.retrieval.channels]
         timeout = settings.retrieval.channel_timeout_s
         channels += [RemoteChannel(source, timeout) for source in settings.retrieval.remotes]
@@ -181,7 +185,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     agent = AgentRunner(llm, retrieval, catalog, answers, settings)
     accounts = _accounts(settings, database, holding_kbs)
     access = accounts.kb if accounts is not None else None
-    steps = build_steps({"store": store, "settings": settings, "llm": llm, "embedder": embedder})
+    steps = build_steps({"store": store, "settings": settings, "llm": llm, "embedder": embedder, "reranker": reranker})
     enrich_state = EnrichState(catalog.database).start()
     # Answers first: the worker waits while the chat writes one (``chat`` is built below, asked at run time).
     enricher = EnrichRunner(store, enrich_state, settings.enrich, steps, answering=lambda: chat.in_flight.busy())

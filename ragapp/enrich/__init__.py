@@ -23,6 +23,7 @@ class EnrichStep(Protocol):
     """One kind of enrichment: idempotent, resumable, done in small batches."""
 
     name: str  # "vectors", "questions": shown in progress and settings
+    order: int  # steps run in ascending order over a base (vectors 0, questions 10), whatever imported first
 
     def pending(self, store: KnowledgeStore, kb: str) -> list[str]:
         """The chunk ids of ``kb`` this step has still to do (cheap: read from the stores, no model call)."""

@@ -41,14 +41,15 @@ PACE_WEIGHT = 0.3  # a new batch's share in the pace shown (the rest: the batche
 
 
 def build_steps(parts: Mapping[str, object]) -> list[EnrichStep]:
-    """Every registered step, in registration order, each factory given the parts it declares by name
-    (``store``, ``settings``, ``llm``, ``embedder``...)."""
+    """Every registered step, in its ``order`` (registration order among equals: imports decide registration,
+    so it is no order to rely on), each factory given the parts it declares by name (``store``, ``settings``,
+    ``llm``, ``embedder``, ``reranker``)."""
     steps = []
     for name in STEPS.in_order():
         factory = STEPS.get(name)
         wanted = inspect.signature(factory).parameters
         steps.append(factory(**{k: parts[k] for k in wanted if k in parts}))
-    return steps
+    return sorted(steps, key=lambda step: step.order)
 
 
 def in_background(settings: EnrichSettings, kb: str) -> bool:

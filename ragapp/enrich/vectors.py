@@ -16,6 +16,7 @@ class VectorsStep:
     """Embeds a knowledge base's chunks that have no vector yet."""
 
     name = "vectors"
+    order = 0  # first: a base is searched by meaning once its vectors are there
 
     def pending(self, store: KnowledgeStore, kb: str) -> list[str]:
         """The chunks of ``kb`` without a vector, in the catalog's order."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +19,7 @@ from ragapp.models.embedders import Embedder
 from ragapp.registry import Registry
 from ragapp.retrieval.fusion import to_hits
 from ragapp.store.keyword_index import KeywordIndex
+from ragapp.store.question_index import QuestionHit, QuestionIndex
 from ragapp.store.vectors import ChromaVectorIndex
 
 
@@ -50,9 +51,10 @@ class VectorChannel(Channel):
 
     name = "vector"
 
-    def __init__(self, embedder: Embedder, index: ChromaVectorIndex) -> None:
+    def __init__(self, embedder: Embedder, index: ChromaVectorIndex, questions: QuestionIndex | None = None) -> None:
         self._embedder = embedder
         self._index = index
+        self._questions = questions
 
     def retrieve(self, query: str, top_k: int, kbs: Scope = None, docs: Docs = None) -> ChannelResult:
         # Timed in two steps: on a CPU the query embedding usually costs more than the search itself.
@@ -74,7 +76,10 @@ class VectorChannel(Channel):
             for lang, hits in zip(LANGUAGES, per_language, strict=True)
             for rank, (cid, score) in enumerate(hits)
         )[:top_k]
-        return to_hits([(cid, -neg) for _r, neg, cid, _l in interleaved], [lang for *_, lang in interleaved])
+        hits = to_hits([(cid, -neg) for _r, neg, cid, _l in interleaved], [lang for *_, lang in interleaved])
+        if self._questions is None:
+            return hits
+        return with_questions(hits, self._questions.search_vector(vector, top_k, kbs, docs), top_k)
 
 
 class KeywordChannel(Channel):
@@ -83,11 +88,38 @@ class KeywordChannel(Channel):
 
     name = "keyword"
 
-    def __init__(self, index: KeywordIndex) -> None:
+    def __init__(self, index: KeywordIndex, questions: QuestionIndex | None = None) -> None:
         self._index = index
+        self._questions = questions
 
     def _retrieve(self, query: str, top_k: int, kbs: Scope, docs: Docs = None) -> list[ChannelHit]:
-        return to_hits(self._index.search(query, top_k, kbs=kbs, docs=docs))
+        hits = to_hits(self._index.search(query, top_k, kbs=kbs, docs=docs))
+        if self._questions is None:
+            return hits
+        return with_questions(hits, self._questions.search_keywords(query, top_k, kbs, docs), top_k)
+
+
+QUESTIONS_GROUP = "questions"  # the score group of hits found through a written question (see ``ChannelHit``)
+
+
+def with_questions(hits: Sequence[ChannelHit], questions: Sequence[QuestionHit], top_k: int) -> list[ChannelHit]:
+    """A channel's own ranking and its ranking of the written questions, interleaved by rank (the chunks' first,
+    then the questions', at each rank), each chunk once at its best place, ``top_k`` at most. A chunk placed by
+    a question says which (``via``). Interleaving by rank, not by score: a question's match with a question
+    scores on another scale than a question's match with a passage (BM25 over a few words, or query-to-query
+    cosines that sit higher than query-to-passage ones)."""
+    merged: list[tuple[int, int, str, float, str | None, str | None]] = [
+        (h.rank, 0, h.chunk_id, h.score, h.group, None) for h in hits
+    ] + [(rank, 1, cid, score, QUESTIONS_GROUP, text) for rank, (cid, score, text) in enumerate(questions, start=1)]
+    merged.sort(key=lambda m: (m[0], m[1]))
+    seen: set[str] = set()
+    out: list[ChannelHit] = []
+    for _rank, _source, cid, score, group, via in merged:
+        if cid in seen:
+            continue
+        seen.add(cid)
+        out.append(ChannelHit(chunk_id=cid, rank=len(out) + 1, score=score, group=group, via=via))
+    return out[:top_k]
 
 
 @dataclass(frozen=True)
@@ -97,9 +129,10 @@ class ChannelDeps:
     embedder: Embedder
     vectors: ChromaVectorIndex
     keywords: KeywordIndex
+    questions: QuestionIndex | None = None  # the written questions, searched too (None: off)
 
 
 ChannelFactory = Callable[[ChannelDeps], Channel]
 CHANNELS: Registry[ChannelFactory] = Registry("retrieval channel")
-CHANNELS.register("vector")(lambda deps: VectorChannel(deps.embedder, deps.vectors))
-CHANNELS.register("keyword")(lambda deps: KeywordChannel(deps.keywords))
+CHANNELS.register("vector")(lambda deps: VectorChannel(deps.embedder, deps.vectors, deps.questions))
+CHANNELS.register("keyword")(lambda deps: KeywordChannel(deps.keywords, deps.questions))

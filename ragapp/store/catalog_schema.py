@@ -75,6 +75,20 @@ CREATE TABLE IF NOT EXISTS document_tags (
     PRIMARY KEY (doc_id, tag)
 );
 CREATE INDEX IF NOT EXISTS document_tags_by_tag ON document_tags(tag);
+CREATE TABLE IF NOT EXISTS written_questions (
+    chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    lang TEXT NOT NULL,
+    text TEXT NOT NULL,
+    score REAL,
+    kept INTEGER NOT NULL,
+    PRIMARY KEY (chunk_id, ordinal)
+);
+CREATE TABLE IF NOT EXISTS question_runs (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    written_at TEXT NOT NULL
+);
 """
 # Run after the migrations, since older catalogs lack the columns they index.
 _SQLITE_INDEXES = """
@@ -214,6 +228,24 @@ FOR EACH ROW EXECUTE FUNCTION document_rows_kb_changed()
 """,
     # 4: a figure's chunk says where the figure is on its page and its caption (JSON; ``ragapp.store.catalog``).
     "ALTER TABLE chunks ADD COLUMN figure TEXT",
+    # 5: the questions the model wrote for each chunk (``ragapp.store.written_questions``), kept or dropped by the
+    # grounding check, and which chunks it has written for; both go with their chunk.
+    """
+CREATE TABLE written_questions (
+    chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    ordinal BIGINT NOT NULL,
+    lang TEXT NOT NULL,
+    text TEXT NOT NULL,
+    score DOUBLE PRECISION,
+    kept BIGINT NOT NULL,
+    PRIMARY KEY (chunk_id, ordinal)
+);
+CREATE TABLE question_runs (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    written_at TEXT NOT NULL
+)
+""",
 )
 
 

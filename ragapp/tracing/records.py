@@ -52,6 +52,7 @@ class HitRecord(Stored):
     chunk_id: str
     rank: int
     score: float
+    via: str | None = field(default=None, metadata=OMIT_DEFAULT)  # the written question that found it
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ def retrieval_record(result: RetrievalResult, seconds: float) -> RetrievalRecord
             ChannelRecord(
                 c.channel,
                 round(c.duration_s, 6),
-                [HitRecord(h.chunk_id, h.rank, round(h.score, 6)) for h in c.hits],
+                [HitRecord(h.chunk_id, h.rank, round(h.score, 6), h.via) for h in c.hits],
             )
             for c in result.channel_results
         ],

@@ -210,10 +210,15 @@ def channel_names(search: RetrievalRecord) -> list[str]:
 def channel_rows(search: RetrievalRecord, names: Mapping[str, str]) -> list[list[Any]]:
     """Each channel's hits in its own order: channel, rank, score, document (🗑️: deleted), chunk id."""
     return [
-        [c.channel, h.rank, round(h.score, 4), names.get(doc_of(h.chunk_id), "🗑️"), h.chunk_id]
+        [c.channel, h.rank, round(h.score, 4), names.get(doc_of(h.chunk_id), "🗑️") + _via(h.via), h.chunk_id]
         for c in search.channels
         for h in c.hits
     ]
+
+
+def _via(question: str | None) -> str:
+    """A channel hit found through a written question: the question, after a sign that needs no language."""
+    return f" ← ❓ {question}" if question else ""
 
 
 def fused_headers(search: RetrievalRecord) -> list[str]:
@@ -357,6 +362,9 @@ def why_not(trace: Trace, doc_id: str, name: str) -> str:
                     f"best chunk at rank **{top.rank}** (score {top.score:.4f})",
                     f"最好的片段排第 **{top.rank}**（得分 {top.score:.4f}）",
                 )
+                if top.via:
+                    via = Said("search.via_question", {"question": top.via})
+                    said += ", " + said_or_english(via, top.via, escape_text)
             else:
                 said = both(f"not in its top {len(channel.hits)}", f"不在其前 {len(channel.hits)} 名中")
             lines.append(f"- {channel.channel}: {said}")

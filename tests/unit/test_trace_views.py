@@ -634,3 +634,21 @@ def test_a_check_behind_the_confidence_is_worded_from_its_records_and_an_old_one
     ]
     stored = load(ConfidenceCheck, {"check": "fits", "passed": True, "detail": "gives the number asked for"})
     assert shown(trace_views.check_line(stored), "zh") == "- ✅ 对题: gives the number asked for"
+
+
+def test_a_chunk_found_through_a_written_question_says_so_in_the_trace_and_why_not() -> None:
+    chunk = Chunk("d1-0000", "d1", 0, "Descale the pump every 200 hours.", "pump.txt")
+    candidate = RetrievedChunk(chunk, 1 / 61, {"keyword": 1}, {"keyword": 7.0}, 0.7)
+    asked = "How often is limescale removed?"
+    channel = ChannelResult("keyword", (ChannelHit("d1-0000", 1, 7.0, via=asked),), 0.002)
+    result = RetrievalResult("q", (candidate,), (candidate,), (channel,), settings={"fusion": "rrf", "top_k": 5})
+    builder = TraceBuilder("alice", "chat", "q", "workflow")
+    builder.retrieval(result, 0.01)
+    trace = builder.finish()
+    (search,) = trace.retrievals
+    assert RetrievalRecord.from_dict(search.to_dict()) == search  # the question is kept with the hit
+    assert views.channel_rows(search, {"d1": "pump.txt"}) == [["keyword", 1, 7.0, f"pump.txt ← ❓ {asked}", "d1-0000"]]
+    text = views.why_not(trace, "d1", "pump.txt")
+    assert f"found through a question written for it: “{asked}”" in text
+    chinese = Said("search.via_question", {"question": asked}).worded(True, str)
+    assert chinese == f"通过为它生成的问题找到：“{asked}”"
