@@ -14,6 +14,7 @@ import pytest
 from ragapp.config import Settings
 from ragapp.core.events import CHOOSE_GROUP, AgentStepEvent, NoticeEvent
 from ragapp.engine.build import build_engine
+from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
@@ -28,7 +29,7 @@ def test_real_model_picks_the_weather_group_then_a_weather_tool(tmp_path: Path) 
     # Generous budgets: a loaded 2-core machine (CI, other tests) can take a minute per decision.
     settings = Settings(
         paths={"state_dir": tmp_path / "state", "load_demo": False},
-        llm={"local_model": MODEL, "threads": 2},
+        llm={"local_model": MODEL, "threads": MODEL_THREADS},
         agent={"step_timeout_s": 300, "tool_timeout_s": 60, "mcp_servers": [weather], "group_tools_above": 0},
     )
     engine = build_engine(settings)
