@@ -1,4 +1,4 @@
-"""How a test run shares the machine's cores among pytest-xdist's workers (a pytest plugin the root conftest loads).
+"""How a test run shares the machine's cores among pytest-xdist's workers (the root conftest imports its hook).
 
 ``make test`` runs ``pytest -n auto``: one worker per core the process may use, fewer where memory is short (each
 worker loads its own embedder, reranker and, for some tests, the local LLM). Each worker's models then get the
