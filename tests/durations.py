@@ -4,6 +4,10 @@ loads). ``make test`` writes ``.cache/test-durations.json`` and ``make test-slow
 
 pytest's own ``--durations=N`` prints the slowest N to the terminal and forgets them; this keeps them all, with
 each phase apart (a costly fixture shows in ``setup``, not ``call``) and the total of each file, slowest first.
+
+Under pytest-xdist (``make test`` runs ``-n auto``) the controller writes the file: every worker's reports reach
+it, each naming its worker, so the file also holds each worker's busy seconds (``workers``): the sum of its tests'
+seconds, against the run's ``wall_s``, shows how evenly the files were shared out.
 """
 
 from __future__ import annotations
@@ -39,10 +43,12 @@ class DurationsFile:
         self._path = path
         self._config = config
         self._phases: dict[str, dict[str, float]] = defaultdict(dict)
+        self._busy: dict[str, float] = defaultdict(float)
         self._started = time.monotonic()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._phases[report.nodeid][report.when] = round(report.duration, 3)
+        self._busy[_worker(report)] += report.duration
 
     def pytest_sessionfinish(self, exitstatus: int) -> None:
         tests = sorted(
@@ -57,8 +63,15 @@ class DurationsFile:
             "exit_status": int(exitstatus),
             "wall_s": round(time.monotonic() - self._started, 1),
             "tests": len(tests),
+            "workers": {worker: round(busy, 1) for worker, busy in sorted(self._busy.items())},
             "files": dict(sorted(((f, round(s, 2)) for f, s in files.items()), key=lambda fs: -fs[1])),
             "slowest": tests,
         }
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._path.write_text(json.dumps(record, indent=1) + "\n", "utf-8")
+
+
+def _worker(report: pytest.TestReport) -> str:
+    """The xdist worker that ran the test ("gw0", "gw1", ...), or "main" in a run without workers."""
+    node = getattr(report, "node", None)  # xdist's controller puts the worker on each report it receives
+    return str(getattr(getattr(node, "gateway", None), "id", None) or "main")

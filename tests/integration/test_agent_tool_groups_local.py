@@ -14,6 +14,8 @@ import pytest
 from ragapp.config import Settings
 from ragapp.core.events import CHOOSE_GROUP, AgentStepEvent, NoticeEvent
 from ragapp.engine.build import build_engine
+from tests.shared_models import SharedModels
+from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
@@ -23,15 +25,15 @@ MODEL = os.environ.get("RAGAPP_TEST_LOCAL_MODEL", "qwen2.5-coder-1.5b")
 SERVER = Path(__file__).parents[1] / "fixtures" / "mcp_weather_server.py"
 
 
-def test_real_model_picks_the_weather_group_then_a_weather_tool(tmp_path: Path) -> None:
+def test_real_model_picks_the_weather_group_then_a_weather_tool(tmp_path: Path, shared_models: SharedModels) -> None:
     weather = {"name": "weather", "command": sys.executable, "args": [str(SERVER)]}
     # Generous budgets: a loaded 2-core machine (CI, other tests) can take a minute per decision.
     settings = Settings(
         paths={"state_dir": tmp_path / "state", "load_demo": False},
-        llm={"local_model": MODEL, "threads": 2},
+        llm={"local_model": MODEL, "threads": MODEL_THREADS},
         agent={"step_timeout_s": 300, "tool_timeout_s": 60, "mcp_servers": [weather], "group_tools_above": 0},
     )
-    engine = build_engine(settings)
+    engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
     try:
         events = list(engine.chat.ask("What will the weather be in Oslo tomorrow?", mode="agent"))
     finally:

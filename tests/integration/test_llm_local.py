@@ -11,6 +11,7 @@ from ragapp.core.types import ChatTurn
 from ragapp.engine.build import load_builtins
 from ragapp.models.llm import LLMS, complete
 from ragapp.models.llm_llama_cpp import LlamaCppLLM
+from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm]
 
@@ -24,8 +25,8 @@ MODEL = os.environ.get("RAGAPP_TEST_LOCAL_MODEL", "qwen2.5-coder-1.5b")
 def llm() -> LlamaCppLLM:
     load_builtins()
     # The default models_dir is reused on purpose: assembling another GB per test run is waste.
-    # Two threads, like the two-core production machines.
-    settings = Settings(llm=LLMSettings.model_validate({"local_model": MODEL, "n_ctx": 2048, "threads": 2}))
+    # Two threads on two cores, like the production machines (one each when two xdist workers share them).
+    settings = Settings(llm=LLMSettings.model_validate({"local_model": MODEL, "n_ctx": 2048, "threads": MODEL_THREADS}))
     backend = LLMS.get("llama_cpp")(settings)
     assert isinstance(backend, LlamaCppLLM)
     return backend

@@ -16,6 +16,7 @@ from ragapp.qa.rewrite import QuestionPlanner
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
+from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
@@ -27,7 +28,7 @@ DEMO_TREE = Path(__file__).resolve().parents[2] / "data" / "intents" / "demo.yam
 
 @pytest.fixture(scope="module")
 def settings() -> Settings:
-    return Settings(llm={"local_model": MODEL, "threads": 2})
+    return Settings(llm={"local_model": MODEL, "threads": MODEL_THREADS})
 
 
 @pytest.fixture(scope="module")
