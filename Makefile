@@ -89,7 +89,7 @@ test: setup-dev
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mkdocs build --strict --site-dir .cache/site
-	$(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL) --durations=15 --durations-json .cache/test-durations.json
+	$(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL) --durations=15 --durations-json=.cache/test-durations.json
 
 # The replicated layout on loopback (docs/deployment.md, "Several replicas"): PostgreSQL, a Chroma server, one LLM
 # server, two app replicas and a balancer on :7860. Ctrl-C stops them all.
@@ -112,7 +112,7 @@ test-cluster: setup-dev
 # What `make test` leaves out, as .ci/run runs it after `make test`: the packaged model answering for real (agent and
 # workflow, in the engine and in the browser) and the cluster above; about 10 minutes on 2 cores.
 test-slow: setup-dev
-	$(PY) -m pytest -m slow $(PYTEST_PARALLEL) --durations=15 --durations-json .cache/test-durations-slow.json
+	$(PY) -m pytest -m slow $(PYTEST_PARALLEL) --durations=15 --durations-json=.cache/test-durations-slow.json
 
 test-all: setup-dev
 	$(PY) -m pytest $(PYTEST_PARALLEL)
