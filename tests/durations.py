@@ -1,6 +1,7 @@
 """``--durations-json=PATH``: every test's cost, kept in a file after the run (a pytest plugin the root conftest
-loads; give the path after "=": with ``-n``, a path after a space was read as the tests to run). ``make test`` writes ``.cache/test-durations.json`` and ``make test-slow`` ``.cache/test-durations-slow.json``
-(docs/development.md, "What a test costs").
+loads; give the path after "=": with ``-n``, a path after a space was read as the tests to run). ``make test``
+writes ``.cache/test-durations.json`` and ``make test-slow`` ``.cache/test-durations-slow.json`` (docs/development.md,
+"What a test costs").
 
 pytest's own ``--durations=N`` prints the slowest N to the terminal and forgets them; this keeps them all, with
 each phase apart (a costly fixture shows in ``setup``, not ``call``) and the total of each file, slowest first.
