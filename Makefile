@@ -32,7 +32,7 @@ endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
-	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-retrieval answer-questions bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
+	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-retrieval answer-check answer-questions bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync bench-staged bench-crawl docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -270,6 +270,9 @@ answer-replay: setup
 CALIBRATE_ROWS ?= results/answers/debian-blind-dev-signals-replayed.json
 answer-calibrate: setup
 	$(PY) -m ragbench.answers.calibrate $(CALIBRATE_ROWS) $(if $(CALIBRATE_WRITE),--write)
+# answer-check: an answer set's evidence and must_contain checked against its documents, without the app or a model.
+answer-check: setup
+	$(PY) -m ragbench.answers.check --set $(ANSWER_SET)
 answer-retrieval: setup
 	$(PY) -m ragbench.answers.retrieval --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
 		$(if $(ANSWER_PDFS),--pdfs $(ANSWER_PDFS)) $(if $(ANSWER_OFF),--off $(ANSWER_OFF)) \

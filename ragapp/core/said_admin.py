@@ -71,6 +71,78 @@ ADMIN: dict[str, tuple[str, str]] = {
         "No expected document: pick at least one document that should answer the question.",
         "没有应命中的文档：请至少选择一份应当回答这个问题的文档。",
     ),
+    # A folder, git or website source refused as given, or asked for by a name that is not there (ragapp.sync)
+    "source.bad_name": (
+        "Source name {name!r} is not allowed: use 1 to 64 characters: letters, digits and - _ . (starting with a "
+        "letter or digit), e.g. 'handbook'.",
+        "同步源名称 {name!r} 不可用：请用 1 到 64 个字符，可以是字母、数字和 - _ .（以字母或数字开头），"
+        "例如“handbook”。",
+    ),
+    "source.unknown_kind": (
+        "Unknown kind {kind!r}: a source is a 'folder', a 'git' repository or a 'web' site.",
+        "未知类型 {kind!r}：同步源可以是文件夹（folder）、git 仓库（git）或网站（web）。",
+    ),
+    "source.not_folder": (
+        "{location!r} is not a folder on this server: give its absolute path.",
+        "{location!r} 不是这台服务器上的文件夹：请给出它的绝对路径。",
+    ),
+    "source.holds_state": (
+        "{location} holds the app's state folder ({state}); follow a folder that does not.",
+        "{location} 包含本应用的状态文件夹（{state}）；请跟随不包含它的文件夹。",
+    ),
+    "source.no_git_location": (
+        "Give the repository's path or URL (anything `git clone` accepts).",
+        "请给出仓库的路径或 URL（`git clone` 能接受的都可以）。",
+    ),
+    "source.bad_interval": ("The interval must be a positive number of seconds.", "间隔必须是正的秒数。"),
+    "source.empty_pattern": (
+        "A pattern is empty: give globs such as '*.md' or 'docs/*'.",
+        "有一个匹配模式是空的：请给出 '*.md' 或 'docs/*' 这样的通配符。",
+    ),
+    "source.kb_followed": (
+        "The knowledge base {kb!r} already follows the source {other!r}; give this one a base of its own (two trees "
+        "in one base would replace each other's files of the same path).",
+        "知识库 {kb!r} 已在跟随同步源 {other!r}；请为这个同步源另建一个知识库（两棵目录树放进同一个知识库，"
+        "路径相同的文件会互相替换）。",
+    ),
+    "source.name_taken": (
+        "There is a source named {name!r} already; pick another name or remove that one.",
+        "已有名为 {name!r} 的同步源；请换个名字，或先删除那个。",
+    ),
+    "source.unknown": ("No source named {name!r}.", "没有名为 {name!r} 的同步源。"),
+    "source.unknown_listed": (
+        "No source named {name!r}; the list of sources shows the names.",
+        "没有名为 {name!r} 的同步源；同步源列表里有各个名字。",
+    ),
+    "source.outside_roots": (
+        "{what} is outside the folders sources may follow ({roots}); an administrator sets them with "
+        "RAGAPP_SYNC__ALLOWED_ROOTS.",
+        "{what} 不在允许跟随的文件夹之内（{roots}）；管理员可用 RAGAPP_SYNC__ALLOWED_ROOTS 设置。",
+    ),
+    "source.git_option": (
+        "{location!r} is not a repository location (it reads like a git option).",
+        "{location!r} 不是仓库地址（它看起来像一个 git 选项）。",
+    ),
+    "source.git_transport": (
+        "The git transport {transport!r} is not allowed (allowed: {allowed}; RAGAPP_SYNC__GIT_PROTOCOLS); give an "
+        "https, ssh or local address.",
+        "不允许使用 git 传输方式 {transport!r}（允许的：{allowed}；RAGAPP_SYNC__GIT_PROTOCOLS）；请给出 https、ssh "
+        "或本地地址。",
+    ),
+    # A git source's sync that failed (ragapp.sync.git); {error} is git's own last line
+    "source.no_git": (
+        "git is not installed on this server; install it to follow a git repository.",
+        "这台服务器没有安装 git；要跟随 git 仓库，请先安装它。",
+    ),
+    "source.git_slow": (
+        "git {command} took over {s:g} s (RAGAPP_SYNC__GIT_TIMEOUT_S); check the repository's address.",
+        "git {command} 超过了 {s:g} 秒（RAGAPP_SYNC__GIT_TIMEOUT_S）；请检查仓库地址。",
+    ),
+    "source.git_failed": ("git {command} failed: {error}", "git {command} 失败：{error}"),
+    "source.no_branch": (
+        "{location} has no branch {branch!r}; check the source's branch.",
+        "{location} 没有分支 {branch!r}；请检查同步源的分支设置。",
+    ),
 }
 # value name: {value: (English, Chinese)}
 ADMIN_TERMS: dict[str, dict[str, tuple[str, str]]] = {

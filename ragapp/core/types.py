@@ -353,10 +353,10 @@ class IngestResult:
 
 
 # The phases of ingesting one file, in order; "index" (the keyword index update) runs once for the whole batch.
-# parse: reading the text (pages counted in a PDF); tables: a PDF's pages searched for tables; ocr: scanned pages
-# read by OCR; chunk: cut into chunks; embed: chunks embedded (counted); store: written to the stores; index: the
-# keyword index rebuilt, once for the whole batch.
-IngestPhase = Literal["parse", "tables", "ocr", "chunk", "embed", "store", "index"]
+# parse: reading the text (pages counted in a PDF); figures: a PDF's pages searched for figures; tables: searched
+# for tables; ocr: scanned pages (and figures' words) read by OCR; chunk: cut into chunks; embed: chunks embedded
+# (counted); store: written to the stores; index: the keyword index rebuilt, once for the whole batch.
+IngestPhase = Literal["parse", "figures", "tables", "ocr", "chunk", "embed", "store", "index"]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.core.types import Figure, OcrBox
-from ragapp.ingest.parsers.pdf import PDFIUM_LOCK
+from ragapp.ingest.parsers.pdfium import PDFIUM_LOCK
 from ragapp.ingest.passage_boxes import PageText, locate, page_text
 
 MAX_WIDTH = 1400

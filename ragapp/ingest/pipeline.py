@@ -20,6 +20,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -284,7 +285,7 @@ class Ingestor:
         def parse_progress(phase: str, fraction: float, message: str, done: int | None, total: int | None) -> None:
             nonlocal scanned, reached
             scanned = scanned or phase == "ocr"
-            shown: IngestPhase = "ocr" if phase == "ocr" else "tables" if phase == "tables" else "parse"
+            shown: IngestPhase = cast(IngestPhase, phase) if phase in ("ocr", "tables", "figures") else "parse"
             reached = max(reached, 0.02 + (0.6 if phase == "ocr" else 0.08) * fraction)
             progress(shown, reached, message, done, total)
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 # The span each phase is recorded under: parsing and chunking run back to back and share one.
 PHASE_SPANS: dict[IngestPhase, str] = {
     "parse": "parse + chunk",
+    "figures": "parse + chunk",
     "tables": "parse + chunk",
     "ocr": "ocr",
     "chunk": "parse + chunk",

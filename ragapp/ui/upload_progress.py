@@ -29,6 +29,7 @@ from ragapp.ui.state import UploadControl
 # A phase: its icon and what it is called, in English and Chinese.
 STAGES: dict[str, tuple[str, str, str]] = {
     "parse": ("📖", "Reading", "正在读取"),
+    "figures": ("🖼", "Looking for figures", "正在查找插图"),
     "tables": ("📊", "Looking for tables", "正在查找表格"),
     "ocr": ("🖨️", "Reading scanned pages (OCR)", "正在识别扫描页（OCR）"),
     "chunk": ("✂️", "Cutting into chunks", "正在切分片段"),
@@ -59,7 +60,7 @@ def _counted(update: IngestProgress) -> tuple[str, str] | None:
     done, total = update.done, update.total
     if done is None or not total:
         return None
-    if update.phase in ("parse", "tables"):
+    if update.phase in ("parse", "figures", "tables"):
         return f"page {done} of {total}", f"第 {done}/{total} 页"
     if update.phase == "ocr":
         return f"{done} of {total}", f"{done}/{total}"

@@ -57,6 +57,9 @@ def test_every_audited_action_appears_once_with_its_actor_client_and_target(
     engine.library.reindex(doc_id, actor=ada)
     engine.library.move(doc_id, "appliances", actor=ada)
     engine.library.delete(doc_id, actor=ada)
+    assert engine.enrichment is not None
+    engine.enrichment.pause("products", actor=ada)
+    engine.enrichment.resume("products", actor=ada)
     engine.sync.add("handbook", "folder", str(folder), "hr", actor=ada, start=False)
     engine.sync.run("handbook", actor=ada)
     engine.sync.pause("handbook", actor=ada)
@@ -89,6 +92,7 @@ def test_every_audited_action_appears_once_with_its_actor_client_and_target(
     assert by_action[A.REINDEX].target == "products/kettle.md"
     assert by_action[A.MOVE].detail["to"] == "appliances"
     assert by_action[A.DELETE].target == "appliances/kettle.md"
+    assert by_action[A.ENRICH_PAUSE].target == "products" and by_action[A.ENRICH_RESUME].target == "products"
     assert by_action[A.SOURCE_ADD].target == "handbook"
     assert by_action[A.SOURCE_ADD].detail["kb"] == "hr"
     assert by_action[A.KB_RULE].target == "hr"

@@ -93,6 +93,7 @@ def test_ingest_reports_typed_progress_per_file_and_phase(make_engine: Callable[
     assert list(dict.fromkeys(phases)) == [
         ("sample.pdf", "parse"),
         ("sample.pdf", "tables"),  # a PDF's pages searched for tables
+        ("sample.pdf", "figures"),  # ... and for figures
         ("sample.pdf", "chunk"),
         ("sample.pdf", "embed"),
         ("sample.pdf", "store"),

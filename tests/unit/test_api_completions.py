@@ -68,7 +68,7 @@ def test_an_answer_becomes_a_completion_with_citations_and_the_turns_facts() -> 
     assert message["citations"][0] | {"text": ""} == {
         "number": 1, "document": "kettle.pdf", "doc_id": "doc1", "chunk_id": "doc1:0", "location": "p. 3 · Speed",
         "page": 3, "heading": "Speed", "text": "", "score": 0.8, "highlights": ["boils in 3 minutes"],
-        "ocr_confidence": None,
+        "ocr_confidence": None, "figure_url": None, "caption": None,
     }  # fmt: skip
     assert reply["ragapp"] == {
         "trace_id": "t1", "mode": "agent", "grounded": True, "abstained": False,

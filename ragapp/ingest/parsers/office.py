@@ -14,7 +14,7 @@ from ragapp.core.errors import IngestError
 from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parse_context import options
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_markup, check_zip, decode_text
-from ragapp.ingest.parsers.docx_figures import docx_figures
+from ragapp.ingest.parsers.docx_figures import StyleNames, docx_figures
 from ragapp.ingest.tables import markdown_table
 
 MAX_SHEET_ROWS = 100_000  # a sheet longer than this is read up to here, and says so
@@ -39,15 +39,7 @@ def parse_docx(path: Path, name: str) -> ParsedDocument:
     buf: list[str] = []
     tables = 0
     in_table = False
-    # python-docx finds a paragraph's style by scanning every style of the file, each time: quadratic in effect
-    # (20,000 paragraphs read 28 times slower). A file has a few dozen styles: each is looked up once, by its id.
-    styles: dict[str | None, str] = {}
-
-    def style_of(paragraph: Paragraph) -> str:
-        style_id = paragraph._p.style
-        if style_id not in styles:
-            styles[style_id] = (paragraph.style.name if paragraph.style is not None else "") or ""
-        return styles[style_id]
+    style_of = StyleNames()  # each style looked up once (python-docx scans them all for every paragraph)
 
     def flush() -> None:
         nonlocal in_table

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from ragapp.core.types import OcrBox, ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parse_context import ParseOptions, options, report
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES
 from ragapp.ingest.parsers.pdf_figures import read_figures
+from ragapp.ingest.parsers.pdfium import PDFIUM_LOCK
 from ragapp.ingest.tables import markdown_table
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PDFIUM_LOCK = threading.Lock()
 MIN_TEXT_CHARS = 20  # a page with fewer characters of text than this is taken for a scan
 _GARBAGE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ufffd\ue000-\uf8ff]")
 MAX_RENDER_SIDE = 4000  # pixels

@@ -30,6 +30,7 @@ import numpy as np
 
 from ragapp.core.types import Figure, Section
 from ragapp.ingest.parse_context import ParseOptions, report
+from ragapp.ingest.parsers.pdfium import PDFIUM_LOCK
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ def pdf_figures(
         found += on_page
         left_out += small
         if done % 10 == 0:
-            report("parse", 0.3, f"looking for figures: page {number}/{len(pages)}", done, len(pages))
+            report("figures", 0.3, f"looking for figures: page {number}/{len(pages)}", done, len(pages))
     seen = Counter(f.key for f in found)
     kept = [f for f in found if seen[f.key] < REPEATED_PAGES]
     left_out += len(found) - len(kept)
@@ -257,8 +258,6 @@ def _crop(page: Any, box: Box, dpi: int) -> Any:
 def read_figures(path: Path, pages: list[int], settings: ParseOptions) -> tuple[dict[int, list[Section]], int]:
     """``pdf_figures`` of the PDF at ``path``, opened here (under ``PDFIUM_LOCK``)."""
     import pypdfium2 as pdfium
-
-    from ragapp.ingest.parsers.pdf import PDFIUM_LOCK
 
     with PDFIUM_LOCK:
         document = pdfium.PdfDocument(str(path))
