@@ -264,11 +264,7 @@ class Library:
         when none) marked. A document whose file or page cannot be drawn gets the chunks around it instead."""
         require(actor, Action.CHAT)
         catalog = self._store.catalog
-        gone = Said("library.passage_gone")
-        chunk = catalog.chunks([chunk_id]).get(chunk_id)
-        if chunk is None:
-            raise IngestError(said=gone)
-        self._readable(chunk.doc_id, actor, gone)
+        chunk = self._readable_chunk(chunk_id, actor)
         title = chunk.source + (f" · {chunk.location}" if chunk.location else "")
         url = live_url(catalog.document_meta(chunk.doc_id))
         passages = [h for h in highlights if h.strip()] or [chunk.text]
@@ -290,6 +286,15 @@ class Library:
         same = tuple(c for c in window if (c.page, c.heading) == (chunk.page, chunk.heading)) or (chunk,)
         return PageView(chunk, title, section=same, url=url)
 
+    def _readable_chunk(self, chunk_id: str, actor: Actor) -> Chunk:
+        """The chunk ``chunk_id``, where ``actor`` may read it; gone and closed are worded alike."""
+        gone = Said("library.passage_gone")
+        chunk = self._store.catalog.chunks([chunk_id]).get(chunk_id)
+        if chunk is None:
+            raise IngestError(said=gone)
+        self._readable(chunk.doc_id, actor, gone)
+        return chunk
+
     def figure_image(self, chunk_id: str, width: int = 1000, *, actor: Actor = LOCAL_ACTOR) -> tuple[Chunk, bytes]:
         """A cited figure as a PNG, cropped from its page, and its chunk; access is checked as for ``page_view``.
 
@@ -298,12 +303,7 @@ class Library:
             LooksUnknown: the chunk is in a knowledge base ``actor`` may not read (worded as gone).
         """
         require(actor, Action.CHAT)
-        catalog = self._store.catalog
-        gone = Said("library.passage_gone")
-        chunk = catalog.chunks([chunk_id]).get(chunk_id)
-        if chunk is None:
-            raise IngestError(said=gone)
-        self._readable(chunk.doc_id, actor, gone)
+        chunk = self._readable_chunk(chunk_id, actor)
         kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
         if chunk.figure is None or chunk.page is None or kept is None or kept.suffix.lower() != ".pdf":
             raise IngestError(said=Said("library.no_figure", {"id": chunk_id}))

@@ -9,7 +9,8 @@ where OCR read the page, the boxes it read the passage's lines from are highligh
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +29,12 @@ def render_pdf_page(
     path: Path, page: int, passages: Sequence[str], boxes: Sequence[OcrBox] = (), width: int = DEFAULT_WIDTH
 ) -> tuple[bytes, int]:
     """(PNG of page ``page`` with the passages highlighted, how many places were highlighted)."""
-    import pypdfium2 as pdfium
-
     width = max(200, min(width, MAX_WIDTH))
-    with PDFIUM_LOCK:
-        document = pdfium.PdfDocument(str(path))
-        try:
-            if not 1 <= page <= len(document):
-                raise ValueError(f"page {page} is not in this PDF ({len(document)} pages)")
-            pdf_page = document[page - 1]
-            page_width, page_height = pdf_page.get_size()
-            scale = width / page_width
-            image = pdf_page.render(scale=scale).to_pil().convert("RGB")
-            text = None if boxes else _page_text(pdf_page)
-        finally:
-            document.close()
+    with _opened(path, page) as pdf_page:
+        page_width, page_height = pdf_page.get_size()
+        scale = width / page_width
+        image = pdf_page.render(scale=scale).to_pil().convert("RGB")
+        text = None if boxes else _page_text(pdf_page)
     # Matching needs no PDFium: outside the lock.
     rects = [r for p in passages if text is not None and (where := locate(p, text)).found for r in where.rects]
     # PDF points (origin bottom left) -> pixels (origin top left); OCR boxes are fractions of the page.
@@ -61,25 +53,31 @@ FIGURE_MARGIN = 0.01  # of the page, around a figure's box: its edge lines are n
 
 def render_pdf_figure(path: Path, page: int, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
     """A PNG of ``figure`` (its box on page ``page``, a little margin around it), ``width`` pixels wide at most."""
+    width = max(200, min(width, MAX_WIDTH))
+    with _opened(path, page) as pdf_page:
+        page_width, page_height = pdf_page.get_size()
+        x0, y0 = max(0.0, figure.x0 - FIGURE_MARGIN), max(0.0, figure.y0 - FIGURE_MARGIN)
+        x1, y1 = min(1.0, figure.x1 + FIGURE_MARGIN), min(1.0, figure.y1 + FIGURE_MARGIN)
+        # pypdfium2 crops by what it cuts off each side, in points: left, bottom, right, top
+        crop = (x0 * page_width, (1 - y1) * page_height, (1 - x1) * page_width, y0 * page_height)
+        scale = width / max(1.0, (x1 - x0) * page_width)
+        image = pdf_page.render(scale=min(scale, 4.0), crop=crop).to_pil().convert("RGB")
+    return _png(image, [])
+
+
+@contextmanager
+def _opened(path: Path, page: int) -> Iterator[Any]:
+    """Page ``page`` of the PDF at ``path`` (pypdfium2), under ``PDFIUM_LOCK`` until the block ends."""
     import pypdfium2 as pdfium
 
-    width = max(200, min(width, MAX_WIDTH))
     with PDFIUM_LOCK:
         document = pdfium.PdfDocument(str(path))
         try:
             if not 1 <= page <= len(document):
                 raise ValueError(f"page {page} is not in this PDF ({len(document)} pages)")
-            pdf_page = document[page - 1]
-            page_width, page_height = pdf_page.get_size()
-            x0, y0 = max(0.0, figure.x0 - FIGURE_MARGIN), max(0.0, figure.y0 - FIGURE_MARGIN)
-            x1, y1 = min(1.0, figure.x1 + FIGURE_MARGIN), min(1.0, figure.y1 + FIGURE_MARGIN)
-            # pypdfium2 crops by what it cuts off each side, in points: left, bottom, right, top
-            crop = (x0 * page_width, (1 - y1) * page_height, (1 - x1) * page_width, y0 * page_height)
-            scale = width / max(1.0, (x1 - x0) * page_width)
-            image = pdf_page.render(scale=min(scale, 4.0), crop=crop).to_pil().convert("RGB")
+            yield document[page - 1]
         finally:
             document.close()
-    return _png(image, [])
 
 
 def render_image(
