@@ -34,6 +34,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "RAGAPP_PATHS__LOAD_DEMO": "false",
         "RAGAPP_STORE__KEYWORD_POLL_S": "0.5",
         "RAGAPP_EMBEDDING__THREADS": str(MODEL_THREADS),  # this xdist worker's share of the cores
+        # Uploads indexed inline, as before staged ingest: the kill test kills a replica while an upload is
+        # embedding, before anything of it is stored (a kill during background enrichment: still to test here).
+        "RAGAPP_ENRICH__BACKGROUND": "false",
     }
     running = Cluster(folder, env=env, llm_threads=MODEL_THREADS)
     running.start()

@@ -105,6 +105,10 @@ def other_language(text: str, lang: str) -> list[str]:
 
 def _check(page: Any, lang: str, where: str, seen: dict[str, list[str]]) -> None:
     page.wait_for_timeout(600)  # the page's script renames table headers a moment after a table is drawn
+    # What was opened has finished loading: Gradio's own queue line ("In queue: 1 of 1", which its zh-CN
+    # translation lacks) shows while a tab's event waits behind another on a busy machine; its words are
+    # Gradio's, the walk checks ours. (Noticed under xdist: a page-language rule for it is still to write.)
+    page.wait_for_function("() => !document.body.innerText.includes('In queue:')", timeout=60_000)
     found = other_language(_visible_text(page), lang)
     if found:
         seen[where] = found
