@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
 from collections.abc import Sequence
 
 from ragapp.config import Settings
 from ragapp.engine.build import build_engine
 from ragapp.enrich.questions import QuestionsStep
+
+log = logging.getLogger(__name__)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n, chunk_id in enumerate(todo, start=1):
             step.run(store, [chunk_id])
             rate = n / max(time.monotonic() - started, 1e-9) * 60
-            print(f"{n}/{len(todo)} chunks ({rate:.1f} a minute)", file=sys.stderr)
+            log.info("%d/%d chunks (%.1f a minute)", n, len(todo), rate)
     finally:
         engine.close()
     return 0
