@@ -88,6 +88,7 @@ class ProceduralMemory:
         if self._traces is None or window <= 0:
             return
         try:
+            self._traces.flush(timeout=2.0)  # the last answer's trace may still be queued (asked again at once)
             last = self._traces.list(owner, kind="chat", limit=1)
             if not last or not same_question(last[0].question, question):
                 return

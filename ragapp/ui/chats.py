@@ -80,11 +80,18 @@ class ChatHistory:
         return [message_of(r) for r in session.records], session, found.id
 
     def restore(
-        self, stored: str | None, open_id: str | None, request: gr.Request | None = None
-    ) -> tuple[Any, Any, str, Any]:
+        self,
+        stored: str | None,
+        open_id: str | None,
+        session: Session | None = None,
+        request: gr.Request | None = None,
+    ) -> tuple[Any, Any, Any, Any]:
         """On page load: the chat that was open in this browser (if it is still the user's), and the list. With
         none to reopen, the chat and the session are left alone: a question asked before this load event ran
-        (the page answers at once) must not be wiped by it."""
+        (the page answers at once) must not be wiped by it. Once this page has asked (``session`` holds it),
+        nothing is touched: the list read here could land after the one the kept answer sent, and hide it."""
+        if session is not None and (session.records or session.conversation_id):
+            return gr.update(), gr.update(), gr.update(), gr.update()
         try:
             chat, session, kept = self.open(open_id, stored, request)
         except gr.Error:

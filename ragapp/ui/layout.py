@@ -69,7 +69,9 @@ def build_ui(engine: Engine) -> gr.Blocks:
             return ensure_owner(engine, stored, request)
 
         demo.load(owner_on_load, inputs=[owner], outputs=[owner]).then(
-            history.restore, inputs=[owner, open_chat], outputs=[chat.chatbot, session, open_chat, sidebar.chat_list]
+            history.restore,
+            inputs=[owner, open_chat, session],
+            outputs=[chat.chatbot, session, open_chat, sidebar.chat_list],
         )
         demo.load(handlers.account, outputs=[account, knowledge.uploading, knowledge.deleting, intent_editing])
         refreshed = [knowledge.docs, knowledge.to_delete, status, knowledge.kb_choice, chat.scope]

@@ -216,22 +216,51 @@ def ask_and_wait() -> Callable[[Any, str], None]:
     return _ask_and_wait
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Each phase's report kept on the test, so that ``open_page`` knows at teardown whether the test failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture()
-def open_page(browser: Any) -> Iterator[Callable[[str], Any]]:
-    """``open_page(url)``: a fresh browser page at ``url`` (English, 1280×900); closed at teardown."""
+def open_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[[str], Any]]:
+    """``open_page(url)``: a fresh browser page at ``url`` (English, 1280×900); closed at teardown. When the test
+    fails, each page's screenshot and browser console are left in tests/e2e/artifacts/failed/ to read."""
     contexts: list[Any] = []
+    pages: list[tuple[Any, list[str]]] = []
 
     def open_at(url: str) -> Any:
         context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
         contexts.append(context)
         page = context.new_page()
+        console: list[str] = []
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+        page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+        pages.append((page, console))
         page.set_default_timeout(30_000)
         page.goto(url)
         return page
 
     yield open_at
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        _keep_failed(request.node.name, pages)
     for context in contexts:
         context.close()
+
+
+def _keep_failed(test: str, pages: list[tuple[Any, list[str]]]) -> None:
+    failed = ARTIFACTS / "failed"
+    failed.mkdir(parents=True, exist_ok=True)
+    for n, (page, console) in enumerate(pages):
+        stem = failed / f"{test[:80]}-{n}"
+        try:
+            page.screenshot(path=f"{stem}.png", full_page=True)
+        except Exception as exc:  # a page already gone: its console is still worth reading
+            console.append(f"(no screenshot: {exc})")
+        stem.with_suffix(".console.txt").write_text("\n".join(console), "utf-8")
 
 
 def _sign_in(page: Any, name: str, password: str) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.upload import choose_files
+
 pytestmark = [pytest.mark.e2e]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,20 +27,6 @@ The Orion Kettle K9 boils 1.7 litres of water in 3 minutes and 40 seconds.
 Its limescale filter, part number OK-FLT-77, should be rinsed every 14 days.
 The K9 is sold only in the colour "harbour blue".
 """
-
-
-def _choose_file(page: object, path: Path) -> None:
-    """Put a file in the upload box; retried once, since a click that lands before the page's scripts
-    have hydrated the component is lost."""
-    box = page.locator("#upload")  # type: ignore[attr-defined]
-    for attempt in range(2):
-        box.locator("input[type=file]").set_input_files(str(path))
-        try:
-            box.get_by_text(path.name).first.wait_for(timeout=15_000)
-            return
-        except Exception:
-            if attempt:
-                raise
 
 
 def _answer_done(page: object) -> None:
@@ -58,7 +46,7 @@ def test_upload_then_ask_cites_the_uploaded_file(page: object, tmp_path: Path, a
     upload.write_text(UPLOAD_TEXT, encoding="utf-8")
 
     page.get_by_role("tab", name="Knowledge").click()  # type: ignore[attr-defined]
-    _choose_file(page, upload)
+    choose_files(page, upload)
     page.locator("#add-files").click()  # type: ignore[attr-defined]
     page.locator("#ingest-report").get_by_text("orion_kettle_k9.md: added").wait_for(timeout=120_000)  # type: ignore[attr-defined]
     page.locator("#documents").get_by_text("orion_kettle_k9.md").first.wait_for()  # type: ignore[attr-defined]
@@ -107,7 +95,7 @@ def test_upload_of_corrupt_file_reports_error_and_keeps_documents(
     rows_before = page.locator("#documents tbody tr").count()
     stop = page.locator("#stop-upload")
     expect(stop).to_be_disabled()  # nothing to stop
-    _choose_file(page, bad)
+    choose_files(page, bad)
     page.locator("#add-files").click()
     # The progress board may still show the failure beside the report: either will do.
     page.locator("#ingest-report").get_by_text("broken.pdf: could not read").first.wait_for()
@@ -193,7 +181,7 @@ def test_upload_into_a_new_knowledge_base_and_ask_within_it(page: object, tmp_pa
     kb_box = page.locator("#kb-choice input")  # type: ignore[attr-defined]
     kb_box.fill("e2e routers")  # a new name: the dropdown takes custom values
     kb_box.press("Enter")
-    _choose_file(page, upload)
+    choose_files(page, upload)
     page.locator("#add-files").click()  # type: ignore[attr-defined]
     page.locator("#ingest-report").get_by_text("vega_vr3.md: added to 'e2e routers'").wait_for(timeout=120_000)  # type: ignore[attr-defined]
     # The KB column shows the new base (visible only: the table keeps a hidden row for sizing its columns).

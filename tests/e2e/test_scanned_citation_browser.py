@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.upload import choose_files
+
 pytestmark = [pytest.mark.e2e]
 
 LINES = ["The Alpha robot battery lasts 90 minutes.", "Charge it for two hours before first use."]
@@ -39,9 +41,7 @@ def test_upload_a_scan_ask_and_open_the_cited_page(
     page = open_page(url)
     page.locator("#question textarea").wait_for()
     page.get_by_role("tab").filter(has_text="Knowledge").click()
-    box = page.locator("#upload")
-    box.locator("input[type=file]").set_input_files(str(scan))
-    box.get_by_text(scan.name).first.wait_for(timeout=15_000)
+    choose_files(page, scan)
     page.locator("#add-files").click()
     page.locator("#ingest-report").get_by_text("alpha_scan.pdf: added").wait_for(timeout=120_000)
 

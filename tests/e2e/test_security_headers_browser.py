@@ -12,6 +12,7 @@ import pytest
 
 from ragapp.accounts.store import UserStore
 from ragapp.serve.headers import CONTENT_SECURITY_POLICY
+from tests.e2e.upload import choose_files
 
 pytestmark = [pytest.mark.e2e]
 
@@ -59,9 +60,7 @@ def test_the_app_works_under_its_content_security_policy(
         page.get_by_role("tab", name="Knowledge").click()
         doc = tmp_path / "orion_kettle_k9.md"
         doc.write_text(KETTLE, "utf-8")
-        box = page.locator("#upload")
-        box.locator("input[type=file]").set_input_files(str(doc))
-        box.get_by_text(doc.name).first.wait_for()
+        choose_files(page, doc)
         page.locator("#add-files").click()
         page.locator("#ingest-report").get_by_text("orion_kettle_k9.md: added").wait_for(timeout=120_000)
 

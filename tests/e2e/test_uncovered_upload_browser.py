@@ -11,24 +11,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.upload import choose_files
+
 pytestmark = [pytest.mark.e2e]
 
 DEMO_TREE = Path(__file__).resolve().parents[2] / "data" / "intents" / "demo.yaml"
 SHIPPING = "# Shipping\n\nOrders ship within 2 working days; returns are accepted within 7 days.\n"
 MANUAL = "# The tq library\n\ntq_open returns NULL when the file cannot be opened, and sets errno.\n"
 NOTICE = "No intent searches default"
-
-
-def _choose_file(page: Any, path: Path) -> None:
-    box = page.locator("#upload")
-    for attempt in range(2):  # a file set before the component hydrates is lost: once more
-        box.locator("input[type=file]").set_input_files(str(path))
-        try:
-            box.get_by_text(path.name).first.wait_for(timeout=15_000)
-            return
-        except Exception:
-            if attempt:
-                raise
 
 
 def test_an_upload_no_intent_searches_is_said_once_with_one_click_to_add_an_intent(
@@ -48,7 +38,7 @@ def test_an_upload_no_intent_searches_is_said_once_with_one_click_to_add_an_inte
     manual = tmp_path / "tq.md"
     manual.write_text(MANUAL, "utf-8")
     page.get_by_role("tab", name="Knowledge").click()
-    _choose_file(page, manual)
+    choose_files(page, manual)
     page.locator("#add-files").click()
     report = page.locator("#ingest-report")
     report.get_by_text("tq.md: added").wait_for(timeout=120_000)

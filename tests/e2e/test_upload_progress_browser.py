@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_one_language_browser import other_language
+from tests.e2e.upload import choose_files
 
 pytestmark = [pytest.mark.e2e]
 
@@ -54,9 +55,7 @@ def test_an_upload_shows_each_files_stage_before_its_report_in_both_languages_an
     manual, notes = _manual(make_documents, tmp_path), tmp_path / "kettle_notes.md"
     notes.write_text(NOTES, "utf-8")
     page.get_by_role("tab", name="Knowledge").click()
-    box = page.locator("#upload")
-    box.locator("input[type=file]").set_input_files([str(manual), str(notes)])
-    box.get_by_text("kettle_notes").first.wait_for(timeout=15_000)  # listed as its stem, then its suffix
+    choose_files(page, manual, notes, shown="kettle_notes")  # listed as its stem, then its suffix
 
     board, report, stop = page.locator("#ingest-progress"), page.locator("#ingest-report"), page.locator("#stop-upload")
     lock = rig.engine._store.write_lock  # held: as another upload writing, this one waits to store its first file

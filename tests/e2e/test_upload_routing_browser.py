@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.upload import choose_files
 from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
@@ -93,18 +94,6 @@ def demo_app(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> It
         engine.close()
 
 
-def _choose_file(page: Any, path: Path) -> None:
-    box = page.locator("#upload")
-    for attempt in range(2):  # a file set before the component hydrates is lost: once more
-        box.locator("input[type=file]").set_input_files(str(path))
-        try:
-            box.get_by_text(path.name).first.wait_for(timeout=15_000)
-            return
-        except Exception:
-            if attempt:
-                raise
-
-
 def _ask(page: Any, engine: Any, question: str) -> Any:
     """Ask ``question`` in the page and return its request's trace, once the page is ready for the next one. The
     trace is written as the request ends, so it is what is waited for (a step bubble of the previous question
@@ -152,7 +141,7 @@ def test_questions_about_an_upload_no_intent_covers_search_it(
         page.locator("#question textarea").wait_for()
 
         page.get_by_role("tab", name="Knowledge").click()
-        _choose_file(page, flex_pdf)
+        choose_files(page, flex_pdf)
         page.locator("#add-files").click()
         report = page.locator("#ingest-report")
         report.get_by_text(f"{UPLOAD}: added").wait_for(timeout=WAIT_MS)

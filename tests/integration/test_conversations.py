@@ -77,6 +77,16 @@ def test_a_chat_comes_back_as_shown_and_goes_on_with_its_memory(rig: Any) -> Non
         assert listing["choices"] == []
 
 
+def test_a_page_that_asked_before_its_load_event_ran_keeps_its_list(rig: Any) -> None:
+    """The page's load event (``restore``) can run after the first answer was kept on a loaded machine: once the
+    page has asked, it changes nothing, so a list read before the answer was kept never hides that answer."""
+    owner = rig.engine.signer.sign("browser:one")
+    _chat, session = _answer(rig, owner, "How long does the Alpha battery last?", [], None)
+    assert ChatHistory(rig.engine).restore(owner, "", session) == (gr.update(),) * 4
+    _c, _s, kept, listing = ChatHistory(rig.engine).restore(owner, "", Session())  # a fresh page: the list
+    assert kept == "" and [c[1] for c in listing["choices"]] == [session.conversation_id]
+
+
 def _today(rig: Any, owner: str) -> str:
     return rig.engine.conversations.list(rig.engine.signer.unsign(owner))[0].updated_at[:10]
 
