@@ -108,6 +108,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "kb.left_out": ("Left out of the index", "未编入索引的页面"),
     "kb.to_delete": ("Document to delete", "要删除的文档"),
     "kb.stop": ("Stop upload", "停止上传"),
+    "kb.enrich_kb": ("Knowledge base being indexed", "正在索引的知识库"),
+    "kb.enrich_pause": ("⏸ Pause indexing", "⏸ 暂停索引"),
+    "kb.enrich_resume": ("▶ Resume indexing", "▶ 继续索引"),
     "kb.reindex": ("Index again", "重新索引"),
     "kb.delete_doc": ("🗑️ Delete this document", "🗑️ 删除此文档"),
     "kb.delete_confirm": (

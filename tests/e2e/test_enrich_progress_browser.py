@@ -1,7 +1,7 @@
 """Background indexing as a user meets it in the Knowledge tab: a base still being indexed shows how far each
-step has got (paused here, so the line holds still), in the page's language; once resumed and done, the line
-goes. The real app and embedder in a real browser; the base is paused and resumed through the engine's facet,
-as the HTTP API does."""
+step has got (paused here, so the line holds still), in the page's language; resumed with the tab's button
+and done, the line and its buttons go. The real app and embedder in a real browser; the base is paused before
+the upload through the engine's facet, as the HTTP API does."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.e2e]
 
@@ -52,5 +53,8 @@ def test_the_knowledge_tab_shows_background_indexing_until_done(
     finally:
         context.close()
 
-    enrichment.resume("manuals")
+    expect(page.locator("#enrich-kb input")).to_have_value("manuals")
+    page.locator("#enrich-resume").click()
     line.get_by_text("manuals: vectors").wait_for(state="detached", timeout=300_000)  # done: the line goes
+    expect(page.locator("#enrich-controls")).to_be_hidden()
+    assert not enrichment.progress("manuals").paused

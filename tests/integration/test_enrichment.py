@@ -235,3 +235,34 @@ def test_the_worker_waits_while_an_answer_is_written(
     assert seen[:4] == [0, 0, 0, 0]  # no batch while the answer was in flight, the first one once it ended
     assert store.vectors.ids() == set(store.catalog.chunk_kbs())
     store.catalog.close()
+
+
+def test_the_knowledge_tab_pauses_and_resumes_for_editors_only(serve_api: Callable[..., Any], tmp_path: Path) -> None:
+    """The Knowledge tab's controls (``ragapp.ui.enrich_progress``): shown to an editor with the base picked,
+    hidden from a reader, whose click is refused with a message; the editor's clicks pause and resume."""
+    import gradio as gr
+
+    from ragapp.ui.enrich_progress import EnrichHandlers
+
+    served = serve_api(accounts=True, **BACKGROUND)
+    engine = served.rig.engine
+    engine.enrichment.pause("manuals")
+    upload(served.rig, tmp_path, "appliances.md", MANUAL)
+    handlers = EnrichHandlers(engine)
+    reader, editor = gr.Request(username="rita"), gr.Request(username="eddie")
+
+    line, controls, kbs = handlers.refresh(None, reader)
+    assert "paused" in line and controls["visible"] is False and kbs["choices"] == []
+    with pytest.raises(gr.Error):
+        handlers.resume("manuals", reader)
+    assert engine.enrichment.progress("manuals").paused
+
+    line, controls, kbs = handlers.refresh(None, editor)
+    assert controls["visible"] is True and kbs["value"] == "manuals"
+    handlers.resume("manuals", editor)
+    assert not engine.enrichment.progress("manuals").paused
+    line, *_ = handlers.pause("manuals", editor)
+    assert engine.enrichment.progress("manuals").paused and "paused" in line
+    handlers.resume("manuals", editor)
+    finished(served.rig)
+    assert handlers.refresh("manuals", editor)[0] == ""  # done: no line, no controls
