@@ -195,6 +195,9 @@ def test_the_api_shows_progress_and_editors_pause_and_resume(serve_api: Callable
         assert body["lines"][0]["code"] == "enrich.progress_paused"
         assert f"vectors for 0 of {total} passages; paused" in body["lines"][0]["message"]
 
+        searched = reader.post("/v1/retrieve", json={"query": "How often does the Orion kettle descale?"})
+        assert searched.status_code == 200 and searched.json()["indexing"] == ["manuals"], searched.text
+
         refused = reader.post("/v1/knowledge-bases/manuals/enrichment/resume")
         assert refused.status_code == 403  # a reader may not resume it
         assert engine.enrichment.progress("manuals").paused
@@ -206,6 +209,7 @@ def test_the_api_shows_progress_and_editors_pause_and_resume(serve_api: Callable
         assert body["steps"][0]["done"] == total and not body["indexing"]
         done = {"code": "enrich.done", "values": {"kb": "manuals"}, "message": "manuals: fully indexed."}
         assert body["lines"] == [done]
+        assert reader.post("/v1/retrieve", json={"query": "Orion kettle"}).json()["indexing"] == []
 
 
 def test_the_worker_waits_while_an_answer_is_written(

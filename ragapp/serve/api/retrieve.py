@@ -9,7 +9,7 @@ import time
 from fastapi import APIRouter, Depends
 
 from ragapp.core.serial import dump
-from ragapp.core.types import RetrievalResult
+from ragapp.core.types import RetrievalResult, Scope
 from ragapp.engine import retrieval_record
 from ragapp.engine.chat import question_refusal
 from ragapp.engine.engine import Engine
@@ -19,7 +19,7 @@ from ragapp.serve.api.schemas import CandidateOut, ChannelOut, HitOut, Relevance
 from ragapp.serve.api.scope import scope_of
 
 
-def retrieve_response(result: RetrievalResult, seconds: float) -> RetrieveResponse:
+def retrieve_response(result: RetrievalResult, seconds: float, indexing: list[str] | None = None) -> RetrieveResponse:
     record = retrieval_record(result, seconds)  # the trace's view: fused ranks and each channel's share
     ranked = {c.chunk_id: c for c in record.candidates}
     candidates = []
@@ -40,7 +40,7 @@ def retrieve_response(result: RetrievalResult, seconds: float) -> RetrieveRespon
     by_id = {c.chunk_id: c for c in candidates}
     return RetrieveResponse(
         query=record.query, kbs=record.kbs, cached=record.cached, seconds=record.seconds, degraded=record.degraded,
-        filtered=result.filtered, timings=record.timings, knobs=dump(result.settings),
+        filtered=result.filtered, indexing=indexing or [], timings=record.timings, knobs=dump(result.settings),
         chunks=[by_id[c.chunk.chunk_id] for c in result.chunks if c.chunk.chunk_id in by_id], candidates=candidates,
         channels=[
             ChannelOut(channel=ch.channel, seconds=ch.seconds,
@@ -61,6 +61,17 @@ def router(engine: Engine, check: KeyCheck) -> APIRouter:
         kbs = scope_of(engine, body.kbs, caller.actor)
         started = time.perf_counter()
         result = engine.chat.retrieve(body.query, kbs, actor=caller.actor, where=body.filter)
-        return retrieve_response(result, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        return retrieve_response(result, seconds, _still_indexing(engine, kbs, caller))
 
     return api
+
+
+def _still_indexing(engine: Engine, kbs: Scope, caller: Caller) -> list[str]:
+    """The bases of ``kbs`` (None: all the caller may read) that the background worker is still indexing."""
+    if engine.enrichment is None:
+        return []
+    readable = (
+        kbs if kbs is not None else frozenset(kb.name for kb in engine.library.knowledge_bases(actor=caller.actor))
+    )
+    return engine.enrichment.indexing(readable)

@@ -355,6 +355,11 @@ class RetrieveResponse(BaseModel):
         description="Channels or models that failed (the search went on without them), or a filter no document matches."
     )
     filtered: int | None = Field(None, description="How many documents the filter let the search use; null: no filter.")
+    indexing: list[str] = Field(
+        default_factory=list,
+        description="The bases searched that are still being indexed in the background: their passages without "
+        "vectors yet were found by their words only, so this search may miss some.",
+    )
     timings: dict[str, float]
     knobs: dict[str, Any] = Field(description="Every retrieval setting this search ran with.")
     chunks: list[CandidateOut] = Field(description="What an answer's prompt would get, best first.")
