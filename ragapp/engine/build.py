@@ -56,6 +56,7 @@ from ragapp.store.memories import MemoryStore
 from ragapp.store.memory_vectors import MemoryVectors
 from ragapp.store.owner_signature import Signer
 from ragapp.store.procedural import ProceduralStore
+from ragapp.store.written_questions import WrittenQuestions, written_reader
 from ragapp.sync.service import open_sync
 from ragapp.testcases.store import TestCaseStore
 from ragapp.tracing.llamaindex import install as install_llamaindex_spans
@@ -195,6 +196,7 @@ def build_engine(settings: Settings, parts: Parts | None = None) -> Engine:
     chat = Chat(
         settings, answers, agent, retrieval, recorder, access, audit, answer_cache, memories, procedural,
         window=catalog.chunk_window, indexing=enricher.indexing,
+        written=written_reader(WrittenQuestions(catalog.database)),
     )  # fmt: skip
     engine = Engine(
         settings,

@@ -26,7 +26,7 @@ from ragapp.engine.answer_cache import AnswerCache, stands_alone
 from ragapp.engine.memories import Memories, Recall
 from ragapp.engine.procedural import ProceduralMemory, Steering
 from ragapp.qa.pipeline import AnswerPipeline, Clarified
-from ragapp.qa.suggest import Window, suggested
+from ragapp.qa.suggest import Window, Written, suggested
 from ragapp.retrieval.pipeline import NO_MATCH, RetrievalPipeline
 from ragapp.tracing.recorder import TraceRecorder
 
@@ -69,6 +69,7 @@ class Chat:
         procedural: ProceduralMemory | None = None,
         window: Window | None = None,
         indexing: Callable[[Scope], list[str]] | None = None,
+        written: Written | None = None,
     ) -> None:
         self._settings = settings
         # The bases of a scope still being indexed in the background (``ragapp.enrich``); None: never any.
@@ -76,6 +77,8 @@ class Chat:
         self.in_flight = InFlight()
         # The cited chunks' neighbours (``Catalog.chunk_window``), for the next questions; None: none offered.
         self._window = window if settings.workflow.suggest_questions else None
+        # The questions written at ingest, offered first where a chunk has some.
+        self._written: Written = written or (lambda _ids, _chinese: {})
         self._memories = memories  # None: no long-term memory
         self._procedural = procedural  # None (procedural.enabled off): Auto's rule alone, tools as configured
         self._cache = cache  # None (or off): every question runs the whole pipeline
@@ -262,7 +265,7 @@ class Chat:
         if self._window is None:
             return
         try:
-            questions = suggested(question, answer, self._window, before=before)
+            questions = suggested(question, answer, self._window, before=before, written=self._written)
         except Exception:  # only the buttons are lost
             log.warning("the next questions could not be made", exc_info=True)
             return

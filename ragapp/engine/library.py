@@ -35,6 +35,7 @@ from ragapp.ingest.page_images import render_image, render_pdf_figure, render_pd
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.qa.suggest import opening_questions
+from ragapp.store.written_questions import WrittenQuestions, written_reader
 from ragapp.tracing.recorder import TraceRecorder
 
 log = logging.getLogger(__name__)
@@ -366,11 +367,13 @@ class Library:
 
     def opening_questions(self, *, actor: Actor = LOCAL_ACTOR) -> dict[Language, list[str]]:
         """Questions the knowledge bases ``actor`` may read can answer, by language, for the first screen: made
-        from the headings of the newest documents' first sections (``ragapp.qa.suggest.opening_questions``)."""
+        from the newest documents' first sections, their written questions first, then their headings
+        (``ragapp.qa.suggest.opening_questions``)."""
         catalog = self._store.catalog
         newest = sorted(self.documents(actor=actor), key=lambda d: d.added_at, reverse=True)[:OPENING_DOCUMENTS]
         firsts = [catalog.chunk_window(chunk_id_of(d.doc_id, 0), OPENING_CHUNKS) for d in newest]
-        return {lang: opening_questions(firsts, lang == "zh") for lang in LANGUAGES}
+        written = written_reader(WrittenQuestions(catalog.database))  # written at ingest, when that is on
+        return {lang: opening_questions(firsts, lang == "zh", written=written) for lang in LANGUAGES}
 
     def supported_extensions(self) -> list[str]:
         return supported_extensions()

@@ -9,24 +9,26 @@ The rule, in order:
    question (or an earlier one of the chat) already names, one in the other language than the question's, a
    heading that holds no subject ("Contents", "Notes", "目录"...), and the document's title section (the root
    of the sections' heading paths, or the one-level heading the document opens with: a question about it would
-   find them all).
+   find them all) unless a question was written for it (step 5).
 4. A section offered must be able to answer its question: its text has at least ``MIN_WORDS`` words (or
    ``MIN_CJK`` Chinese characters) under the heading; the heading itself is indexed with the chunk, so the
    question's words find the section.
-5. The heading ``Title > ... > Topic`` becomes (numbering like "2." and a trailing "(...)" dropped from the
-   topic): the topic itself when it is already a question ("How to ...", "What is ...", "如何..."); else
-   "What does the <Title> say about <topic>?" ("<Title>中关于“<topic>”是怎么说的？"); "What do the documents say
-   about <topic>?" when the section has no parent heading (or the title makes the question too long).
+5. A question written for the section's chunk at ingest (``ragapp.enrich.questions``, when it is on), in the
+   question's language, is offered as it was written; else the heading ``Title > ... > Topic`` becomes
+   (numbering like "2." and a trailing "(...)" dropped from the topic): the topic itself when it is already a
+   question ("How to ...", "What is ...", "如何..."); else "What does the <Title> say about <topic>?"
+   ("<Title>中关于“<topic>”是怎么说的？"); "What do the documents say about <topic>?" when the section has no
+   parent heading (or the title makes the question too long).
 At most ``LIMIT`` questions; none when nothing fits.
 
 The first screen offers questions the same way (``opening_questions``): from the first sections of the newest
-documents the user may read, before anything is asked.
+documents the user may read, before anything is asked; a document's written questions come before its headings.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ragapp.core.events import AnswerEvent, Suggestion
 from ragapp.core.lang import is_chinese
@@ -61,14 +63,25 @@ _STOP = {
 }  # fmt: skip
 
 Window = Callable[[str, int], Sequence[Chunk]]  # (chunk id, chunks each side) -> the chunks around it, in order
+# (chunk ids, Chinese?) -> the questions written at ingest for those chunks that have some, in that language
+Written = Callable[[Sequence[str], bool], Mapping[str, Sequence[str]]]
+
+
+def _none_written(_ids: Sequence[str], _chinese: bool) -> Mapping[str, Sequence[str]]:
+    return {}
 
 
 def suggested(
-    question: str, answer: AnswerEvent | None, window: Window, limit: int = LIMIT, before: Sequence[str] = ()
+    question: str,
+    answer: AnswerEvent | None,
+    window: Window,
+    limit: int = LIMIT,
+    before: Sequence[str] = (),
+    written: Written = _none_written,
 ) -> tuple[Suggestion, ...]:
     """The next questions to offer under ``answer`` to ``question`` (rule in the module's docstring);
     ``window`` reads a cited chunk's neighbours from the catalog; ``before``: the chat's earlier questions, whose
-    topics count as named too."""
+    topics count as named too; ``written`` reads the questions written at ingest."""
     if answer is None or not answer.grounded or answer.abstained or not answer.citations:
         return ()
     chinese = is_chinese(question)
@@ -81,12 +94,16 @@ def suggested(
         chunk = citation.chunk
         around = window(chunk.chunk_id, WINDOW)
         titles = _titles(around)
+        by_chunk = written([c.chunk_id for c in around], chinese)
         for near in _nearest_first(chunk, around):
             heading = near.heading or ""
-            if near.chunk_id in cited or heading in cited_headings or heading in seen or heading in titles:
+            if near.chunk_id in cited or heading in cited_headings or heading in seen:
+                continue
+            own = _written_first(by_chunk.get(near.chunk_id, ()), asked)
+            if own is None and heading in titles:
                 continue
             seen.add(heading)
-            text = question_of(heading, chinese)
+            text = own or question_of(heading, chinese)
             if text is None or not answers(near) or any(_already_asked(heading, q) for q in asked):
                 continue
             found.append(Suggestion(text, near.chunk_id))
@@ -96,7 +113,11 @@ def suggested(
 
 
 def opening_questions(
-    documents: Iterable[Sequence[Chunk]], chinese: bool, limit: int = OPENING, per_document: int = 2
+    documents: Iterable[Sequence[Chunk]],
+    chinese: bool,
+    limit: int = OPENING,
+    per_document: int = 2,
+    written: Written = _none_written,
 ) -> list[str]:
     """Questions a knowledge base answers, for its first screen before anything is asked: the headings of each
     document's sections in reading order (``documents``: each one's first chunks, in the order to offer them),
@@ -104,14 +125,16 @@ def opening_questions(
     found: list[str] = []
     for chunks in documents:
         titles = _titles(chunks)
+        by_chunk = written([c.chunk_id for c in chunks], chinese)
         seen: set[str] = set()
         taken = 0
         for chunk in chunks:
             heading = chunk.heading or ""
-            if heading in seen or heading in titles:
+            own = _written_first(by_chunk.get(chunk.chunk_id, ()), found)
+            if heading in seen or (own is None and heading in titles):
                 continue
             seen.add(heading)
-            text = question_of(heading, chinese)
+            text = own or question_of(heading, chinese)
             if text is None or not answers(chunk) or text in found:
                 continue
             found.append(text)
@@ -199,3 +222,9 @@ def _lowered(topic: str) -> str:
     if asking or (len(first) > 1 and first[0].isupper() and first[1:].islower() and not rest[:1].isupper()):
         return first.lower() + topic[len(first) :]
     return topic
+
+
+def _written_first(questions: Sequence[str], taken: Sequence[str]) -> str | None:
+    """The first of a chunk's written questions that is neither asked nor offered yet (by its folded words)."""
+    folded = {_folded(q) for q in taken}
+    return next((q for q in questions if _folded(q) not in folded), None)

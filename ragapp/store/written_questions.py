@@ -11,7 +11,7 @@ chunks would be rebuilt after each batch); what is derived from the questions re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ragapp.db import Database
@@ -114,6 +114,22 @@ class WrittenQuestions:
             for c, t, lg, k, s in rows
         ]
 
+    def kept_of(self, chunk_ids: Iterable[str], lang: str) -> dict[str, list[str]]:
+        """The kept questions in ``lang`` of each of ``chunk_ids`` that has some, in the order written."""
+        ids = list(dict.fromkeys(chunk_ids))
+        found: dict[str, list[str]] = {}
+        for start in range(0, len(ids), _PLACES):
+            part = ids[start : start + _PLACES]
+            places = ", ".join("?" * len(part))
+            rows = self._db.query(
+                f"SELECT chunk_id, text FROM written_questions WHERE chunk_id IN ({places}) AND kept = 1 "
+                "AND lang = ? ORDER BY chunk_id, ordinal",
+                (*part, lang),
+            )
+            for chunk_id, text in rows:
+                found.setdefault(str(chunk_id), []).append(str(text))
+        return found
+
     def all_written(self) -> list[WrittenQuestion]:
         """Every question written, kept or not (for measuring the grounding check)."""
         rows = self._db.query(
@@ -141,3 +157,9 @@ class WrittenQuestions:
 def _question(row: tuple[object, ...]) -> WrittenQuestion:
     chunk_id, text, lang, kept, score = row
     return WrittenQuestion(str(chunk_id), str(text), str(lang), bool(kept), None if score is None else float(score))  # type: ignore[arg-type]
+
+
+def written_reader(questions: WrittenQuestions) -> Callable[[Sequence[str], bool], dict[str, list[str]]]:
+    """``(chunk ids, Chinese?) -> kept questions by chunk``, as the next questions' rules read them
+    (``ragapp.qa.suggest.Written``)."""
+    return lambda chunk_ids, chinese: questions.kept_of(chunk_ids, "zh" if chinese else "en")

@@ -136,3 +136,14 @@ def test_a_planted_instruction_never_reaches_the_index(make_engine: Callable[...
     add(rig, tmp_path, "filter.txt", f"Rinse the filter in warm water. {planted}")
     enrich(rig)
     assert question_index(rig.engine._store).questions.all_written() == []
+
+
+def test_the_first_screen_offers_the_questions_written(make_engine: Callable[..., Rig], tmp_path: Path) -> None:
+    """A base whose questions were written offers them on its first screen (``Library.opening_questions``),
+    in their language: a plain-text file has no heading the rule could turn into a question."""
+    rig = make_engine(**ON)
+    add(rig, tmp_path, "pump.txt", PUMP)
+    assert rig.engine.library.opening_questions() == {"en": [], "zh": []}
+    rig.llm.reply_with(written_for({"Descale the pump": [ASKED, "What acid descales the pump?"]}))
+    enrich(rig)
+    assert rig.engine.library.opening_questions()["en"] == [ASKED]  # one question of a section

@@ -159,3 +159,33 @@ def test_the_first_screen_offers_each_documents_first_sections_in_its_language()
         "流明 V1 扫地机器人 使用手册中关于“产品规格”是怎么说的？",
         "流明 V1 扫地机器人 使用手册中关于“首次使用”是怎么说的？",
     ]
+
+
+def test_a_question_written_at_ingest_is_offered_before_the_headings_rule() -> None:
+    """Where a chunk has questions written for it (``ragapp.enrich.questions``), in the question's language, the
+    first one not asked yet is offered as written; chunks without keep the heading's question."""
+    chunks = _chunks("v2_pro_firmware_release_notes.md")
+    written = {chunks[3].chunk_id: ["Which version first added the pet mode?", "What did version 2.4.0 add?"]}
+
+    def reader(ids: list[str], chinese: bool) -> dict[str, list[str]]:
+        return {} if chinese else {k: v for k, v in written.items() if k in ids}
+
+    notes = "What does the Lumen V2 Pro Firmware Release Notes say about"
+    found = suggested("What is new in version 2.5.0?", _answer(chunks[2]), _window(chunks), written=reader)
+    assert [s.text for s in found] == [
+        "Which version first added the pet mode?",
+        f"{notes} version 2.5.1?",
+        f"{notes} version 2.3.0?",
+    ]
+    assert found[0].chunk_id == chunks[3].chunk_id
+    asked = ["Which version first added the pet mode"]  # asked already: the chunk's next written question
+    found = suggested("What is new in 2.5.0?", _answer(chunks[2]), _window(chunks), before=asked, written=reader)
+    assert found[0].text == "What did version 2.4.0 add?"
+    # A Chinese question reads Chinese written questions only (none here): the headings' rule as before.
+    zh = suggested("2.5.0 版有什么新功能？", _answer(chunks[2]), _window(chunks), written=reader)
+    assert all("pet mode" not in s.text for s in zh)
+
+    first = {chunks[0].chunk_id: ["What do the release notes list for each firmware version?"]}
+    opening = opening_questions([chunks], chinese=False, written=lambda ids, _zh: first)
+    assert opening[0] == "What do the release notes list for each firmware version?"
+    assert opening[1] == f"{notes} version 2.5.1?"
