@@ -173,7 +173,10 @@ def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]
     """One answer to a question of several ``parts`` from each part's checked answer, in order: a part the
     documents do not answer (or no sentence answers: "not sure") says so on a line of its own; the citations of
     every answered part (the parts share the passages' numbers); the lowest of their confidences (its
-    probability and signals), low when a part went unanswered. Refused (or not sure) only when every part was."""
+    probability and signals), low when a part went unanswered. Refused (or not sure) only when every part was.
+    A part whose answer repeats an earlier part's word for word answers nothing of its own (the small model
+    copies its last answer for the next part): it is "not sure"."""
+    answers = _without_repeats(answers)
     answered = [a for a in answers if not (a.abstained or a.not_sure)]
     if not answered:
         return answers[0]
@@ -219,6 +222,21 @@ def composed(question: str, parts: Sequence[str], answers: Sequence[AnswerEvent]
 
 
 _LEVELS: tuple[ConfidenceLevel, ...] = ("low", "medium", "high")
+
+
+def _without_repeats(answers: Sequence[AnswerEvent]) -> list[AnswerEvent]:
+    """``answers`` with each stated one that says what an earlier stated one said (markers, case, spacing and
+    punctuation aside) made "not sure"."""
+    said: set[str] = set()
+    kept = []
+    for answer in answers:
+        if not (answer.abstained or answer.not_sure):
+            words = " ".join(re.findall(r"\w+", strip_markers(answer.text).casefold()))
+            if words in said:
+                answer = replace(answer, not_sure=True)
+            said.add(words)
+        kept.append(answer)
+    return kept
 
 
 def _of_part(n: int, check: ConfidenceCheck) -> tuple[Said, ...]:

@@ -72,9 +72,11 @@ def found_as_asked(search: Callable[[], RetrievalResult], above: float) -> str |
     return f"the question as asked finds a passage scored {best:.2f} (rewrite_above_score {above:.2f})"
 
 
-# Where a question's parts meet: after a question mark, and before ", and which/how/..." (the "and" dropped).
+# Where a question's parts meet: after a question mark, and before ", and which/how/..." (the "and" dropped). An
+# ASCII "?" ends a part only before a space or a Chinese character: inside a word it is a glob or a URL's query
+# ("/etc/rc?.d", "page?id=3").
 _PART_BREAK = re.compile(
-    r"(?<=[?？])\s*(?=\S)"
+    r"(?<=？)\s*(?=\S)|(?<=\?)(?:\s+(?=\S)|(?=[\u3400-\u4dbf\u4e00-\u9fff]))"
     r"|,?\s+and\s+(?=(?:what|which|how|where|when|who|whose|why|on which|in which|at which)\b)",
     re.IGNORECASE,
 )

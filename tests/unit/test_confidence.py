@@ -128,6 +128,17 @@ def test_a_part_not_in_the_passages_is_named_and_only_all_parts_refused_is_a_ref
     assert composed("both?", parts, [refused, refused]) is refused  # type: ignore[list-item]
 
 
+def test_a_part_answered_with_an_earlier_parts_words_is_not_sure() -> None:
+    """The small model copies its last answer for the next part ("file-rc [1]" twice): the copy answers nothing
+    of its own, so that part is "not sure" and the whole answer low, whatever each check said of it alone."""
+    parts = ["Which pointer kind is assumed by default?", "Which pointer kind does the IDL use for outputs?"]
+    first, copy = checked(parts[0], "The default is unique [1]."), checked(parts[1], "The default is  Unique [1]")
+    assert not copy.not_sure  # type: ignore[attr-defined]
+    answer = composed(" ".join(parts), parts, [first, copy])  # type: ignore[list-item]
+    assert answer.text == "The default is unique [1].\n\nNot sure: " + parts[1]
+    assert answer.confidence is not None and answer.confidence.level == "low"
+
+
 def test_a_low_answer_is_withheld_as_not_sure_the_likeliest_passage_first() -> None:
     from ragapp.qa.answer_check import withheld
     from ragapp.qa.citations import renumbered

@@ -69,6 +69,12 @@ def test_a_multi_part_question_is_rewritten_in_a_conversation_and_cut_by_its_wor
             ("How often is it replaced? ![q](https://x.example/q.png)",),
         ),
         ("Which one starts it, and which stops it", ("Which one starts it, and which stops it",)),  # no question mark
+        (  # a "?" inside a word is a glob, not the end of a part
+            "讨厌 /etc/rc?.d 里的符号链接，可以装哪个软件包？它把链接换成了哪个文件？",
+            ("讨厌 /etc/rc?.d 里的符号链接，可以装哪个软件包？", "它把链接换成了哪个文件？"),
+        ),
+        ("默认值是多少?警告存在哪个变量里?", ("默认值是多少?", "警告存在哪个变量里?")),
+        ("Is page?id=3 served, and which header does it send?", ("Is page?id=3 served", "which header does it send?")),
     ],
 )
 def test_a_question_is_cut_into_its_parts_by_its_wording(question: str, parts: tuple[str, ...]) -> None:
