@@ -38,7 +38,7 @@ def _shown_in_chat(page: Any) -> tuple[int, int]:
     return Image.open(io.BytesIO(base64.b64decode(source.split(",", 1)[1]))).size
 
 
-@pytest.mark.slow  # starts its own app and ingests seven pages of a real PDF (~40 s on 2 loaded cores)
+@pytest.mark.slow  # its own app, seven pages of a real PDF ingested, two pages asking (~45 s on 2 loaded cores)
 def test_a_question_about_a_figure_shows_the_figure_cropped_in_the_chat_and_the_sources_panel(
     scripted_app: Callable[..., Any],
     open_page: Callable[[str], Any],
