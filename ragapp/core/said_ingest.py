@@ -195,8 +195,8 @@ INGEST: dict[str, tuple[str, str]] = {
         "这个片段已不在知识库中（其文档已被删除）。",
     ),
     "library.no_figure": (
-        "Passage {id!r} is no figure of a kept PDF: there is no picture to show.",
-        "片段 {id!r} 不是已保存 PDF 中的图：没有可显示的图片。",
+        "Passage {id!r} is no figure of a kept PDF or PowerPoint file: there is no picture to show.",
+        "片段 {id!r} 不是已保存的 PDF 或演示文稿中的图：没有可显示的图片。",
     ),
     "library.no_passage": (
         "No passage {id!r} in the knowledge base (its document may have been deleted).",

@@ -31,7 +31,7 @@ from ragapp.core.types import (
     Said,
     SkippedSection,
 )
-from ragapp.ingest.page_images import render_image, render_pdf_figure, render_pdf_page
+from ragapp.ingest.page_images import render_image, render_pdf_figure, render_pdf_page, render_pptx_figure
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.qa.suggest import opening_questions
@@ -74,6 +74,9 @@ OPENING_DOCUMENTS = 12  # the newest documents read for the first screen's quest
 OPENING_CHUNKS = 40  # ...each as far as its first chunks: cheap at every page load, whatever the library's size
 
 
+# A figure's picture, by its file's kind: a PDF's page cropped to it, a deck's picture as embedded (a Word
+# file's figures have no page: they are shown as their words).
+FIGURE_DRAWERS = {".pdf": render_pdf_figure, ".pptx": render_pptx_figure}
 FIGURE_PATH = "/v1/passages/{chunk_id}/figure"  # the HTTP API's route for a figure's picture (same access check)
 
 
@@ -273,8 +276,8 @@ class Library:
         if kept is not None and chunk.page is not None:
             boxes = catalog.ocr_boxes(chunk.doc_id, chunk.page)
             try:
-                if kept.suffix.lower() == ".pdf" and chunk.figure is not None:  # the figure itself, not its page
-                    return PageView(chunk, title, render_pdf_figure(kept, chunk.page, chunk.figure), 1, url=url)
+                if (draw := FIGURE_DRAWERS.get(kept.suffix.lower())) and chunk.figure is not None:  # the figure
+                    return PageView(chunk, title, draw(kept, chunk.page, chunk.figure), 1, url=url)
                 if kept.suffix.lower() == ".pdf":
                     png, marked = render_pdf_page(kept, chunk.page, passages, boxes)
                     return PageView(chunk, title, png, marked, url=url)
@@ -306,9 +309,10 @@ class Library:
         require(actor, Action.CHAT)
         chunk = self._readable_chunk(chunk_id, actor)
         kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
-        if chunk.figure is None or chunk.page is None or kept is None or kept.suffix.lower() != ".pdf":
+        drawn = kept is not None and kept.suffix.lower() in FIGURE_DRAWERS
+        if chunk.figure is None or chunk.page is None or kept is None or not drawn:
             raise IngestError(said=Said("library.no_figure", {"id": chunk_id}))
-        return chunk, render_pdf_figure(kept, chunk.page, chunk.figure, width)
+        return chunk, FIGURE_DRAWERS[kept.suffix.lower()](kept, chunk.page, chunk.figure, width)
 
     def passage(self, chunk_id: str, around: int = 1, *, actor: Actor = LOCAL_ACTOR) -> tuple[Chunk, tuple[Chunk, ...]]:
         """A chunk and its document's chunks around it (``around`` on each side), for a reader or a tool that

@@ -1,5 +1,5 @@
 """A cited page as it looks: the PDF page (or the uploaded image) drawn as a PNG, the cited passage highlighted;
-a cited figure, its page cropped to it.
+a cited figure, its page cropped to it (a slide's picture, as embedded).
 
 Where the page has a text layer, the passage is found among its characters (``ragapp.ingest.passage_boxes``);
 where OCR read the page, the boxes it read the passage's lines from are highlighted. Rendering is bounded
@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.core.types import Figure, OcrBox
+from ragapp.ingest.parsers.docx_figures import MAX_PICTURE_PIXELS
 from ragapp.ingest.parsers.pdfium import PDFIUM_LOCK
+from ragapp.ingest.parsers.pptx_figures import picture_at
 from ragapp.ingest.passage_boxes import PageText, locate, page_text
 
 MAX_WIDTH = 1400
@@ -62,6 +64,21 @@ def render_pdf_figure(path: Path, page: int, figure: Figure, width: int = DEFAUL
         crop = (x0 * page_width, (1 - y1) * page_height, (1 - x1) * page_width, y0 * page_height)
         scale = width / max(1.0, (x1 - x0) * page_width)
         image = pdf_page.render(scale=min(scale, 4.0), crop=crop).to_pil().convert("RGB")
+    return _png(image, [])
+
+
+def render_pptx_figure(path: Path, slide: int, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
+    """A PNG of the picture at ``figure``'s place on slide ``slide`` of a PowerPoint deck (as embedded: a slide's
+    pictures are files of their own, no page to crop), ``width`` pixels wide at most."""
+    from PIL import Image
+
+    width = max(200, min(width, MAX_WIDTH))
+    with Image.open(io.BytesIO(picture_at(path, slide, figure))) as opened:
+        if opened.width * opened.height > MAX_PICTURE_PIXELS:  # a decompression bomb is not decoded
+            raise ValueError(f"the picture on slide {slide} is too large to draw")
+        image = opened.convert("RGB")
+    if image.width > width:
+        image = image.resize((width, max(1, round(image.height * width / image.width))))
     return _png(image, [])
 
 

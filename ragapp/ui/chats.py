@@ -15,6 +15,7 @@ import gradio as gr
 
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import memory_of, message_of, records_of, turns_of
+from ragapp.ui.figure_view import figure_pictures
 from ragapp.ui.handlers import user_errors
 from ragapp.ui.i18n import both
 from ragapp.ui.page_language import shown
@@ -76,7 +77,10 @@ class ChatHistory:
         if found.as_shown:
             session.records, session.as_shown = list(found.messages), True
         else:
-            session.records, session.exchanges = records_of(found.exchanges, found.deleted), list(found.exchanges)
+            cited = [c for exchange in found.exchanges for c in exchange.turn.citations]
+            figures = figure_pictures(self.engine, cited, actor_of(self.engine, request))  # drawn anew: not kept
+            session.records = records_of(found.exchanges, found.deleted, figures)
+            session.exchanges = list(found.exchanges)
         return [message_of(r) for r in session.records], session, found.id
 
     def restore(

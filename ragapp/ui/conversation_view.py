@@ -9,7 +9,7 @@ functions: tested without a browser.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -68,13 +68,16 @@ def turns_of(memory: dict[str, Any]) -> tuple[list[ChatTurn], str]:
     return turns, summary if isinstance(summary, str) else ""
 
 
-def records_of(exchanges: Sequence[Exchange], deleted: Collection[str] = ()) -> list[dict[str, Any]]:
-    """The records of a kept conversation, drawn again from its exchanges as they were drawn live; a citation
-    of a document in ``deleted`` is marked (``doc_deleted``)."""
+def records_of(
+    exchanges: Sequence[Exchange], deleted: Collection[str] = (), figures: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The records of a kept conversation, drawn again from its exchanges as they were drawn live (a cited
+    figure with its picture from ``figures``, by chunk id); a citation of a document in ``deleted`` is marked
+    (``doc_deleted``)."""
     records: list[dict[str, Any]] = []
     for exchange in exchanges:
         records.append(record_of(gr.ChatMessage(role="user", content=exchange.said)))
-        records.extend(turn_records(TurnView(exchange.turn)))
+        records.extend(turn_records(TurnView(exchange.turn, figures)))
     return [{**r, "doc_deleted": True} if r.get("doc_id") in deleted else r for r in records]
 
 

@@ -26,6 +26,7 @@ from ragapp.core.types import DEFAULT_KB, IngestProgress, IngestResult, Mode, Sc
 from ragapp.engine import Clarified, kb_name
 from ragapp.engine.engine import Engine
 from ragapp.ui.conversation_view import record_of, turn_records
+from ragapp.ui.figure_view import figure_pictures
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.markup import code_span, escape_text, no_remote_content
 from ragapp.ui.next_questions import suggested_question
@@ -204,6 +205,7 @@ class Handlers:
                 yield "", chat + view.messages(), session
         except Exception as exc:
             raise _to_gr_error(exc) from None
+        view.figures = figure_pictures(self.engine, view.turn.citations, actor)  # drawn once, the answer done
         session.again = asked if view.turn.cached is not None else ""
         if view.turn.memory is not None:
             session.fold(view.turn.memory)

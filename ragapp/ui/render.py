@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +32,7 @@ from ragapp.core.quotes import quote
 from ragapp.core.turn import StageStep, Step, Turn
 from ragapp.core.types import Citation, RetrievedChunk, Said
 from ragapp.ui.confidence_badge import confidence_badge
+from ragapp.ui.figure_view import figure_markup
 from ragapp.ui.i18n import both
 from ragapp.ui.markup import code_span, escape_text, highlighted, no_remote_content, plain_markdown
 from ragapp.ui.memory_words import REMEMBER_CHOICE, recall_message
@@ -77,8 +79,9 @@ class TurnView:
     """The assistant side of one turn as chat messages: the engine's events are folded by ``Turn`` (in the
     engine's core), and ``messages()`` draws what it has come to so far."""
 
-    def __init__(self, turn: Turn | None = None) -> None:
+    def __init__(self, turn: Turn | None = None, figures: Mapping[str, str] | None = None) -> None:
         self.turn = turn if turn is not None else Turn()
+        self.figures = dict(figures or {})  # cited figures' pictures by chunk id (``ragapp.ui.figure_view``)
 
     def apply(self, event: EngineEvent) -> None:
         self.turn.apply(event)
@@ -105,7 +108,7 @@ class TurnView:
             out.append(answer)
         if turn.rewrite is not None and turn.done:
             out.append(gr.ChatMessage(role="assistant", content=rewrite_note(turn.rewrite)))
-        out.extend(source_messages(turn))
+        out.extend(source_messages(turn, self.figures))
         if turn.cached is not None and turn.done:  # Gradio shows the options of the chat's last message only
             out[-1].options = [ANSWER_AGAIN_CHOICE]  # type: ignore[list-item]  # OptionDict's keys
         elif turn.proposal is not None and turn.done and out:  # "Remember this": see ragapp.ui.memory_words
@@ -147,14 +150,19 @@ def shown_evidence(turn: Turn) -> EvidenceEvent | None:
     return None
 
 
-def source_messages(turn: Turn) -> list[gr.ChatMessage]:
+def source_messages(turn: Turn, figures: Mapping[str, str] | None = None) -> list[gr.ChatMessage]:
     """Under a finished answer: a message per citation (a doubtful answer's first one open, so the reader
-    checks it at once), or the passages consulted when a grounded answer cited none."""
+    checks it at once; a figure open on its picture, from ``figures`` by chunk id), or the passages consulted
+    when a grounded answer cited none."""
     answer = turn.answer
     if answer is None:
         return []
     low = answer.not_sure or (answer.confidence is not None and answer.confidence.level == "low")
-    sources = [citation_message(c, opened=low and i == 0) for i, c in enumerate(answer.citations)]
+    pictures = figures or {}
+    sources = [
+        citation_message(c, opened=low and i == 0, picture=pictures.get(c.chunk.chunk_id))
+        for i, c in enumerate(answer.citations)
+    ]
     if answer.grounded and not answer.citations and turn.retrieved:
         sources = [consulted_message(turn.retrieved)]
     return sources
@@ -378,9 +386,14 @@ def evidence_message(event: EvidenceEvent) -> gr.ChatMessage:
 OPEN_PAGE_HINT = "<sub>🔍 " + both("Click the passage to see it on its page", "点击原文查看所在页面") + "</sub>"
 
 
-def citation_message(citation: Citation, opened: bool = False) -> gr.ChatMessage:
+def citation_message(citation: Citation, opened: bool = False, picture: str | None = None) -> gr.ChatMessage:
     """A collapsed message per citation: click its title (document and page) to read the cited passage, the
-    sentences that support the answer highlighted. ``opened``: the passage shown in full, not collapsed."""
+    sentences that support the answer highlighted. ``opened``: the passage shown in full, not collapsed.
+    ``picture``: a cited figure's (a ``data:`` URL), shown open with its caption and page instead of its words."""
+    if picture is not None:  # no status: Gradio draws the message open
+        title = f"📄 [{citation.number}] {escape_text(_where(citation))}"
+        content = f"{figure_markup(citation, picture)}\n\n{OPEN_PAGE_HINT}"
+        return gr.ChatMessage(role="assistant", content=content, metadata={"title": title})
     if opened:
         title = f"📄 [{citation.number}] {escape_text(_where(citation))}"
         body = highlighted(citation.chunk.text, citation.highlights)

@@ -201,3 +201,29 @@ def test_everyones_traces_are_for_admins_only(rig: Any) -> None:
     assert [t.question for t in observability.traces("user:ada", actor=admin, everyone=True, kind="chat")] == [
         "How long does the Alpha battery last?"
     ]
+
+
+def test_a_cited_figure_shows_its_picture_live_and_in_the_chat_reopened(
+    make_engine: Callable[..., Any], tmp_path: Path
+) -> None:
+    from tests.unit.test_figures import octave_pages
+
+    rig = make_engine(ingest={"pdf_tables": False})
+    pdf = octave_pages(tmp_path / "octave-plot.pdf", [331])  # "Figure 15.1: Simple Two-Dimensional Plot."
+    (result,) = rig.engine.library.ingest([(pdf, pdf.name)])
+    assert result.status == "added", result.message
+    owner = rig.engine.signer.sign("browser:one")
+    rig.llm.enqueue("Figure 15.1 plots sin (x) [1].")
+    out = None
+    for out in Handlers(rig.engine).respond(  # noqa: B007
+        "Which figure shows a simple two-dimensional plot of sin(x)?", [], None, None, "workflow", owner
+    ):
+        pass
+    assert out is not None
+    _, chat, session = out
+    (figure,) = [m for m in chat if 'class="cited-figure"' in str(m.content)]
+    assert 'src="data:image/png;base64,' in str(figure.content)
+    assert "Figure 15.1: Simple Two-Dimensional Plot." in (figure.metadata or {}).get("title", "")
+    session, kept, _listing = ChatHistory(rig.engine).persist(session, owner)
+    reopened, _restored, _kept, _listing = ChatHistory(rig.engine).restore(owner, kept)
+    assert _shown(reopened) == _shown(chat)  # the picture drawn again (it is not kept with the chat)

@@ -79,3 +79,21 @@ def test_the_api_serves_a_figure_to_its_readers_only(serve_api: Callable[..., Se
         assert http.get(f"/v1/passages/{text['chunk_id']}/figure").status_code == 404
     with served.client("rita") as http:  # not a reader of "manuals": as if there were no such figure
         assert http.get(figure["figure_url"]).status_code == 404
+
+
+def test_a_slide_picture_is_stored_and_drawn_as_embedded(make_engine: Callable[..., Any], tmp_path: Path) -> None:
+    from ragapp.engine.library import figure_url
+    from tests.unit.test_figures import plot_deck
+
+    rig = make_engine(ingest={"ocr": False})
+    deck = plot_deck(tmp_path)
+    (result,) = rig.engine.library.ingest([(deck, deck.name)])
+    assert result.status == "added", result.message
+    view = rig.engine.library.document_view(result.doc_id)
+    plot = next(c for c in view.chunks if c.figure is not None)
+    assert plot.location == "p. 1 · Plotting · 🖼 Figure 1: Simple Two-Dimensional Plot of sin(x)."
+    assert figure_url(plot) == f"/v1/passages/{plot.chunk_id}/figure"
+    _chunk, png = rig.engine.library.figure_image(plot.chunk_id, 400)
+    assert _size(png)[0] == 400  # the picture, wider than tall as the plot is
+    page = rig.engine.library.page_view(plot.chunk_id)
+    assert page.png is not None and _size(page.png)[0] / _size(page.png)[1] > 1.3

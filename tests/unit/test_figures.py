@@ -1,10 +1,11 @@
 """Figures read as passages of their own: on a real manual's pages (GNU Octave's, which Debian's octave-doc
 ships: its plots are drawings with "Figure 15.1: …" captions under them), the caption found, the words inside
-kept, and decoration left out by the stated rule; and a Word report with that plot pasted in, its caption and alt
-text kept."""
+kept, and decoration left out by the stated rule; and a Word report and a PowerPoint deck with that plot pasted in,
+its caption and alt text kept."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,75 @@ def test_a_word_picture_is_a_passage_with_its_caption_alt_text_and_words(tmp_pat
     assert "Simple 2-D Plot" in figure.text  # read inside the picture by OCR
     assert "four periods" in figure.text and "plot (x, y)" in figure.text  # the paragraphs around it
     assert doc.report.figures == 1 and any("1 pictures as decoration" in what for what in doc.report.left_out)
+
+
+def _plot_png(target: Path) -> Path:
+    """The real plot of the manual's page 332, as a picture file at ``target``."""
+    import pypdfium2 as pdfium
+
+    if not OCTAVE_PDF.exists():
+        pytest.skip(f"{OCTAVE_PDF} is not installed (apt-get install octave-doc)")
+    pdf = pdfium.PdfDocument(str(OCTAVE_PDF))
+    pdf[331].render(scale=2, crop=(162, 471, 612 - 450, 792 - 672)).to_pil().save(target)
+    pdf.close()
+    return target
+
+
+def plot_deck(folder: Path) -> Path:
+    """A real deck (python-pptx): slide 1 holds the plot with its alt text, its caption under it, a line of text
+    and an icon; slides 2-4 the same logo each; slide 5 the plot again, in a group, without caption."""
+    from PIL import Image
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    plot, logo, icon = _plot_png(folder / "plot.png"), folder / "logo.png", folder / "icon.png"
+    Image.new("RGB", (300, 200), (20, 60, 160)).save(logo)
+    Image.new("RGB", (40, 40), (200, 30, 30)).save(icon)
+    deck = Presentation()
+    layout = deck.slide_layouts[5]  # title only
+    slide = deck.slides.add_slide(layout)
+    slide.shapes.title.text = "Plotting"
+    slide.shapes.add_textbox(
+        Inches(0.5), Inches(1.4), Inches(9), Inches(0.5)
+    ).text_frame.text = "The plot below shows the sine over four periods."
+    picture = slide.shapes.add_picture(str(plot), Inches(2), Inches(2), width=Inches(5))
+    picture._element.xpath("./p:nvPicPr/p:cNvPr")[0].set("descr", "A sine curve from -10 to 10")
+    under = picture.top + picture.height + Inches(0.1)
+    slide.shapes.add_textbox(
+        Inches(2), under, Inches(5), Inches(0.4)
+    ).text_frame.text = "Figure 1: Simple Two-Dimensional Plot of sin(x)."
+    slide.shapes.add_picture(str(icon), Inches(9), Inches(0.2), width=Inches(0.4))  # an icon: decoration
+    for number in (2, 3, 4):  # the company's logo on three slides: decoration
+        other = deck.slides.add_slide(layout)
+        other.shapes.title.text = f"Results {number}"
+        other.shapes.add_picture(str(logo), Inches(8), Inches(6), width=Inches(1.5))
+    grouped = deck.slides.add_slide(layout)
+    grouped.shapes.title.text = "Grouped"
+    group = grouped.shapes.add_group_shape()
+    group.shapes.add_picture(str(plot), Inches(1), Inches(2), width=Inches(4))
+    path = folder / "plots.pptx"
+    deck.save(str(path))
+    return path
+
+
+def test_a_slide_picture_is_a_passage_with_its_caption_alt_text_words_and_place(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ragapp.ingest.page_images import render_pptx_figure
+
+    deck = plot_deck(tmp_path)
+    doc = parse_file(deck, options=ParseOptions(pdf_tables=False))
+    first, grouped = _figures(doc.sections)
+    assert first.figure is not None and first.figure.caption == "Figure 1: Simple Two-Dimensional Plot of sin(x)."
+    assert (first.page, first.heading) == (1, "Plotting")
+    assert "A sine curve from -10 to 10" in first.text  # its alt text
+    assert "Simple 2-D Plot" in first.text  # read inside the picture by OCR
+    assert "four periods" in first.text  # the slide's text around it
+    box = first.figure  # 2 in from the left of a 10 in slide, 5 in wide
+    assert abs(box.x0 - 0.2) < 0.01 and abs(box.x1 - 0.7) < 0.01
+    assert grouped.page == 5 and grouped.figure is not None and grouped.figure.caption == ""
+    assert grouped.figure is not None and abs(grouped.figure.x0 - 0.1) < 0.01  # placed through its group
+    assert doc.report.figures == 2 and any("4 pictures as decoration" in what for what in doc.report.left_out)
+    png = render_pptx_figure(deck, 1, box, 400)  # the picture itself, found again at its place
+    width, height = Image.open(io.BytesIO(png)).size
+    assert width == 400 and width / height > 1.3

@@ -25,6 +25,7 @@ from ragapp.core.types import (
     Citation,
     Confidence,
     ConfidenceCheck,
+    Figure,
     LeafScore,
     RetrievedChunk,
     Said,
@@ -472,3 +473,27 @@ def test_not_sure_shows_the_likeliest_passage_open_and_the_guess_behind_a_button
     no_guess = TurnView()
     no_guess.apply(replace(event, guess=""))  # no sentence answered: nothing to show behind the button
     assert "model-guess" not in str(no_guess.messages()[0].content)
+
+
+def test_a_cited_figure_shows_open_on_its_picture_with_its_caption_and_page() -> None:
+    caption = 'Figure 2: <img src=x onerror=alert(1)> "plot"'
+    figure = Chunk(
+        "d4-0001", "d4", 1, f"{caption}\n\n1 0.5 0", "plots.pdf", page=3, figure=Figure(0.1, 0.1, 0.9, 0.5, caption)
+    )
+    picture = "data:image/png;base64,iVBORw0KGgo="
+    view = TurnView(figures={figure.chunk_id: picture})
+    view.apply(AnswerEvent("A plot [1], a battery [2].", (Citation(1, figure), Citation(2, CHUNK)), grounded=True))
+    _answer, drawn, words = english(view.messages())
+    assert drawn.metadata == {
+        "title": '📄 [1] plots.pdf · p. 3 · 🖼 Figure 2: &lt;img src=x onerror=alert(1)&gt; "plot"'
+    }
+    content = str(drawn.content)
+    assert (
+        content.count("<img") == 1
+        and f'<img src="{picture}" alt="Figure 2: &lt;img src=x onerror=alert(1)&gt; &quot;plot&quot;"' in content
+    )
+    assert "page 3" in content and "第 3 页" in shown(str(view.messages()[1].content), "zh")
+    assert words.metadata["status"] == "done"  # a passage of words stays folded
+    unseen = TurnView()  # no picture to show (a Word file's figure, a file no longer kept): its words, folded
+    unseen.apply(AnswerEvent("A plot [1].", (Citation(1, figure),), grounded=True))
+    assert "<img" not in str(unseen.messages()[1].content) and unseen.messages()[1].metadata["status"] == "done"

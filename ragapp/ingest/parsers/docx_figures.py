@@ -98,7 +98,7 @@ def docx_figures(
         inside = ""
         if settings.ocr and done < MAX_OCR_FIGURES:
             report("ocr", done / len(kept), f"OCR figure {done + 1} of {len(kept)}", done, len(kept))
-            inside = _read(picture.blob, settings)
+            inside = read_picture(picture.blob, settings)
         around = "\n".join(part for part in (before[-AROUND_CHARS:], after[:AROUND_CHARS]) if part)
         text = "\n\n".join(part for part in (caption, picture.alt, inside[:INSIDE_CHARS], around) if part)
         if not text.strip():
@@ -120,7 +120,7 @@ def _caption_at(index: int, texts: list[str], styles: list[str]) -> int | None:
     return None
 
 
-def _read(blob: bytes, settings: ParseOptions) -> str:
+def read_picture(blob: bytes, settings: ParseOptions) -> str:
     """The words in a picture, by OCR; "" for one that will not decode (an EMF, a broken file)."""
     import numpy as np
     from PIL import Image

@@ -15,6 +15,7 @@ from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
 from ragapp.ingest.parse_context import options
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, check_markup, check_zip, decode_text
 from ragapp.ingest.parsers.docx_figures import StyleNames, docx_figures
+from ragapp.ingest.parsers.pptx_figures import pptx_figures
 from ragapp.ingest.tables import markdown_table
 
 MAX_SHEET_ROWS = 100_000  # a sheet longer than this is read up to here, and says so
@@ -96,7 +97,7 @@ def _docx_rows(table: Any) -> list[list[str]]:
 @PARSERS.register(".pptx")
 def parse_pptx(path: Path, name: str) -> ParsedDocument:
     """One section per slide (its page is the slide number, its heading the slide's title): the text of every
-    shape, tables as Markdown, then the speaker notes."""
+    shape, tables as Markdown, then the speaker notes; and a section per picture (``pptx_figures``)."""
     from pptx import Presentation
 
     check_zip(path, name)
@@ -131,6 +132,13 @@ def parse_pptx(path: Path, name: str) -> ParsedDocument:
             continue
         sections.append(Section(text=text, page=number, heading=title or f"Slide {number}", has_table=has_table))
     report = ParseReport(pages_with_text=len(sections), empty_pages=tuple(empty), tables=tables)
+    if options().figures:
+        figures, decoration = pptx_figures(deck, options())
+        sections += figures
+        pictured = {f.page for f in figures}  # a slide holding only a picture is not empty
+        report = replace(report, figures=len(figures), empty_pages=tuple(n for n in empty if n not in pictured))
+        if decoration:
+            report = report.leaving_out(Said("left_out.decoration", {"count": decoration}))
     return ParsedDocument(name=name, file_type="pptx", sections=tuple(sections), pages=len(deck.slides), report=report)
 
 

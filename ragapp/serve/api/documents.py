@@ -124,7 +124,12 @@ def router(engine: Engine, check: KeyCheck, jobs: Jobs) -> APIRouter:
     @api.get(
         FIGURE_PATH.removeprefix(api.prefix),
         response_class=Response,
-        responses={200: {"content": {"image/png": {}}, "description": "The figure, cropped from its page."}},
+        responses={
+            200: {
+                "content": {"image/png": {}},
+                "description": "The figure, cropped from its page (a slide's picture as embedded).",
+            }
+        },
         summary="A figure passage's picture, cropped from its page (PNG)",
     )
     def figure(

@@ -74,7 +74,9 @@ class CitationOut(BaseModel):
         None, description="Read from a scan by OCR, with this mean confidence (0..1); null for a text layer."
     )
     figure_url: str | None = Field(
-        None, description="A figure's passage: where its picture is served, cropped from its page (GET, same key)."
+        None,
+        description="A figure's passage: where its picture is served, cropped from its page (a slide's picture as "
+        "embedded) (GET, same key).",
     )
     caption: str | None = Field(None, description="A figure's passage: its caption ('' when it has none).")
 
@@ -209,7 +211,9 @@ class ChunkOut(BaseModel):
     has_table: bool
     ocr_confidence: float | None
     figure_url: str | None = Field(
-        None, description="A figure's passage: where its picture is served, cropped from its page (GET, same key)."
+        None,
+        description="A figure's passage: where its picture is served, cropped from its page (a slide's picture as "
+        "embedded) (GET, same key).",
     )
     caption: str | None = Field(None, description="A figure's passage: its caption ('' when it has none).")
 
