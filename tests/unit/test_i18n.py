@@ -52,6 +52,9 @@ def test_the_i18n_object_holds_every_key_in_both_languages() -> None:
     assert set(translations["en"]) == set(translations["zh"]) == ours
     assert translations["en"][PREFIX + "kb.tab"] == "Knowledge" and translations["zh"][PREFIX + "kb.tab"] == "知识库"
     assert translations["zh"]["common.complete"] == "完成"
+    # Gradio's queue line, which its zh-CN table lacks, with the places Gradio fills in
+    queue = translations["zh"]["status.queue_position"]
+    assert CJK.search(queue) and "{position}" in queue and "{size}" in queue
 
 
 def test_each_column_name_has_one_chinese_name_of_its_own() -> None:
