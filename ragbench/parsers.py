@@ -25,6 +25,7 @@ from ragapp.config import Settings
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsing import parse_file
+from ragbench.cli import write_json
 
 MANUALS = {
     "en": Path("/usr/share/debian-reference/debian-reference.en.pdf"),
@@ -155,9 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        measured = {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows}
-        args.output.write_text(json.dumps(measured, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_json(args.output, {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows})
     return 0
 
 
