@@ -67,6 +67,13 @@ def test_each_column_name_has_one_chinese_name_of_its_own() -> None:
     assert '"Knowledge base": "知识库"' in page_language.HEAD  # the script holds them
 
 
+def test_gradio_status_words_have_chinese_with_the_same_numbers() -> None:
+    """The words Gradio's status tracker writes untranslated, renamed by the page's script both ways."""
+    for en, zh in page_language.STATUS_WORDS:
+        assert not CJK.search(en) and CJK.search(zh) and en.count("{n}") == zh.count("{n}") <= 1
+    assert '["processing |", "处理中 |"]' in page_language.HEAD  # the script holds them
+
+
 def test_every_table_names_its_columns_from_the_list() -> None:
     """Each table's English column names are ones the page can rename (a new column needs its Chinese)."""
     from ragapp.ui import (
