@@ -97,13 +97,11 @@ cluster: setup-dev
 	$(PY) -m ragcluster --replicas 2 --port 7860
 
 # Search latency and memory at 10k / 100k chunks (synthetic: random unit vectors, generated text): Chroma embedded
-# and on a server, bm25s; then PostgreSQL full text against bm25s, in quality on the BEIR sets and at scale.
-# Add 1000000 to SCALE_SIZES for the million-chunk rows (about half an hour per Chroma backend on 2 cores).
+# and on a server, bm25s. Add 1000000 to SCALE_SIZES for the million-chunk rows (about half an hour per Chroma
+# backend on 2 cores).
 SCALE_SIZES ?= 10000,100000
 bench-scale: setup-dev
 	$(PY) -m ragbench.scale --sizes $(SCALE_SIZES)
-	$(PY) -m ragbench.keywords_pg
-	$(PY) -m ragbench.keywords_pg --scale $(SCALE_SIZES) --scale-backends pg,bm25s
 
 # That cluster under test: upload through one replica, answer through the other, kill -9 mid-upload (slow).
 test-cluster: setup-dev
@@ -190,7 +188,7 @@ bench-staged: setup
 bench-crawl: setup
 	$(PY) -m ragbench.crawl_speed --output results/bench/crawl.json
 
-# Parser speed on real and generated files, OCR speed and character error rate on rendered manual pages.
+# Parser speed on real and generated files (docs/documents.md); OCR's is bench-ocr's.
 bench-parsers: setup
 	$(PY) -m ragbench.parsers --output results/parsers.json
 

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from ragbench.bench.answer import DEMO_QUESTIONS, fmt, percentile
-from ragbench.cli import parse_counts, run_command
+from ragbench.cli import parse_counts, run_command, write_json
 
 
 @dataclass
@@ -194,9 +194,7 @@ def _run(args: argparse.Namespace) -> int:
             "summary": summary,
             "calls": {name: [asdict(c) for c in calls] for name, calls in phases.items()},
         }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 1 if any(s["errors"] for s in summary.values()) else 0
 
 

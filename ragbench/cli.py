@@ -45,10 +45,16 @@ def settings_snapshot(settings: Settings) -> dict[str, Any]:
     }
 
 
+def write_json(path: Path, payload: Any) -> None:
+    """``payload`` as indented JSON at ``path`` (its folder made), and "wrote PATH" on stderr."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
 def print_results(results: dict[str, Any], output: Path | None) -> int:
     """Print a benchmark's figures as JSON, and write them to ``output`` too when given; exit status 0."""
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+        write_json(output, results)
     print(json.dumps(results, indent=2))
     return 0

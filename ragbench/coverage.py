@@ -15,7 +15,6 @@ The held-out documents of the developers' guide are never read (``HELD_OUT``); n
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Iterable
@@ -30,7 +29,7 @@ from ragapp.ingest.coverage import with_coverage
 from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsing import parse_file
 from ragbench.answers.answer_set import load_set
-from ragbench.cli import run_command
+from ragbench.cli import run_command, write_json
 
 ROOTS = (Path("/usr/share/doc"), Path("/usr/share/debian-reference"), Path("/usr/share/R/doc/manual"))
 SETS = (REPO_ROOT / "data/eval/answers/debian-manuals.yaml", REPO_ROOT / "data/eval/answers/debian-blind.yaml")
@@ -157,11 +156,9 @@ def _run(args: argparse.Namespace) -> int:
     if skipped:
         print(f"skipped over {args.max_mb:g} MB: {', '.join(skipped)}")
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
         payload = {"created": datetime.now(UTC).isoformat(timespec="seconds"), "summary": summary,
                    "skipped": skipped, "rows": rows}  # fmt: skip
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import subprocess
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from ragapp.ingest.parsers.pdf import PDFIUM_LOCK
 from ragapp.ingest.parsing import parse_file
 from ragapp.ingest.passage_boxes import Located, locate, page_text
 from ragapp.qa.grounding import prose_sentences
-from ragbench.cli import run_command
+from ragbench.cli import run_command, write_json
 from ragbench.coverage import HELD_OUT
 
 # Debian documentation packages and the manual each holds (a .gz is unpacked).
@@ -179,9 +178,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"measured {path.name}", file=sys.stderr)
     print(render(rows))
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
         payload = {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"), "strict": STRICT, "rows": rows}
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", "utf-8")
+        write_json(args.output, payload)
     return 0
 
 

@@ -22,7 +22,6 @@ phrases its instructions differently is the real test (see docs/security.md).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ from typing import Any
 
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.turn import Turn
+from ragbench.cli import write_json
 
 CANARY = "ZEBRA-CANARY"
 HOST = "collect.attacker.example"
@@ -265,9 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: {sentence[:120]}")
     payload["mistaken"] = {"documents": read, "characters": chars, "sentences": [list(f) for f in found]}
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 0
 
 

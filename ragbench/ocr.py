@@ -30,7 +30,6 @@ debian-reference-zh-cn, camlidl-doc, fasta3-doc.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -44,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ragbench.cli import write_json
 from ragbench.parsers import cer, edit_distance
 from ragbench.scans import save_image_pdf, scan_image
 
@@ -214,13 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarize(rows)
     print(render(summary))
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "created": datetime.now(UTC).isoformat(timespec="seconds"), "cpus": os.cpu_count(), "dpi": args.dpi,
             "summary": summary, "pages": rows,
         }  # fmt: skip
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 0
 
 

@@ -1,17 +1,12 @@
-"""``python -m ragbench.parsers``: how fast each parser reads real files, and how well OCR reads real pages.
+"""``python -m ragbench.parsers``: how fast each parser reads real files (OCR: ``python -m ragbench.ocr``).
 
 - **text PDF**: a real manual (Debian Reference, English and Chinese, which Debian installs), parsed whole, with
   and without table detection: pages/s, and chunks/s for parse + chunk (embedding is measured by
   ``ragbench.bench``).
-- **OCR**: ``--ocr-pages`` pages of each manual rendered to images (200 DPI, as a scanner would), saved as an
-  image-only PDF, and read back by the OCR parser (at its default 200 DPI): pages/s, and the character error rate
-  against the page's own text layer (whitespace ignored: the text layer's line breaks are not the page's content).
 - **PPTX, XLSX, CSV, DOCX**: files made here with the libraries that write them (slides with tables and notes, a
   5,000-row sheet, the same as CSV, a report with tables): items/s and chunks/s.
 
     python -m ragbench.parsers --output results/parsers.json
-
-Measure on an idle machine: OCR uses every core.
 """
 
 from __future__ import annotations
@@ -30,12 +25,12 @@ from ragapp.config import Settings
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parse_context import ParseOptions
 from ragapp.ingest.parsing import parse_file
+from ragbench.cli import write_json
 
 MANUALS = {
     "en": Path("/usr/share/debian-reference/debian-reference.en.pdf"),
     "zh": Path("/usr/share/debian-reference/debian-reference.zh-cn.pdf"),
 }
-FIRST_OCR_PAGE = 30  # past the front matter (title, contents), into running text
 
 
 def edit_distance(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
@@ -52,6 +47,7 @@ def edit_distance(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
 
 
 def cer(read: str, truth: str) -> float:
+    """Character error rate of ``read`` against ``truth``, whitespace ignored (``ragbench.ocr``)."""
     got, want = "".join(read.split()), "".join(truth.split())
     return edit_distance(got, want) / max(1, len(want))
 
@@ -78,31 +74,6 @@ def bench_text_pdf(path: Path, settings: Settings) -> list[dict[str, Any]]:
             "chunks": len(chunks), "tables": doc.report.tables,
         })  # fmt: skip
     return rows
-
-
-def bench_ocr(path: Path, pages: int, folder: Path) -> dict[str, Any]:
-    import pypdfium2 as pdfium
-
-    numbers = list(range(FIRST_OCR_PAGE, FIRST_OCR_PAGE + pages))
-    document = pdfium.PdfDocument(str(path))
-    images, truths = [], []
-    for number in numbers:
-        page = document[number - 1]
-        truths.append(page.get_textpage().get_text_range())
-        images.append(page.render(scale=200 / 72).to_pil().convert("RGB"))
-    document.close()
-    scan = folder / f"scan-{path.stem}.pdf"
-    images[0].save(scan, "PDF", resolution=200, save_all=True, append_images=images[1:])
-    parse_file(scan, options=ParseOptions(ocr_max_pages=1))  # load the model outside the timing
-    doc, seconds = _timed(lambda: parse_file(scan, options=ParseOptions(ocr_max_pages=pages)))
-    by_page = {s.page: s.text for s in doc.sections}
-    rates = [cer(by_page.get(i + 1, ""), truth) for i, truth in enumerate(truths)]
-    return {
-        "file": path.name, "parser": "pdf (image only) + OCR", "pages": pages, "source_pages": numbers,
-        "seconds": round(seconds, 2), "pages_per_s": _rate(pages, seconds),
-        "cer_mean": round(sum(rates) / len(rates), 4), "cer_per_page": [round(r, 4) for r in rates],
-        "ocr_confidence": doc.report.ocr_confidence,
-    }  # fmt: skip
 
 
 def _office_files(folder: Path) -> dict[str, tuple[Path, int]]:
@@ -168,7 +139,6 @@ def bench_office(folder: Path, settings: Settings) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ocr-pages", type=int, default=5, help="pages of each manual to OCR (default 5)")
     parser.add_argument("--skip-text-pdf", action="store_true", help="leave out the whole-manual text PDF runs")
     parser.add_argument("--output", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
@@ -182,15 +152,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not args.skip_text_pdf:
                 rows += bench_text_pdf(manual, settings)
-            if args.ocr_pages > 0:
-                rows.append(bench_ocr(manual, args.ocr_pages, folder))
         rows += bench_office(folder, settings)
     for row in rows:
         sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        measured = {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows}
-        args.output.write_text(json.dumps(measured, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_json(args.output, {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows})
     return 0
 
 

@@ -39,7 +39,7 @@ import httpx
 from ragapp.config import Settings
 from ragbench.bench.answer import DEMO_QUESTIONS, fmt, percentile
 from ragbench.bench.load import running_app
-from ragbench.cli import parse_counts, run_command
+from ragbench.cli import parse_counts, run_command, write_json
 
 READY_TIMEOUT_S = 900.0  # a first start ingests the demo documents and loads the models
 ANSWER_TIMEOUT_S = 600.0  # the local model on a busy 2-core machine
@@ -244,9 +244,7 @@ def _run(args: argparse.Namespace) -> int:
             "summary": summary,
             "asks": [asdict(a) for a in asks],
         }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 1 if summary["errors"] else 0
 
 

@@ -15,8 +15,8 @@ drops positions: ``ts_rank`` then loses term frequency and ``ts_rank_cd`` scores
 
 Ranking: plain ``ts_rank`` has no IDF (a rare term weighs the same as a common one) and loses 0.10 nDCG@10 to
 bm25s on SciFact. So by default each query term's ``ts_rank`` is weighted by its BM25 IDF, from document
-frequencies kept in ``keyword_df`` as rows come and go: within 0.01 of bm25s (``python -m ragbench.keywords_pg``).
-``ts_rank_cd`` (cover density) ranked worse still (0.45) and slower; it is not offered.
+frequencies kept in ``keyword_df`` as rows come and go: within 0.01 of bm25s (``python -m ragbench.keywords_pg``,
+retired since: code at 16f3910). ``ts_rank_cd`` (cover density) ranked worse still (0.45) and slower; it is not offered.
 
 What it gives up against bm25s: ``ts_rank``'s term frequency saturates after two or three occurrences (BM25's
 ``k1`` is gentler), length normalisation divides by 1 + log(length) instead of BM25's ``b`` against the mean

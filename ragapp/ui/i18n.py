@@ -374,10 +374,12 @@ TEXTS: dict[str, tuple[str, str]] = {
 # A role's name, in both languages (for text made at run time).
 ROLE_WORDS = {role: TEXTS[f"role.{role}"] for role in ("reader", "editor", "admin")}
 
-# Gradio's own words that Gradio 6.31 leaves untranslated: its status line's key (shown raw in either language)
-# and the footer's "Runs" link, which its Chinese table lacks.
+# Gradio's own words that Gradio 6.31 leaves untranslated: its status line's key (shown raw in either language),
+# the queue line it announces for an event waiting its turn, and the footer's "Runs" link, which its Chinese table
+# lacks. (The status tracker's "queue: 1/2 |" and "processing |" are not keyed: the page's script says those.)
 GRADIO_TEXTS: dict[str, tuple[str, str]] = {
     "common.complete": ("Done", "完成"),
+    "status.queue_position": ("In queue: {position} of {size}", "排队中：第 {position} 位，共 {size} 位"),
     "common.runs": ("Runs", "运行记录"),
     "common.runs_description": ("View runs saved in this browser", "查看保存在此浏览器中的运行记录"),
 }

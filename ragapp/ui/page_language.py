@@ -117,6 +117,12 @@ def shown(visible: bool) -> bool | Literal["hidden"]:
     return True if visible else "hidden"
 
 
+# The words Gradio 6.31's status tracker writes on a component while its event waits or runs, with no key of its
+# translations (``status.queue_position``, the line it announces, has one: ``i18n.GRADIO_TEXTS``); "{n}" stands
+# for the numbers ("queue: 2/3 |").
+STATUS_WORDS = [("queue: {n} |", "排队 {n} |"), ("processing |", "处理中 |"), ("from cache", "来自缓存"),
+                ("used cache", "用了缓存")]  # fmt: skip
+
 # Where the browser keeps the page's language ("en" or "zh"; none: the browser's language).
 STORAGE_KEY = "ragapp-lang"
 
@@ -206,8 +212,35 @@ _SCRIPT = (
       if (name !== null && name !== text) node.nodeValue = name;  // the same node: Gradio's updates still land
     }));
   };
+  // Gradio's status tracker writes words of its own in English whatever the locale, one text node each
+  // ("queue: 2/3 |", "processing |"): said in the page's language as soon as they are written (before the page
+  // is drawn again, so the English never shows), and back on a switch to English. "{n}" stands for the numbers.
+  const STATUS = __STATUS__;
+  // The words around "{n}", and what a text node holds between them (null: not these words).
+  const numbers = (text, words) => {
+    const [head, tail = ""] = words.split("{n}");
+    const ok = text.startsWith(head) && text.endsWith(tail) && text.length >= head.length + tail.length;
+    return ok && (words.includes("{n}") || text === words) ? text.slice(head.length, text.length - tail.length) : null;
+  };
+  const statusWords = () => {
+    const [from, to] = /^zh/i.test(document.documentElement.lang || "") ? [0, 1] : [1, 0];
+    document.querySelectorAll(".meta-text, .meta-text-center").forEach((box) => {
+      const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.nodeValue.trim();
+        for (const said of STATUS) {
+          const found = numbers(text, said[from]);
+          if (found === null) continue;
+          // The same node, its spaces kept: Gradio's later updates still land.
+          node.nodeValue = node.nodeValue.replace(text, said[to].replace("{n}", found));
+          break;
+        }
+      }
+    });
+  };
   let renaming = false;
   new MutationObserver(() => {
+    statusWords();
     if (renaming) return;
     renaming = true;
     setTimeout(() => { renaming = false; renameHeaders(); }, 50);
@@ -227,6 +260,7 @@ _SCRIPT = (
 })();
 </script>""".replace("__KEY__", STORAGE_KEY)
     .replace("__HEADERS__", json.dumps(HEADERS | CHOICES, ensure_ascii=False))
+    .replace("__STATUS__", json.dumps(STATUS_WORDS, ensure_ascii=False))
     .replace(
         "__TABS__",
         json.dumps(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import logging
 import os
 import platform
@@ -41,6 +40,7 @@ from ragbench.bench.measure import (
     time_queries,
 )
 from ragbench.bench.report import render_table
+from ragbench.cli import write_json
 from ragbench.eval.beir import load_beir
 
 log = logging.getLogger("ragbench.bench")
@@ -94,9 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     payload["command"] = " ".join(["python -m ragbench.bench", *argv])
     sys.stdout.write(render_table(payload) + "\n")
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        log.info("wrote %s", args.output)
+        write_json(args.output, payload)
     return 0
 
 

@@ -33,7 +33,7 @@ from ragapp.core.events import EngineEvent, StageEvent
 from ragapp.core.turn import Turn
 from ragapp.core.types import ChatTurn
 from ragapp.models.llm import LLM, LLMS
-from ragbench.cli import parse_counts, run_command, settings_snapshot
+from ragbench.cli import parse_counts, run_command, settings_snapshot, write_json
 
 DEMO_QUESTIONS = REPO_ROOT / "assets" / "examples.json"
 DEFAULT_SET = REPO_ROOT / "data" / "eval" / "answers" / "debian-manuals.yaml"
@@ -331,9 +331,7 @@ def _run(args: argparse.Namespace) -> int:
             "settings": settings_snapshot(settings),
             "rows": [r.as_json() for r in rows],
         }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 0
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from ragapp.config import REPO_ROOT
 from ragbench.bench.answer import DEMO_QUESTIONS, fmt, percentile
-from ragbench.cli import parse_counts, run_command
+from ragbench.cli import parse_counts, run_command, write_json
 
 START_TIMEOUT_S = 900.0  # a first start ingests the demo documents and loads the models
 _AHEAD = re.compile(r"(\d+) answers? ahead of yours")
@@ -216,9 +216,7 @@ def _run(args: argparse.Namespace) -> int:
             "summary": summary,
             "requests": [asdict(r) for r in requests],
         }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 1 if summary["errors"] else 0
 
 

@@ -16,7 +16,6 @@ searches the knowledge bases before asking back, and falls back when nothing the
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -29,7 +28,7 @@ from typing import Any
 
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
-from ragbench.cli import parse_counts, run_command
+from ragbench.cli import parse_counts, run_command, write_json
 from ragbench.routing.evaluate import (
     ACTIONS,
     EXPECTED_KINDS,
@@ -187,9 +186,7 @@ def _run(args: argparse.Namespace) -> int:
             "summary": summary,
             "rows": [row.as_json() for row in rows],
         }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 0
 
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragbench.cli import write_json
 from ragbench.routing.calibration import HALVES, Half, calibration, half_of
 
 
@@ -128,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             "calibration": figures,
             "widening": widened,
         }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, indent=2) + "\n", "utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        write_json(args.output, payload)
     return 0
 
 

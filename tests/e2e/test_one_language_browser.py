@@ -46,8 +46,8 @@ NAMES = {
 # the figures (drawn on the server without words: spans' names, "ms", "Hit", "MRR@10"), and the audit log's
 # records as they were written (users, roles, targets, details; its column names are in HEADERS, checked by
 # tests/unit/test_i18n.py).
-# Gradio's own status tracker too ("processing | 0.2s", "In queue: 1 of 1"): drawn by Gradio for an event in
-# flight, in Gradio's words, and shown only for the moment a slow machine takes to answer the event.
+# The progress bar's own line too (a step's count, the engine's ingest line: not the page's words). Gradio's
+# status words are checked, as they were written during the walk (STATUS_LINES).
 NAMES_ONLY = [
     "#settings-view",
     "#trace-llm",
@@ -55,11 +55,28 @@ NAMES_ONLY = [
     "code",
     ".js-plotly-plot",
     "#audit-table",
-    ".meta-text",
-    ".meta-text-center",
     ".progress-text",
     ".eta-bar",
 ]
+
+# Gradio's own status words ("In queue: 1 of 1" announced for an event waiting its turn, "Done" after it;
+# "processing | 0.2s" on a component while its event runs): shown for a moment only, so recorded at every frame
+# the browser draws, from the page's first script on, each distinct line once (digits aside).
+STATUS_LINES = """
+window.__statusLines = [];
+(() => {
+  const seen = new Set();
+  const sample = () => {
+    document.querySelectorAll("[role=status].sr-only, .meta-text, .meta-text-center").forEach((el) => {
+      const text = (el.textContent || "").trim();
+      const shape = text.replace(/[0-9.]+/g, "#");
+      if (text && !seen.has(shape)) { seen.add(shape); window.__statusLines.push(text); }
+    });
+    requestAnimationFrame(sample);
+  };
+  requestAnimationFrame(sample);
+})();
+"""
 
 
 def _visible_text(page: Any) -> str:
@@ -105,10 +122,11 @@ def other_language(text: str, lang: str) -> list[str]:
 
 def _check(page: Any, lang: str, where: str, seen: dict[str, list[str]]) -> None:
     page.wait_for_timeout(600)  # the page's script renames table headers a moment after a table is drawn
-    # What was opened has finished loading: Gradio's own queue line ("In queue: 1 of 1", which its zh-CN
-    # translation lacks) shows while a tab's event waits behind another on a busy machine; its words are
-    # Gradio's, the walk checks ours. (Noticed under xdist: a page-language rule for it is still to write.)
-    page.wait_for_function("() => !document.body.innerText.includes('In queue:')", timeout=60_000)
+    # What was opened has finished loading: Gradio announces "In queue: 1 of 1" (排队中) while a tab's event
+    # waits behind another on a busy machine.
+    page.wait_for_function(
+        "() => !['In queue:', '排队中'].some((line) => document.body.innerText.includes(line))", timeout=60_000
+    )
     found = other_language(_visible_text(page), lang)
     if found:
         seen[where] = found
@@ -189,12 +207,17 @@ def test_every_tab_speaks_the_pages_language_only(
     rig, url = scripted_app(DOCS[lang])
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LOCALES[lang])
     try:
+        context.add_init_script(STATUS_LINES)
         page = context.new_page()
         page.set_default_timeout(30_000)
         page.goto(url)
         page.locator("#question textarea").wait_for()
         expect(page.get_by_role("tab")).to_have_text(TABS[lang], timeout=10_000)
         seen = _walk(page, rig, lang, artifacts, {"keep_for_docs": keep_for_docs, "open_trace": open_trace})
+        status = page.evaluate("() => window.__statusLines")
+        assert status, "no status line of Gradio's was seen: the recorder is broken"
+        if other := other_language("\n".join(status), lang):
+            seen["Gradio's status lines"] = other
         assert not seen, f"text of the other language on a page in {lang}:\n" + "\n".join(
             f"{where}: {line!r}" for where, lines in seen.items() for line in lines
         )
