@@ -141,10 +141,11 @@ class IngestSettings(BaseModel):
     )
     figures: bool = Field(
         True,
-        description="Index each figure of a PDF (an embedded image or drawing), a Word file or a PowerPoint deck "
-        "as a passage of its own: its caption, the words in it (OCR for an image without a text layer) and the "
-        "text around it; a cited figure is shown in the chat and the sources panel (cropped from its PDF page, or "
-        "the slide's picture). Small, thin or repeated pictures (logos, rules, icons) are left out. "
+        description="Index each figure of a PDF (an embedded image or drawing), a Word file, a PowerPoint deck or "
+        "an EPUB book as a passage of its own: its caption, the words in it (OCR for an image without a text "
+        "layer) and the text around it; a cited figure is shown in the chat and the sources panel (cropped from "
+        "its PDF page, or the picture as embedded). Small, thin or repeated pictures (logos, rules, icons) are left "
+        "out. "
         "Off: figures are not looked for.",
     )
 

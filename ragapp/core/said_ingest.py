@@ -166,6 +166,10 @@ INGEST: dict[str, tuple[str, str]] = {
         "{count} pictures as decoration (small, thin, or repeated on many pages)",
         "{count} 张装饰性图片（过小、过窄或在多页重复）",
     ),
+    "left_out.broken_pictures": (
+        "{count} pictures that would not open (corrupt, missing, or of a kind not read)",
+        "{count} 张无法打开的图片（已损坏、缺失或格式无法读取）",
+    ),
     # What else an upload's line says after its chunk count (ragapp.ingest.boilerplate, ParseReport)
     "note.boilerplate_pages": ("{count} pages left out: {reasons}", "{count} 页未编入：{reasons}"),
     "note.boilerplate_page": ("{count} page left out: {reasons}", "{count} 页未编入：{reasons}"),

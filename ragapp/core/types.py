@@ -40,6 +40,9 @@ class Figure:
     x1: float
     y1: float
     caption: str = ""
+    # The picture's file inside the document's zip ("word/media/image1.png", "OEBPS/images/plot.png"): a Word
+    # file's or an EPUB's figure has no page to crop it from, so it is found again by its name ("" for others).
+    part: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,13 @@ class Chunk:
         if self.figure is not None:  # a picture, not words: no language of its own (the caption is the file's)
             parts.append(f"🖼 {self.figure.caption}".strip())
         return " · ".join(parts)
+
+    @property
+    def figure_drawn(self) -> bool:
+        """Whether the chunk is a figure whose picture can be found again: on its page (a PDF's, a slide's), or by
+        its file inside the document (a Word file's, an EPUB's). A Word figure indexed before its picture's name
+        was kept has neither: it is shown as its words."""
+        return self.figure is not None and (self.page is not None or bool(self.figure.part))
 
 
 @dataclass(frozen=True)

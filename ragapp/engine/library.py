@@ -31,7 +31,13 @@ from ragapp.core.types import (
     Said,
     SkippedSection,
 )
-from ragapp.ingest.page_images import render_image, render_pdf_figure, render_pdf_page, render_pptx_figure
+from ragapp.ingest.page_images import (
+    render_image,
+    render_pdf_figure,
+    render_pdf_page,
+    render_pptx_figure,
+    render_zip_figure,
+)
 from ragapp.ingest.parsing import supported_extensions
 from ragapp.ingest.pipeline import Ingestor, KnowledgeStore, Progress
 from ragapp.qa.suggest import opening_questions
@@ -74,17 +80,21 @@ OPENING_DOCUMENTS = 12  # the newest documents read for the first screen's quest
 OPENING_CHUNKS = 40  # ...each as far as its first chunks: cheap at every page load, whatever the library's size
 
 
-# A figure's picture, by its file's kind: a PDF's page cropped to it, a deck's picture as embedded (a Word
-# file's figures have no page: they are shown as their words).
-FIGURE_DRAWERS = {".pdf": render_pdf_figure, ".pptx": render_pptx_figure}
+# A figure's picture, by its file's kind: a PDF's page cropped to it, a deck's picture found at its place on its
+# slide, a Word file's or an EPUB's picture file named by the figure (they have no page to crop from).
+FIGURE_DRAWERS = {
+    ".pdf": render_pdf_figure,
+    ".pptx": render_pptx_figure,
+    ".docx": render_zip_figure,
+    ".epub": render_zip_figure,
+}
 FIGURE_PATH = "/v1/passages/{chunk_id}/figure"  # the HTTP API's route for a figure's picture (same access check)
 
 
 def figure_url(chunk: Chunk) -> str | None:
     """Where the HTTP API serves ``chunk``'s figure, cropped from its page (a path on the app's server); None for a
-    chunk that is no figure, or one of a file without pages (a Word file's: there is no page to crop it from)."""
-    drawn = chunk.figure is not None and chunk.page is not None
-    return FIGURE_PATH.format(chunk_id=chunk.chunk_id) if drawn else None
+    chunk that is no figure, or a figure that cannot be found again (``Chunk.figure_drawn``)."""
+    return FIGURE_PATH.format(chunk_id=chunk.chunk_id) if chunk.figure_drawn else None
 
 
 def live_url(meta: dict[str, str]) -> str:
@@ -273,11 +283,15 @@ class Library:
         url = live_url(catalog.document_meta(chunk.doc_id))
         passages = [h for h in highlights if h.strip()] or [chunk.text]
         kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
-        if kept is not None and chunk.page is not None:
+        draw = FIGURE_DRAWERS.get(kept.suffix.lower()) if kept is not None else None
+        if kept is not None and draw is not None and chunk.figure is not None and chunk.figure_drawn:
+            try:  # the figure's picture
+                return PageView(chunk, title, draw(kept, chunk.page, chunk.figure), 1, url=url)
+            except Exception as exc:  # a picture that will not draw still has its words to show
+                log.warning("could not draw the figure %s of %s: %r", chunk.chunk_id, chunk.source, exc)
+        elif kept is not None and chunk.page is not None:
             boxes = catalog.ocr_boxes(chunk.doc_id, chunk.page)
             try:
-                if (draw := FIGURE_DRAWERS.get(kept.suffix.lower())) and chunk.figure is not None:  # the figure
-                    return PageView(chunk, title, draw(kept, chunk.page, chunk.figure), 1, url=url)
                 if kept.suffix.lower() == ".pdf":
                     png, marked = render_pdf_page(kept, chunk.page, passages, boxes)
                     return PageView(chunk, title, png, marked, url=url)
@@ -310,7 +324,7 @@ class Library:
         chunk = self._readable_chunk(chunk_id, actor)
         kept = self._store.files.find(chunk.doc_id) if self._store.files is not None else None
         drawn = kept is not None and kept.suffix.lower() in FIGURE_DRAWERS
-        if chunk.figure is None or chunk.page is None or kept is None or not drawn:
+        if chunk.figure is None or not chunk.figure_drawn or kept is None or not drawn:
             raise IngestError(said=Said("library.no_figure", {"id": chunk_id}))
         return chunk, FIGURE_DRAWERS[kept.suffix.lower()](kept, chunk.page, chunk.figure, width)
 

@@ -1,5 +1,5 @@
 """A cited page as it looks: the PDF page (or the uploaded image) drawn as a PNG, the cited passage highlighted;
-a cited figure, its page cropped to it (a slide's picture, as embedded).
+a cited figure, its page cropped to it (a slide's, a Word file's or an EPUB's picture, as embedded).
 
 Where the page has a text layer, the passage is found among its characters (``ragapp.ingest.passage_boxes``);
 where OCR read the page, the boxes it read the passage's lines from are highlighted. Rendering is bounded
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.core.types import Figure, OcrBox
-from ragapp.ingest.parsers.docx_figures import MAX_PICTURE_PIXELS
 from ragapp.ingest.parsers.pdfium import PDFIUM_LOCK
+from ragapp.ingest.parsers.pictures import opened_picture, zip_picture
 from ragapp.ingest.parsers.pptx_figures import picture_at
 from ragapp.ingest.passage_boxes import PageText, locate, page_text
 
@@ -53,8 +53,10 @@ def render_pdf_page(
 FIGURE_MARGIN = 0.01  # of the page, around a figure's box: its edge lines are not cut
 
 
-def render_pdf_figure(path: Path, page: int, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
+def render_pdf_figure(path: Path, page: int | None, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
     """A PNG of ``figure`` (its box on page ``page``, a little margin around it), ``width`` pixels wide at most."""
+    if page is None:
+        raise ValueError("a PDF's figure is cropped from its page, and this one has none")
     width = max(200, min(width, MAX_WIDTH))
     with _opened(path, page) as pdf_page:
         page_width, page_height = pdf_page.get_size()
@@ -67,16 +69,27 @@ def render_pdf_figure(path: Path, page: int, figure: Figure, width: int = DEFAUL
     return _png(image, [])
 
 
-def render_pptx_figure(path: Path, slide: int, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
+def render_pptx_figure(path: Path, slide: int | None, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
     """A PNG of the picture at ``figure``'s place on slide ``slide`` of a PowerPoint deck (as embedded: a slide's
     pictures are files of their own, no page to crop), ``width`` pixels wide at most."""
-    from PIL import Image
+    if slide is None:
+        raise ValueError("a slide's figure is found on its slide, and this one has none")
+    return _picture_png(picture_at(path, slide, figure), width)
 
+
+def render_zip_figure(path: Path, page: int | None, figure: Figure, width: int = DEFAULT_WIDTH) -> bytes:
+    """A PNG of a Word file's or an EPUB's figure: its picture file inside the zip at ``path``, named by
+    ``figure.part`` (``page`` is not needed), ``width`` pixels wide at most. Raises ``ValueError``
+    (``PictureError``) for a figure that names none, or a picture that is gone or will not open."""
+    if not figure.part:
+        raise ValueError("this figure was indexed without its picture's name: index the document again")
+    return _picture_png(zip_picture(path, figure.part), width)
+
+
+def _picture_png(blob: bytes, width: int) -> bytes:
+    """The picture file ``blob`` as a PNG, ``width`` pixels wide at most (a decompression bomb is not decoded)."""
     width = max(200, min(width, MAX_WIDTH))
-    with Image.open(io.BytesIO(picture_at(path, slide, figure))) as opened:
-        if opened.width * opened.height > MAX_PICTURE_PIXELS:  # a decompression bomb is not decoded
-            raise ValueError(f"the picture on slide {slide} is too large to draw")
-        image = opened.convert("RGB")
+    image = opened_picture(blob)
     if image.width > width:
         image = image.resize((width, max(1, round(image.height * width / image.width))))
     return _png(image, [])

@@ -27,7 +27,7 @@ class ParseOptions:
     pdf_tables: bool = True
     ocr_latin: bool = True  # Tesseract reads Latin-script pages (ragapp.models.ocr)
     join_broken_words: bool = True  # "man-\nagement" -> "management" (ragapp.ingest.hyphens)
-    figures: bool = True  # a PDF's figures become passages of their own (ragapp.ingest.parsers.pdf_figures)
+    figures: bool = True  # figures become passages of their own (ragapp.ingest.parsers.pdf_figures and the others)
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,13 @@ FIGURE_CLASS = "cited-figure"  # the picture's class, for the page's style and t
 
 
 def figure_pictures(engine: Engine, citations: Iterable[Citation], actor: Actor = LOCAL_ACTOR) -> dict[str, str]:
-    """The ``data:`` URL of each cited figure that can be drawn (a PDF's, its file kept), by chunk id; a figure
-    that cannot (a Word file's, a file no longer kept, a page that will not draw) is left out: its citation is
-    shown as text, as any other."""
+    """The ``data:`` URL of each cited figure that can be drawn (its file kept), by chunk id; a figure that cannot
+    (a Word figure indexed before its picture's name was kept, a file no longer kept, a picture that will not
+    draw) is left out: its citation is shown as text, as any other."""
     pictures: dict[str, str] = {}
     for citation in citations:
         chunk = citation.chunk
-        if chunk.figure is None or chunk.page is None or chunk.chunk_id in pictures:
+        if not chunk.figure_drawn or chunk.chunk_id in pictures:
             continue
         try:
             _chunk, png = engine.library.figure_image(chunk.chunk_id, THUMBNAIL_PX, actor=actor)

@@ -2,8 +2,10 @@
 picture in the body's paragraphs becomes a section holding its caption (the paragraph under it, else over it, that
 is styled "Caption" or starts like one), its alt text, the words inside it (OCR) and the paragraphs around it.
 
-A Word file has no pages: the figure's ``Figure`` box is the whole picture (0, 0, 1, 1) and its chunk has no page,
-so it is cited by its caption and shown as text. Decoration is left out by the PDF's rule of size and shape
+A Word file has no pages: the figure's ``Figure`` box is the whole picture (0, 0, 1, 1), its chunk has no page, and
+its ``part`` names the picture's file inside the .docx ("word/media/image1.png"), by which it is found again to be
+shown (``ragapp.ingest.page_images.render_zip_figure``). A picture that will not open (corrupt, an EMF) is left
+out, counted apart (``ragapp.ingest.parsers.pictures``). Decoration is left out by the PDF's rule of size and shape
 (``decorative``, on the picture's size as placed in the document) and of repetition (the same picture placed
 ``REPEATED_PAGES`` times or more: a letterhead's logo).
 """
@@ -11,13 +13,12 @@ so it is cited by its caption and shown as text. Decoration is left out by the P
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ragapp.core.types import Figure, Section
+from ragapp.core.types import Figure, ParseReport, Said, Section
 from ragapp.ingest.parse_context import ParseOptions, report
 from ragapp.ingest.parsers.pdf_figures import (
     AROUND_CHARS,
@@ -27,16 +28,17 @@ from ragapp.ingest.parsers.pdf_figures import (
     decorative,
     is_caption,
 )
+from ragapp.ingest.parsers.pictures import PictureError, opened_picture, picture_words
 
 log = logging.getLogger(__name__)
 
 EMU_PER_POINT = 12700
-MAX_PICTURE_PIXELS = 40_000_000  # a larger picture is not decoded for OCR (a decompression bomb)
 
 
 @dataclass
 class _Picture:
     blob: bytes
+    part: str  # its file inside the .docx, without the leading "/"
     alt: str
     index: int  # the paragraph it is in
     heading: str | None
@@ -56,11 +58,24 @@ class StyleNames:
         return self._names[style_id]
 
 
-def docx_figures(
-    paragraphs: list[Any], headings: list[str | None], settings: ParseOptions
-) -> tuple[list[Section], int]:
+@dataclass
+class FiguresFound:
+    """A document's figures' sections, and how many pictures were left out as decoration and as broken."""
+
+    sections: list[Section]
+    decoration: int = 0
+    broken: int = 0
+
+    def noted(self, report: ParseReport) -> ParseReport:
+        """``report`` with the figures counted and what was left out said."""
+        said = [Said("left_out.decoration", {"count": self.decoration})] if self.decoration else []
+        said += [Said("left_out.broken_pictures", {"count": self.broken})] if self.broken else []
+        return replace(report, figures=len(self.sections)).leaving_out(*said)
+
+
+def docx_figures(paragraphs: list[Any], headings: list[str | None], settings: ParseOptions) -> FiguresFound:
     """The figures' sections of a Word body's ``paragraphs`` (python-docx), each under ``headings[i]``, the
-    heading its paragraph is under; and how many pictures were left out as decoration."""
+    heading its paragraph is under."""
     pictures: list[_Picture] = []
     left_out = 0
     for index, paragraph in enumerate(paragraphs):
@@ -79,36 +94,44 @@ def docx_figures(
                 continue
             properties = drawing.xpath(".//wp:docPr")
             alt = " ".join((properties[0].get(key) or "").strip() for key in ("title", "descr") if properties).strip()
-            pictures.append(_Picture(part.blob, alt, index, headings[index]))
+            pictures.append(_Picture(part.blob, str(part.partname).lstrip("/"), alt, index, headings[index]))
     seen = Counter(hashlib.sha256(p.blob).digest() for p in pictures)
     kept = [p for p in pictures if seen[hashlib.sha256(p.blob).digest()] < REPEATED_PAGES]
     left_out += len(pictures) - len(kept)
     if not kept:
-        return [], left_out
+        return FiguresFound([], left_out)
     texts = [paragraph.text.strip() for paragraph in paragraphs]
     style_of = StyleNames()
     styles = [style_of(paragraph) for paragraph in paragraphs]
     sections = []
+    broken = 0
     for done, picture in enumerate(kept):
-        caption_at = _caption_at(picture.index, texts, styles)
-        caption = texts[caption_at] if caption_at is not None else ""
-        used = {picture.index, caption_at}
+        try:
+            image = opened_picture(picture.blob)
+        except PictureError as exc:  # nothing to show nor read: left out, said; the text around it is kept
+            log.info("a Word picture left out: %s", exc)
+            broken += 1
+            continue
+        near = caption_at(picture.index, texts, styles)
+        caption = texts[near] if near is not None else ""
+        used = {picture.index, near}
         before = next((texts[i] for i in range(picture.index - 1, -1, -1) if texts[i] and i not in used), "")
         after = next((texts[i] for i in range(picture.index + 1, len(texts)) if texts[i] and i not in used), "")
         inside = ""
         if settings.ocr and done < MAX_OCR_FIGURES:
             report("ocr", done / len(kept), f"OCR figure {done + 1} of {len(kept)}", done, len(kept))
-            inside = read_picture(picture.blob, settings)
+            inside = picture_words(image, settings)
         around = "\n".join(part for part in (before[-AROUND_CHARS:], after[:AROUND_CHARS]) if part)
         text = "\n\n".join(part for part in (caption, picture.alt, inside[:INSIDE_CHARS], around) if part)
         if not text.strip():
             left_out += 1
             continue
-        sections.append(Section(text, heading=picture.heading, figure=Figure(0.0, 0.0, 1.0, 1.0, caption)))
-    return sections, left_out
+        place = Figure(0.0, 0.0, 1.0, 1.0, caption, part=picture.part)
+        sections.append(Section(text, heading=picture.heading, figure=place))
+    return FiguresFound(sections, left_out, broken)
 
 
-def _caption_at(index: int, texts: list[str], styles: list[str]) -> int | None:
+def caption_at(index: int, texts: list[str], styles: list[str]) -> int | None:
     """The caption's paragraph: the first one with text under the picture's, else the last one over it, when it
     is styled as a caption or starts like one."""
     for step in (1, -1):
@@ -118,21 +141,3 @@ def _caption_at(index: int, texts: list[str], styles: list[str]) -> int | None:
         if 0 <= at < len(texts) and (styles[at].lower() == "caption" or is_caption(texts[at])):
             return at
     return None
-
-
-def read_picture(blob: bytes, settings: ParseOptions) -> str:
-    """The words in a picture, by OCR; "" for one that will not decode (an EMF, a broken file)."""
-    import numpy as np
-    from PIL import Image
-
-    from ragapp.models.ocr import read_image
-
-    try:
-        with Image.open(io.BytesIO(blob)) as opened:
-            if opened.width * opened.height > MAX_PICTURE_PIXELS:
-                return ""
-            image = opened.convert("RGB")
-        return " ".join(read_image(np.asarray(image), latin=settings.ocr_latin).text.split())
-    except Exception as exc:  # one unreadable picture costs its words, never the document
-        log.info("OCR of a Word picture failed: %r", exc)
-        return ""

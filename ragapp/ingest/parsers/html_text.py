@@ -18,6 +18,7 @@ block) is held whole; everything else passes through.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -47,6 +48,7 @@ _SECTIONING = frozenset({"article", "section", "main", "aside", "nav", "blockquo
 # ARIA landmarks that frame a page, by the kind of block each is counted as
 _FRAME_ROLES = {"navigation": "navigation", "banner": "header", "contentinfo": "footer", "search": "search"}
 _MAIN = re.compile(r"<main[\s>/]|\srole\s*=\s*[\"']?main[\"'\s>/]", re.IGNORECASE)
+OnPicture = Callable[[dict[str, str | None]], None]
 APART_KINDS = ("navigation", "header", "footer", "search", "outside main")
 
 
@@ -58,9 +60,10 @@ class _Stream(HTMLParser):
     Nesting as BeautifulSoup's "html.parser" builder does: an end tag closes the latest open element of its
     name and every element opened after it; an end tag with no open element of its name is ignored."""
 
-    def __init__(self, sink: Sink, has_main: bool = False) -> None:
+    def __init__(self, sink: Sink, has_main: bool = False, on_picture: OnPicture | None = None) -> None:
         super().__init__(convert_charrefs=True)
         self.sink = sink
+        self.on_picture = on_picture  # told of each shown <img>, its attributes, as it comes
         self.apart: dict[str, int] = {}
         self._top = _OUTSIDE if has_main else _SEEN
         self._open: list[tuple[str, int]] = []  # (name, _SEEN / _APART / _OUTSIDE / _GONE), outermost first
@@ -87,7 +90,10 @@ class _Stream(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._flush()
         outer = self._open[-1][1] if self._open else self._top
-        state = self._state(tag, dict(attrs) if attrs else {}, outer)
+        found = dict(attrs) if attrs else {}
+        state = self._state(tag, found, outer)
+        if tag == "img" and state == _SEEN and self.on_picture is not None:
+            self.on_picture(found)
         self._open.append((tag, state))
         self._counts[tag] = self._counts.get(tag, 0) + 1
         self._sectioning += tag in _SECTIONING
@@ -279,8 +285,8 @@ class HtmlText:
     apart: dict[str, int] = field(default_factory=dict)
 
 
-def _stream(sink: Sink, markup: str) -> _Stream:
-    stream = _Stream(sink, has_main=_MAIN.search(markup) is not None)
+def _stream(sink: Sink, markup: str, on_picture: OnPicture | None = None) -> _Stream:
+    stream = _Stream(sink, has_main=_MAIN.search(markup) is not None, on_picture=on_picture)
     stream.feed(markup)
     stream.close()
     return stream
@@ -311,6 +317,12 @@ class _Strings:
 
     def table(self, markdown: str) -> None:  # pragma: no cover - no stage before it makes tables
         self.found.append(markdown)
+
+
+def stream_html(sink: Sink, markup: str, on_picture: OnPicture) -> None:
+    """The page's shown elements and text as events to ``sink`` (what ``html_sections`` reads), and each shown
+    ``<img>``'s attributes to ``on_picture`` between them: for its figures (``ragapp.ingest.parsers.epub_figures``)."""
+    _stream(sink, markup, on_picture)
 
 
 def visible_text(markup: str) -> str:

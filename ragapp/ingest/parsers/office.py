@@ -71,11 +71,9 @@ def parse_docx(path: Path, name: str) -> ParsedDocument:
     flush()
     quality = ParseReport(tables=tables)
     if options().figures:
-        figures, decoration = docx_figures(body, under, options())
-        sections += figures
-        quality = replace(quality, figures=len(figures))
-        if decoration:
-            quality = quality.leaving_out(Said("left_out.decoration", {"count": decoration}))
+        found = docx_figures(body, under, options())
+        sections += found.sections
+        quality = found.noted(quality)
     return ParsedDocument(name=name, file_type="docx", sections=tuple(sections), report=quality)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragapp.core.types import Figure, Section
 from ragapp.ingest.parse_context import ParseOptions, report
-from ragapp.ingest.parsers.docx_figures import EMU_PER_POINT, read_picture
+from ragapp.ingest.parsers.docx_figures import EMU_PER_POINT
 from ragapp.ingest.parsers.pdf_figures import (
     AROUND_CHARS,
     INSIDE_CHARS,
@@ -31,6 +31,7 @@ from ragapp.ingest.parsers.pdf_figures import (
     decorative,
     is_caption,
 )
+from ragapp.ingest.parsers.pictures import read_picture
 
 log = logging.getLogger(__name__)
 

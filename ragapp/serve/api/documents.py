@@ -127,7 +127,8 @@ def router(engine: Engine, check: KeyCheck, jobs: Jobs) -> APIRouter:
         responses={
             200: {
                 "content": {"image/png": {}},
-                "description": "The figure, cropped from its page (a slide's picture as embedded).",
+                "description": "The figure, cropped from its page (a slide's, a Word file's or a book's picture as "
+                "embedded).",
             }
         },
         summary="A figure passage's picture, cropped from its page (PNG)",

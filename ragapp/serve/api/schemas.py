@@ -75,8 +75,8 @@ class CitationOut(BaseModel):
     )
     figure_url: str | None = Field(
         None,
-        description="A figure's passage: where its picture is served, cropped from its page (a slide's picture as "
-        "embedded) (GET, same key).",
+        description="A figure's passage: where its picture is served, cropped from its page (a slide's, a Word "
+        "file's or a book's picture as embedded) (GET, same key).",
     )
     caption: str | None = Field(None, description="A figure's passage: its caption ('' when it has none).")
 
@@ -212,8 +212,8 @@ class ChunkOut(BaseModel):
     ocr_confidence: float | None
     figure_url: str | None = Field(
         None,
-        description="A figure's passage: where its picture is served, cropped from its page (a slide's picture as "
-        "embedded) (GET, same key).",
+        description="A figure's passage: where its picture is served, cropped from its page (a slide's, a Word "
+        "file's or a book's picture as embedded) (GET, same key).",
     )
     caption: str | None = Field(None, description="A figure's passage: its caption ('' when it has none).")
 
