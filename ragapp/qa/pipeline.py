@@ -51,7 +51,7 @@ from ragapp.qa.prompts import (
 )
 from ragapp.qa.remember import choice_from_memories
 from ragapp.qa.rephrase import QuestionRephraser, needs_rephrasing
-from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, found_as_asked, looks_multi_part
+from ragapp.qa.rewrite import QuestionPlan, QuestionPlanner, found_as_asked, has_words_of_its_own, looks_multi_part
 from ragapp.qa.select import selection_messages, selection_slot
 from ragapp.qa.translate import QuestionTranslator, needs_translation, translation_skip_reason
 from ragapp.qa.widen import routing_event, widened, with_uncovered
@@ -190,9 +190,10 @@ class AnswerPipeline:
             return self._planner.split(question)  # by its wording: no model call
         why_not = self._planner.skip_reason(question, history, summary, multi_part=wf.rewrite_multi_part)
         rule = "skipped.parts_by_wording" if looks_multi_part(question) else "skipped.stands_alone"
-        if why_not is None and wf.rewrite_above_score is not None:  # the answer's search, kept by its cache
+        strong_skip = wf.rewrite_above_score is not None and has_words_of_its_own(question)
+        if why_not is None and strong_skip:  # the answer's search, kept by its cache
             search = partial(self._retrieval.retrieve, question, kbs, docs=docs)
-            why_not, rule = found_as_asked(search, wf.rewrite_above_score), "skipped.strong_search"
+            why_not, rule = found_as_asked(search, wf.rewrite_above_score or 0.0), "skipped.strong_search"
         if why_not is not None:
             if history or summary:  # in a conversation, say why the follow-up was not rewritten
                 yield StageEvent("rewrite", "finished", None, {"model call": "none", "rule": rule, "why": why_not})

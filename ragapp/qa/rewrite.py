@@ -19,6 +19,7 @@ from ragapp.core.lang import is_chinese
 from ragapp.core.types import ChatTurn, RetrievalResult
 from ragapp.models.json_reply import json_candidates
 from ragapp.models.llm import LLM, stream_within
+from ragapp.store.tokenize import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,14 @@ _LEANS_ON_CONTEXT = re.compile(
 )
 _MIN_WORDS_ALONE = 4  # shorter follow-ups ("price?", "多少钱？") are rewritten whatever they say
 _MIN_CJK_ALONE = 6
+_MIN_OWN_WORDS = 2  # a follow-up's own search may skip its rewrite only with this many content words
+
+
+def has_words_of_its_own(question: str) -> bool:
+    """Whether a follow-up names enough by itself (``_MIN_OWN_WORDS`` content words, function words and pointers
+    aside) for a strong passage found by its own words to stand for what it asks: "and when it fails?" names one
+    ("fail"), and its search finds whatever fails elsewhere, so it is rewritten whatever that search scores."""
+    return len(tokenize(question)) >= _MIN_OWN_WORDS
 
 
 def looks_multi_part(question: str) -> bool:

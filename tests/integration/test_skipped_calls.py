@@ -198,3 +198,19 @@ def test_a_follow_up_whose_own_search_is_strong_is_not_rewritten(
             assert (
                 "Mat_VarReadNextInfo" in next(e for e in events if isinstance(e, RetrievalEvent)).chunks[0].chunk.text
             )
+
+
+def test_a_follow_up_naming_too_little_is_rewritten_however_strong_its_search(
+    make_engine: Callable[..., Any], tmp_path: Path
+) -> None:
+    """ "and when it fails?" names one word of its own: its search finds whatever fails in any document, so a
+    strong passage there says nothing of the question; it is rewritten even where any passage counts as strong."""
+    rig = make_engine(workflow={"rewrite": True, "rewrite_above_score": 0.0}, rerank={"backend": "builtin"})
+    (tmp_path / "matio.md").write_text(MATIO, "utf-8")
+    assert rig.engine.library.ingest([(tmp_path / "matio.md", "matio.md")])[0].status == "added"
+    standalone = "What does Mat_VarReadNextInfo return when it fails?"
+    rig.llm.enqueue(f'{{"question": "{standalone}", "sub_questions": []}}')
+    history = [ChatTurn("user", "What does Mat_VarReadNextInfo return?"), ChatTurn("assistant", "The header [1].")]
+    events = until_prompt(rig, "and when it fails?", history)
+    assert len(rig.llm.calls) == 1  # the rewrite
+    assert [s.status for s in rewrite_steps(events)] == ["started", "finished"]
