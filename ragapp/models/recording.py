@@ -1,5 +1,6 @@
 """An LLM wrapper that reports every call to the current trace: the exact messages, the completion, token
-counts (the backend's when it reports them, else estimated) and time. Without a trace it only passes through."""
+counts (the backend's when it reports them, else estimated), the tokens' log-probabilities where the backend
+scores them, and time. Without a trace it only passes through."""
 
 from __future__ import annotations
 

@@ -4,16 +4,24 @@
         [--split dev|test] [--rows RUN.json --output REPLAYED.json]
 
 Each question of the set is looked up among the traces of the run's engine state (its newest trace, or the
-newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering reply is checked again
-by ``checked_answer`` (support, markers, abstention) over the passages that reached its prompt, read back from
-the catalog, and scored as ``python -m ragbench.answers`` scores it. Prints the figures the run would show with
-the check as the code has it now, their truthfulness side by side (as ``python -m ragbench.answers.truth``
-compares two runs), and every question whose outcome changed. No model runs, so a change to the
-check is judged in seconds rather than a run of tens of minutes; retrieval and the model's words stay as they
-were, and time to first token is not replayed. The confidence is assessed again too (today's signals and
-calibrator); ``--output`` writes the rows checked again, with their signals, for ``python -m
-ragbench.answers.calibrate`` to fit the calibrator on (``--rows`` names the run's result file, for the signals
-only the model gave: its tokens' log-probabilities and the selection's).
+newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering replies go through the
+answer writer's own last steps (``ragapp.qa.writer``: screened, checked by ``checked_answer``, assessed by
+today's calibrator, put together part by part, withheld as "not sure" when low, renumbered) over the passages
+that reached its prompt (read back from the catalog, with the scores they had there), for the question as the
+writer got it (the rewrite of a follow-up), and scored as ``python -m ragbench.answers`` scores it. Prints the
+figures the run would show with the code as it is now, their truthfulness side by side (as ``python -m
+ragbench.answers.truth`` compares two runs), and every question whose outcome changed. No model runs, so a
+change to the check or the confidence is judged in seconds rather than a run of tens of minutes; retrieval and
+the model's words stay as they were, and time to first token is not replayed.
+
+Replaying an unchanged build reproduces each answer's confidence and outcome (tests/ragbench/
+test_replay_faithful.py). Traces keep what that needs since model calls kept their tokens' log-probabilities
+and the prompt's passages their scores. For a run traced before, the row of the same answer in its result file
+(``--rows``, by default those under results/answers made over the state) gives the log-probabilities (a
+question of several parts logged its lowest part's only), and a passage takes the scores of the first search
+that passed it on. A run made with the selection step (``workflow.select``) is
+replayed as if its answers were written without it. ``--output`` writes the rows checked again, with their
+signals, for ``python -m ragbench.answers.calibrate`` to fit the calibrator on.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from ragbench.answers.state import OWNER, READY
 from ragbench.answers.truth import comparison_text, load_rows, truth_table
 from ragbench.cli import run_command
 
+RESULTS = REPO_ROOT / "results" / "answers"  # where ``python -m ragbench.answers`` writes its runs
 # The selection's signals: not replayed (a selection run's replay writes from its reply as if none was made), so
 # a replay's rows take them from the run's rows (``--rows``), for the calibrator's fit only.
 MODEL_SIGNALS = frozenset(
@@ -66,8 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rows",
         type=Path,
-        help="the run's result file: for traces written before model calls kept their tokens' log-probabilities, "
-        "the ones its rows logged are checked with; and the selection's signals are copied into the rows written.",
+        help="the run's result file (default: those under results/answers made over the state): for traces "
+        "written before model calls kept their tokens' log-probabilities, the ones the row of the same answer "
+        "logged are checked with; and the selection's signals are copied into the rows written.",
     )
     p.add_argument("--output", type=Path, help="write the rows checked again here (for ragbench.answers.calibrate).")
     return p
@@ -121,14 +131,12 @@ def prompt_passages(trace: Trace, chunks: dict[str, Chunk]) -> list[RetrievedChu
     for ref in trace.context:
         if ref.chunk_id not in chunks:
             continue
-        s, c = ref.scores, found.get(ref.chunk_id)
-        if s is not None:
-            scores = (s.fused_score, dict(s.channel_ranks), dict(s.channel_scores), s.rerank_score)
-        elif c is not None:
-            scores = (c.fused_score, dict(c.channel_ranks), dict(c.channel_scores), c.rerank_score)
-        else:
-            scores = (0.0, {}, {}, None)
-        kept.append(RetrievedChunk(chunks[ref.chunk_id], *scores))
+        had = ref.scores or found.get(ref.chunk_id)
+        if had is None:
+            kept.append(RetrievedChunk(chunks[ref.chunk_id], 0.0, {}, {}, None))
+            continue
+        ranks, channels = dict(had.channel_ranks), dict(had.channel_scores)
+        kept.append(RetrievedChunk(chunks[ref.chunk_id], had.fused_score, ranks, channels, had.rerank_score))
     return kept
 
 
@@ -241,12 +249,13 @@ def _run(args: argparse.Namespace) -> int:
     scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
     catalog = Catalog(state / "catalog.sqlite3").start()
     traces = TraceStore(state / "traces.sqlite3").start()
-    stored_rows = {r.id: r.signals for r in load_rows(args.rows)} if args.rows else {}
+    run_rows = _run_rows(state, args.rows)
     try:
         doc_of = {d.doc_id: doc.id for d in catalog.documents() for doc in answer_set.documents if d.name == doc.name}
         before: list[Row] = []
         after: list[Row] = []
         changed: list[str] = []
+        unscored = 0  # replies checked without the log-probabilities the run may have read
         for question in answer_set.questions:
             if args.split and question.split != args.split:
                 continue
@@ -263,15 +272,19 @@ def _run(args: argparse.Namespace) -> int:
             )  # fmt: skip
             cited = [chunks[c.chunk_id] for c in stored.citations if c.chunk_id in chunks]
             old = _scored(question, as_stored, cited, trace, chunks, doc_of)
-            logprobs = _logprobs_of(stored_rows.get(question.id, {}))
+            # the run's row of this very answer (the same words), for what an older trace lacks
+            row = next((r for r in run_rows.get(question.id, []) if r.answer == old.answer), None)
+            logprobs = _logprobs_of(row.signals if row is not None else {})
+            if logprobs is None and not any(c.call.logprobs for _, c in answering_calls(trace)):
+                unscored += 1
             event = replayed(trace, chunks, settings, scorer, calibrator, logprobs)
             new = (
                 old
                 if event is None
                 else _scored(question, event, [c.chunk for c in event.citations], trace, chunks, doc_of)
             )
-            if stored_rows:  # what only the model gave, as the run logged it
-                kept_signals = {k: v for k, v in stored_rows.get(question.id, {}).items() if k in MODEL_SIGNALS}
+            if row is not None:  # what only the model gave, as the run logged it
+                kept_signals = {k: v for k, v in row.signals.items() if k in MODEL_SIGNALS}
                 new = replace(new, signals={**new.signals, **kept_signals})
             before.append(old)
             after.append(new)
@@ -281,6 +294,12 @@ def _run(args: argparse.Namespace) -> int:
         traces.close()
         catalog.close()
     print(f"{len(after)} of {len(answer_set.questions)} questions have a trace in {state}", file=sys.stderr)
+    if unscored:
+        print(
+            f"{unscored} replied without log-probabilities in their trace or a result file of the run (a model that "
+            "gives none, or a run traced before calls kept them: then name its result file with --rows)",
+            file=sys.stderr,
+        )
     print(render_table("as stored", summarize(before, TYPES)))
     print(render_table("checked again", summarize(after, TYPES)))
     print("\n" + truth_table("checked again", summarize(after, TYPES)))
@@ -292,6 +311,25 @@ def _run(args: argparse.Namespace) -> int:
         args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     return 0
+
+
+def _run_rows(state: Path, named: Path | None) -> dict[str, list[Row]]:
+    """The rows of the run's result file (``named``), else of every result file under results/answers made over
+    ``state`` (its folder's name: a copy of the state elsewhere still finds them), by question id."""
+    files = [named] if named is not None else [p for p in sorted(RESULTS.glob("*.json")) if _made_over(p, state)]
+    rows: dict[str, list[Row]] = {}
+    for path in files:
+        for row in load_rows(path):
+            rows.setdefault(row.id, []).append(row)
+    return rows
+
+
+def _made_over(path: Path, state: Path) -> bool:
+    try:
+        folder = json.loads(path.read_text("utf-8")).get("state", {}).get("folder", "")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(folder, str) and Path(folder).name == state.name
 
 
 def _logprobs_of(signals: dict[str, float]) -> tuple[float, ...] | None:
