@@ -256,6 +256,7 @@ def _run(args: argparse.Namespace) -> int:
         after: list[Row] = []
         changed: list[str] = []
         unscored = 0  # replies checked without the log-probabilities the run may have read
+        selected = 0  # answers the run wrote after a selection step, which the replay does not make
         for question in answer_set.questions:
             if args.split and question.split != args.split:
                 continue
@@ -275,8 +276,9 @@ def _run(args: argparse.Namespace) -> int:
             # the run's row of this very answer (the same words), for what an older trace lacks
             row = next((r for r in run_rows.get(question.id, []) if r.answer == old.answer), None)
             logprobs = _logprobs_of(row.signals if row is not None else {})
-            if logprobs is None and not any(c.call.logprobs for _, c in answering_calls(trace)):
-                unscored += 1
+            if row is None and not any(c.call.logprobs for _, c in answering_calls(trace)):
+                unscored += 1  # neither the trace nor a row of the run says what the check read
+            selected += any(_selection(c) for c in trace.llm_calls)
             event = replayed(trace, chunks, settings, scorer, calibrator, logprobs)
             new = (
                 old
@@ -294,10 +296,13 @@ def _run(args: argparse.Namespace) -> int:
         traces.close()
         catalog.close()
     print(f"{len(after)} of {len(answer_set.questions)} questions have a trace in {state}", file=sys.stderr)
+    if selected:
+        print(f"{selected} were answered after a selection step: replayed as if written without it", file=sys.stderr)
     if unscored:
         print(
-            f"{unscored} replied without log-probabilities in their trace or a result file of the run (a model that "
-            "gives none, or a run traced before calls kept them: then name its result file with --rows)",
+            f"{unscored} have no log-probabilities in their trace nor a row of the same answer in a result file of "
+            "the run (a model that gives none; or a run traced before calls kept them: name its result file with "
+            "--rows, or their confidence may differ from the run's)",
             file=sys.stderr,
         )
     print(render_table("as stored", summarize(before, TYPES)))
