@@ -19,13 +19,16 @@ from typing import Any
 import pytest
 
 from ragapp.config import Settings
-from ragapp.core.types import ChatTurn
+from ragapp.core.types import ChatTurn, Chunk
 from ragapp.models.llm import LLMS, ScoredPiece
 from ragapp.qa.prompts import PART_EN
 from ragapp.qa.rewrite import SYSTEM_EN as REWRITE_EN
 from ragapp.qa.rewrite import SYSTEM_ZH as REWRITE_ZH
 from ragapp.qa.translate import SYSTEM
+from ragapp.tracing.model import Trace
+from ragapp.tracing.records import CandidateRecord, ChunkRef
 from ragbench.answers.__main__ import main as run
+from ragbench.answers.replay import _logprobs_of, prompt_passages
 from ragbench.answers.replay import main as replay
 
 BACKEND = "scripted-replayed-run"
@@ -92,7 +95,8 @@ def _reply(messages: list[ChatTurn]) -> Any:
 
 
 def _factory(settings: Settings) -> Any:
-    return LLMS.get("scripted")(settings).reply_with(_reply)  # conftest's ScriptedLLM
+    llm = LLMS.get("scripted")(settings)  # conftest's ScriptedLLM
+    return llm.reply_with(_reply)  # type: ignore[attr-defined]
 
 
 if BACKEND not in LLMS:
@@ -142,3 +146,28 @@ def test_a_replay_of_an_unchanged_build_gives_every_answer_its_live_confidence(t
             row["correct"],
             row["abstained"],
         )
+
+
+def _candidate(chunk_id: str, rerank: float | None, in_prompt: bool = True) -> dict[str, Any]:
+    return CandidateRecord(chunk_id, "d", "a.md", "", "", 1, 0.5, {"vector": 1}, {"vector": 0.8}, {}, rerank, 1,
+                           in_prompt).to_dict()  # fmt: skip
+
+
+def test_an_older_trace_gives_a_passage_the_scores_of_the_first_search_that_passed_it_on() -> None:
+    """A trace written before the prompt's passages kept their scores: a Chinese question's passage found by
+    its own search (the reranker judged nothing across languages) and by its translation keeps the first's, as
+    the pipeline merges them; one only the translation found, the translation's."""
+    own = {"query": "灯是什么颜色？", "candidates": [_candidate("d-1", None), _candidate("d-2", 0.9, False)]}
+    translated = {"query": "What colour is the lamp?", "candidates": [_candidate("d-1", 0.97), _candidate("d-2", 0.9)]}
+    trace = Trace.from_dict({"retrievals": [own, translated]})
+    trace.context = [ChunkRef("d-1", "d", "a.md", "", ""), ChunkRef("d-2", "d", "a.md", "", "")]
+    chunks = {c: Chunk(c, "d", 0, "The lamp shines green.", "a.md") for c in ("d-1", "d-2")}
+    assert [p.rerank_score for p in prompt_passages(trace, chunks)] == [None, 0.9]
+
+
+def test_an_older_run_s_row_stands_in_for_its_log_probabilities() -> None:
+    """What the calibrator reads of the log-probabilities is their mean and minimum: a row's give both back."""
+    found = _logprobs_of({"logprob_mean": -0.4, "logprob_min": -1.5, "logprob_missing": 0.0})
+    assert found is not None and min(found) == -1.5 and sum(found) / len(found) == pytest.approx(-0.4)
+    assert _logprobs_of({"logprob_mean": 0.0, "logprob_min": 0.0, "logprob_missing": 1.0}) is None
+    assert _logprobs_of({}) is None
