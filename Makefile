@@ -257,11 +257,13 @@ answer-eval: setup
 		$(if $(ANSWER_MODE),--mode $(ANSWER_MODE)) --output results/answers/$(ANSWER_EVAL_NAME).json
 
 # No model, seconds rather than a run's tens of minutes: answer-replay checks a finished answer-eval run's stored
-# replies again with today's support check (the figures it would show, and every question whose outcome changed);
+# replies again with today's support check (the figures it would show, and every question whose outcome changed;
+# ANSWER_ROWS=<the run's result JSON> for a run traced before model calls kept their log-probabilities);
 # answer-retrieval sends each answerable question through the app's search alone and counts those whose evidence
 # reaches the prompt (ANSWER_OFF=<an ingest setting>: the documents built a second time with it off, compared).
 answer-replay: setup
-	$(PY) -m ragbench.answers.replay --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT))
+	$(PY) -m ragbench.answers.replay --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
+		$(if $(ANSWER_ROWS),--rows $(ANSWER_ROWS))
 # The answer confidence calibrator fitted on dev runs' rows (no model): CALIBRATE_ROWS, the finished runs of
 # `make answer-eval ANSWER_SPLIT=dev` (each row logs its signals); CALIBRATE_WRITE=1 ships the fit as
 # ragapp/qa/calibration.json. Threshold and "high" chosen out of fold (docs/benchmarks.md, "find, then say").

@@ -452,6 +452,9 @@ class LLMCall:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     usage_reported: bool = False  # True: counts from the backend; False: estimated from the text
+    # With scores (the local model): each piece's own log-probability where it is one top token, as the answer
+    # writer reads them (the calibrator's ``logprob_*`` signals: kept so a replay reads what the run read)
+    logprobs: list[float] = field(default_factory=list, metadata=OMIT_DEFAULT)
 
 
 # How a question is answered: the workflow, the agent (tool calls, step by step) or auto (chosen per question).

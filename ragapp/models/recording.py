@@ -1,15 +1,17 @@
 """An LLM wrapper that reports every call to the current trace: the exact messages, the completion, token
-counts (the backend's when it reports them, else estimated) and time. Without a trace it only passes through."""
+counts (the backend's when it reports them, else estimated), the tokens' log-probabilities where the backend
+scores them, and time. Without a trace it only passes through."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, LLMCall
-from ragapp.models.llm import LLM, ToolCallingLLM, ToolReply
+from ragapp.models.llm import LLM, ScoredPiece, ToolCallingLLM, ToolReply
 from ragapp.tracing.context import current, report
 
 
@@ -46,6 +48,7 @@ class RecordingLLM:
         finally:
             text = "".join(pieces)
             call = _call(self.inner.name, messages, text, started, error, json=bool(kwargs.get("json")))
+            call = replace(call, logprobs=_logprobs(pieces))
             report(lambda observer: observer.llm_call(call, started))
 
 
@@ -92,6 +95,11 @@ def _call(
         tool_calls=tool_calls or [],
         error=error,
     )
+
+
+def _logprobs(pieces: list[str]) -> list[float]:
+    """Each scored piece's own log-probability, as the answer writer reads them (none without scores)."""
+    return [lp for p in pieces if isinstance(p, ScoredPiece) and (lp := p.logprob) is not None]
 
 
 def _message(turn: ChatTurn) -> dict[str, Any]:

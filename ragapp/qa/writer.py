@@ -167,10 +167,7 @@ class AnswerWriter:
             clues = replace(clues, logprobs=logprobs)
             answer = yield from self._checked(asked, reply, kept, scorer, shown_first, clues)
             answers.append(answer)
-        answer = answers[0] if len(answers) == 1 else composed(question, parts, answers)
-        if self._settings.workflow.not_sure:
-            answer = withheld(question, answer, kept, picks[0] if len(picks) == 1 else None)
-        yield renumbered(answer)
+        yield final_answer(question, parts, answers, kept, picks, self._settings.workflow.not_sure)
 
     def _select(
         self, question: str, messages: list[ChatTurn], condensed: Sequence[RetrievedChunk]
@@ -237,13 +234,11 @@ class AnswerWriter:
         evidence: EvidenceEvent | None,
         clues: Clues,
     ) -> Steps[AnswerEvent]:
-        reply, warnings = screen_reply(question, reply, kept)
+        answer, warnings = checked_reply(
+            question, reply, kept, scorer, evidence, clues, self._settings, self._calibrator
+        )
         yield from warnings
-        w = self._settings.workflow
-        if not w.check_support:
-            return AnswerEvent(reply, citations_for(reply, kept), grounded=True)
-        rules = SupportRules(w.support_overlap)
-        return checked_answer(question, reply, kept, rules, scorer, evidence, self._thresholds, self._calibrator, clues)
+        return answer
 
     @property
     def _selects(self) -> bool:
@@ -309,6 +304,45 @@ class AnswerWriter:
             return (text, tuple(logprobs)) if text else None
         yield stage.finished({"chars": len(text)})
         return text, tuple(logprobs)
+
+
+def checked_reply(
+    question: str,
+    reply: str,
+    kept: Sequence[RetrievedChunk],
+    scorer: SentenceScorer | None,
+    evidence: EvidenceEvent | None,
+    clues: Clues,
+    settings: Settings,
+    calibrator: Calibrator,
+) -> tuple[AnswerEvent, list[NoticeEvent]]:
+    """The answer to ``question`` (a part, or the whole) from the model's ``reply``: screened, then checked
+    against ``kept`` (``checked_answer``) unless the support check is off; and the screen's warnings. The
+    replay of a stored run (``ragbench.answers.replay``) checks its replies here too, as the run did."""
+    reply, warnings = screen_reply(question, reply, kept)
+    w = settings.workflow
+    if not w.check_support:
+        return AnswerEvent(reply, citations_for(reply, kept), grounded=True), warnings
+    rules = SupportRules(w.support_overlap)
+    thresholds = Thresholds(w.confidence_high_from, w.confidence_low_below)
+    return checked_answer(question, reply, kept, rules, scorer, evidence, thresholds, calibrator, clues), warnings
+
+
+def final_answer(
+    question: str,
+    parts: Sequence[str],
+    answers: Sequence[AnswerEvent],
+    kept: Sequence[RetrievedChunk],
+    picks: Sequence[Pick | None],
+    not_sure: bool,
+) -> AnswerEvent:
+    """The answer given: the parts' ``answers`` put together (``composed``), said as "not sure" when its
+    confidence is low and ``not_sure`` is on (``withheld``), its markers renumbered in citation order (shared
+    with the replay, as ``checked_reply``)."""
+    answer = answers[0] if len(answers) == 1 else composed(question, parts, answers)
+    if not_sure:
+        answer = withheld(question, answer, kept, picks[0] if len(picks) == 1 else None)
+    return renumbered(answer)
 
 
 def _drafted(steps: Steps[T], draft: CheckedDraft | None) -> Steps[T]:

@@ -193,7 +193,7 @@ class TraceBuilder:
             self._degraded(e.message, e.said)
 
     def _context(self, e: RetrievalEvent) -> None:
-        self.trace.context = [chunk_ref(c) for c in self.turn.retrieved]
+        self.trace.context = [chunk_ref(c, scored=True) for c in self.turn.retrieved]
         for message in e.degraded:
             self._degraded(message)
 

@@ -13,14 +13,28 @@ PREVIEW_CHARS = 400
 
 
 @dataclass(frozen=True)
+class PassageScores(Stored):
+    """A passage's scores as it reached the answer's prompt (the calibrator reads them): after a search merged
+    with a translated or rephrased one, or across a question's parts, a chunk keeps one search's scores, which
+    its records in ``Trace.retrievals`` alone do not say."""
+
+    fused_score: float
+    channel_ranks: dict[str, int]
+    channel_scores: dict[str, float]
+    rerank_score: float | None
+
+
+@dataclass(frozen=True)
 class ChunkRef(Stored):
-    """A chunk as a trace shows it, its text cut to a preview."""
+    """A chunk as a trace shows it, its text cut to a preview; a passage of the answer's prompt with its
+    ``scores`` (None in traces written before they were kept, and for other chunks)."""
 
     chunk_id: str
     doc_id: str
     source: str
     location: str
     text: str
+    scores: PassageScores | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -172,9 +186,13 @@ def relevance_text(decision: RelevanceDecision | None) -> str:
     return "" if decision is None else f"{'kept' if decision.kept else 'dropped'}: {decision.reason}"
 
 
-def chunk_ref(c: RetrievedChunk) -> ChunkRef:
+def chunk_ref(c: RetrievedChunk, scored: bool = False) -> ChunkRef:
+    """``c`` as a trace keeps it; ``scored``: with its scores (a passage of the answer's prompt)."""
     chunk = c.chunk
-    return ChunkRef(chunk.chunk_id, chunk.doc_id, chunk.source, chunk.location, chunk.text[:PREVIEW_CHARS])
+    scores = None
+    if scored:  # unrounded: the calibrator read them so (a replay must read what it read)
+        scores = PassageScores(c.fused_score, dict(c.channel_ranks), dict(c.channel_scores), c.rerank_score)
+    return ChunkRef(chunk.chunk_id, chunk.doc_id, chunk.source, chunk.location, chunk.text[:PREVIEW_CHARS], scores)
 
 
 def leaf_record(s: LeafScore) -> LeafRecord:

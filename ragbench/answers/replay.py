@@ -4,16 +4,24 @@
         [--split dev|test] [--rows RUN.json --output REPLAYED.json]
 
 Each question of the set is looked up among the traces of the run's engine state (its newest trace, or the
-newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering reply is checked again
-by ``checked_answer`` (support, markers, abstention) over the passages that reached its prompt, read back from
-the catalog, and scored as ``python -m ragbench.answers`` scores it. Prints the figures the run would show with
-the check as the code has it now, their truthfulness side by side (as ``python -m ragbench.answers.truth``
-compares two runs), and every question whose outcome changed. No model runs, so a change to the
-check is judged in seconds rather than a run of tens of minutes; retrieval and the model's words stay as they
-were, and time to first token is not replayed. The confidence is assessed again too (today's signals and
-calibrator); ``--output`` writes the rows checked again, with their signals, for ``python -m
-ragbench.answers.calibrate`` to fit the calibrator on (``--rows`` names the run's result file, for the signals
-only the model gave: its tokens' log-probabilities and the selection's).
+newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering replies go through the
+answer writer's own last steps (``ragapp.qa.writer``: screened, checked by ``checked_answer``, assessed by
+today's calibrator, put together part by part, withheld as "not sure" when low, renumbered) over the passages
+that reached its prompt (read back from the catalog, with the scores they had there), for the question as the
+writer got it (the rewrite of a follow-up), and scored as ``python -m ragbench.answers`` scores it. Prints the
+figures the run would show with the code as it is now, their truthfulness side by side (as ``python -m
+ragbench.answers.truth`` compares two runs), and every question whose outcome changed. No model runs, so a
+change to the check or the confidence is judged in seconds rather than a run of tens of minutes; retrieval and
+the model's words stay as they were, and time to first token is not replayed.
+
+Replaying an unchanged build reproduces each answer's confidence and outcome (tests/ragbench/
+test_replay_faithful.py). Traces keep what that needs since model calls kept their tokens' log-probabilities
+and the prompt's passages their scores. For a run traced before, the row of the same answer in its result file
+(``--rows``, by default those under results/answers made over the state) gives the log-probabilities (a
+question of several parts logged its lowest part's only), and a passage takes the scores of the first search
+that passed it on. A run made with the selection step (``workflow.select``) is
+replayed as if its answers were written without it. ``--output`` writes the rows checked again, with their
+signals, for ``python -m ragbench.answers.calibrate`` to fit the calibrator on.
 """
 
 from __future__ import annotations
@@ -29,15 +37,17 @@ from ragapp.core.errors import ConfigError
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.types import Chunk, Citation, Confidence, RetrievedChunk
 from ragapp.engine.build import load_builtins
-from ragapp.qa.answer_check import SentenceScorer, checked_answer, composed, reranker_scorer, withheld
+from ragapp.qa.answer_check import evidence_for, reranker_scorer
 from ragapp.qa.calibrator import SHIPPED, Calibrator, load_calibrator
-from ragapp.qa.confidence import DEFAULT_THRESHOLDS, Thresholds
-from ragapp.qa.grounding import SupportRules
+from ragapp.qa.confidence import Clues, SentenceScorer
+from ragapp.qa.injection import screen_passages
 from ragapp.qa.prompts import PART_EN, PART_ZH
 from ragapp.qa.select import SELECT_EN, SELECT_ZH
+from ragapp.qa.writer import checked_reply, final_answer
 from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
 from ragapp.tracing.model import LLMCallRecord, Trace
+from ragapp.tracing.records import CandidateRecord
 from ragapp.tracing.store import TraceStore
 from ragbench.answers.__main__ import render_table
 from ragbench.answers.answer_set import SPLITS, TYPES, AnswerSet, Question, load_set
@@ -46,11 +56,12 @@ from ragbench.answers.state import OWNER, READY
 from ragbench.answers.truth import comparison_text, load_rows, truth_table
 from ragbench.cli import run_command
 
-# Signals only the model gives: not in a trace, so a replay takes them from the run's rows (``--rows``).
+RESULTS = REPO_ROOT / "results" / "answers"  # where ``python -m ragbench.answers`` writes its runs
+# The selection's signals: not replayed (a selection run's replay writes from its reply as if none was made), so
+# a replay's rows take them from the run's rows (``--rows``), for the calibrator's fit only.
 MODEL_SIGNALS = frozenset(
-    {"logprob_mean", "logprob_min", "logprob_missing", "selected", "picked", "quoted", "pick_probability",
-     "pick_margin", "none_probability", "pick_scores_missing", "pick_on_topic", "pick_on_topic_missing",
-     "pick_is_quote"}
+    {"selected", "picked", "quoted", "pick_probability", "pick_margin", "none_probability", "pick_scores_missing",
+     "pick_on_topic", "pick_on_topic_missing", "pick_is_quote"}
 )  # fmt: skip
 
 
@@ -64,8 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rows",
         type=Path,
-        help="the run's result file: the signals only the model gives (its tokens' log-probabilities, the "
-        "selection's) are taken from its rows, as the traces do not keep them.",
+        help="the run's result file (default: those under results/answers made over the state): for traces "
+        "written before model calls kept their tokens' log-probabilities, the ones the row of the same answer "
+        "logged are checked with; and the selection's signals are copied into the rows written.",
     )
     p.add_argument("--output", type=Path, help="write the rows checked again here (for ragbench.answers.calibrate).")
     return p
@@ -104,16 +116,27 @@ def answering_calls(trace: Trace) -> list[tuple[str | None, LLMCallRecord]]:
 
 
 def prompt_passages(trace: Trace, chunks: dict[str, Chunk]) -> list[RetrievedChunk]:
-    """The passages that reached the answer's prompt, in order, with the scores their search gave them (the
-    calibrator reads them)."""
-    found = {c.chunk_id: c for r in trace.retrievals for c in r.candidates}
+    """The passages that reached the answer's prompt, in order, with the scores they had there (the calibrator
+    reads them): as the trace kept them with its context, or in a trace written before it did, the first
+    search's that passed the chunk on (a translated or rephrased search's passages keep the scores of the
+    question's own search when both found them, the first part's when parts share one; a widened search asks
+    the same question, which scores a chunk as before)."""
+    passed: dict[str, CandidateRecord] = {}  # the first search that passed the chunk on
+    seen: dict[str, CandidateRecord] = {}  # else the first that found it at all
+    for retrieval in trace.retrievals:
+        for c in retrieval.candidates:
+            (passed if c.in_prompt else seen).setdefault(c.chunk_id, c)
+    found = seen | passed
     kept = []
     for ref in trace.context:
         if ref.chunk_id not in chunks:
             continue
-        c = found.get(ref.chunk_id)
-        scores = (c.fused_score, dict(c.channel_ranks), dict(c.channel_scores), c.rerank_score) if c else (0.0, {}, {})
-        kept.append(RetrievedChunk(chunks[ref.chunk_id], *scores))  # type: ignore[arg-type]
+        had = ref.scores or found.get(ref.chunk_id)
+        if had is None:
+            kept.append(RetrievedChunk(chunks[ref.chunk_id], 0.0, {}, {}, None))
+            continue
+        ranks, channels = dict(had.channel_ranks), dict(had.channel_scores)
+        kept.append(RetrievedChunk(chunks[ref.chunk_id], had.fused_score, ranks, channels, had.rerank_score))
     return kept
 
 
@@ -132,35 +155,57 @@ def _part_of(call: LLMCallRecord) -> str | None:
     return None
 
 
+def asked(trace: Trace) -> str:
+    """The question as the answer's writer got it: the standalone rewrite (a follow-up read with its history)
+    when the run rewrote it, else as asked."""
+    return trace.rewrite.standalone if trace.rewrite is not None else trace.question
+
+
 def replayed(
-    question: Question,
     trace: Trace,
     chunks: dict[str, Chunk],
-    rules: SupportRules,
+    settings: Settings,
     scorer: SentenceScorer | None = None,
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
     calibrator: Calibrator | None = None,
+    logprobs: tuple[float, ...] | None = None,
 ) -> AnswerEvent | None:
-    """The answer today's check makes of the trace's reply (or its parts' replies, put together), or None when
-    no reply was checked (nothing reached the prompt, a clarifying question)."""
+    """The answer the writer (``ragapp.qa.writer``) makes today of the trace's reply (or its parts' replies, put
+    together), through the same steps (``checked_reply``, ``final_answer``), or None when no reply was checked
+    (nothing reached the prompt, a clarifying question). Each reply's tokens' log-probabilities are the ones
+    its call kept; ``logprobs`` stands in for a trace written before calls kept them."""
     calls = answering_calls(trace)
     if not calls or trace.answer is None:
         return None
-    kept = prompt_passages(trace, chunks)
-    evidence = None
-    quoted = trace.evidence
-    if quoted is not None and quoted.chunk_id in chunks:  # the quote shown before the answer, as it was
-        citation = Citation(quoted.number, chunks[quoted.chunk_id], None, (quoted.quote,))
-        evidence = EvidenceEvent(quoted.quote, citation)
-    part, call = calls[0]
-    if part is None:
-        reply = call.call.completion
-        return checked_answer(question.question, reply, kept, rules, scorer, evidence, thresholds, calibrator)
+    question = asked(trace)
+    kept, _warnings = screen_passages(question, prompt_passages(trace, chunks))
+    evidence = _evidence(trace, question, kept, chunks, scorer)
+    calibrator = calibrator or load_calibrator(settings.workflow.calibrator or SHIPPED)
+    answers = []
+    for part, record in calls:
+        scores = tuple(record.call.logprobs) or logprobs or ()
+        clues = Clues(part=part is not None, logprobs=scores)
+        shown_first = evidence if part is None else None  # the quote shown first was chosen for the whole
+        reply = record.call.completion.strip()
+        answer, _warnings = checked_reply(
+            part or question, reply, kept, scorer, shown_first, clues, settings, calibrator
+        )
+        answers.append(answer)
     parts = [p or "" for p, _ in calls]
-    answers = [
-        checked_answer(p or "", c.call.completion, kept, rules, scorer, None, thresholds, calibrator) for p, c in calls
-    ]
-    return composed(question.question, parts, answers)
+    return final_answer(question, parts, answers, kept, [None] * len(answers), settings.workflow.not_sure)
+
+
+def _evidence(
+    trace: Trace, question: str, kept: list[RetrievedChunk], chunks: dict[str, Chunk], scorer: SentenceScorer | None
+) -> EvidenceEvent | None:
+    """The quote shown before the answer, as the writer chose it (the same choice made again gives the passage
+    sentence it highlights), or as the trace kept it where today's choice differs."""
+    quoted = trace.evidence
+    if quoted is None or quoted.chunk_id not in chunks:
+        return None
+    again = evidence_for(question, kept, scorer)
+    if again is not None and again.quote == quoted.quote and again.citation.number == quoted.number:
+        return again
+    return EvidenceEvent(quoted.quote, Citation(quoted.number, chunks[quoted.chunk_id], None, (quoted.quote,)))
 
 
 def _scored(
@@ -199,19 +244,19 @@ def _run(args: argparse.Namespace) -> int:
     answer_set = load_set(args.set_file)
     state = args.state or newest_state(answer_set, args.cache)
     settings = Settings()
-    rules = SupportRules(settings.workflow.support_overlap)
-    thresholds = Thresholds(settings.workflow.confidence_high_from, settings.workflow.confidence_low_below)
     calibrator = load_calibrator(settings.workflow.calibrator or SHIPPED)
     load_builtins()
     scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
     catalog = Catalog(state / "catalog.sqlite3").start()
     traces = TraceStore(state / "traces.sqlite3").start()
-    stored_rows = {r.id: r.signals for r in load_rows(args.rows)} if args.rows else {}
+    run_rows = _run_rows(state, args.rows)
     try:
         doc_of = {d.doc_id: doc.id for d in catalog.documents() for doc in answer_set.documents if d.name == doc.name}
         before: list[Row] = []
         after: list[Row] = []
         changed: list[str] = []
+        unscored = 0  # replies checked without the log-probabilities the run may have read
+        selected = 0  # answers the run wrote after a selection step, which the replay does not make
         for question in answer_set.questions:
             if args.split and question.split != args.split:
                 continue
@@ -228,17 +273,20 @@ def _run(args: argparse.Namespace) -> int:
             )  # fmt: skip
             cited = [chunks[c.chunk_id] for c in stored.citations if c.chunk_id in chunks]
             old = _scored(question, as_stored, cited, trace, chunks, doc_of)
-            event = replayed(question, trace, chunks, rules, scorer, thresholds, calibrator)
-            if event is not None and settings.workflow.not_sure:
-                kept = prompt_passages(trace, chunks)
-                event = withheld(question.question, event, kept, None) if kept else event
+            # the run's row of this very answer (the same words), for what an older trace lacks
+            row = next((r for r in run_rows.get(question.id, []) if r.answer == old.answer), None)
+            logprobs = _logprobs_of(row.signals if row is not None else {})
+            if row is None and not any(c.call.logprobs for _, c in answering_calls(trace)):
+                unscored += 1  # neither the trace nor a row of the run says what the check read
+            selected += any(_selection(c) for c in trace.llm_calls)
+            event = replayed(trace, chunks, settings, scorer, calibrator, logprobs)
             new = (
                 old
                 if event is None
                 else _scored(question, event, [c.chunk for c in event.citations], trace, chunks, doc_of)
             )
-            if stored_rows:  # what only the model gave, as the run logged it
-                kept_signals = {k: v for k, v in stored_rows.get(question.id, {}).items() if k in MODEL_SIGNALS}
+            if row is not None:  # what only the model gave, as the run logged it
+                kept_signals = {k: v for k, v in row.signals.items() if k in MODEL_SIGNALS}
                 new = replace(new, signals={**new.signals, **kept_signals})
             before.append(old)
             after.append(new)
@@ -248,6 +296,15 @@ def _run(args: argparse.Namespace) -> int:
         traces.close()
         catalog.close()
     print(f"{len(after)} of {len(answer_set.questions)} questions have a trace in {state}", file=sys.stderr)
+    if selected:
+        print(f"{selected} were answered after a selection step: replayed as if written without it", file=sys.stderr)
+    if unscored:
+        print(
+            f"{unscored} have no log-probabilities in their trace nor a row of the same answer in a result file of "
+            "the run (a model that gives none; or a run traced before calls kept them: name its result file with "
+            "--rows, or their confidence may differ from the run's)",
+            file=sys.stderr,
+        )
     print(render_table("as stored", summarize(before, TYPES)))
     print(render_table("checked again", summarize(after, TYPES)))
     print("\n" + truth_table("checked again", summarize(after, TYPES)))
@@ -259,6 +316,35 @@ def _run(args: argparse.Namespace) -> int:
         args.output.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", "utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     return 0
+
+
+def _run_rows(state: Path, named: Path | None) -> dict[str, list[Row]]:
+    """The rows of the run's result file (``named``), else of every result file under results/answers made over
+    ``state`` (its folder's name: a copy of the state elsewhere still finds them), by question id."""
+    files = [named] if named is not None else [p for p in sorted(RESULTS.glob("*.json")) if _made_over(p, state)]
+    rows: dict[str, list[Row]] = {}
+    for path in files:
+        for row in load_rows(path):
+            rows.setdefault(row.id, []).append(row)
+    return rows
+
+
+def _made_over(path: Path, state: Path) -> bool:
+    try:
+        folder = json.loads(path.read_text("utf-8")).get("state", {}).get("folder", "")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(folder, str) and Path(folder).name == state.name
+
+
+def _logprobs_of(signals: dict[str, float]) -> tuple[float, ...] | None:
+    """Log-probabilities with the mean and minimum the run logged (``logprob_mean``, ``logprob_min``: all the
+    calibrator reads of them), for a trace written before model calls kept theirs; None when the run had none.
+    A question of several parts logged its lowest part's only, which then stands for every part."""
+    if not signals or signals.get("logprob_missing", 1.0):
+        return None
+    mean, low = signals["logprob_mean"], signals["logprob_min"]
+    return (low, 2 * mean - low)  # two values: their mean is ``mean``, their minimum ``low``
 
 
 def _newest(traces: TraceStore, question: Question, since: str) -> Trace | None:

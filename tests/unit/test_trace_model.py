@@ -239,3 +239,21 @@ def test_the_answer_keeps_its_confidence_and_its_checks() -> None:
     assert Trace.from_dict(stored).to_dict() == stored
     unassessed = AnswerRecord.from_dict({"text": "No.", "confidence": "sure", "checks": ["junk"]})
     assert unassessed.confidence == "" and unassessed.checks == [] and "confidence" not in unassessed.to_dict()
+
+
+def test_the_prompt_passages_keep_their_scores_and_the_calls_their_log_probabilities() -> None:
+    """What the calibrator read, kept for a replay: the scores each passage had in the prompt (a cross-language
+    passage the reranker did not judge keeps None) and the answer tokens' log-probabilities."""
+    builder = TraceBuilder("alice", "chat", "电池能用多久？", "workflow")
+    unjudged = RetrievedChunk(CHUNK, 0.02, {"vector": 1}, {"vector": 0.86}, None)
+    builder.on(RetrievalEvent((unjudged,)))
+    call = LLMCall("m", [{"role": "user", "content": "q"}], "十小时 [1]。", 12, 3, 0.2, logprobs=[-0.25, -1.5])
+    builder.llm_call(call, builder._t0)
+    stored = json.loads(json.dumps(builder.finish().to_dict()))
+    assert stored["context"][0]["scores"] == {
+        "fused_score": 0.02, "channel_ranks": {"vector": 1}, "channel_scores": {"vector": 0.86}, "rerank_score": None,
+    }  # fmt: skip
+    assert stored["llm_calls"][0]["logprobs"] == [-0.25, -1.5]
+    assert Trace.from_dict(stored).to_dict() == stored
+    old = Trace.from_dict({"context": [{"chunk_id": "d1-0000", "text": "x"}], "llm_calls": [{"completion": "x"}]})
+    assert old.context[0].scores is None and old.llm_calls[0].logprobs == []  # written before they were kept
