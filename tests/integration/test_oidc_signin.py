@@ -78,7 +78,7 @@ class Rigged:
 @pytest.fixture
 def serve_oidc(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Callable[..., Rigged]]:
     """``serve(oidc=, auth=, accounts=, id_token_claims=, issuer=, clock=)``: a provider and the app signing in
-    with it (``clock``: what times the sign-ins)."""
+    with it (``clock``: what times the sign-ins; ``issuer``: no provider started, the app pointed there)."""
     from ragapp.serve.server import start_server
 
     stack: list[Any] = []
@@ -94,21 +94,22 @@ def serve_oidc(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Call
         port = _free_port()
         folder = tmp_path / f"app-{port}"
         folder.mkdir()
-        provider = running_provider(folder, f"http://127.0.0.1:{port}", accounts or ACCOUNTS, id_token_claims)
-        stack.append(provider)
-        running = provider.__enter__()
+        if issuer is None:  # a given issuer stands for a provider that is down: none is started for it
+            provider = running_provider(folder, f"http://127.0.0.1:{port}", accounts or ACCOUNTS, id_token_claims)
+            stack.append(provider)
+            issuer = provider.__enter__().issuer
         users = folder / "users.json"
         UserStore(users, 4).add("alice", "alice password", "editor")
         rig = make_engine(
             f"state-{port}",
             auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4,
                   "group_roles": {"rag-admins": "admin", "staff": "editor"}, **(auth or {})},
-            oidc={"enabled": True, "issuer": issuer or running.issuer, "client_id": CLIENT_ID,
+            oidc={"enabled": True, "issuer": issuer, "client_id": CLIENT_ID,
                   "client_secret": CLIENT_SECRET, **(oidc or {})},
         )  # fmt: skip
         server = start_server(rig.engine, "127.0.0.1", port, clock=clock)
         stack.append(server)
-        return Rigged(rig, server.url, running.issuer)
+        return Rigged(rig, server.url, issuer)
 
     yield serve
     for item in reversed(stack):
