@@ -371,11 +371,38 @@ def demo(tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels) 
     """
     with pytest.MonkeyPatch.context() as mp:
         drop_settings_env(mp)
-        settings = settings_on(tmp_path_factory.mktemp("demo"), paths={"load_demo": True, "demo_dir": DEMO_DIR})
-        rig = build_rig(settings, shared_models)
+        state = tmp_path_factory.mktemp("demo")
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            _copy_indexed_demo(tmp_path_factory, shared_models, state)
+        rig = build_rig(_demo_settings(state), shared_models)  # over a copy: the demo is marked loaded, kept
     yield rig
     rig.llm.release()
     rig.engine.close()
+
+
+def _demo_settings(state_dir: Path) -> Settings:
+    return settings_on(state_dir, paths={"load_demo": True, "demo_dir": DEMO_DIR})
+
+
+def _copy_indexed_demo(tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels, state: Path) -> None:
+    """Fill ``state`` with a copy of the demo indexed once for the whole xdist run, not once per worker.
+
+    The first worker to ask indexes it into a folder of the run's temporary root (common to its workers) and
+    closes that engine; the others wait on a file lock, then copy the closed stores (Chroma, SQLite, BM25).
+    """
+    import fcntl
+    import shutil
+
+    run_root = tmp_path_factory.getbasetemp().parent  # xdist's workers each have a folder under it
+    indexed = run_root / "demo-indexed"
+    with (run_root / "demo-indexed.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (indexed / ".done").exists():
+            shutil.rmtree(indexed, ignore_errors=True)
+            builder = build_rig(_demo_settings(indexed), shared_models)
+            builder.engine.close()
+            (indexed / ".done").touch()
+    shutil.copytree(indexed, state, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".done"))
 
 
 @pytest.fixture

@@ -26,7 +26,9 @@ WITHIN_S = 60.0  # no file may keep the app busier than this
 MAX_MB = 2048  # nor take more memory than this (peak resident set of the process doing the work)
 _POLL_S = 0.005
 _context = multiprocessing.get_context("forkserver")
-_context.set_forkserver_preload(["ragapp.ingest.parsing", "ragapp.ingest.boilerplate"])
+# One forkserver serves a test process, and the last preload list set before it starts is the one it imports: every
+# module a test forks from is listed here (test_crash_ingest.py's driver builds the whole engine).
+_context.set_forkserver_preload(["ragapp.ingest.parsing", "ragapp.ingest.boilerplate", "tests.hostile.crash_driver"])
 
 
 def _resident_mb(pid: int, field: str = "VmRSS") -> float:
@@ -51,6 +53,13 @@ def _child(work: Callable[..., Any], args: tuple[Any, ...], out: Connection) -> 
     peak = _resident_mb(os.getpid(), "VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
     out.send((*value, peak))
     out.close()
+
+
+def forked(target: Callable[..., Any], *args: Any) -> multiprocessing.Process:
+    """``target(*args)`` started in a child forked from the forkserver (a module-level function); join it to wait."""
+    child = _context.Process(target=target, args=args, daemon=True)
+    child.start()
+    return child
 
 
 def bounded(work: Callable[..., T], *args: Any, within_s: float = WITHIN_S, max_mb: float = MAX_MB) -> T:

@@ -2,8 +2,8 @@
 
 Ingesting writes, in order: the vectors (Chroma), the catalog transaction (SQLite, the source of truth), the
 removal of a replaced version's vectors, the keyword index (BM25, rebuilt into a folder swapped in for the old
-one) and, for the demo, the mark that it was loaded. A driver process (written to ``tmp_path``, run with this
-interpreter) ingests some documents, then wraps the function at one seam so that it kills its own process there
+one) and, for the demo, the mark that it was loaded. A driver process (``crash_driver``, forked from the test
+process's forkserver) ingests some documents, then wraps the function at one seam so that it kills its own process there
 and ingests one more. The test then builds the engine again over that state (``build_engine`` reconciles) and
 checks that the catalog, the vectors and the keywords agree, that every document stored before the crash is
 still there and still found by both channels, and that the interrupted document is all there or not at all,
@@ -13,9 +13,6 @@ and can be added (again). No test hook in the product: the driver patches the re
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,150 +21,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ragapp.config import Settings
+from tests.hostile import crash_driver
+from tests.hostile.bounded import forked
 
 if TYPE_CHECKING:
     from tests.conftest import Rig, StoreSnapshot
 
 pytestmark = pytest.mark.integration
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-# Runs in the child process: argv[1] the settings (JSON), argv[2] the plan (JSON). Prints one JSON line per
-# phase; reaching the end means the kill point was never hit (exit code 3).
-DRIVER = r'''
-import json, os, shutil, signal, sys, types
-from pathlib import Path
-
-from ragapp.config import Settings
-from ragapp.engine.build import Parts, build_engine
-from ragapp.ingest import pipeline
-from ragapp.store import bm25 as bm25_module
-from ragapp.store.bm25 import Bm25Index
-from ragapp.store.catalog import Catalog
-from ragapp.store.vectors import ChromaVectorIndex
-
-
-class NoLLM:
-    """Ingesting never calls the model; this one says so if anything does."""
-
-    name = "no-llm"
-
-    def stream_chat(self, messages, **kwargs):
-        raise AssertionError("the model was called during an ingest")
-
-
-def die():
-    sys.stdout.flush()
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def kill_before(owner, attr, when=lambda *a, **k: True):
-    real = getattr(owner, attr)
-
-    def wrapper(*args, **kwargs):
-        if when(*args, **kwargs):
-            die()
-        return real(*args, **kwargs)
-
-    setattr(owner, attr, wrapper)
-
-
-def kill_after(owner, attr):
-    real = getattr(owner, attr)
-
-    def wrapper(*args, **kwargs):
-        result = real(*args, **kwargs)
-        die()
-        return result
-
-    setattr(owner, attr, wrapper)
-
-
-def kill_mid_embedding():
-    """The second batch of passages never comes back: the first was embedded, nothing was written."""
-    real = pipeline.embed_chunks
-
-    def embed_chunks(embedder, chunks, progress, *args, **kwargs):
-        assert len(chunks) > 32, f"the document must need two batches, it has {len(chunks)} chunks"
-        calls = []
-
-        class Dying:
-            name = embedder.name
-
-            def embed_queries(self, texts):
-                return embedder.embed_queries(texts)
-
-            def embed_passages(self, texts):
-                calls.append(len(texts))
-                if len(calls) == 2:
-                    die()
-                return embedder.embed_passages(texts)
-
-        return real(Dying(), chunks, progress, *args, **kwargs)
-
-    pipeline.embed_chunks = embed_chunks
-
-
-def kill_mid_keyword_swap(live_dir):
-    """Bm25Index.rebuild removes the live folder, then renames the new one in: die in between."""
-    real = shutil.rmtree
-
-    def rmtree(path, *args, **kwargs):
-        real(path, *args, **kwargs)
-        if Path(path) == live_dir:
-            die()
-
-    bm25_module.shutil = types.SimpleNamespace(rmtree=rmtree)
-
-
-def install(point, state):
-    if point == "mid-embedding":
-        kill_mid_embedding()
-    elif point == "vectors-written":
-        kill_after(ChromaVectorIndex, "add")
-    elif point == "catalog-uncommitted":
-        kill_after(Catalog, "add_document")
-    elif point == "catalog-committed":
-        # After the catalog commit, ingest removes the replaced version's vectors (none for a new name).
-        kill_before(ChromaVectorIndex, "delete")
-    elif point == "keywords-mid-swap":
-        kill_mid_keyword_swap(state / "bm25")
-    elif point == "before-demo-mark":
-        kill_before(Catalog, "set_meta", lambda self, key, value: key == "demo_loaded")
-    else:
-        raise SystemExit(f"unknown kill point {point!r}")
-
-
-def stored(state):
-    catalog = Catalog(state / "catalog.sqlite3").start()
-    try:
-        docs = {d.name: d.doc_id for d in catalog.documents()}
-        chunks = sorted(c.chunk_id for c in catalog.all_chunks())
-    finally:
-        catalog.close()
-    return {"documents": docs, "chunks": chunks}
-
-
-settings = Settings.model_validate(json.loads(Path(sys.argv[1]).read_text("utf-8")))
-plan = json.loads(Path(sys.argv[2]).read_text("utf-8"))
-state = settings.paths.state_dir
-first = settings.model_copy(update={"paths": settings.paths.model_copy(update={"load_demo": False})})
-engine = build_engine(first, Parts(llm=NoLLM()))
-results = engine.library.ingest([(Path(p), n) for p, n in plan["before"]])
-assert all(r.status == "added" for r in results), [r.message for r in results]
-print(json.dumps({"phase": "before", **stored(state)}), flush=True)
-
-install(plan["point"], state)
-print(json.dumps({"phase": "armed", "point": plan["point"]}), flush=True)
-if settings.paths.load_demo:  # the demo is loaded by a fresh start, as on first run
-    engine.close()
-    engine = build_engine(settings, Parts(llm=NoLLM()))
-else:
-    path, name = plan["target"]
-    engine.library.ingest([(Path(path), name)])
-print(json.dumps({"phase": "survived"}), flush=True)
-sys.exit(3)
-'''
 
 
 @dataclass(frozen=True)
@@ -228,29 +88,18 @@ def _crash(tmp_path: Path, settings: Settings, case: Case) -> dict[str, Any]:
     settings_file.write_text(settings.model_dump_json(exclude={"llm"}), "utf-8")
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps({"before": before, "target": [str(target), target.name], "point": case.point}))
-    driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER, "utf-8")
-    env = os.environ | {  # RAGAPP_* variables are already dropped by conftest's autouse fixture
-        "PYTHONPATH": str(REPO_ROOT),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "ANONYMIZED_TELEMETRY": "False",
-    }
-    proc = subprocess.run(
-        [sys.executable, str(driver), str(settings_file), str(plan_file)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env=env,
-        timeout=240,
-        check=False,
-    )
-    phases = {line["phase"]: line for line in map(json.loads, proc.stdout.splitlines()) if "phase" in line}
-    assert "armed" in phases, f"the driver failed before the crash:\n{proc.stderr[-4000:]}"
+    out = tmp_path / "driver.out"
+    child = forked(crash_driver.run, str(settings_file), str(plan_file), str(out))
+    child.join(240)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    stdout = out.read_text("utf-8") if out.exists() else ""
+    stderr = Path(f"{out}.err").read_text("utf-8") if Path(f"{out}.err").exists() else ""
+    phases = {line["phase"]: line for line in map(json.loads, stdout.splitlines()) if "phase" in line}
+    assert "armed" in phases, f"the driver failed before the crash:\n{stderr[-4000:]}"
     assert "survived" not in phases, f"{case.point}: the kill point was never reached"
-    assert proc.returncode == -9, (
-        f"{case.point}: expected death by SIGKILL, got {proc.returncode}\n{proc.stderr[-4000:]}"
-    )
+    assert child.exitcode == -9, f"{case.point}: expected death by SIGKILL, got {child.exitcode}\n{stderr[-4000:]}"
     return phases["before"]
 
 

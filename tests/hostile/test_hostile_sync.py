@@ -260,10 +260,10 @@ def test_a_hanging_git_transport_is_bounded_and_leaves_no_process(
     make_engine: Callable[..., Any], silent_server: int
 ) -> None:
     url = f"http://127.0.0.1:{silent_server}/manual.git"
-    rig = make_engine(sync={**QUIET["sync"], "git_timeout_s": 5.0, "git_protocols": ["file", "http", "https"]})
+    rig = make_engine(sync={**QUIET["sync"], "git_timeout_s": 3.0, "git_protocols": ["file", "http", "https"]})
     rig.engine.sync.add("hang", "git", url, "hang", start=False)
     out = finishes(lambda: rig.engine.sync.run("hang"), BOUND_S)
-    assert out.state == "failed" and out.report is not None and "took over 5 s" in out.report.error
+    assert out.state == "failed" and out.report is not None and "took over 3 s" in out.report.error
     assert _git_processes(url) == []  # git and its transport helper, killed together
 
 

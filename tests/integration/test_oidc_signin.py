@@ -75,10 +75,46 @@ class Rigged:
         return sign_in_at_provider(client, f"{self.url}/oidc/login", login)
 
 
+class _Providers:
+    """The module's OpenID providers, one per kind (its accounts, claims in the ID token or not), each started on
+    first use knowing the callbacks of ``PORTS`` app ports held for it: a provider reads its clients once, at start,
+    and one started per app cost a node start (about a second) each. A port is held bound here (so that no other
+    process takes it) until an app is served on it; past ``PORTS`` apps a kind gets a new provider."""
+
+    PORTS = 12
+
+    def __init__(self, folder: Path, stack: ExitStack) -> None:
+        self._folder, self._stack = folder, stack
+        self._kinds: dict[str, tuple[str, list[socket.socket]]] = {}
+
+    def app_port(self, accounts: dict[str, Any], id_token_claims: bool) -> tuple[str, socket.socket]:
+        """(issuer, held): a provider of this kind, and the socket holding a port it knows (close it, then bind)."""
+        kind = json.dumps([accounts, id_token_claims], sort_keys=True)
+        if kind not in self._kinds or not self._kinds[kind][1]:
+            held = [self._stack.enter_context(socket.socket()) for _ in range(self.PORTS)]
+            for sock in held:
+                sock.bind(("127.0.0.1", 0))  # no SO_REUSEADDR: nobody else binds it while it is held
+            bases = [f"http://127.0.0.1:{sock.getsockname()[1]}" for sock in held]
+            folder = self._folder / f"provider-{len(self._kinds)}-{held[0].getsockname()[1]}"
+            folder.mkdir()
+            provider = self._stack.enter_context(running_provider(folder, bases, accounts, id_token_claims))
+            self._kinds[kind] = (provider.issuer, held)
+        issuer, held = self._kinds[kind]
+        return issuer, held.pop(0)
+
+
+@pytest.fixture(scope="module")
+def providers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Providers]:
+    with ExitStack() as stack:
+        yield _Providers(tmp_path_factory.mktemp("oidc-providers"), stack)
+
+
 @pytest.fixture
-def serve_oidc(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Callable[..., Rigged]]:
-    """``serve(oidc=, auth=, accounts=, id_token_claims=, issuer=, clock=)``: a provider and the app signing in
-    with it (``clock``: what times the sign-ins)."""
+def serve_oidc(
+    make_engine: Callable[..., Any], tmp_path: Path, providers: _Providers
+) -> Iterator[Callable[..., Rigged]]:
+    """``serve(oidc=, auth=, accounts=, id_token_claims=, issuer=, clock=)``: the app signing in with a provider of
+    the module's (``clock``: what times the sign-ins; ``issuer``: none, the app pointed there)."""
     from ragapp.serve.server import start_server
 
     stack: list[Any] = []
@@ -91,31 +127,32 @@ def serve_oidc(make_engine: Callable[..., Any], tmp_path: Path) -> Iterator[Call
         issuer: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> Rigged:
-        port = _free_port()
+        held = None
+        if issuer is None:
+            issuer, held = providers.app_port(accounts or ACCOUNTS, id_token_claims)
+            port = int(held.getsockname()[1])
+        else:  # a given issuer stands for a provider that is down
+            port = _free_port()
         folder = tmp_path / f"app-{port}"
         folder.mkdir()
-        provider = running_provider(folder, f"http://127.0.0.1:{port}", accounts or ACCOUNTS, id_token_claims)
-        stack.append(provider)
-        running = provider.__enter__()
         users = folder / "users.json"
         UserStore(users, 4).add("alice", "alice password", "editor")
         rig = make_engine(
             f"state-{port}",
             auth={"enabled": True, "users_file": users, "bcrypt_rounds": 4,
                   "group_roles": {"rag-admins": "admin", "staff": "editor"}, **(auth or {})},
-            oidc={"enabled": True, "issuer": issuer or running.issuer, "client_id": CLIENT_ID,
+            oidc={"enabled": True, "issuer": issuer, "client_id": CLIENT_ID,
                   "client_secret": CLIENT_SECRET, **(oidc or {})},
         )  # fmt: skip
+        if held is not None:
+            held.close()  # the port is the app's from here
         server = start_server(rig.engine, "127.0.0.1", port, clock=clock)
         stack.append(server)
-        return Rigged(rig, server.url, running.issuer)
+        return Rigged(rig, server.url, issuer)
 
     yield serve
-    for item in reversed(stack):
-        if hasattr(item, "close"):
-            item.close()
-        else:
-            item.__exit__(None, None, None)
+    for server in reversed(stack):
+        server.close()
 
 
 def _signed_in(rigged: Rigged, client: httpx.Client) -> bool:

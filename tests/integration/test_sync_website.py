@@ -141,10 +141,15 @@ def test_redirects_robots_noindex_and_linked_files_follow_the_rules(
         asked = site.counts()
         assert "/docs/private/secret.html" not in asked and "/docs/logo.zip" not in asked
         gaps = [later - earlier for earlier, later in zip(site.times, site.times[1:], strict=False)]
-        assert min(gaps) >= 0.9  # robots.txt's crawl delay, between any two requests (a redirect's too)
+        # robots.txt's crawl delay, between any two requests (a redirect's too). The times are the server thread's,
+        # which a loaded machine schedules late by up to a tenth of a second or more (0.88 s seen at load 9);
+        # with no delay obeyed the gaps are milliseconds.
+        assert min(gaps) >= 0.7
 
-        # The links to the PDF and the draft go: they leave with them; the moved page's new home stays.
-        _site(root, {"docs/index.html": _page("Kettle handbook", "The kettle boils water.", ("moved.html",))})
+        # The links to the PDF and the draft go: they leave with them; the moved page's new home stays. (The crawl
+        # delay was shown above: the re-crawl goes without it, not to wait out a second per request again.)
+        _site(root, {"docs/index.html": _page("Kettle handbook", "The kettle boils water.", ("moved.html",)),
+                     "robots.txt": "User-agent: *\nDisallow: /docs/private/\n"})  # fmt: skip
         again = rig.engine.sync.run("kettle").report
         assert again is not None and again.removed == [f"{site.url}/docs/{n}" for n in ("guide.pdf", "quiet.html")]
         assert sorted(documents(rig, "kettle")) == [f"{site.url}/docs/index.html", f"{site.url}/docs/new-home.html"]

@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +23,13 @@ CLIENT_SECRET = "ragapp test secret"
 PUBLIC_CLIENT_ID = "ragapp-public"
 
 
-def clients(redirect_base: str) -> list[dict[str, Any]]:
-    """A confidential client and a public one (PKCE alone), both coming back to ``redirect_base``'s callback."""
+def clients(redirect_base: str | Sequence[str]) -> list[dict[str, Any]]:
+    """A confidential client and a public one (PKCE alone), both coming back to ``redirect_base``'s callback (or to
+    that of any of several apps' bases)."""
+    bases = [redirect_base] if isinstance(redirect_base, str) else list(redirect_base)
     common = {
-        "redirect_uris": [f"{redirect_base}/oidc/callback"],
-        "post_logout_redirect_uris": [f"{redirect_base}/signin"],
+        "redirect_uris": [f"{base}/oidc/callback" for base in bases],
+        "post_logout_redirect_uris": [f"{base}/signin" for base in bases],
         "grant_types": ["authorization_code"],
         "response_types": ["code"],
     }
@@ -59,7 +61,7 @@ class Provider:
 
 @contextmanager
 def running_provider(
-    folder: Path, redirect_base: str, accounts: dict[str, dict[str, Any]], id_token_claims: bool = False
+    folder: Path, redirect_base: str | Sequence[str], accounts: dict[str, dict[str, Any]], id_token_claims: bool = False
 ) -> Iterator[Provider]:
     """``provider.mjs`` on a free loopback port, until the block ends."""
     node = _node()
