@@ -267,7 +267,7 @@ answer-replay: setup
 # The answer confidence calibrator fitted on dev runs' rows (no model): CALIBRATE_ROWS, the finished runs of
 # `make answer-eval ANSWER_SPLIT=dev` (each row logs its signals); CALIBRATE_WRITE=1 ships the fit as
 # ragapp/qa/calibration.json. Threshold and "high" chosen out of fold (docs/benchmarks.md, "find, then say").
-CALIBRATE_ROWS ?= results/answers/debian-blind-dev-signals-replayed.json
+CALIBRATE_ROWS ?= results/answers/debian-blind-dev-signals-replayed.json results/answers/debian-fresh-dev.json
 answer-calibrate: setup
 	$(PY) -m ragbench.answers.calibrate $(CALIBRATE_ROWS) $(if $(CALIBRATE_WRITE),--write)
 # answer-check: an answer set's evidence and must_contain checked against its documents, without the app or a model.
