@@ -63,15 +63,16 @@ def sessions_rig(
 ) -> Rig:
     """A second engine over a copy of the demo's stores (the demo engine stays read-only): the shipped reranker
     on, the retrieval cache off, channel budgets wide (two busy cores must not time a channel out, which would
-    change a ranking for a reason this test is not about) and the answer's support check off (the scripted
-    answers quote session markers, which no passage holds)."""
+    change a ranking for a reason this test is not about), the answer's support check off (the scripted
+    answers quote session markers, which no passage holds) and "not sure" off (how sure the calibrator is of a
+    scripted answer is not what is tested: it moves with each refit)."""
     # SQLite rebuilds a missing -shm index from the WAL; a copied one could describe another moment.
     shutil.copytree(demo.state_dir, tmp_path / "sessions", ignore=shutil.ignore_patterns("*-shm"))
     rig = make_engine(
         "sessions",
         rerank={"backend": "builtin"},
         retrieval={"cache_size": 0, "channel_timeout_s": 60.0},
-        workflow={"check_support": False},
+        workflow={"check_support": False, "not_sure": False},
     )
     copied = store_snapshot(rig)
     assert copied == store_snapshot(demo) and copied.agree() and copied.catalog_ids
