@@ -220,17 +220,14 @@ def test_a_two_hundred_page_site_is_crawled_cited_and_recrawled_for_its_changes(
 ) -> None:
     """Three of Debian's manuals under one site (flex's, libffi's and the Chinese New Maintainers' Guide: 204
     pages linked from their start pages; flex's 49 redirection stubs are linked from nowhere), and a home page
-    linking the three. As the app does by default, the pages are searchable by their words as soon as they are
-    stored, their vectors left to the background; the base is paused here, so that what is timed and checked
-    is the crawl (embedding 200 pages is the embedder's benchmark, not this test's)."""
+    linking the three."""
     root = tmp_path / "site"
     for folder, (package, _start) in MANUALS.items():
         if not manual_copy(package, root / folder):
             pytest.skip(f"/usr/share/doc/{package} is not installed")
     links = "".join(f'<li><a href="{folder}/{start}">{folder}</a></li>' for folder, (_p, start) in MANUALS.items())
     (root / "index.html").write_text(f"<html><body><h1>Manuals</h1><ul>{links}</ul></body></html>", "utf-8")
-    rig = make_engine(**QUIET, enrich={"background": True})
-    rig.engine.enrichment.pause("manuals")
+    rig = make_engine(**QUIET)
     with serving(root) as site:
         rig.engine.sync.add("manuals", "web", f"{site.url}/index.html", "manuals", start=False)
         first = rig.engine.sync.run("manuals").report
