@@ -165,7 +165,10 @@ class AnswerWriter:
             if pick is not None and pick.candidate is not None:
                 reply = with_numbers(reply, {1: pick.candidate.passage})  # its one passage is [n] among ``kept``
             clues = replace(clues, logprobs=logprobs)
-            answer = yield from self._checked(asked, reply, kept, scorer, shown_first, clues)
+            answer, warnings = checked_reply(
+                asked, reply, kept, scorer, shown_first, clues, self._settings, self._calibrator
+            )
+            yield from warnings
             answers.append(answer)
         yield final_answer(question, parts, answers, kept, picks, self._settings.workflow.not_sure)
 
@@ -224,21 +227,6 @@ class AnswerWriter:
         """The quote ``write`` would show first for ``kept`` (the passages that hold instructions left out)."""
         clean, _warnings = screen_passages(question, kept)  # ``write`` gives the warnings with the answer
         return evidence_for(question, clean, reranker_scorer(self._reranker)) if clean else None
-
-    def _checked(
-        self,
-        question: str,
-        reply: str,
-        kept: Sequence[RetrievedChunk],
-        scorer: SentenceScorer | None,
-        evidence: EvidenceEvent | None,
-        clues: Clues,
-    ) -> Steps[AnswerEvent]:
-        answer, warnings = checked_reply(
-            question, reply, kept, scorer, evidence, clues, self._settings, self._calibrator
-        )
-        yield from warnings
-        return answer
 
     @property
     def _selects(self) -> bool:
