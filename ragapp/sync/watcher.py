@@ -11,9 +11,10 @@ log = logging.getLogger(__name__)
 
 
 class FolderWatcher:
-    """Watches folders, calling ``changed(source name)`` on any event under one (``.git`` left out). Each folder
-    is watched recursively; a folder that cannot be watched (gone, over the system's inotify limit, or nested
-    too deep for watchdog's recursive walk) is logged once and synced on its schedule only."""
+    """Watches folders, calling ``changed(source name)`` on any event under one (``.git`` left out), and once
+    when its watch begins. Each folder is watched recursively; a folder that cannot be watched (gone, over the
+    system's inotify limit, or nested too deep for watchdog's recursive walk) is logged once and synced on its
+    schedule only."""
 
     def __init__(self, changed: Callable[[str], None]) -> None:
         self._changed = changed
@@ -53,6 +54,10 @@ class FolderWatcher:
         except Exception as exc:  # OSError, or RecursionError from watchdog's os.walk of a very deep tree
             self._watches[name] = (root, None)  # not tried again every tick: only when its folder changes
             log.warning("not watching %s for source %s (%r): it is synced on its schedule only", root, name, exc)
+            return
+        # A file written after the folder's last sync but before this watch began made no event: count the
+        # watch's start as a change, so a sync after it sees that file (at start-up, the first sync does).
+        changed(name)
 
     def close(self) -> None:
         if self._observer is not None:

@@ -5,6 +5,7 @@ the thread and the watcher."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,10 @@ from typing import Any
 import pytest
 
 import ragapp.sync.runner as runner_module
+from ragapp.config.system import SyncSettings
+from ragapp.sync.runner import RunOutcome
+from ragapp.sync.scheduler import Scheduler
+from ragapp.sync.sources import Source
 from tests.integration.sync_helpers import aged, text, wait_for, write
 
 pytestmark = pytest.mark.integration
@@ -37,6 +42,36 @@ def test_file_events_start_a_sync(make_engine: Callable[..., Any], tmp_path: Pat
     rig.engine.close()
     assert scheduler._thread is not None and not scheduler._thread.is_alive()
     rig.engine.close = lambda: None  # closed already: the fixture's teardown must not close it twice
+
+
+def test_a_file_written_before_the_folder_is_watched_gets_a_sync(tmp_path: Path) -> None:
+    """The race behind a red CI run: the thread read the source list just before the source was added, so its
+    first sync ran before the folder was watched, and a file written then made no event. The watch's start
+    counts as a change: a second sync follows, without waiting for the hour-long interval."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    source = Source("notes", "folder", str(folder), "notes", interval_s=3600)
+    listed = threading.Event()  # the first listing is empty: the source is added after it
+    runs: list[float] = []
+
+    def sources() -> list[Source]:
+        if not listed.is_set():
+            listed.set()
+            return []
+        return [source]
+
+    def run(name: str, stop: threading.Event) -> RunOutcome:
+        if not runs:
+            write(folder, "late.md", text("late"))  # before any watch began: no event
+        runs.append(time.monotonic())
+        return RunOutcome("idle", None)
+
+    scheduler = Scheduler(run, sources, SyncSettings(enabled=True, debounce_s=0.2, default_interval_s=3600))
+    try:
+        scheduler.request("notes")
+        wait_for(lambda: len(runs) >= 2, timeout=60, what="a sync after the watch began")
+    finally:
+        scheduler.close()
 
 
 def test_a_question_is_answered_while_a_sync_runs(
