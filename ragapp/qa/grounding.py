@@ -3,9 +3,9 @@
 A sentence is *supported* when one passage (or a few together, for "Alpha 90, Beta 150") holds every one of
 its key facts (``facts.key_facts``) and enough of its content words (``min_overlap``; jieba words for Chinese).
 A sentence with key facts that no passage holds is *unsupported*. One without key facts is supported by the
-passages holding enough of its words (those it cites, if it cites any), else *neutral* ("Sure.", a
-restatement): there is nothing to check, so its markers are kept as the model wrote them. Sentences that only
-point at the passages ("This is stated in the passage on page 10.") are left out.
+passages holding enough of its words (those it cites when they do, else the one holding most), else *neutral*
+("Sure.", a restatement): there is nothing to check, so its markers are kept as the model wrote them. Sentences
+that only point at the passages ("This is stated in the passage on page 10.") are left out.
 
 Markers are computed, not trusted: a supported sentence cites the passages that support it (the model's own
 choice among them when it made one), an unsupported one cites nothing. The answer abstains when its core is
@@ -223,12 +223,14 @@ def _no_facts(
     tokens: frozenset[str], valid: tuple[int, ...], passages: list[_Passage], rules: SupportRules
 ) -> tuple[int, ...]:
     """A sentence without key facts is supported by the passages it cites when they hold enough of its words;
-    citing nothing, by the one passage holding most (and enough) of them. Empty when no passage does: the
-    sentence is neutral, kept as written."""
+    else (citing nothing, or passages that do not hold them) by the one passage holding most (and enough) of
+    them, as a sentence with key facts is by the passage that has them: a Chinese answer often has no key fact,
+    and one the model cited to a wrong passage stayed neutral, its wrong marker kept. Empty when no passage
+    does: the sentence is neutral, kept as written."""
     if len(tokens) < 2:
         return ()
-    if valid:
-        return valid if _overlap(tokens, [passages[n - 1] for n in valid]) >= rules.words_only_overlap else ()
+    if valid and _overlap(tokens, [passages[n - 1] for n in valid]) >= rules.words_only_overlap:
+        return valid
     holding = [p for p in passages if _overlap(tokens, [p]) >= rules.words_only_overlap]
     best = max(holding, key=lambda p: _overlap(tokens, [p]), default=None)
     return () if best is None else (best.number,)

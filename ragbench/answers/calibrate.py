@@ -9,7 +9,8 @@ arithmetic, ``ragapp.qa.calibrator``), separately for answers made with a select
 threshold under which the app says "not sure" is the one that maximises truthfulness over all rows (refusals
 and "none" picks included, as they are), read on out-of-fold probabilities (5 folds) so that the figure
 printed is not the fit's own; "high" starts where out-of-fold answers were right 95% of the time. Prints the
-truthfulness the rows would score at each threshold, overall and per language; ``--write`` saves the
+truthfulness the rows would score at each threshold, overall and per language, and per language of the question
+and of its passages how far apart right and wrong answers' probabilities are (``by_group``); ``--write`` saves the
 coefficients as ``ragapp/qa/calibration.json``. Fit on dev rows only: test rows are for reporting.
 """
 
@@ -163,6 +164,35 @@ def report(rows: Sequence[Row], probability: dict[str, float], stated_from: floa
     return "\n".join(lines)
 
 
+def group(row: Row) -> str:
+    """The question's language, and the passages' where the best one was in the other language ("zh→en": a Chinese
+    question over an English manual, where the reranker judges nothing and every signal of its own is missing)."""
+    other = {"en": "zh", "zh": "en"}.get(row.lang, "?")
+    return f"{row.lang}→{other}" if row.signals.get("cross_language") else row.lang
+
+
+def by_group(rows: Sequence[Row], probability: dict[str, float], stated_from: float, high_from: float) -> str:
+    """How the probabilities separate right answers from wrong ones per ``group``: the median of each, the right
+    ones said as "not sure" and the wrong ones stated at ``stated_from``, and those from ``high_from``. A group
+    whose right and wrong answers get alike probabilities is one the signals cannot judge."""
+    head = (f"{'group':7s} {'assessed':>8s} {'right':>5s} {'P right':>7s} {'P wrong':>7s} {'right not sure':>14s} "
+            f"{'wrong stated':>12s} {'high':>4s}")  # fmt: skip
+    lines = [head]
+    judged = [r for r in rows if r.id in probability and calibratable(r)]
+    for name in sorted({group(r) for r in judged}):
+        mine = [r for r in judged if group(r) == name]
+        good = [probability[r.id] for r in mine if right(r)]
+        bad = [probability[r.id] for r in mine if not right(r)]
+        medians = [f"{float(np.median(ps)):7.2f}" if ps else f"{'-':>7s}" for ps in (good, bad)]
+        withheld = f"{sum(p < stated_from for p in good)}/{len(good)}"
+        stated = f"{sum(p >= stated_from for p in bad)}/{len(bad)}"
+        high = sum(p >= high_from for p in good + bad)
+        lines.append(
+            f"{name:7s} {len(mine):8d} {len(good):5d} {' '.join(medians)} {withheld:>14s} {stated:>12s} {high:4d}"
+        )
+    return "\n".join(lines)
+
+
 def _run(args: argparse.Namespace) -> int:
     rows = [row for path in args.results for row in load_rows(path)]
     if any(r.split == "test" for r in rows):
@@ -187,6 +217,8 @@ def _run(args: argparse.Namespace) -> int:
     high_from = high_threshold(rows, out_of_fold, stated_from)
     print(f"\nout-of-fold ({FOLDS} folds): not sure under {stated_from:.3f}, high from {high_from:.3f}")
     print(report(rows, out_of_fold, stated_from))
+    print("\nper language of the question (→ of the passages, when the best was in the other one), out of fold:")
+    print(by_group(rows, out_of_fold, stated_from, high_from))
     print("\n" + truth_table("out of fold, at that threshold", summarize(gated(rows, out_of_fold, stated_from), TYPES)))
     for name, model in models.items():
         weights = sorted(zip(model.features, model.coef, strict=True), key=lambda fc: -abs(fc[1]))

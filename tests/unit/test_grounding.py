@@ -15,6 +15,7 @@ from ragapp.qa.grounding import (
     is_pointer,
     model_refused,
     split_sentences,
+    strip_markers,
     without_stray_end,
 )
 from ragapp.qa.prompts import UNSUPPORTED_EN, UNSUPPORTED_ZH
@@ -331,3 +332,22 @@ def test_filler_without_key_facts_does_not_carry_invented_facts() -> None:
     support = check_support(reply, PASSAGES)
     assert support[0].status == "neutral" and support[1].status == "unsupported"
     assert core_unsupported(support)
+
+
+def test_a_sentence_of_plain_words_with_a_wrong_marker_cites_the_passage_that_holds_them() -> None:
+    # The model cited [5] for a sentence of passage 1's words (a Chinese answer: no key fact to match); it was
+    # left neutral with its wrong marker, so it counted as unsupported and was not judged on topic.
+    passages = [
+        "维护者：制作并维护软件包的人。正式开发者拥有向官方仓库上传的全部权限，而维护者只有部分上传权限。",
+        "上传到仓库之前，请先设置上传工具。",
+    ]
+    reply = "正式开发者拥有向官方仓库上传的全部权限，而维护者只有部分上传权限 [2]。"
+    assert key_facts(strip_markers(reply)) == ()
+    (sentence,) = check_support(reply, passages)
+    assert sentence.status == "supported" and (sentence.cited, sentence.passages) == ((2,), (1,))
+    assert sentence.text == "正式开发者拥有向官方仓库上传的全部权限，而维护者只有部分上传权限[1]。"
+    (english,) = check_support("Wipe the cliff sensors with a dry cloth [3].", PASSAGES)
+    assert english.status == "supported" and english.passages == (1,)
+    # a passage it cites that holds its words stays its citation
+    (kept_marker,) = check_support("Wipe the cliff sensors with a dry cloth [1].", PASSAGES)
+    assert kept_marker.passages == (1,)
