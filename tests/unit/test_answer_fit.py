@@ -29,6 +29,33 @@ def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
     assert asked_kind(question) == kind
 
 
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        # dev questions the patterns misread: the 么 of a closing 什么 is no yes/no particle...
+        ("这个别名用的配置文件叫什么？", None),
+        ("Google Earth 在 Debian main 区里的软件包叫什么？", None),
+        ("for、while 这类循环语句本身的返回值是什么？", None),
+        ("Git 术语里的 octopus 指的是什么？", None),
+        # ...哪几 / 好几 ask which ones, or say "several", not how many...
+        ("Git 的对象库里一共有哪几种对象？", None),
+        ("从镜像下载一个源码包，通常会拿到哪几个文件？各装的是什么？", None),
+        ("系统上装了好几个能提供同一功能的软件包，管理员用什么命令挑一个作为首选？", None),
+        # ...and 版本号 named is no question for a version
+        ("版本号最好控制在几个字符以内？", "number"),
+        ("上游只用日期当版本号，我又想以后能平滑过渡到 0.1 这种版本号，上游版本该写成什么格式？", None),
+        # what they read right stays so
+        ("一个泛型函数里调用了 UseMethod，写在这句后面的代码还会执行吗？", "yes-no"),
+        ("这个选项默认是打开的，是么？", "yes-no"),
+        ("Debian 软件包名最短要几个字符？", "number"),
+        ("matio 的文档建议至少用哪个版本的 CMake？", "version"),
+        ("hello 软件包的版本号是多少？", "version"),
+    ],
+)
+def test_chinese_wordings_that_read_like_another_kind(question: str, kind: str | None) -> None:
+    assert asked_kind(question) == kind
+
+
 def test_a_reply_holds_the_kind_or_not() -> None:
     assert has_kind("They are 128 bits long [1].", "number")
     assert has_kind("六种 [2]", "number")

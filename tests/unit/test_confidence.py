@@ -78,6 +78,15 @@ def test_a_yes_no_question_needs_a_yes_or_no() -> None:
     assert confidence("Is unique the default pointer kind?", "Yes, the default is unique [1].")[1]["fits"]
 
 
+def test_a_chinese_what_question_asks_no_yes_or_no() -> None:
+    """The 么 of "叫什么？" is no yes/no particle: a name answers it, and no reason says a yes/no is missing."""
+    passage = "这个别名使用的配置文件是 ~/.quiltrc-dpkg。"
+    reply = "~/.quiltrc-dpkg [1]"
+    result = assess("这个别名用的配置文件叫什么？", reply, check_support(reply, [passage]), [passage])
+    fits = next(c for c in result.checks if c.check == "fits")
+    assert fits.passed and not any(s.code == "confidence.kind_missing" for s in fits.said)
+
+
 def test_a_paraphrased_question_is_judged_on_the_sentence_the_answer_rests_on() -> None:
     # Few words shared with the question; the scorer, not word overlap, says the sentence is the one asked about.
     level, checks = confidence("If I say nothing about it, what kind do my pointers get?", "unique [1]")
