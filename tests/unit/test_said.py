@@ -674,7 +674,7 @@ def test_a_failed_steps_bubble_reads_in_the_pages_language() -> None:
     """A step of the answer that failed showed the engine's English error in its bubble on a Chinese page."""
     from ragapp.core.events import StageEvent
     from ragapp.core.turn import Turn
-    from ragapp.ui.render import stage_message
+    from ragapp.ui.step_views import stage_message
 
     turn = Turn("q")
     wrong = Said("stage.wrong_language", {"language": "zh"})

@@ -10,7 +10,7 @@ from ragapp.qa.translate import needs_translation, translation_skip_reason
 from ragapp.router.fast import EmbeddingClassifier, FastRule
 from ragapp.router.router import search_of
 from ragapp.router.tree import IntentNode, IntentTree
-from ragapp.ui.render import stage_summary
+from ragapp.ui.step_views import stage_summary
 
 TREE = IntentTree(
     [
