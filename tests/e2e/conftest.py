@@ -51,8 +51,8 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Ite
         retrieval={"channel_timeout_s": 60.0},  # a loaded runner's search must not lose a channel to the 5 s budget
         llm={"threads": MODEL_THREADS},  # this xdist worker's share of the cores (tests/workers.py)
     )
-    engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
-    engine.warm_up()
+    engine = build_engine(settings, shared_models.parts(settings))  # the run's models, the local LLM's included
+    engine.warm_up()  # what another app of the run had the shared LLM read already is not read again
     server = start_server(engine, "127.0.0.1", _free_port())  # as app.py serves it: headers, sessions, uploads
     try:
         yield server.url

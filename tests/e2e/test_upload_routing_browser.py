@@ -86,7 +86,7 @@ def demo_app(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> It
         workflow={"step_timeout_s": 600.0},
         llm={"timeout_s": 900.0, "threads": MODEL_THREADS},  # this xdist worker's share of the cores
     )
-    engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
+    engine = build_engine(settings, shared_models.parts(settings))  # the run's models, the local LLM's included
     server = start_server(engine, "127.0.0.1", _free_port())
     try:
         yield engine, server.url
