@@ -228,7 +228,7 @@ def build_rig(settings: Settings, models: SharedModels | None = None) -> Rig:
 
 @pytest.fixture(scope="session")
 def shared_models() -> SharedModels:
-    """The embedders and rerankers every engine of the run shares (``tests/shared_models.py``)."""
+    """The embedders, rerankers and local models every engine of the run shares (``tests/shared_models.py``)."""
     from tests.shared_models import SharedModels
 
     return SharedModels()

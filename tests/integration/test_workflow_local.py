@@ -10,12 +10,12 @@ import pytest
 
 from ragapp.config import Settings
 from ragapp.core.types import ChatTurn
-from ragapp.engine.build import load_builtins
-from ragapp.models.llm import LLM, LLMS
+from ragapp.models.llm import LLM
 from ragapp.qa.rewrite import QuestionPlanner
 from ragapp.router.router import IntentRouter
 from ragapp.router.store import IntentStore
 from ragapp.router.tree import parse_tree
+from tests.shared_models import SharedModels
 from tests.workers import MODEL_THREADS
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
@@ -32,9 +32,12 @@ def settings() -> Settings:
 
 
 @pytest.fixture(scope="module")
-def llm(settings: Settings) -> LLM:
-    load_builtins()
-    return LLMS.get("llama_cpp")(settings)
+def llm(settings: Settings, shared_models: SharedModels) -> LLM:
+    """The run's local model: the classifier's prompt over the demo tree may be read already (an app of the
+    browser tests warmed it)."""
+    model = shared_models.llm(settings)
+    assert model is not None
+    return model
 
 
 @pytest.fixture(scope="module")
