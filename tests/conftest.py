@@ -286,6 +286,8 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
         "answer_cache": {"enabled": False},
         # Written against uploads that return fully indexed; the background enrichment's tests turn it on.
         "enrich": {"background": False},
+        # PP-OCRv4 on this worker's share of the cores, as the other models (tests/workers.py)
+        "ingest": {"ocr_threads": MODEL_THREADS},
     }
     base["workflow"]["calibrator"] = FIXTURES / "calibrator-checks.json"  # the checks decide the level
     return Settings(**_merge(base, overrides))
