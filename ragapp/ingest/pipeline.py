@@ -152,7 +152,7 @@ class Ingestor:
         self._enricher = enricher  # None: everything inline, no background enrichment
         self._parse_options = ParseOptions(
             ocr=settings.ocr, ocr_dpi=settings.ocr_dpi, ocr_max_pages=settings.ocr_max_pages,
-            pdf_tables=settings.pdf_tables, ocr_latin=settings.ocr_latin,
+            pdf_tables=settings.pdf_tables, ocr_latin=settings.ocr_latin, ocr_threads=settings.ocr_threads,
             join_broken_words=settings.join_broken_words, figures=settings.figures,
         )  # fmt: skip
 

@@ -6,7 +6,9 @@ talks to Gradio; ``ragapp.serve`` builds the server around it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,39 @@ from ragapp.ui.confidence_badge import BADGE_HEAD
 from ragapp.ui.i18n import I18N
 from ragapp.ui.layout import build_ui
 from ragapp.ui.page_language import HEAD
+
+# Gradio builds a whole FastAPI app (about a hundred routes, and the page's config) for a Blocks when it is made (it
+# queues itself), again when its ``with`` ends, and at each ``queue()``; each replaces the one before, and
+# ``mount_gradio_app`` builds the one served. The first two are never used: ``build_page`` skips them (a fifth of a
+# page's start, and of each served app's in the tests). Checked per context (a ContextVar), so a page built in
+# another thread meanwhile, or any other Blocks, is built as Gradio builds it.
+_BUILDING: ContextVar[bool] = ContextVar("ragapp_building_page", default=False)
+_gradio_create_app = GradioApp.create_app
+
+
+def _create_app_unless_building(blocks: Any, *args: Any, **kwargs: Any) -> Any:
+    return None if _BUILDING.get() else _gradio_create_app(blocks, *args, **kwargs)
+
+
+if not getattr(GradioApp.create_app, "ragapp_wrapped", False):  # once, however often this module loads
+    _create_app_unless_building.ragapp_wrapped = True  # type: ignore[attr-defined]
+    GradioApp.create_app = staticmethod(_create_app_unless_building)  # type: ignore[method-assign]
+
+
+@contextmanager
+def _without_throwaway_apps() -> Iterator[None]:
+    token = _BUILDING.set(True)
+    try:
+        yield
+    finally:
+        _BUILDING.reset(token)
+
+
+def build_page(engine: Engine) -> Any:
+    """The app's page (``build_ui``), queued four answers at a time, without Gradio's throwaway apps."""
+    with _without_throwaway_apps():
+        page = build_ui(engine)
+    return page.queue(default_concurrency_limit=4)  # outside: the queue runs its events through this app
 
 
 @dataclass(frozen=True)
@@ -65,7 +100,7 @@ def mount_page(
     Gradio's sign-in route (POST /login: ``ragapp.serve.signin_page`` serves the page that posts to it). Routes of
     ``app`` must be added before: the mount answers every path after it."""
     settings = engine.settings
-    page = blocks if blocks is not None else build_ui(engine).queue(default_concurrency_limit=4)
+    page = blocks if blocks is not None else build_page(engine)
     gr.mount_gradio_app(
         app,
         page,

@@ -52,6 +52,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Ite
         answer_cache={"enabled": False},
         retrieval={"channel_timeout_s": 60.0},  # a loaded runner's search must not lose a channel to the 5 s budget
         llm={"threads": MODEL_THREADS},  # this xdist worker's share of the cores (tests/workers.py)
+        ingest={"ocr_threads": MODEL_THREADS},
     )
     engine = build_engine(settings, shared_models.parts(settings))  # the run's models, the local LLM's included
     engine.warm_up()  # what another app of the run had the shared LLM read already is not read again

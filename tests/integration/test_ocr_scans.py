@@ -19,6 +19,7 @@ from ragapp.models.ocr import read_image
 from ragbench.ocr import identifier_share, wer
 from ragbench.scans import save_image_pdf, scan_image
 from tests.unit import test_boilerplate as pages
+from tests.workers import MODEL_THREADS
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +57,7 @@ def _scanned(path: Path) -> np.ndarray:
 
 def test_an_english_page_comes_back_as_words(make_documents: Any, tmp_path: Path) -> None:
     page = _scanned(make_documents.text_pdf(tmp_path / "prose.pdf", PROSE))
-    read = read_image(page)
+    read = read_image(page, threads=MODEL_THREADS)
     assert wer(read.text, "\n".join(PROSE)) <= 0.05, read.text
     assert "the desk clerk scans its label and the record moves back" in read.text
     assert read.confidence > 0.8
@@ -64,7 +65,7 @@ def test_an_english_page_comes_back_as_words(make_documents: Any, tmp_path: Path
 
 def test_identifiers_on_a_scanned_page_are_read_whole(make_documents: Any, tmp_path: Path) -> None:
     page = _scanned(make_documents.text_pdf(tmp_path / "code.pdf", CODE, font="Courier"))
-    read = read_image(page)
+    read = read_image(page, threads=MODEL_THREADS)
     right, count = identifier_share(read.text, "\n".join(CODE))
     assert count >= 6 and right / count >= 0.85, read.text
     for name in ("shelf_record_update(item_id,", "LoanPolicy.maxRenewals", "2.14.3", "OVERDUE_REPORT_HOUR=8"):
@@ -73,7 +74,7 @@ def test_identifiers_on_a_scanned_page_are_read_whole(make_documents: Any, tmp_p
 
 
 def test_a_page_of_chinese_and_english_keeps_both(make_documents: Any) -> None:
-    read = read_image(np.asarray(make_documents.scan(MIXED, size=30)))
+    read = read_image(np.asarray(make_documents.scan(MIXED, size=30)), threads=MODEL_THREADS)
     lines = read.text.splitlines()
     assert len(lines) == len(MIXED), read.text
     for want, got in zip(MIXED, lines, strict=True):
@@ -88,7 +89,7 @@ def test_a_scanned_pdf_is_ingested_with_its_words_apart(
 ) -> None:
     scan = save_image_pdf([scan_image(pdfium.PdfDocument(str(make_documents.text_pdf(tmp_path / "p.pdf", PROSE)))[0])],
                           tmp_path / "scanned-prose.pdf", 150)  # fmt: skip
-    doc = parse_file(scan, options=ParseOptions(ocr_dpi=200))
+    doc = parse_file(scan, options=ParseOptions(ocr_dpi=200, ocr_threads=MODEL_THREADS))
     assert doc.report.ocr_pages == (1,)
     assert "overdue report" in doc.sections[0].text
     rig = make_engine()
@@ -107,5 +108,7 @@ def test_a_scanned_pdf_is_ingested_with_its_words_apart(
 )
 def test_a_scanned_page_gets_the_boilerplate_verdict_of_its_text(make_documents: Any, name: str, latin: bool) -> None:
     text = getattr(pages, name)
-    read = read_image(np.asarray(make_documents.scan(text.splitlines(), size=24, width=2200)), latin=latin)
+    read = read_image(
+        np.asarray(make_documents.scan(text.splitlines(), size=24, width=2200)), latin=latin, threads=MODEL_THREADS
+    )
     assert boilerplate_reason(read.text) == boilerplate_reason(text), read.text

@@ -201,3 +201,29 @@ def test_other_sites_may_frame_the_app_only_when_the_setting_names_them(serve: C
     headers = httpx.get(server.url + "/").headers
     assert "frame-ancestors 'self' https://huggingface.co" in headers["content-security-policy"]
     assert "x-frame-options" not in headers  # SAMEORIGIN would forbid what the policy allows
+
+
+def test_the_page_is_built_into_gradios_app_twice_not_four_times(
+    serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gradio builds an app of its own for a page when the page is made, when its ``with`` ends, at ``queue()`` and at
+    the mount; the first two are thrown away unused, and the page is built without them. The queue's app is the one
+    the queue runs the page's events through, and the mounted one answers: the page works."""
+    from gradio.routes import App
+
+    built: list[Any] = []
+    create_app = App.create_app
+
+    def recorded(blocks: Any, *args: Any, **kwargs: Any) -> Any:
+        app = create_app(blocks, *args, **kwargs)
+        if app is not None:
+            built.append(app)
+        return app
+
+    monkeypatch.setattr(App, "create_app", staticmethod(recorded))
+    _rig, server = serve()
+    page = server.app.state.page
+    assert built == [page.blocks.app, page.gradio]  # the queue's, then the mounted one
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        assert "gradio_config" in client.get("/").text
+        assert client.get("/gradio_api/info").status_code == 200

@@ -39,7 +39,7 @@ def parse_image(path: Path, name: str) -> ParsedDocument:
     from ragapp.models.ocr import read_image
 
     report("ocr", 0.0, "OCR page 1/1", 0, 1)
-    result = read_image(np.asarray(picture), latin=options().ocr_latin)
+    result = read_image(np.asarray(picture), latin=options().ocr_latin, threads=options().ocr_threads)
     report("ocr", 1.0, "OCR done", 1, 1)
     text = result.text.strip()
     sections = (Section(text=text, page=1, ocr_confidence=result.confidence),) if text else ()

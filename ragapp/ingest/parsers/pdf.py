@@ -346,7 +346,7 @@ def _ocr_pages(
                 image = np.asarray(page.render(scale=scale).to_pil().convert("RGB"))
                 page.close()
             # OCR outside the lock: another upload's pages may render meanwhile
-            result = read_image(image, latin=settings.ocr_latin)
+            result = read_image(image, latin=settings.ocr_latin, threads=settings.ocr_threads)
             read[number] = (result.text, result.confidence)
             boxes.extend(page_boxes(number, result.lines, image.shape[1], image.shape[0]))
     finally:

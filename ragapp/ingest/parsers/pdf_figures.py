@@ -237,7 +237,8 @@ def _read_images(document: Any, found: list[_Found], settings: ParseOptions, loc
             finally:
                 page.close()
         try:  # outside the lock: another upload's pages may render meanwhile
-            read[id(figure)] = " ".join(read_image(image, latin=settings.ocr_latin).text.split())
+            words = read_image(image, latin=settings.ocr_latin, threads=settings.ocr_threads).text
+            read[id(figure)] = " ".join(words.split())
         except Exception as exc:  # one unreadable picture costs its words, never the document
             log.info("OCR of a figure on page %d failed: %r", figure.page, exc)
     return [replace(f, inside=read[id(f)][:INSIDE_CHARS]) if read.get(id(f)) else f for f in found]

@@ -52,7 +52,8 @@ def picture_words(image: Image, settings: ParseOptions) -> str:
     from ragapp.models.ocr import read_image
 
     try:
-        return " ".join(read_image(np.asarray(image), latin=settings.ocr_latin).text.split())
+        words = read_image(np.asarray(image), latin=settings.ocr_latin, threads=settings.ocr_threads).text
+        return " ".join(words.split())
     except Exception as exc:  # one unreadable picture costs its words, never the document
         log.info("OCR of a picture failed: %r", exc)
         return ""
