@@ -114,6 +114,13 @@ class FileUnits(LoadFileScheduling):
     def _split_scope(self, nodeid: str) -> str:
         return work_unit(nodeid)
 
+    def _reschedule(self, node: Any) -> None:
+        """A worker is given its next unit once it has one test left, not three as in xdist: with units of a test
+        or two, a worker held three units ahead, which the other, idle at the end of the run, could not take. One
+        is needed: a worker starts a test once it knows the next one (or that none is coming)."""
+        if node.shutting_down or not self.workqueue or self._pending_of(self.assigned_work[node]) <= 1:
+            super()._reschedule(node)
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadFileScheduling | None:
