@@ -83,9 +83,10 @@ LONGEST_FIRST = (
     LOCAL_MODEL,
     "tests/cluster/test_cluster.py",
     "tests/e2e/test_one_language_browser.py",
-    "tests/e2e/test_language_browser.py",
     "tests/hostile/test_hostile_large_files.py",
-    "tests/integration/test_sync_website.py",
+    "tests/e2e/test_language_browser.py",
+    "tests/e2e/test_admin_browser.py",
+    "tests/hostile/test_hostile_api.py",
 )
 
 
