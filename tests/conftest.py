@@ -23,6 +23,7 @@ from tests.workers import (  # noqa: F401  (the hooks, found here)
     MODEL_THREADS,
     pytest_collection_modifyitems,
     pytest_xdist_auto_num_workers,
+    pytest_xdist_make_scheduler,
 )
 
 # Under pytest-xdist each worker's models get its share of the cores (tests/workers.py), their OpenMP runtimes

@@ -23,6 +23,7 @@ from tqdm import tqdm
 from ragapp.config import Settings
 from ragapp.core.lang import language_of
 from ragapp.core.types import DEFAULT_KB, DocumentRecord
+from ragapp.engine.build import load_builtins
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
 from ragapp.ingest.pipeline import KnowledgeStore
@@ -163,6 +164,7 @@ class QueryTimes:
 
 def time_queries(store: KnowledgeStore, settings: Settings, questions: Sequence[str], n: int) -> QueryTimes:
     """Run ``n`` questions (cycling through ``questions``) through the real ``RetrievalPipeline``, uncached."""
+    load_builtins()  # the registries fill as their modules are imported: the reranker's may not be, else
     knobs = settings.retrieval.model_copy(update={"cache_size": 0})  # every query is timed for real
     deps = ChannelDeps(embedder=store.embedder, vectors=store.vectors, keywords=store.keywords)
     reranker = RERANKERS.get(settings.rerank.backend)(settings)
