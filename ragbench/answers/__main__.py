@@ -24,14 +24,15 @@ import argparse
 import json
 import os
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.errors import ConfigError
+from ragapp.core.errors import ConfigError, LLMError
 from ragapp.core.types import ChatTurn
-from ragapp.models.llm import LLMS
+from ragapp.models.llm import LLM, LLMS, stream_within
 from ragbench.answers.answer_set import (
     SPLITS,
     TYPES,
@@ -45,7 +46,6 @@ from ragbench.answers.scoring import Row, score, summarize, watch
 from ragbench.answers.state import OWNER, prepare_state, state_folder
 from ragbench.answers.truth import comparison_json, comparison_text, load_rows, truth_table
 from ragbench.cli import parse_counts, run_command, settings_snapshot
-from ragbench.eval.mode_asking import preflight
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
@@ -88,6 +88,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parse_counts(parser, argv, "limit", "stride")
     return run_command(_run, args)
+
+
+def preflight(llm: LLM, timeout_s: float) -> float:
+    """Load the model and ask for one token, so a model that cannot answer stops the run before its documents are
+    indexed; the seconds it took. Raises ``LLMError`` saying nothing was measured (no server, no model file)."""
+    start = time.perf_counter()
+    try:
+        load = getattr(llm, "load", None)
+        if callable(load):
+            load()
+        messages = [ChatTurn("user", "Reply with the word OK.")]
+        for _ in stream_within(lambda: llm.stream_chat(messages, max_tokens=1, temperature=0.0), timeout_s):
+            pass
+    except LLMError as exc:
+        raise LLMError(f"the model ({llm.name}) failed a one-token test call, so nothing was measured: {exc}") from exc
+    return time.perf_counter() - start
 
 
 def ask(engine: Engine, question: Question, mode: str | None, set_doc_of: dict[str, str]) -> Row:

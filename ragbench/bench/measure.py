@@ -23,6 +23,7 @@ from tqdm import tqdm
 from ragapp.config import Settings
 from ragapp.core.lang import language_of
 from ragapp.core.types import DEFAULT_KB, DocumentRecord
+from ragapp.engine.build import load_builtins
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
 from ragapp.ingest.pipeline import KnowledgeStore
@@ -165,6 +166,7 @@ def time_queries(store: KnowledgeStore, settings: Settings, questions: Sequence[
     """Run ``n`` questions (cycling through ``questions``) through the real ``RetrievalPipeline``, uncached."""
     knobs = settings.retrieval.model_copy(update={"cache_size": 0})  # every query is timed for real
     deps = ChannelDeps(embedder=store.embedder, vectors=store.vectors, keywords=store.keywords)
+    load_builtins()  # the rerankers register themselves on import, as the engine's build does
     reranker = RERANKERS.get(settings.rerank.backend)(settings)
     pipeline = RetrievalPipeline([CHANNELS.get(c)(deps) for c in knobs.channels], store.catalog, reranker, knobs)
     pipeline.retrieve(questions[0])  # warm up: models and indexes load outside the timing

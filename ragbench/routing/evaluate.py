@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast, get_args
 
@@ -179,26 +179,10 @@ class RoutingRow:
     features: tuple[float, float, float | None] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "lang": self.lang,
-            "expected": self.expected,
-            "kind": self.kind,
-            "action": self.action,
-            "codes": list(self.codes),
-            "correct": self.correct,
-            "any_correct": self.any_correct,
-            "reason": self.reason,
+        return asdict(self) | {
             "seconds": round(self.seconds, 3),
-            "error": self.error,
-            "error_kind": self.error_kind,
-            "ignored": list(self.ignored),
             "scores": {code: round(score, 3) for code, score in self.scores},
-            "reply": self.reply,
-            "note": self.note,
-            "top": self.top,
             "top_score": None if self.top_score is None else round(self.top_score, 4),
-            "top_right": self.top_right,
             "features": None if self.features is None else dict(zip(FEATURES, self.features, strict=True)),
         }
 
@@ -326,13 +310,7 @@ class PrecisionRecall:
         return self.hits / self.labelled if self.labelled else None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "precision": self.precision,
-            "recall": self.recall,
-            "taken": self.taken,
-            "labelled": self.labelled,
-            "hits": self.hits,
-        }
+        return {"precision": self.precision, "recall": self.recall} | asdict(self)
 
 
 def precision_recall(rows: Sequence[RoutingRow], action: Literal["clarify", "fallback"]) -> PrecisionRecall:
