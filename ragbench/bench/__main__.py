@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.errors import RagAppError
 from ragapp.core.types import Chunk
 from ragapp.models.embedders import Embedder, load_embedder
 from ragbench.bench.corpus import BenchCorpus, BenchError, EmbedSample, embed_sample, plan_corpus, sample_chunks
@@ -40,7 +39,7 @@ from ragbench.bench.measure import (
     time_queries,
 )
 from ragbench.bench.report import render_table
-from ragbench.cli import write_json
+from ragbench.cli import run_command, write_json
 from ragbench.eval.beir import load_beir
 
 log = logging.getLogger("ragbench.bench")
@@ -64,7 +63,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also time LlamaIndex's default VectorStoreIndex build over the embed sample.",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the vector perturbation (default: 0).")
     p.epilog = "App settings (embedder, chunking, retrieval, reranker) come from RAGAPP_* variables as usual."
     return p
 
@@ -79,23 +77,17 @@ def main(argv: list[str] | None = None) -> int:
         import ragbench.bench.load as load_bench
 
         return load_bench.main(argv[1:])
-    if argv[:1] == ["scale"]:
-        argv = argv[1:]
     args = _parser().parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("ragbench.bench").setLevel(logging.INFO)
-    try:
-        payload = run(args)
-    except RagAppError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    payload["command"] = " ".join(["python -m ragbench.bench", *argv])
-    sys.stdout.write(render_table(payload) + "\n")
-    if args.output:
-        write_json(args.output, payload)
-    return 0
+
+    def measure(args: argparse.Namespace) -> int:
+        logging.getLogger("ragbench.bench").setLevel(logging.INFO)
+        payload = run(args) | {"command": " ".join(["python -m ragbench.bench", *argv])}
+        sys.stdout.write(render_table(payload) + "\n")
+        if args.output:
+            write_json(args.output, payload)
+        return 0
+
+    return run_command(measure, args)
 
 
 def _sizes(text: str) -> list[int]:
@@ -180,7 +172,7 @@ def _measure_size(
     work: Path,
 ) -> dict[str, Any]:
     docs = corpus.take(target)
-    vectors = corpus_vectors(docs, corpus, sample, seed=args.seed + target)
+    vectors = corpus_vectors(docs, corpus, sample, seed=target)
     folder = work / f"size-{target}"
     gc.collect()
     rss_before = rss_mb()
@@ -268,16 +260,9 @@ def _compare(
 
 
 def _machine(load_start: tuple[float, float, float]) -> dict[str, Any]:
-    memory_gb = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
-    except OSError:
-        pass
     return {
         "cpus": os.cpu_count(),
-        "memory_gb": memory_gb,
+        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3, 1),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "accelerator": "none (the embedder and every index run on the CPU)",
