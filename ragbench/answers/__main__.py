@@ -43,7 +43,7 @@ from ragbench.answers.answer_set import (
     pdfs_as,
 )
 from ragbench.answers.scoring import Row, score, summarize, watch
-from ragbench.answers.state import OWNER, prepare_state, state_folder
+from ragbench.answers.state import OWNER, engine_over, prepare_state, set_doc_ids, state_folder
 from ragbench.answers.truth import comparison_json, comparison_text, load_rows, truth_table
 from ragbench.cli import parse_counts, run_command, settings_snapshot
 
@@ -189,7 +189,7 @@ def resumed_rows(path: Path, payload: dict[str, Any], questions: list[Question])
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ragapp.engine.build import Parts, build_engine, load_builtins
+    from ragapp.engine.build import Parts, load_builtins
 
     answer_set = load_set(args.set_file)
     missing = missing_documents(answer_set)
@@ -217,16 +217,10 @@ def _run(args: argparse.Namespace) -> int:
 
     folder = args.state or state_folder(answer_set, settings, args.cache)
 
-    def engine_of(state: Path) -> Engine:
-        paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
-        return build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=inner))
-
-    engine, how = prepare_state(answer_set, engine_of, folder)
+    engine, how = prepare_state(answer_set, engine_over(settings, Parts(llm=inner)), folder)
     rows: list[Row] = []
     try:
-        set_doc_of = {
-            d.doc_id: doc.id for d in engine.library.documents() for doc in answer_set.documents if d.name == doc.name
-        }
+        set_doc_of = set_doc_ids(engine, answer_set)
         print(f"{answer_set.name}: {len(questions)} questions over {folder} ({how})", file=sys.stderr)
         payload: dict[str, Any] = {
             "set": str(args.set_file),

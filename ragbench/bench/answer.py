@@ -252,7 +252,7 @@ def _ask_all(
 def _run(args: argparse.Namespace) -> int:
     from ragapp.engine.build import Parts, build_engine, load_builtins
     from ragbench.answers.answer_set import load_set
-    from ragbench.answers.state import prepare_state, state_folder
+    from ragbench.answers.state import engine_over, prepare_state, state_folder
 
     settings = Settings()
     load_builtins()
@@ -272,11 +272,7 @@ def _run(args: argparse.Namespace) -> int:
         answer_set = load_set(args.set_file)
         folder = state_folder(answer_set, settings, args.cache)
 
-        def engine_of(state: Path) -> Any:
-            paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
-            return build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=llm))
-
-        engine, _ = prepare_state(answer_set, engine_of, folder)
+        engine, _ = prepare_state(answer_set, engine_over(settings, Parts(llm=llm)), folder)
         try:
             engine.warm_up()
             chosen = list(answer_set.questions[:: args.stride])[: args.limit or None]
