@@ -113,7 +113,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
+    """A share as a percentage six wide, "-" for none (the coverage and highlight tables)."""
     return "     -" if value is None else f"{100 * value:6.1f}"
 
 
@@ -126,7 +127,7 @@ def render(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         target = f"{100 * s['target_p5']:.0f}%" if s["target_p5"] else "-"
         seconds = f"{s['parse_s_p50'] or 0:11.3f} {s['parse_s_max'] or 0:6.2f}"
         lines.append(
-            f"{fmt:9s} {s['files']:5d} {s['measured']:5d} {_pct(s['min'])} {_pct(s['p5'])} {_pct(s['median'])} "
+            f"{fmt:9s} {s['files']:5d} {s['measured']:5d} {pct(s['min'])} {pct(s['p5'])} {pct(s['median'])} "
             f"{s['under_95']:5d} {s['under_90']:5d} {target:>9s} {seconds}"
         )
     under = sorted((r for r in rows if (r.get("coverage") or 1.0) < 0.95), key=lambda r: r["coverage"])

@@ -23,6 +23,7 @@ from ragapp.router.classifier import Classification, LeafScore
 from ragapp.router.decide import Action, RoutingDecision, decide
 from ragapp.router.fit import LeafFit
 from ragapp.router.tree import IntentTree
+from ragbench.eval.runner import percentiles
 from ragbench.routing.calibration import summarize_calibration
 
 Outcome = Literal["leaf", "clarify", "fallback"]
@@ -323,15 +324,11 @@ def precision_recall(rows: Sequence[RoutingRow], action: Literal["clarify", "fal
 
 
 def percentiles_ms(seconds: Sequence[float]) -> dict[str, float | None]:
-    """p50, p95 (nearest rank) and mean, in milliseconds; None for no values."""
+    """p50, p95 (nearest rank, as ``make eval`` counts them) and mean, in milliseconds; None for no values."""
     if not seconds:
         return {"p50": None, "p95": None, "mean": None}
-    ordered = sorted(seconds)
-
-    def pick(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000, 1)
-
-    return {"p50": pick(0.50), "p95": pick(0.95), "mean": round(sum(ordered) / len(ordered) * 1000, 1)}
+    out: dict[str, float | None] = {name: round(ms, 1) for name, ms in percentiles(seconds).items()}
+    return out | {"mean": round(sum(seconds) / len(seconds) * 1000, 1)}
 
 
 def latency(rows: Sequence[RoutingRow]) -> dict[str, Any]:
