@@ -118,7 +118,9 @@ def pipeline_ranker(
 
 def make_reranker(settings: Settings) -> Reranker:
     if settings.rerank.backend == "none":
-        raise EvalError("a +rerank configuration needs a reranker: pass --rerank-model or set RAGAPP_RERANK__BACKEND.")
+        raise EvalError(
+            "a +rerank configuration needs a reranker: set RAGAPP_RERANK__BACKEND (and RAGAPP_RERANK__MODEL)."
+        )
     load_builtins()
     return RERANKERS.get(settings.rerank.backend)(settings)
 
