@@ -85,9 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parse_counts(parser, argv, "limit", "stride")
-    return run_command(_run, args)
+    return run_command(_run, parse_counts(_parser(), argv, "limit", "stride"))
 
 
 def preflight(llm: LLM, timeout_s: float) -> float:

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from typing import Any
 from ragapp.config import REPO_ROOT
 from ragbench.bench.answer import DEMO_QUESTIONS, fmt, percentile
 from ragbench.cli import parse_counts, run_command, write_json
+from ragcluster.services import free_port
 
 START_TIMEOUT_S = 900.0  # a first start ingests the demo documents and loads the models
 _AHEAD = re.compile(r"(\d+) answers? ahead of yours")
@@ -101,12 +101,6 @@ def ask(client: Any, request: Request) -> None:
         request.error = "no answer came"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def wait_until_up(
     url: str, timeout_s: float, app: subprocess.Popen[bytes] | None = None, log: Path | None = None
 ) -> None:
@@ -128,7 +122,7 @@ def wait_until_up(
 def running_app(log_path: Path, env: dict[str, str] | None = None, ready: str = ""):  # type: ignore[no-untyped-def]
     """The app on a free loopback port over a fresh state (``env``: more of its environment); yields its URL once
     it answers HTTP (at ``ready``, e.g. "readyz": once its models are loaded)."""
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="ragbench-load-") as state:
         env = os.environ | (env or {}) | {"RAGAPP_PATHS__STATE_DIR": state, "RAGAPP_UI__PORT": str(port)}
         with log_path.open("w") as log:

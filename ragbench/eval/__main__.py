@@ -56,8 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    return run_command(_run, args)
+    return run_command(_run, _parser().parse_args(argv))
 
 
 def _run(args: argparse.Namespace) -> int:

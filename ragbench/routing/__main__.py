@@ -69,9 +69,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parse_counts(parser, argv, "limit")
-    return run_command(_run, args)
+    return run_command(_run, parse_counts(_parser(), argv, "limit"))
 
 
 def _run(args: argparse.Namespace) -> int:
