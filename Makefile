@@ -32,7 +32,7 @@ endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
 .PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
-	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-retrieval answer-check answer-questions bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
+	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-truth answer-retrieval answer-check answer-questions bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync bench-staged bench-crawl docs space rebuild-llama
 
 $(VENV)/bin/python:
@@ -276,6 +276,11 @@ answer-replay: setup
 CALIBRATE_ROWS ?= results/answers/debian-blind-dev-signals-replayed.json results/answers/debian-fresh-dev.json
 answer-calibrate: setup
 	$(PY) -m ragbench.answers.calibrate $(CALIBRATE_ROWS) $(if $(CALIBRATE_WRITE),--write)
+# answer-truth: finished answer-eval runs scored again as CRAG scores truthfulness (no model): ANSWER_RESULTS, their
+# result JSON files (default: the ANSWER_SET run's); ANSWER_COMPARE=<an earlier one> puts it beside and names what changed.
+ANSWER_RESULTS ?= results/answers/$(ANSWER_EVAL_NAME).json
+answer-truth: setup
+	$(PY) -m ragbench.answers.truth $(ANSWER_RESULTS) $(if $(ANSWER_COMPARE),--compare $(ANSWER_COMPARE))
 # answer-check: an answer set's evidence and must_contain checked against its documents, without the app or a model.
 answer-check: setup
 	$(PY) -m ragbench.answers.check --set $(ANSWER_SET)

@@ -22,8 +22,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,26 +51,29 @@ def retrieve(http: httpx.Client, call: Call) -> None:
     call.chunks = len(reply.json()["chunks"])
 
 
-def answer(http: httpx.Client, call: Call, start: float) -> None:
-    body = {"model": "ragapp-workflow", "stream": True, "messages": [{"role": "user", "content": call.question}]}
-    done = False
+def stream_answer(http: httpx.Client, mode: str, question: str) -> Iterator[dict[str, Any]]:
+    """``POST /v1/chat/completions`` streamed in ``mode``: each chunk's JSON, to ``[DONE]`` (RuntimeError if the
+    stream ends without it or sends an error)."""
+    body = {"model": f"ragapp-{mode}", "stream": True, "messages": [{"role": "user", "content": question}]}
     with http.stream("POST", "/v1/chat/completions", json=body) as reply:
         reply.raise_for_status()
         for line in reply.iter_lines():
-            if not line.startswith("data: "):
-                continue
             if line == "data: [DONE]":
-                done = True
-                break
-            data = json.loads(line[6:])
-            if "error" in data:
-                raise RuntimeError(data["error"]["message"])
-            if data["choices"][0]["delta"].get("content"):
-                call.chunks += 1
-                if call.first_token_s is None:
-                    call.first_token_s = time.perf_counter() - start
-    if not done:
-        raise RuntimeError("the stream ended without [DONE]")
+                return
+            if line.startswith("data: "):
+                data = json.loads(line.removeprefix("data: "))
+                if "error" in data:
+                    raise RuntimeError(data["error"]["message"])
+                yield data
+    raise RuntimeError("the stream ended without [DONE]")
+
+
+def answer(http: httpx.Client, call: Call, start: float) -> None:
+    for data in stream_answer(http, "workflow", call.question):
+        if data["choices"][0]["delta"].get("content"):
+            call.chunks += 1
+            if call.first_token_s is None:
+                call.first_token_s = time.perf_counter() - start
 
 
 def run_phase(url: str, key: str | None, users: int, calls: list[Call], stream: bool) -> float:
@@ -175,8 +178,7 @@ def _run(args: argparse.Namespace) -> int:
             out[name] = summarize(calls, wall)
         return out
 
-    serve: Callable[[], Any] = (lambda: _given(args.url)) if args.url else local_server
-    with serve() as url:
+    with nullcontext(args.url.rstrip("/")) if args.url else local_server() as url:
         print(f"app at {url}; {args.users} users, {args.requests} requests per phase", file=sys.stderr)
         summary = go(url)
     print(f"HTTP API, {args.users} users, {os.cpu_count()} CPUs:")
@@ -196,11 +198,6 @@ def _run(args: argparse.Namespace) -> int:
         }
         write_json(args.output, payload)
     return 1 if any(s["errors"] for s in summary.values()) else 0
-
-
-@contextmanager
-def _given(url: str) -> Iterator[str]:
-    yield url.rstrip("/")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +58,14 @@ def print_results(results: dict[str, Any], output: Path | None) -> int:
         write_json(output, results)
     print(json.dumps(results, indent=2))
     return 0
+
+
+def grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A plain-text table's lines: the first column to the left, the others to the right, a rule under the header."""
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]

@@ -9,7 +9,7 @@ median, the files under 95% with what was not read, and parse time; writes every
     python -m ragbench.coverage --output results/coverage.json
 
 The held-out documents of the developers' guide are never read (``HELD_OUT``); neither are files over
-``--max-mb`` (listed as skipped).
+``MAX_MB`` (listed as skipped).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ FORMATS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".txt": "text", ".md"
 HELD_OUT = ("libtasn1-doc", "shared-mime-info", "zlib_how.html", "python-policy")
 TARGETS = {"html": 0.98, "text": 0.98, "markdown": 0.98, "pdf": 0.95}  # p5 to reach
 FLOOR = 0.90  # no file may be under this without a reason shown
+MAX_MB = 5.0  # larger files are skipped: R's 3,600-page refman
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,7 +46,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "roots", nargs="*", type=Path, help="folders to search (default: the Debian doc folders and the answer sets)."
     )
-    p.add_argument("--max-mb", type=float, default=5.0, help="skip larger files (default 5: R's 3,600-page refman).")
     p.add_argument("--output", type=Path, help="write every file's row and the summary as JSON.")
     return p
 
@@ -113,7 +113,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
+    """A share as a percentage six wide, "-" for none (the coverage and highlight tables)."""
     return "     -" if value is None else f"{100 * value:6.1f}"
 
 
@@ -126,7 +127,7 @@ def render(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         target = f"{100 * s['target_p5']:.0f}%" if s["target_p5"] else "-"
         seconds = f"{s['parse_s_p50'] or 0:11.3f} {s['parse_s_max'] or 0:6.2f}"
         lines.append(
-            f"{fmt:9s} {s['files']:5d} {s['measured']:5d} {_pct(s['min'])} {_pct(s['p5'])} {_pct(s['median'])} "
+            f"{fmt:9s} {s['files']:5d} {s['measured']:5d} {pct(s['min'])} {pct(s['p5'])} {pct(s['median'])} "
             f"{s['under_95']:5d} {s['under_90']:5d} {target:>9s} {seconds}"
         )
     under = sorted((r for r in rows if (r.get("coverage") or 1.0) < 0.95), key=lambda r: r["coverage"])
@@ -145,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
     paths = files(args.roots or ROOTS, with_sets=not args.roots)
     print(f"{len(paths)} files", file=sys.stderr)
     for index, path in enumerate(paths, start=1):
-        if path.stat().st_size > args.max_mb * 1024 * 1024:
+        if path.stat().st_size > MAX_MB * 1024 * 1024:
             skipped.append(str(path))
             continue
         rows.append(measure_file(path, settings))
@@ -154,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = summarize(rows)
     print(render(summary, rows))
     if skipped:
-        print(f"skipped over {args.max_mb:g} MB: {', '.join(skipped)}")
+        print(f"skipped over {MAX_MB:g} MB: {', '.join(skipped)}")
     if args.output:
         payload = {"created": datetime.now(UTC).isoformat(timespec="seconds"), "summary": summary,
                    "skipped": skipped, "rows": rows}  # fmt: skip

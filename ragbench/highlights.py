@@ -37,7 +37,7 @@ from ragapp.ingest.parsing import parse_file
 from ragapp.ingest.passage_boxes import Located, locate, page_text
 from ragapp.qa.grounding import prose_sentences
 from ragbench.cli import run_command, write_json
-from ragbench.coverage import HELD_OUT
+from ragbench.coverage import HELD_OUT, pct
 
 # Debian documentation packages and the manual each holds (a .gz is unpacked).
 TUNING = {
@@ -142,17 +142,13 @@ def _share(located: list[Located], found: bool = False) -> float | None:
     return round(hits / len(located), 4)
 
 
-def _pct(value: float | None) -> str:
-    return "     -" if value is None else f"{100 * value:6.1f}"
-
-
 def render(rows: list[dict[str, Any]]) -> str:
     lines = [f"{'document':28s} {'chunks':>6s} {'hl %':>6s} {'found %':>7s} {'quotes':>6s} {'hl %':>6s} "
              f"{'found %':>7s} {'s':>6s}"]  # fmt: skip
     for r in rows:
         lines.append(
-            f"{r['file'][:28]:28s} {r['chunks']:6d} {_pct(r['chunks_highlighted'])} {_pct(r['chunks_found']):>7s} "
-            f"{r['quotes']:6d} {_pct(r['quotes_highlighted'])} {_pct(r['quotes_found']):>7s} {r['seconds']:6.1f}"
+            f"{r['file'][:28]:28s} {r['chunks']:6d} {pct(r['chunks_highlighted'])} {pct(r['chunks_found']):>7s} "
+            f"{r['quotes']:6d} {pct(r['quotes_highlighted'])} {pct(r['quotes_found']):>7s} {r['seconds']:6.1f}"
         )
     return "\n".join(lines) + f"\n(hl: {STRICT:.0%} of a passage's letters marked; target {TARGET:.0%} of chunks)"
 

@@ -139,7 +139,6 @@ def bench_office(folder: Path, settings: Settings) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--skip-text-pdf", action="store_true", help="leave out the whole-manual text PDF runs")
     parser.add_argument("--output", type=Path, help="write the figures as JSON here")
     args = parser.parse_args(argv)
     settings = Settings()
@@ -150,8 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             if not manual.exists():
                 sys.stderr.write(f"{manual} is missing (Debian's debian-reference-{lang} package); skipped\n")
                 continue
-            if not args.skip_text_pdf:
-                rows += bench_text_pdf(manual, settings)
+            rows += bench_text_pdf(manual, settings)
         rows += bench_office(folder, settings)
     for row in rows:
         sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -37,8 +37,9 @@ from typing import Any
 import httpx
 
 from ragapp.config import Settings
+from ragbench.api import stream_answer
 from ragbench.bench.answer import DEMO_QUESTIONS, fmt, percentile
-from ragbench.bench.load import running_app
+from ragbench.bench.load import running_app, wait_until_up
 from ragbench.cli import parse_counts, run_command, write_json
 
 READY_TIMEOUT_S = 900.0  # a first start ingests the demo documents and loads the models
@@ -90,22 +91,8 @@ class Ask:
 
 def ask_api(http: httpx.Client, question: str, mode: str) -> bool:
     """Ask through the API, streamed, read to ``[DONE]``; whether it was answered from the cache."""
-    body = {"model": f"ragapp-{mode}", "stream": True, "messages": [{"role": "user", "content": question}]}
-    hit, done = False, False
-    with http.stream("POST", "/v1/chat/completions", json=body) as reply:
-        reply.raise_for_status()
-        for line in reply.iter_lines():
-            if not line.startswith("data: "):
-                continue
-            data = line.removeprefix("data: ")
-            if data == "[DONE]":
-                done = True
-                break
-            ragapp = json.loads(data).get("ragapp") or {}
-            hit = hit or bool(ragapp.get("answered_before"))
-    if not done:
-        raise RuntimeError("the stream ended without [DONE]")
-    return hit
+    kept = [bool((data.get("ragapp") or {}).get("answered_before")) for data in stream_answer(http, mode, question)]
+    return any(kept)
 
 
 def ask_page(browser: Any, url: str, question: str) -> tuple[float, float | None]:
@@ -143,19 +130,6 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
-
-
-def wait_ready(url: str) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while True:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=10).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit(f"the app was not ready within {READY_TIMEOUT_S:.0f} s")
-        time.sleep(1)
 
 
 def run_asks(url: str, questions: list[str], mode: str) -> list[Ask]:
@@ -215,16 +189,13 @@ def _run(args: argparse.Namespace) -> int:
     questions = (args.question or demo)[: args.limit]
     mode = Settings().agent.mode
     if args.url:
-        url = args.url.rstrip("/")
-        wait_ready(url)
-        asks = run_asks(url, questions, mode)
+        wait_until_up(f"{args.url.rstrip('/')}/readyz", READY_TIMEOUT_S)
+        asks = run_asks(args.url.rstrip("/"), questions, mode)
     else:
         log = Path(tempfile.gettempdir()) / "ragbench-repeat-ask-app.log"
-        with running_app(log, {"RAGAPP_ANSWER_CACHE__ENABLED": "true"}) as started:
-            url = started.rstrip("/")
-            print(f"app at {url} (log: {log}); waiting for /readyz", file=sys.stderr, flush=True)
-            wait_ready(url)
-            asks = run_asks(url, questions, mode)
+        print(f"starting the app (log: {log}), until /readyz says its models are loaded", file=sys.stderr)
+        with running_app(log, {"RAGAPP_ANSWER_CACHE__ENABLED": "true"}, ready="readyz") as started:
+            asks = run_asks(started.rstrip("/"), questions, mode)
     summary = summarize(asks)
     for path in ("api", "page"):
         hits, misses = summary[f"{path}_hits"], summary[f"{path}_misses"]

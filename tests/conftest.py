@@ -597,14 +597,15 @@ class DocumentMaker:
             ]
         return _write_pdf(path, objects)
 
-    def scan(self, lines: list[str], size: int = 34, width: int = 1400) -> Any:
-        """``lines`` drawn in black on white with a real font, as a PIL image (a page photographed or scanned)."""
+    def scan(self, lines: list[str], size: int = 34, width: int = 1400, height: int = 0) -> Any:
+        """``lines`` drawn in black on white with a real font, as a PIL image (a page photographed or scanned), at
+        least ``height`` pixels tall (white below the lines)."""
         from PIL import Image, ImageDraw, ImageFont
 
         if not CJK_FONT.exists():
             pytest.fail(f"{CJK_FONT} is missing: install fonts-wqy-microhei (see .ci/run).")
         font = ImageFont.truetype(str(CJK_FONT), size)
-        image = Image.new("RGB", (width, 120 + len(lines) * int(size * 1.8)), "white")
+        image = Image.new("RGB", (width, max(height, 120 + len(lines) * int(size * 1.8))), "white")
         draw = ImageDraw.Draw(image)
         for i, line in enumerate(lines):
             draw.text((60, 60 + i * int(size * 1.8)), line, fill="black", font=font)

@@ -24,14 +24,15 @@ import argparse
 import json
 import os
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.errors import ConfigError
+from ragapp.core.errors import ConfigError, LLMError
 from ragapp.core.types import ChatTurn
-from ragapp.models.llm import LLMS
+from ragapp.models.llm import LLM, LLMS, stream_within
 from ragbench.answers.answer_set import (
     SPLITS,
     TYPES,
@@ -42,10 +43,9 @@ from ragbench.answers.answer_set import (
     pdfs_as,
 )
 from ragbench.answers.scoring import Row, score, summarize, watch
-from ragbench.answers.state import OWNER, prepare_state, state_folder
+from ragbench.answers.state import OWNER, engine_over, prepare_state, set_doc_ids, state_folder
 from ragbench.answers.truth import comparison_json, comparison_text, load_rows, truth_table
 from ragbench.cli import parse_counts, run_command, settings_snapshot
-from ragbench.eval.mode_asking import preflight
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
@@ -85,9 +85,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parse_counts(parser, argv, "limit", "stride")
-    return run_command(_run, args)
+    return run_command(_run, parse_counts(_parser(), argv, "limit", "stride"))
+
+
+def preflight(llm: LLM, timeout_s: float) -> float:
+    """Load the model and ask for one token, so a model that cannot answer stops the run before its documents are
+    indexed; the seconds it took. Raises ``LLMError`` saying nothing was measured (no server, no model file)."""
+    start = time.perf_counter()
+    try:
+        load = getattr(llm, "load", None)
+        if callable(load):
+            load()
+        messages = [ChatTurn("user", "Reply with the word OK.")]
+        for _ in stream_within(lambda: llm.stream_chat(messages, max_tokens=1, temperature=0.0), timeout_s):
+            pass
+    except LLMError as exc:
+        raise LLMError(f"the model ({llm.name}) failed a one-token test call, so nothing was measured: {exc}") from exc
+    return time.perf_counter() - start
 
 
 def ask(engine: Engine, question: Question, mode: str | None, set_doc_of: dict[str, str]) -> Row:
@@ -173,7 +187,7 @@ def resumed_rows(path: Path, payload: dict[str, Any], questions: list[Question])
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ragapp.engine.build import Parts, build_engine, load_builtins
+    from ragapp.engine.build import Parts, load_builtins
 
     answer_set = load_set(args.set_file)
     missing = missing_documents(answer_set)
@@ -201,16 +215,10 @@ def _run(args: argparse.Namespace) -> int:
 
     folder = args.state or state_folder(answer_set, settings, args.cache)
 
-    def engine_of(state: Path) -> Engine:
-        paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
-        return build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=inner))
-
-    engine, how = prepare_state(answer_set, engine_of, folder)
+    engine, how = prepare_state(answer_set, engine_over(settings, Parts(llm=inner)), folder)
     rows: list[Row] = []
     try:
-        set_doc_of = {
-            d.doc_id: doc.id for d in engine.library.documents() for doc in answer_set.documents if d.name == doc.name
-        }
+        set_doc_of = set_doc_ids(engine, answer_set)
         print(f"{answer_set.name}: {len(questions)} questions over {folder} ({how})", file=sys.stderr)
         payload: dict[str, Any] = {
             "set": str(args.set_file),

@@ -170,18 +170,8 @@ def _question(raw: dict[str, Any], known: set[str]) -> Question:
     needles = _needles(raw.get("must_contain"), where)
     if any(value.lower() == alt.lower() for value in trap for needle in needles for alt in needle):
         raise ConfigError(f"{where}: a trap value is also a must_contain entry")
-    return Question(
-        qid,
-        kind,
-        lang,
-        text,
-        needles,
-        _evidence(raw.get("evidence"), where, known),
-        turns,
-        tags,
-        trap,
-        split=split,
-    )
+    evidence = _evidence(raw.get("evidence"), where, known)
+    return Question(qid, kind, lang, text, needles, evidence, turns, tags, trap, split=split)
 
 
 def _scan(raw: Any, where: str) -> Scan | None:

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from ragapp.config import Settings
 from ragbench.answers.answer_set import AnswerSet, Question, load_set, pdfs_as
 from ragbench.answers.scoring import on_evidence
-from ragbench.answers.state import prepare_state, state_folder
-from ragbench.cli import run_command
+from ragbench.answers.state import engine_over, prepare_state, set_doc_ids, state_folder
+from ragbench.cli import run_command, write_json
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
@@ -65,7 +65,7 @@ def _searched(engine: Engine, questions: list[Question], doc_of: dict[str, str])
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ragapp.engine.build import build_engine, load_builtins
+    from ragapp.engine.build import load_builtins
     from ragapp.enrich.question_writer import overlap_score, rerank_score
     from ragapp.enrich.questions import QuestionsStep, question_index
     from ragapp.store.written_questions import WrittenQuestion
@@ -78,22 +78,16 @@ def _run(args: argparse.Namespace) -> int:
     base = Settings()
     folder = state_folder(answer_set, base, args.cache)
 
-    def engine_of(on: bool, min_rerank: float = -1e9) -> Any:
-        def build(state: Path) -> Engine:
-            paths = base.paths.model_copy(update={"state_dir": state, "load_demo": False})
-            # Written with every question kept and scored by the reranker; the grounded run drops them after.
-            qs = base.questions.model_copy(update={"enabled": on, "grounding": "rerank", "min_rerank": min_rerank})
-            return build_engine(base.model_copy(update={"paths": paths, "questions": qs}))
-
-        return build
+    def engine_of(on: bool) -> Callable[[Path], Engine]:
+        # Written with every question kept and scored by the reranker; the grounded run drops them after.
+        qs = base.questions.model_copy(update={"enabled": on, "grounding": "rerank", "min_rerank": -1e9})
+        return engine_over(base.model_copy(update={"questions": qs}))
 
     engine, how = prepare_state(answer_set, engine_of(False), folder)
     print(
         f"{answer_set.name}: {len(questions)} paraphrased {args.split} questions over {folder} ({how})", file=sys.stderr
     )
-    doc_of = {
-        d.doc_id: doc.id for d in engine.library.documents() for doc in answer_set.documents if d.name == doc.name
-    }
+    doc_of = set_doc_ids(engine, answer_set)
     store, llm, reranker = engine._store, engine._llm, engine._retrieval.reranker
     before = _searched(engine, questions, doc_of)
     step = QuestionsStep(llm, reranker, engine.settings.questions.model_copy(update={"min_rerank": -1e9}))
@@ -176,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.output:
         payload = {"set": str(args.set_file), "split": args.split, "summary": summary, "runs": runs,
                    "questions_written": rows}  # fmt: skip
-        args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_json(args.output, payload)
     return 0
 
 

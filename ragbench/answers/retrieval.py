@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from ragapp.config import Settings
 from ragbench.answers.answer_set import AnswerSet, Question, load_set, pdfs_as
 from ragbench.answers.scoring import on_evidence
-from ragbench.answers.state import prepare_state, state_folder
-from ragbench.cli import run_command
+from ragbench.answers.state import engine_over, prepare_state, set_doc_ids, state_folder
+from ragbench.cli import run_command, write_json
 
 if TYPE_CHECKING:
     from ragapp.engine.engine import Engine
@@ -46,20 +46,11 @@ def found(engine: Engine, question: Question, set_doc_of: dict[str, str]) -> boo
 
 
 def run(answer_set: AnswerSet, questions: list[Question], settings: Settings, cache: Path) -> dict[str, bool]:
-    from ragapp.engine.build import build_engine, load_builtins
-
-    load_builtins()
-
-    def engine_of(state: Path) -> Engine:
-        paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
-        return build_engine(settings.model_copy(update={"paths": paths}))
-
     folder = state_folder(answer_set, settings, cache)
-    engine, how = prepare_state(answer_set, engine_of, folder)
+    engine, how = prepare_state(answer_set, engine_over(settings), folder)
     print(f"{answer_set.name}: {len(questions)} questions over {folder} ({how})", file=sys.stderr)
     try:
-        docs = engine.library.documents()
-        set_doc_of = {d.doc_id: doc.id for d in docs for doc in answer_set.documents if d.name == doc.name}
+        set_doc_of = set_doc_ids(engine, answer_set)
         return {q.id: found(engine, q, set_doc_of) for q in questions}
     finally:
         engine.close()
@@ -85,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.output:
         payload = {"set": str(args.set_file), "split": args.split or "all", "pdfs": args.pdfs, "runs": runs,
                    "summary": summary}  # fmt: skip
-        args.output.write_text(json.dumps(payload, indent=2) + "\n", "utf-8")
+        write_json(args.output, payload)
     return 0
 
 

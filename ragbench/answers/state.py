@@ -18,6 +18,7 @@ from ragbench import scans
 from ragbench.answers.answer_set import AnswerSet, Document, documents_key
 
 if TYPE_CHECKING:
+    from ragapp.engine.build import Parts
     from ragapp.engine.engine import Engine
 
 OWNER = "ragbench"  # whose traces the set's questions leave
@@ -93,3 +94,21 @@ def prepare_state(answer_set: AnswerSet, engine_of: Callable[[Path], Engine], fo
                 raise IngestError(f"{doc.path}: {result.message}")
         ready.write_text(json.dumps({d.id: str(d.path) for d in answer_set.documents}), "utf-8")
     return engine, how
+
+
+def engine_over(settings: Settings, parts: Parts | None = None) -> Callable[[Path], Engine]:
+    """What ``prepare_state`` builds with: an engine over a state folder, with ``settings`` (no demo documents)
+    and ready ``parts`` (a model to share)."""
+    from ragapp.engine.build import build_engine
+
+    def build(state: Path) -> Engine:
+        paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
+        return build_engine(settings.model_copy(update={"paths": paths}), parts)
+
+    return build
+
+
+def set_doc_ids(engine: Engine, answer_set: AnswerSet) -> dict[str, str]:
+    """The engine's document ids -> the set's, matched by file name."""
+    docs = engine.library.documents()
+    return {d.doc_id: doc.id for d in docs for doc in answer_set.documents if d.name == doc.name}

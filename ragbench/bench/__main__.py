@@ -20,11 +20,11 @@ import platform
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.errors import RagAppError
 from ragapp.core.types import Chunk
 from ragapp.models.embedders import Embedder, load_embedder
 from ragbench.bench.corpus import BenchCorpus, BenchError, EmbedSample, embed_sample, plan_corpus, sample_chunks
@@ -40,7 +40,7 @@ from ragbench.bench.measure import (
     time_queries,
 )
 from ragbench.bench.report import render_table
-from ragbench.cli import write_json
+from ragbench.cli import run_command, write_json
 from ragbench.eval.beir import load_beir
 
 log = logging.getLogger("ragbench.bench")
@@ -64,7 +64,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also time LlamaIndex's default VectorStoreIndex build over the embed sample.",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the vector perturbation (default: 0).")
     p.epilog = "App settings (embedder, chunking, retrieval, reranker) come from RAGAPP_* variables as usual."
     return p
 
@@ -79,23 +78,17 @@ def main(argv: list[str] | None = None) -> int:
         import ragbench.bench.load as load_bench
 
         return load_bench.main(argv[1:])
-    if argv[:1] == ["scale"]:
-        argv = argv[1:]
     args = _parser().parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("ragbench.bench").setLevel(logging.INFO)
-    try:
-        payload = run(args)
-    except RagAppError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    payload["command"] = " ".join(["python -m ragbench.bench", *argv])
-    sys.stdout.write(render_table(payload) + "\n")
-    if args.output:
-        write_json(args.output, payload)
-    return 0
+
+    def measure(args: argparse.Namespace) -> int:
+        logging.getLogger("ragbench.bench").setLevel(logging.INFO)
+        payload = run(args) | {"command": " ".join(["python -m ragbench.bench", *argv])}
+        sys.stdout.write(render_table(payload) + "\n")
+        if args.output:
+            write_json(args.output, payload)
+        return 0
+
+    return run_command(measure, args)
 
 
 def _sizes(text: str) -> list[int]:
@@ -125,18 +118,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sample = embed_sample(documents, chunks, embedder, settings, args.cache)
     log.info("embed sample: %d chunks, %.1f chunks/s", sample.chunks, sample.chunks_per_s)
 
-    work = Path(tempfile.mkdtemp(prefix="ragapp-bench-"))
+    bench = _Bench(corpus, sample, embedder, settings, questions, Path(tempfile.mkdtemp(prefix="ragapp-bench-")))
     try:
-        _warm_up(corpus, sample, embedder, settings, questions, work / "warm-up")
+        bench.warm_up()
         results = []
         for target in sizes:
             log.info("size %d: indexing and querying", target)
-            results.append(_measure_size(target, corpus, sample, embedder, settings, questions, args, work))
-        compare = (
-            _compare(corpus, sample, chunks, embedder, settings, results[0], work) if args.compare_llamaindex else None
-        )
+            results.append(bench.measure_size(target, args.queries))
+        compare = bench.compare(chunks, results[0]) if args.compare_llamaindex else None
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(bench.work, ignore_errors=True)
 
     cached = ", cached from an earlier run" if sample.cached else ""
     return {
@@ -169,60 +160,85 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _measure_size(
-    target: int,
-    corpus: BenchCorpus,
-    sample: EmbedSample,
-    embedder: Embedder,
-    settings: Settings,
-    questions: list[str],
-    args: argparse.Namespace,
-    work: Path,
-) -> dict[str, Any]:
-    docs = corpus.take(target)
-    vectors = corpus_vectors(docs, corpus, sample, seed=args.seed + target)
-    folder = work / f"size-{target}"
-    gc.collect()
-    rss_before = rss_mb()
-    per_size = reset_peak_rss()
-    store = open_bench_store(folder / "store", embedder)
-    try:
-        times = ingest(store, docs, vectors, folder / "files", settings)
-        _fill_embed(times, sample, exact=times.chunks == sample.chunks and all(d.copy == 0 for d in docs))
-        queries = time_queries(store, settings, questions, args.queries)
-        peak = peak_rss_mb()
-    finally:
-        store.catalog.close()
-    disk = disk_mb(folder / "store")
-    shutil.rmtree(folder / "files", ignore_errors=True)
-    return {
-        "target": target,
-        "copied_documents": sum(1 for d in docs if d.copy > 0),
-        "ingest": times.as_json(),
-        "query": queries.as_json(),
-        "memory_mb": {"peak_rss": peak, "rss_before": rss_before, "rss_after": rss_mb(), "peak_is_per_size": per_size},
-        "disk_mb": disk,
-    }
+@dataclass(frozen=True)
+class _Bench:
+    """What every size of a run shares: the corpus, the embed sample, the embedder, the settings, the questions
+    and the work folder."""
 
+    corpus: BenchCorpus
+    sample: EmbedSample
+    embedder: Embedder
+    settings: Settings
+    questions: list[str]
+    work: Path
 
-def _warm_up(
-    corpus: BenchCorpus,
-    sample: EmbedSample,
-    embedder: Embedder,
-    settings: Settings,
-    questions: list[str],
-    folder: Path,
-) -> None:
-    """Index one document and ask one question, untimed: imports and first-use costs (bm25s, the tokenizer,
-    Chroma's client) would otherwise land in the first size's figures."""
-    docs = corpus.docs[:1]
-    store = open_bench_store(folder / "store", embedder)
-    try:
-        ingest(store, docs, corpus_vectors(docs, corpus, sample, seed=0), folder / "files", settings)
-        time_queries(store, settings, questions, 1)
-    finally:
-        store.catalog.close()
-    shutil.rmtree(folder, ignore_errors=True)
+    def measure_size(self, target: int, queries: int) -> dict[str, Any]:
+        docs = self.corpus.take(target)
+        vectors = corpus_vectors(docs, self.corpus, self.sample, seed=target)
+        folder = self.work / f"size-{target}"
+        gc.collect()
+        rss_before = rss_mb()
+        per_size = reset_peak_rss()
+        store = open_bench_store(folder / "store", self.embedder)
+        try:
+            times = ingest(store, docs, vectors, folder / "files", self.settings)
+            _fill_embed(times, self.sample, exact=times.chunks == self.sample.chunks and all(d.copy == 0 for d in docs))
+            timed = time_queries(store, self.settings, self.questions, queries)
+            peak = peak_rss_mb()
+        finally:
+            store.catalog.close()
+        disk = disk_mb(folder / "store")
+        shutil.rmtree(folder / "files", ignore_errors=True)
+        memory = {"peak_rss": peak, "rss_before": rss_before, "rss_after": rss_mb(), "peak_is_per_size": per_size}
+        return {
+            "target": target,
+            "copied_documents": sum(1 for d in docs if d.copy > 0),
+            "ingest": times.as_json(),
+            "query": timed.as_json(),
+            "memory_mb": memory,
+            "disk_mb": disk,
+        }
+
+    def warm_up(self) -> None:
+        """Index one document and ask one question, untimed: imports and first-use costs (bm25s, the tokenizer,
+        Chroma's client) would otherwise land in the first size's figures."""
+        docs, folder = self.corpus.docs[:1], self.work / "warm-up"
+        store = open_bench_store(folder / "store", self.embedder)
+        try:
+            vectors = corpus_vectors(docs, self.corpus, self.sample, seed=0)
+            ingest(store, docs, vectors, folder / "files", self.settings)
+            time_queries(store, self.settings, self.questions, 1)
+        finally:
+            store.catalog.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def compare(self, chunks: list[Chunk], first: dict[str, Any]) -> dict[str, Any]:
+        """Our embed + index of the embed sample against LlamaIndex's default in-memory build of the same chunks."""
+        from ragbench.bench.llamaindex_compare import time_llamaindex_build
+
+        sample = self.sample
+        if first["ingest"]["embed_measured"]:  # the first size is the sample: its index time is ours
+            index_s = first["ingest"]["seconds"]["index"]
+        else:
+            docs = self.corpus.docs[: sample.documents]  # the sample: the first unique documents, in order
+            store = open_bench_store(self.work / "sample" / "store", self.embedder)
+            try:
+                times = ingest(store, docs, sample.vectors, self.work / "sample" / "files", self.settings)
+            finally:
+                store.catalog.close()
+            index_s = times.index
+        ours_s = sample.seconds + index_s
+        ours = {
+            "chunks": sample.chunks,
+            "seconds": round(ours_s, 3),
+            "embed_seconds": round(sample.seconds, 3),
+            "index_seconds": round(index_s, 3),
+            "embed_batch_size": sample.batch_size,
+            "embed_cached": sample.cached,
+            "chunks_per_s": round(sample.chunks / ours_s, 2),
+        }
+        theirs = time_llamaindex_build(chunks, self.embedder)
+        return {"ragapp": ours, "llamaindex": theirs, "ratio": round(theirs["seconds"] / ours_s, 3)}
 
 
 def _fill_embed(times: IngestTimes, sample: EmbedSample, exact: bool) -> None:
@@ -231,53 +247,10 @@ def _fill_embed(times: IngestTimes, sample: EmbedSample, exact: bool) -> None:
     times.embed_measured = exact
 
 
-def _compare(
-    corpus: BenchCorpus,
-    sample: EmbedSample,
-    chunks: list[Chunk],
-    embedder: Embedder,
-    settings: Settings,
-    first: dict[str, Any],
-    work: Path,
-) -> dict[str, Any]:
-    """Our embed + index of the embed sample against LlamaIndex's default in-memory build of the same chunks."""
-    from ragbench.bench.llamaindex_compare import time_llamaindex_build
-
-    if first["ingest"]["embed_measured"]:  # the first size is the sample: its index time is ours
-        index_s = first["ingest"]["seconds"]["index"]
-    else:
-        docs = corpus.docs[: sample.documents]  # the sample: the first unique documents, in order
-        store = open_bench_store(work / "sample" / "store", embedder)
-        try:
-            times = ingest(store, docs, sample.vectors, work / "sample" / "files", settings)
-        finally:
-            store.catalog.close()
-        index_s = times.index
-    ours_s = sample.seconds + index_s
-    ours = {
-        "chunks": sample.chunks,
-        "seconds": round(ours_s, 3),
-        "embed_seconds": round(sample.seconds, 3),
-        "index_seconds": round(index_s, 3),
-        "embed_batch_size": sample.batch_size,
-        "embed_cached": sample.cached,
-        "chunks_per_s": round(sample.chunks / ours_s, 2),
-    }
-    theirs = time_llamaindex_build(chunks, embedder)
-    return {"ragapp": ours, "llamaindex": theirs, "ratio": round(theirs["seconds"] / ours_s, 3)}
-
-
 def _machine(load_start: tuple[float, float, float]) -> dict[str, Any]:
-    memory_gb = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
-    except OSError:
-        pass
     return {
         "cpus": os.cpu_count(),
-        "memory_gb": memory_gb,
+        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3, 1),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "accelerator": "none (the embedder and every index run on the CPU)",

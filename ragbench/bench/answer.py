@@ -1,6 +1,6 @@
 """``python -m ragbench.bench answer``: where the seconds of an answer go, stage by stage.
 
-    python -m ragbench.bench answer [--demo] [--set data/eval/answers/debian-manuals.yaml --stride 8] \\
+    python -m ragbench.bench answer [--set data/eval/answers/debian-manuals.yaml --stride 8] \\
         [--output results/bench/answer.json]
 
 Asks the demo questions (assets/examples.json, over the demo knowledge base in a fresh state) and a spread of
@@ -37,18 +37,8 @@ from ragbench.cli import parse_counts, run_command, settings_snapshot, write_jso
 
 DEMO_QUESTIONS = REPO_ROOT / "assets" / "examples.json"
 DEFAULT_SET = REPO_ROOT / "data" / "eval" / "answers" / "debian-manuals.yaml"
-STAGES = (
-    "rewrite",
-    "route",
-    "retrieve",
-    "translate",
-    "rephrase",
-    "evidence",
-    "prompt_read",
-    "generation",
-    "ttft",
-    "total",
-)
+STAGES = ("rewrite", "route", "retrieve", "translate", "rephrase", "evidence", "prompt_read", "generation", "ttft",
+          "total")  # fmt: skip
 
 # Stages that call no model: the search quoted while routing's classifier call runs starts after that call,
 # which is still routing's.
@@ -113,9 +103,6 @@ class Timing:
     passages: int | None = None
     calls: list[CallFigures] = field(default_factory=list)
     answer: str = ""
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def time_events(events: Iterable[EngineEvent], llm: MeasuringLLM, set_name: str, qid: str, question: str) -> Timing:
@@ -230,7 +217,6 @@ def standalone_prefill(llm: LLM, messages: list[ChatTurn]) -> dict[str, float] |
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ragbench.bench answer", description=__doc__.split("\n\n")[0])
-    p.add_argument("--no-demo", action="store_true", help="skip the demo questions.")
     p.add_argument("--set", dest="set_file", type=Path, default=DEFAULT_SET, help="answer set (default: %(default)s).")
     p.add_argument("--no-set", action="store_true", help="skip the answer set.")
     p.add_argument("--stride", type=int, default=8, help="ask every Nth question of the set (default: %(default)s).")
@@ -266,35 +252,27 @@ def _ask_all(
 def _run(args: argparse.Namespace) -> int:
     from ragapp.engine.build import Parts, build_engine, load_builtins
     from ragbench.answers.answer_set import load_set
-    from ragbench.answers.state import prepare_state, state_folder
+    from ragbench.answers.state import engine_over, prepare_state, state_folder
 
     settings = Settings()
     load_builtins()
     llm = MeasuringLLM(LLMS.get(settings.llm.backend)(settings))
     sets: dict[str, dict[str, Any]] = {}
-    rows: list[Timing] = []
-    last_messages: list[ChatTurn] = []
-    if not args.no_demo:
-        with tempfile.TemporaryDirectory(prefix="ragbench-answer-") as state:
-            paths = settings.paths.model_copy(update={"state_dir": Path(state)})
-            engine = build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=llm))
-            try:
-                engine.warm_up()  # as the app does at start, before anyone asks
-                demo = _ask_all(engine, llm, "demo", _demo_questions(args.limit))
-            finally:
-                engine.close()
-        rows += demo
-        sets["demo"] = summarize(demo)
-        last_messages = llm.last_messages
+    with tempfile.TemporaryDirectory(prefix="ragbench-answer-") as state:
+        paths = settings.paths.model_copy(update={"state_dir": Path(state)})
+        engine = build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=llm))
+        try:
+            engine.warm_up()  # as the app does at start, before anyone asks
+            rows = _ask_all(engine, llm, "demo", _demo_questions(args.limit))
+        finally:
+            engine.close()
+    sets["demo"] = summarize(rows)
+    last_messages = llm.last_messages
     if not args.no_set:
         answer_set = load_set(args.set_file)
         folder = state_folder(answer_set, settings, args.cache)
 
-        def engine_of(state: Path) -> Any:
-            paths = settings.paths.model_copy(update={"state_dir": state, "load_demo": False})
-            return build_engine(settings.model_copy(update={"paths": paths}), Parts(llm=llm))
-
-        engine, _ = prepare_state(answer_set, engine_of, folder)
+        engine, _ = prepare_state(answer_set, engine_over(settings, Parts(llm=llm)), folder)
         try:
             engine.warm_up()
             chosen = list(answer_set.questions[:: args.stride])[: args.limit or None]
@@ -329,7 +307,7 @@ def _run(args: argparse.Namespace) -> int:
             "sets": sets,
             "standalone_prefill": alone,
             "settings": settings_snapshot(settings),
-            "rows": [r.as_json() for r in rows],
+            "rows": [asdict(r) for r in rows],
         }
         write_json(args.output, payload)
     return 0

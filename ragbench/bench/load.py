@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from typing import Any
 from ragapp.config import REPO_ROOT
 from ragbench.bench.answer import DEMO_QUESTIONS, fmt, percentile
 from ragbench.cli import parse_counts, run_command, write_json
+from ragcluster.services import free_port
 
 START_TIMEOUT_S = 900.0  # a first start ingests the demo documents and loads the models
 _AHEAD = re.compile(r"(\d+) answers? ahead of yours")
@@ -101,34 +101,35 @@ def ask(client: Any, request: Request) -> None:
         request.error = "no answer came"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def wait_until_up(
+    url: str, timeout_s: float, app: subprocess.Popen[bytes] | None = None, log: Path | None = None
+) -> None:
+    """Poll ``url`` each second until it answers 200; RuntimeError if ``app`` exits first or the time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if app is not None and app.poll() is not None:
+            raise RuntimeError(f"the app exited with {app.returncode}; see {log}")
+        try:
+            urllib.request.urlopen(url, timeout=10).close()  # an HTTP error status raises too (an OSError)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url} did not answer within {timeout_s:.0f} s") from None
+            time.sleep(1)
 
 
 @contextmanager
-def running_app(log_path: Path, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def running_app(log_path: Path, env: dict[str, str] | None = None, ready: str = ""):  # type: ignore[no-untyped-def]
     """The app on a free loopback port over a fresh state (``env``: more of its environment); yields its URL once
-    it answers HTTP."""
-    port = _free_port()
+    it answers HTTP (at ``ready``, e.g. "readyz": once its models are loaded)."""
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="ragbench-load-") as state:
         env = os.environ | (env or {}) | {"RAGAPP_PATHS__STATE_DIR": state, "RAGAPP_UI__PORT": str(port)}
         with log_path.open("w") as log:
             app = subprocess.Popen([sys.executable, str(REPO_ROOT / "app.py")], env=env, stdout=log, stderr=log)
             url = f"http://127.0.0.1:{port}/"
             try:
-                deadline = time.monotonic() + START_TIMEOUT_S
-                while True:
-                    if app.poll() is not None:
-                        raise RuntimeError(f"the app exited with {app.returncode}; see {log_path}")
-                    try:
-                        urllib.request.urlopen(url, timeout=5).close()
-                        break
-                    except OSError:
-                        if time.monotonic() > deadline:
-                            raise RuntimeError(f"the app did not answer within {START_TIMEOUT_S:.0f} s") from None
-                        time.sleep(1)
+                wait_until_up(url + ready, START_TIMEOUT_S, app, log_path)
                 yield url
             finally:
                 app.terminate()

@@ -7,7 +7,6 @@ lookups), and the BM25 index is rebuilt once at the end, as after a batch of upl
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import resource
 import sys
@@ -22,7 +21,7 @@ from tqdm import tqdm
 
 from ragapp.config import Settings
 from ragapp.core.lang import language_of
-from ragapp.core.types import DEFAULT_KB, DocumentRecord
+from ragapp.core.types import DEFAULT_KB
 from ragapp.engine.build import load_builtins
 from ragapp.ingest.chunking import chunk_document
 from ragapp.ingest.parsing import parse_file
@@ -31,8 +30,8 @@ from ragapp.models.embedders import Embedder
 from ragapp.rerank.base import RERANKERS
 from ragapp.retrieval.channels import CHANNELS, ChannelDeps
 from ragapp.retrieval.pipeline import RetrievalPipeline
-from ragapp.store.catalog import utc_now
 from ragbench.bench.corpus import BenchDoc, BenchError
+from ragbench.eval.corpus import content_hash, passage_record
 from ragbench.eval.runner import percentiles
 
 log = logging.getLogger(__name__)
@@ -126,22 +125,11 @@ def ingest(
         written = time.perf_counter()
         seconds["chroma"] += written - start
         # The app hashes the file's bytes; copies share their bytes, so their id goes into the hash.
-        digest = hashlib.sha256(f"{doc.passage.doc_id}\n{doc.passage.text}".encode()).hexdigest()
-        if catalog.document_by_hash(digest) is not None:
+        if catalog.document_by_hash(content_hash(doc.passage)) is not None:
             raise BenchError(f"document {doc.passage.doc_id} is in the corpus twice.")
         catalog.documents_named(name, DEFAULT_KB)  # the upload path's same-name check
-        record = DocumentRecord(
-            doc_id=doc.passage.doc_id,
-            name=name,
-            file_type="txt",
-            content_hash=digest,
-            size_bytes=len(doc.passage.text.encode()),
-            pages=None,
-            chunk_count=n,
-            added_at=utc_now(),
-        )
         with catalog.transaction() as conn:
-            catalog.add_document(conn, record, doc_chunks)
+            catalog.add_document(conn, passage_record(doc.passage, name, n), doc_chunks)
         seconds["catalog"] += time.perf_counter() - written
         row += n
 
@@ -164,9 +152,9 @@ class QueryTimes:
 
 def time_queries(store: KnowledgeStore, settings: Settings, questions: Sequence[str], n: int) -> QueryTimes:
     """Run ``n`` questions (cycling through ``questions``) through the real ``RetrievalPipeline``, uncached."""
-    load_builtins()  # the registries fill as their modules are imported: the reranker's may not be, else
     knobs = settings.retrieval.model_copy(update={"cache_size": 0})  # every query is timed for real
     deps = ChannelDeps(embedder=store.embedder, vectors=store.vectors, keywords=store.keywords)
+    load_builtins()  # the rerankers register themselves on import, as the engine's build does
     reranker = RERANKERS.get(settings.rerank.backend)(settings)
     pipeline = RetrievalPipeline([CHANNELS.get(c)(deps) for c in knobs.channels], store.catalog, reranker, knobs)
     pipeline.retrieve(questions[0])  # warm up: models and indexes load outside the timing

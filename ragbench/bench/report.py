@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragbench.bench.measure import INDEX_PARTS, STAGES
+from ragbench.cli import grid
 
 _QUERY_ROWS = {
     "channel:vector:embed": "query embedding",
@@ -17,17 +18,6 @@ _QUERY_ROWS = {
 
 def size_label(target: int) -> str:
     return f"{target // 1000}k" if target >= 1000 and target % 1000 == 0 else str(target)
-
-
-def _grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
 def _query_stages(sizes: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -77,13 +67,13 @@ def render_table(payload: dict[str, Any]) -> str:
         ["chunks/s", *(f"{i['chunks_per_s']:.1f}" for i in ingest)],
         ["chunks/s without embed", *(f"{i['chunks_per_s_without_embed']:.0f}" for i in ingest)],
     ]
-    lines += _grid(header, rows)
+    lines += grid(header, rows)
 
     lines += ["", "Query latency: p50 / p95 ms"]
     rows = [[label, *(_pct(s["query"]["ms"].get(key)) for s in sizes)] for key, label in _query_stages(sizes)]
     if all(s["query"]["reranker"] == "off" for s in sizes):
         rows.insert(len(rows) - 1, ["rerank", *("off" for _ in sizes)])
-    lines += _grid(header, rows)
+    lines += grid(header, rows)
 
     lines += ["", "Memory and disk: MB"]
     rows = [
@@ -92,7 +82,7 @@ def render_table(payload: dict[str, Any]) -> str:
         ["index on disk", *(f"{s['disk_mb']['total']:,.1f}" for s in sizes)],
         *([f"  {p}", *(f"{s['disk_mb'][p]:,.1f}" for s in sizes)] for p in ("chroma", "bm25", "catalog")),
     ]
-    lines += _grid(header, rows)
+    lines += grid(header, rows)
     if not sizes[0]["memory_mb"]["peak_is_per_size"]:
         lines.append("(peak RSS is the process's running maximum: this system cannot reset it between sizes)")
 
@@ -102,7 +92,7 @@ def render_table(payload: dict[str, Any]) -> str:
         lines += [
             "",
             f"LlamaIndex comparison: the embed sample ({ours['chunks']:,} chunks), same embedder and texts",
-            *_grid(
+            *grid(
                 ["", "seconds", "chunks/s", "of which embedding s"],
                 [
                     [

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ragapp.config import Settings
 from ragapp.rerank.base import PassthroughReranker
-from ragbench.cli import run_command
+from ragbench.cli import run_command, write_json
 from ragbench.eval.beir import load_beir
 from ragbench.eval.corpus import build_index
 from ragbench.eval.report import render_chart, render_table
@@ -44,31 +43,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rerank-depth", type=int, default=50, help="fused candidates the reranker sees in +rerank configs."
     )
-    p.add_argument("--rerank-model", help="cross-encoder path or hub id for +rerank configs.")
     p.add_argument(
         "--latency-queries", type=int, default=200, help="time each configuration on the first N queries (default 200)."
     )
     p.add_argument("--name", help="dataset label in the output (default: folder name, plus the corpus's).")
     p.epilog = (
         "configurations: bm25 (alias keyword), vector, hybrid (the app's fusion), hybrid-rrf, hybrid-minmax, "
-        "hybrid-zscore; any of them + '+rerank'. App settings come from RAGAPP_* variables as usual."
+        "hybrid-zscore; any of them + '+rerank'. App settings come from RAGAPP_* variables as usual (another "
+        "reranker: RAGAPP_RERANK__BACKEND=cross_encoder RAGAPP_RERANK__MODEL=<path or hub id>)."
     )
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    return run_command(_run, args)
+    return run_command(_run, _parser().parse_args(argv))
 
 
 def _run(args: argparse.Namespace) -> int:
     settings = Settings()
-    if args.rerank_model:
-        settings = settings.model_copy(
-            update={
-                "rerank": settings.rerank.model_copy(update={"backend": "cross_encoder", "model": args.rerank_model})
-            }
-        )
     configs = [parse_config(name.strip()) for name in args.config.split(",") if name.strip()]
     # Before indexing, which can take minutes: a +rerank config without a reranker fails at once.
     reranker = make_reranker(settings) if any(c.rerank for c in configs) else PassthroughReranker()
@@ -80,14 +72,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{label}: {len(dataset.queries)} queries, {len(dataset.corpus)} documents", file=sys.stderr)
     # Embedding a corpus takes minutes to hours: only when a configuration (or the baseline) searches vectors.
     embed = args.baseline is not None or any("vector" in c.channels for c in configs)
-    store, index = build_index(
-        dataset.corpus,
-        corpus_dir / "corpus.jsonl",
-        settings,
-        args.cache,
-        corpus_dir.name.replace("/", "-"),
-        embed=embed,
-    )
+    name = corpus_dir.name.replace("/", "-")
+    store, index = build_index(dataset.corpus, corpus_dir / "corpus.jsonl", settings, args.cache, name, embed=embed)
     print(f"index: {index.chunks} chunks in {index.folder} ({'reused' if index.reused else 'built'})", file=sys.stderr)
     # Quality: each question embedded once for all configurations. Latency: timed with the real embedder.
     memo_store = dataclasses.replace(store, embedder=MemoEmbedder(store.embedder))
@@ -116,11 +102,9 @@ def _run(args: argparse.Namespace) -> int:
             "index_seconds": index.seconds,
             "configs": {r.name: r.as_json() for r in results},
         }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        chart = args.output.with_suffix(".html")
-        render_chart(label, results, chart)
-        print(f"wrote {args.output} and {chart}", file=sys.stderr)
+        write_json(args.output, payload)
+        render_chart(label, results, args.output.with_suffix(".html"))
+        print(f"wrote {args.output.with_suffix('.html')}", file=sys.stderr)
     return 0
 
 

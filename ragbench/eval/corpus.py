@@ -60,11 +60,8 @@ def corpus_key(corpus_file: Path, settings: Settings, embedder_name: str) -> str
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def passage_chunks(passage: Passage, settings: Settings) -> list[Chunk]:
@@ -78,8 +75,10 @@ def content_hash(passage: Passage) -> str:
     return hashlib.sha256(f"{passage.doc_id}\n{passage.text}".encode()).hexdigest()
 
 
-def open_store(folder: Path, settings: Settings) -> KnowledgeStore:
-    return KnowledgeStore.open(folder, load_embedder(settings))
+def passage_record(passage: Passage, name: str, chunks: int) -> DocumentRecord:
+    """A passage's catalog record, as an upload of a text file called ``name`` writes it."""
+    size = len(passage.text.encode())
+    return DocumentRecord(passage.doc_id, name, "txt", content_hash(passage), size, None, chunks, utc_now())
 
 
 def build_index(
@@ -95,11 +94,11 @@ def build_index(
 
     ``embed`` False (only keyword search will run): the catalog and BM25 are built, the vectors are not (a
     later run that needs them embeds them then); ``reused`` then means the catalog was there already."""
-    probe = load_embedder(settings)  # cheap: models load lazily
-    key = corpus_key(corpus_file, settings, probe.name)
+    embedder = load_embedder(settings)  # cheap: models load lazily
+    key = corpus_key(corpus_file, settings, embedder.name)
     root = cache if cache is not None else Path(tempfile.mkdtemp(prefix="ragapp-eval-"))
     folder = root / f"{name}-{key}"
-    store = open_store(folder, settings)
+    store = KnowledgeStore.open(folder, embedder)
     seconds: dict[str, float] = {}
     ready = store.catalog.get_meta(READY_KEY) == key  # READY_KEY: catalog, vectors and keywords all built
     if not ready:
@@ -129,17 +128,7 @@ def _write_catalog(catalog: Catalog, corpus: Sequence[Passage], settings: Settin
             chunks = passage_chunks(passage, settings)
             if not chunks:
                 continue
-            record = DocumentRecord(
-                doc_id=passage.doc_id,
-                name=f"{passage.title}.txt",
-                file_type="txt",
-                content_hash=content_hash(passage),
-                size_bytes=len(passage.text.encode()),
-                pages=None,
-                chunk_count=len(chunks),
-                added_at=utc_now(),
-            )
-            catalog.add_document(conn, record, chunks)
+            catalog.add_document(conn, passage_record(passage, f"{passage.title}.txt", len(chunks)), chunks)
 
 
 def _embed_missing(store: KnowledgeStore) -> None:

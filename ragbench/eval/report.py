@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragbench.cli import grid
 from ragbench.eval.runner import ConfigResult
 
 QUALITY = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "all_found@5", "all_found@10")
@@ -22,13 +23,7 @@ def render_table(label: str, results: Sequence[ConfigResult]) -> str:
         ]
         for r in results
     ]
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-        return "  ".join(padded)
-
-    return "\n".join([label, line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+    return "\n".join([label, *grid(header, rows)])
 
 
 def render_chart(label: str, results: Sequence[ConfigResult], path: Path) -> None:

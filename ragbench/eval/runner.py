@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -70,12 +70,7 @@ class ConfigResult:
     per_query: dict[str, list[str]] = field(default_factory=dict)  # query id -> top doc ids
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "metrics": self.metrics,
-            "latency_ms": self.latency_ms,
-            "stage_ms": self.stage_ms,
-            "settings": self.settings,
-        }
+        return {k: v for k, v in asdict(self).items() if k not in ("name", "per_query")}
 
 
 # A ranker: question -> (doc ids best first, stage timings in seconds)
@@ -123,7 +118,9 @@ def pipeline_ranker(
 
 def make_reranker(settings: Settings) -> Reranker:
     if settings.rerank.backend == "none":
-        raise EvalError("a +rerank configuration needs a reranker: pass --rerank-model or set RAGAPP_RERANK__BACKEND.")
+        raise EvalError(
+            "a +rerank configuration needs a reranker: set RAGAPP_RERANK__BACKEND (and RAGAPP_RERANK__MODEL)."
+        )
     load_builtins()
     return RERANKERS.get(settings.rerank.backend)(settings)
 

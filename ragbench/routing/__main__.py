@@ -28,7 +28,7 @@ from typing import Any
 
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError
-from ragbench.cli import parse_counts, run_command, write_json
+from ragbench.cli import grid, parse_counts, run_command, write_json
 from ragbench.routing.evaluate import (
     ACTIONS,
     EXPECTED_KINDS,
@@ -69,9 +69,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parse_counts(parser, argv, "limit")
-    return run_command(_run, args)
+    return run_command(_run, parse_counts(_parser(), argv, "limit"))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -206,16 +204,6 @@ def _seconds(ms: float | None) -> str:
     return "n/a" if ms is None else f"{ms / 1000:.2f} s"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-        return "  ".join(padded).rstrip()
-
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
-
-
 def render_summary(label: str, summary: dict[str, Any]) -> str:
     groups: list[tuple[str, dict[str, Any]]] = [
         ("all", {"n": summary["questions"], "accuracy": summary["accuracy"], "accuracy_any": summary["accuracy_any"]}),
@@ -223,12 +211,12 @@ def render_summary(label: str, summary: dict[str, Any]) -> str:
         *((f"lang {lang}", group) for lang, group in summary["by_lang"].items()),
     ]
     lines = [label, ""]
-    lines += _table(
+    lines += grid(
         ["questions", "n", "accuracy", "any code"],
         [[name, str(g["n"]), _ratio(g["accuracy"]), _ratio(g["accuracy_any"])] for name, g in groups if g["n"]],
     )
     lines.append("")
-    lines += _table(
+    lines += grid(
         ["expected \\ got", *ACTIONS],
         [
             [kind, *(str(summary["confusion"][kind][action]) for action in ACTIONS)]
@@ -281,7 +269,7 @@ def render_calibration(calibrated: dict[str, Any]) -> list[str]:
                 str(t["n"]), _ratio(t["mean_score"]), _ratio(t["share_right"]),
             ]
         )  # fmt: skip
-    lines += _table(["score", "dev n", "mean score", "right", "test n", "mean score", "right"], rows)
+    lines += grid(["score", "dev n", "mean score", "right", "test n", "mean score", "right"], rows)
     for name, half in (("dev", dev), ("test", test), ("all", calibrated["all"])):
         figures = f"Brier {_ratio(half['brier'])}  ECE {_ratio(half['ece'])}"
         lines.append(f"{name:<5} n={half['n']:<3} right {half['right']:<3} {figures}")

@@ -17,7 +17,7 @@ counts, which ``calibration_curve`` does not return.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 Half = Literal["dev", "test"]
@@ -39,13 +39,7 @@ class ReliabilityBin:
     share_right: float | None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "low": self.low,
-            "high": self.high,
-            "n": self.n,
-            "mean_score": _round(self.mean_score),
-            "share_right": _round(self.share_right),
-        }
+        return asdict(self) | {"mean_score": _round(self.mean_score), "share_right": _round(self.share_right)}
 
 
 def reliability(pairs: Sequence[tuple[float, bool]], bins: int = BINS) -> list[ReliabilityBin]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast, get_args
 
@@ -23,6 +23,7 @@ from ragapp.router.classifier import Classification, LeafScore
 from ragapp.router.decide import Action, RoutingDecision, decide
 from ragapp.router.fit import LeafFit
 from ragapp.router.tree import IntentTree
+from ragbench.eval.runner import percentiles
 from ragbench.routing.calibration import summarize_calibration
 
 Outcome = Literal["leaf", "clarify", "fallback"]
@@ -179,26 +180,10 @@ class RoutingRow:
     features: tuple[float, float, float | None] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "lang": self.lang,
-            "expected": self.expected,
-            "kind": self.kind,
-            "action": self.action,
-            "codes": list(self.codes),
-            "correct": self.correct,
-            "any_correct": self.any_correct,
-            "reason": self.reason,
+        return asdict(self) | {
             "seconds": round(self.seconds, 3),
-            "error": self.error,
-            "error_kind": self.error_kind,
-            "ignored": list(self.ignored),
             "scores": {code: round(score, 3) for code, score in self.scores},
-            "reply": self.reply,
-            "note": self.note,
-            "top": self.top,
             "top_score": None if self.top_score is None else round(self.top_score, 4),
-            "top_right": self.top_right,
             "features": None if self.features is None else dict(zip(FEATURES, self.features, strict=True)),
         }
 
@@ -326,13 +311,7 @@ class PrecisionRecall:
         return self.hits / self.labelled if self.labelled else None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "precision": self.precision,
-            "recall": self.recall,
-            "taken": self.taken,
-            "labelled": self.labelled,
-            "hits": self.hits,
-        }
+        return {"precision": self.precision, "recall": self.recall} | asdict(self)
 
 
 def precision_recall(rows: Sequence[RoutingRow], action: Literal["clarify", "fallback"]) -> PrecisionRecall:
@@ -345,15 +324,11 @@ def precision_recall(rows: Sequence[RoutingRow], action: Literal["clarify", "fal
 
 
 def percentiles_ms(seconds: Sequence[float]) -> dict[str, float | None]:
-    """p50, p95 (nearest rank) and mean, in milliseconds; None for no values."""
+    """p50, p95 (nearest rank, as ``make eval`` counts them) and mean, in milliseconds; None for no values."""
     if not seconds:
         return {"p50": None, "p95": None, "mean": None}
-    ordered = sorted(seconds)
-
-    def pick(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000, 1)
-
-    return {"p50": pick(0.50), "p95": pick(0.95), "mean": round(sum(ordered) / len(ordered) * 1000, 1)}
+    out: dict[str, float | None] = {name: round(ms, 1) for name, ms in percentiles(seconds).items()}
+    return out | {"mean": round(sum(seconds) / len(seconds) * 1000, 1)}
 
 
 def latency(rows: Sequence[RoutingRow]) -> dict[str, Any]:

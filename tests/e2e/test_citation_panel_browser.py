@@ -50,8 +50,7 @@ def test_markers_reopen_the_closed_panel_and_the_panel_follows_the_chat_shown(
     expect(title).to_contain_text("alpha.md")
     expect(page.locator("#citation-section mark")).to_contain_text("90 minutes")
 
-    # A new chat has no sources: the panel goes.
-    page.wait_for_timeout(1000)  # the chat is kept by the event that follows the answer
+    # A new chat has no sources: the panel goes. (The chat is kept, and listed, by the event after the answer.)
     toggle = page.locator(".sidebar-parent button, button.toggle-button").first
     if toggle.count():
         toggle.click()
@@ -63,7 +62,7 @@ def test_markers_reopen_the_closed_panel_and_the_panel_follows_the_chat_shown(
     rig.llm.enqueue("The Beta battery lasts 150 minutes [1].")
     ask_and_wait(page, "How long does the Beta battery last?")
     expect(title).to_contain_text("beta.md")
-    page.wait_for_timeout(1000)
+    page.locator("#chat-list").get_by_text("How long does the Beta battery last?").first.wait_for()  # kept
     page.locator("#chat-list").get_by_text(FIRST).first.click()
     page.locator("#chatbot").get_by_text("The Alpha battery lasts 90 minutes").first.wait_for()
     expect(title).to_contain_text("alpha.md")

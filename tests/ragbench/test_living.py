@@ -72,3 +72,12 @@ def test_every_benchmark_target_is_named_in_the_manual() -> None:
     assert "bench" in benchmarks and "answer-eval" in benchmarks
     unnamed = [name for name in benchmarks if f"make {name}" not in manual]
     assert not unnamed, f"make targets that run a benchmark but no docs page names: {unnamed}"
+
+
+def test_every_ragbench_command_is_run_by_a_make_target() -> None:
+    """A module that runs as ``python -m`` is a command: a make target runs it, or it is not a command (imported
+    only, its functions shared)."""
+    run = {m for recipe in _make_targets().values() for m in _run_by(recipe)}
+    commands = {name for path, name in MODULES.items() if 'if __name__ == "__main__"' in path.read_text("utf-8")}
+    orphans = sorted(commands - run)
+    assert not orphans, f"ragbench commands no make target runs: {orphans}"
