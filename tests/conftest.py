@@ -371,7 +371,9 @@ def make_session_engine(
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels) -> Iterator[Rig]:
+def demo(
+    tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels, indexed_demo: Callable[[Path], None]
+) -> Iterator[Rig]:
     """One engine over the whole demo knowledge base, built once per session (embedding takes ~20 s).
 
     Read-only: tests must not ingest into or delete from it. Use ``make_engine`` for that.
@@ -379,8 +381,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels) 
     with pytest.MonkeyPatch.context() as mp:
         drop_settings_env(mp)
         state = tmp_path_factory.mktemp("demo")
-        if os.environ.get("PYTEST_XDIST_WORKER"):
-            _copy_indexed_demo(tmp_path_factory, shared_models, state)
+        indexed_demo(state)
         rig = build_rig(_demo_settings(state), shared_models)  # over a copy: the demo is marked loaded, kept
     yield rig
     rig.llm.release()
@@ -391,25 +392,40 @@ def _demo_settings(state_dir: Path) -> Settings:
     return settings_on(state_dir, paths={"load_demo": True, "demo_dir": DEMO_DIR})
 
 
-def _copy_indexed_demo(tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels, state: Path) -> None:
-    """Fill ``state`` with a copy of the demo indexed once for the whole xdist run, not once per worker.
+@pytest.fixture(scope="session")
+def indexed_demo(tmp_path_factory: pytest.TempPathFactory, shared_models: SharedModels) -> Callable[[Path], None]:
+    """``fill(state)``: fill the state folder ``state`` with a copy of the demo indexed once for the whole run, not
+    once per engine. An app built on it finds the demo marked loaded, as the app's every start after its first
+    does, and indexes nothing: the shared ``demo`` engine, and the apps of the browser tests that run the local
+    model (two, on one worker: each had indexed the demo again), start from it.
 
-    The first worker to ask indexes it into a folder of the run's temporary root (common to its workers) and
-    closes that engine; the others wait on a file lock, then copy the closed stores (Chroma, SQLite, BM25).
+    The first to ask indexes it into a folder of the run's temporary root (under xdist, the one common to its
+    workers) and closes that engine; the others wait on a file lock, then copy the closed stores (Chroma, SQLite,
+    BM25). The copy holds the same chunks, vectors and keyword entries a first start indexes, intent tree
+    included: ``load_demo`` indexes inline whatever the enrichment settings, and no demo step calls the model.
     """
     import fcntl
     import shutil
 
-    run_root = tmp_path_factory.getbasetemp().parent  # xdist's workers each have a folder under it
+    # xdist's workers each have a folder under the run's root; one process alone owns its base folder (the
+    # root above it is shared by every run of this user).
+    base = tmp_path_factory.getbasetemp()
+    run_root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     indexed = run_root / "demo-indexed"
-    with (run_root / "demo-indexed.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (indexed / ".done").exists():
-            shutil.rmtree(indexed, ignore_errors=True)
-            builder = build_rig(_demo_settings(indexed), shared_models)
-            builder.engine.close()
-            (indexed / ".done").touch()
-    shutil.copytree(indexed, state, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".done"))
+
+    def fill(state: Path) -> None:
+        with (run_root / "demo-indexed.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not (indexed / ".done").exists():
+                shutil.rmtree(indexed, ignore_errors=True)
+                with pytest.MonkeyPatch.context() as mp:
+                    drop_settings_env(mp)
+                    builder = build_rig(_demo_settings(indexed), shared_models)
+                builder.engine.close()
+                (indexed / ".done").touch()
+        shutil.copytree(indexed, state, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".done"))
+
+    return fill
 
 
 @pytest.fixture

@@ -34,8 +34,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Iterator[str]:
-    """The real app: demo knowledge base, real embedder, the packaged local LLM."""
+def app_url(
+    tmp_path_factory: pytest.TempPathFactory, shared_models: Any, indexed_demo: Callable[[Path], None]
+) -> Iterator[str]:
+    """The real app: demo knowledge base (the run's indexed copy: ``indexed_demo``), real embedder, the packaged
+    local LLM."""
     from ragapp.config import Settings
     from ragapp.engine.build import build_engine
     from ragapp.serve.server import start_server
@@ -46,8 +49,10 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Ite
     # whole pipeline (its steps, the model writing); test_answer_cache_browser.py serves an app with it on.
     # Two agent steps show the loop (a tool call, its result read back by the model's next decision) before the
     # answer; the 1.5B model's later steps repeat its search, each a decision of tens of seconds.
+    state = tmp_path_factory.mktemp("e2e-state")
+    indexed_demo(state)
     settings = Settings(
-        paths={"state_dir": tmp_path_factory.mktemp("e2e-state")},
+        paths={"state_dir": state},
         agent={"step_timeout_s": 240.0, "max_steps": 2},
         answer_cache={"enabled": False},
         retrieval={"channel_timeout_s": 60.0},  # a loaded runner's search must not lose a channel to the 5 s budget

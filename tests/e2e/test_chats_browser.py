@@ -32,7 +32,7 @@ def test_a_reload_keeps_the_chat_and_a_thumbs_down_shows_in_traces(
     ask_and_wait(page, "How long does the Alpha battery last?")
     chat = page.locator("#chatbot")
     chat.get_by_text("The Alpha battery lasts 90 minutes").first.wait_for()
-    # The chat is kept by the event that follows the answer, which lists it in the sidebar as it returns.
+    # The chat is kept by the event that follows the answer, which lists it in the sidebar (closed: attached).
     page.locator("#chat-list").get_by_text("How long does the Alpha battery last?").first.wait_for(state="attached")
 
     page.reload()

@@ -6,10 +6,12 @@ Real app, demo knowledge base, the packaged local model (the answer takes tens o
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.e2e, pytest.mark.llm, pytest.mark.slow]
 
@@ -38,7 +40,8 @@ def test_trace_of_a_question_then_a_test_case_and_its_evaluation(page: object, a
         if row.count():
             break
         page.locator("#trace-refresh").click()  # type: ignore[attr-defined]
-        page.wait_for_timeout(2_500)  # type: ignore[attr-defined]
+        with contextlib.suppress(PlaywrightTimeout):  # the refreshed list as soon as it shows the row; else refresh
+            row.wait_for(timeout=2_500)
     try:
         row.wait_for(timeout=10_000)
     except Exception:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,15 +74,20 @@ def flex_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def demo_app(tmp_path_factory: pytest.TempPathFactory, shared_models: Any) -> Iterator[tuple[Any, str]]:
-    """The app as `make run` starts it, on a fresh state: the demo and its intent tree, the packaged model.
-    Model steps get generous budgets: on a busy 2-core machine a routing or rewriting call can take minutes."""
+def demo_app(
+    tmp_path_factory: pytest.TempPathFactory, shared_models: Any, indexed_demo: Callable[[Path], None]
+) -> Iterator[tuple[Any, str]]:
+    """The app as `make run` starts it: the demo and its intent tree (the run's indexed copy, ``indexed_demo``:
+    as the app finds them on every start after its first), the packaged model. Model steps get generous budgets:
+    on a busy 2-core machine a routing or rewriting call can take minutes."""
     from ragapp.config import Settings
     from ragapp.engine.build import build_engine
     from ragapp.serve.server import start_server
 
+    state = tmp_path_factory.mktemp("upload-routing-state")
+    indexed_demo(state)
     settings = Settings(
-        paths={"state_dir": tmp_path_factory.mktemp("upload-routing-state")},
+        paths={"state_dir": state},
         workflow={"step_timeout_s": 600.0},
         llm={"timeout_s": 900.0, "threads": MODEL_THREADS},  # this xdist worker's share of the cores
     )
