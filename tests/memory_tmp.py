@@ -4,9 +4,10 @@ pytest plugin the root conftest loads).
 What a test of the stores waits for is mostly the disk: SQLite syncs its WAL and the journal-mode switch of each
 of an engine's seven databases, Chroma syncs its own, and each sync waits for the disk. On a tmpfs a sync returns
 at once; the databases, files and formats are the same, so the tests read and write exactly what they did
-(only a power cut could tell the two apart, and no test makes one). Measured on a loaded 2-core machine: an
-engine's build 0.2 to 0.5 s on the disk, 0.05 s in memory; a group of ingest and sync test files took about half
-the time.
+(only a power cut could tell the two apart, and no test makes one). What it saves depends on who else uses the
+disk: on a 2-core machine where other processes wrote, an engine's build took 0.2 to 0.5 s on the disk and 0.05 s
+in memory, and a group of ingest and sync test files a third to a half less time; with the disk quiet, about a
+tenth less.
 
 A root given with ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` (pytest's own override of the system's temporary
 folder) is kept, and the disk is kept where ``/dev/shm`` is missing or short of room (a container's is often
