@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 # ``--durations-json PATH``: every test's cost kept in a file (``make test`` writes .cache/test-durations.json);
 # ``-n auto``: as many xdist workers as the cores and the memory allow, each with its share of the cores.
-pytest_plugins = ["tests.durations"]
+# ``tests.memory_tmp``: ``tmp_path`` and its kin in memory (/dev/shm), where the stores' syncs to disk cost nothing.
+pytest_plugins = ["tests.durations", "tests.memory_tmp"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
