@@ -223,6 +223,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="ask at most N questions per set.")
     p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "answers", help="answer-set states.")
     p.add_argument("--output", type=Path, help="write rows and summaries here as JSON.")
+    p.add_argument(
+        "--while-enriching",
+        type=Path,
+        help="after the demo questions, upload this document into a base indexed in the background and ask them "
+        "again while it is indexed (answer and search caches off in both rounds).",
+    )
     p.epilog = "App settings come from RAGAPP_* variables as usual (e.g. RAGAPP_WORKFLOW__FAST_ROUTE=false)."
     return p
 
@@ -249,12 +255,40 @@ def _ask_all(
     return rows
 
 
+def _while_enriching(
+    engine: Any,
+    llm: MeasuringLLM,
+    document: Path,
+    questions: list[tuple[str, str, list[ChatTurn]]],
+    sets: dict[str, dict[str, Any]],
+) -> list[Timing]:
+    """The demo questions asked again while ``document`` is indexed in the background (its upload returns once
+    it is searchable by keywords); only those asked before its indexing ended are summarised."""
+    kb = "enriching"
+    (result,) = engine.library.ingest([(document, document.name)], kb=kb)
+    print(f"{result.message} Asking while it is indexed.", file=sys.stderr)
+    rows: list[Timing] = []
+    for qid, question, history in questions:
+        if kb not in engine.enrichment.indexing():
+            break
+        rows += _ask_all(engine, llm, "demo while enriching", [(qid, question, history)])
+    progress = engine.enrichment.progress(kb)
+    print(f"{len(rows)} asked while indexing; then: {progress}", file=sys.stderr)
+    sets["demo while enriching"] = summarize(rows)
+    return rows
+
+
 def _run(args: argparse.Namespace) -> int:
     from ragapp.engine.build import Parts, build_engine, load_builtins
     from ragbench.answers.answer_set import load_set
     from ragbench.answers.state import engine_over, prepare_state, state_folder
 
     settings = Settings()
+    if args.while_enriching is not None:  # a question asked again must run again, its search too
+        settings = settings.model_copy(update={
+            "answer_cache": settings.answer_cache.model_copy(update={"enabled": False}),
+            "retrieval": settings.retrieval.model_copy(update={"cache_size": 0}),
+        })  # fmt: skip
     load_builtins()
     llm = MeasuringLLM(LLMS.get(settings.llm.backend)(settings))
     sets: dict[str, dict[str, Any]] = {}
@@ -264,9 +298,12 @@ def _run(args: argparse.Namespace) -> int:
         try:
             engine.warm_up()  # as the app does at start, before anyone asks
             rows = _ask_all(engine, llm, "demo", _demo_questions(args.limit))
+            if args.while_enriching is not None:
+                sets["demo"] = summarize(rows)
+                rows += _while_enriching(engine, llm, args.while_enriching, _demo_questions(args.limit), sets)
         finally:
             engine.close()
-    sets["demo"] = summarize(rows)
+    sets.setdefault("demo", summarize(rows))
     last_messages = llm.last_messages
     if not args.no_set:
         answer_set = load_set(args.set_file)
