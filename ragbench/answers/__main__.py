@@ -218,7 +218,7 @@ def _run(args: argparse.Namespace) -> int:
     engine, how = prepare_state(answer_set, engine_over(settings, Parts(llm=inner)), folder)
     rows: list[Row] = []
     try:
-        set_doc_of = set_doc_ids(engine, answer_set)
+        set_doc_of = set_doc_ids(engine.library.documents(), answer_set)
         print(f"{answer_set.name}: {len(questions)} questions over {folder} ({how})", file=sys.stderr)
         payload: dict[str, Any] = {
             "set": str(args.set_file),

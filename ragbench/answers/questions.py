@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     print(
         f"{answer_set.name}: {len(questions)} paraphrased {args.split} questions over {folder} ({how})", file=sys.stderr
     )
-    doc_of = set_doc_ids(engine, answer_set)
+    doc_of = set_doc_ids(engine.library.documents(), answer_set)
     store, llm, reranker = engine._store, engine._llm, engine._retrieval.reranker
     before = _searched(engine, questions, doc_of)
     step = QuestionsStep(llm, reranker, engine.settings.questions.model_copy(update={"min_rerank": -1e9}))

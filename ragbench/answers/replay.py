@@ -52,7 +52,7 @@ from ragapp.tracing.store import TraceStore
 from ragbench.answers.__main__ import render_table
 from ragbench.answers.answer_set import SPLITS, TYPES, AnswerSet, Question, load_set
 from ragbench.answers.scoring import Row, Seen, score, summarize
-from ragbench.answers.state import OWNER, READY
+from ragbench.answers.state import OWNER, READY, set_doc_ids
 from ragbench.answers.truth import comparison_text, load_rows, truth_table
 from ragbench.cli import run_command
 
@@ -251,7 +251,7 @@ def _run(args: argparse.Namespace) -> int:
     traces = TraceStore(state / "traces.sqlite3").start()
     run_rows = _run_rows(state, args.rows)
     try:
-        doc_of = {d.doc_id: doc.id for d in catalog.documents() for doc in answer_set.documents if d.name == doc.name}
+        doc_of = set_doc_ids(catalog.documents(), answer_set)
         before: list[Row] = []
         after: list[Row] = []
         changed: list[str] = []

@@ -50,7 +50,7 @@ def run(answer_set: AnswerSet, questions: list[Question], settings: Settings, ca
     engine, how = prepare_state(answer_set, engine_over(settings), folder)
     print(f"{answer_set.name}: {len(questions)} questions over {folder} ({how})", file=sys.stderr)
     try:
-        set_doc_of = set_doc_ids(engine, answer_set)
+        set_doc_of = set_doc_ids(engine.library.documents(), answer_set)
         return {q.id: found(engine, q, set_doc_of) for q in questions}
     finally:
         engine.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ from ragbench import scans
 from ragbench.answers.answer_set import AnswerSet, Document, documents_key
 
 if TYPE_CHECKING:
+    from ragapp.core.types import DocumentRecord
     from ragapp.engine.build import Parts
     from ragapp.engine.engine import Engine
 
@@ -108,7 +109,7 @@ def engine_over(settings: Settings, parts: Parts | None = None) -> Callable[[Pat
     return build
 
 
-def set_doc_ids(engine: Engine, answer_set: AnswerSet) -> dict[str, str]:
-    """The engine's document ids -> the set's, matched by file name."""
-    docs = engine.library.documents()
-    return {d.doc_id: doc.id for d in docs for doc in answer_set.documents if d.name == doc.name}
+def set_doc_ids(documents: Iterable[DocumentRecord], answer_set: AnswerSet) -> dict[str, str]:
+    """The stored ``documents``' ids (an engine's library, or a state's catalog) -> the set's, matched by file
+    name."""
+    return {d.doc_id: doc.id for d in documents for doc in answer_set.documents if d.name == doc.name}

@@ -227,7 +227,8 @@ def _parser() -> argparse.ArgumentParser:
         "--while-enriching",
         type=Path,
         help="after the demo questions, upload this document into a base indexed in the background and ask them "
-        "again while it is indexed (answer and search caches off in both rounds).",
+        "again while it is indexed (answer and search caches off in both rounds; the model still keeps the last prompt "
+        "of each language, so with one question the second asking reads nothing: compare the tokens read).",
     )
     p.epilog = "App settings come from RAGAPP_* variables as usual (e.g. RAGAPP_WORKFLOW__FAST_ROUTE=false)."
     return p
@@ -260,10 +261,9 @@ def _while_enriching(
     llm: MeasuringLLM,
     document: Path,
     questions: list[tuple[str, str, list[ChatTurn]]],
-    sets: dict[str, dict[str, Any]],
 ) -> list[Timing]:
     """The demo questions asked again while ``document`` is indexed in the background (its upload returns once
-    it is searchable by keywords); only those asked before its indexing ended are summarised."""
+    it is searchable by keywords), each only if its indexing has not ended yet."""
     kb = "enriching"
     (result,) = engine.library.ingest([(document, document.name)], kb=kb)
     print(f"{result.message} Asking while it is indexed.", file=sys.stderr)
@@ -274,7 +274,6 @@ def _while_enriching(
         rows += _ask_all(engine, llm, "demo while enriching", [(qid, question, history)])
     progress = engine.enrichment.progress(kb)
     print(f"{len(rows)} asked while indexing; then: {progress}", file=sys.stderr)
-    sets["demo while enriching"] = summarize(rows)
     return rows
 
 
@@ -298,12 +297,13 @@ def _run(args: argparse.Namespace) -> int:
         try:
             engine.warm_up()  # as the app does at start, before anyone asks
             rows = _ask_all(engine, llm, "demo", _demo_questions(args.limit))
+            sets["demo"] = summarize(rows)
             if args.while_enriching is not None:
-                sets["demo"] = summarize(rows)
-                rows += _while_enriching(engine, llm, args.while_enriching, _demo_questions(args.limit), sets)
+                busy = _while_enriching(engine, llm, args.while_enriching, _demo_questions(args.limit))
+                sets["demo while enriching"] = summarize(busy)
+                rows += busy
         finally:
             engine.close()
-    sets.setdefault("demo", summarize(rows))
     last_messages = llm.last_messages
     if not args.no_set:
         answer_set = load_set(args.set_file)
