@@ -41,6 +41,7 @@ def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
         ("Git 的对象库里一共有哪几种对象？", None),
         ("从镜像下载一个源码包，通常会拿到哪几个文件？各装的是什么？", None),
         ("系统上装了好几个能提供同一功能的软件包，管理员用什么命令挑一个作为首选？", None),
+        ("debian 目录里的模板被我误删了几个，怎样让 dh_make 把缺的补回来？", None),
         # ...and 版本号 named is no question for a version
         ("版本号最好控制在几个字符以内？", "number"),
         ("上游只用日期当版本号，我又想以后能平滑过渡到 0.1 这种版本号，上游版本该写成什么格式？", None),
@@ -48,6 +49,7 @@ def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
         ("一个泛型函数里调用了 UseMethod，写在这句后面的代码还会执行吗？", "yes-no"),
         ("这个选项默认是打开的，是么？", "yes-no"),
         ("Debian 软件包名最短要几个字符？", "number"),
+        ("这台机器上一共装了几个内核？", "number"),
         ("matio 的文档建议至少用哪个版本的 CMake？", "version"),
         ("hello 软件包的版本号是多少？", "version"),
     ],
