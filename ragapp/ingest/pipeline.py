@@ -299,12 +299,14 @@ class Ingestor:
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise IngestError(said=Said("ingest.no_text", {"name": name}))
-        report = with_coverage(path, parsed, chunks, split.skipped)  # how much of its text reached the chunks
         if len(chunks) > self._settings.max_chunks:
             raise _too_many_chunks(name, len(chunks), self._settings.max_chunks)
         budget = chunk_budget([c.text for c in chunks], self._settings.text_bytes_per_chunk)
         if budget.over:  # before a quarter of an hour goes into embedding the same row again and again
             raise mostly_repetition(name, budget)
+        # How much of its text reached the chunks, once the file is sure to be kept: the coverage reads the file
+        # again (a sheet of 20 million cells: twice its parse), which a refused file need not wait for.
+        report = with_coverage(path, parsed, chunks, split.skipped)
         record = DocumentRecord(
             doc_id=doc_id,
             name=name,

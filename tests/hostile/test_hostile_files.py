@@ -171,3 +171,35 @@ def test_a_file_that_is_mostly_repetition_is_refused_before_it_is_embedded(
     assert result.said is not None and result.said.code == "ingest.repetition"
     assert [d.name for d in rig.engine.library.documents()] == ["kettle.md"]
     assert store_snapshot(rig).agree()
+
+
+def test_a_refused_upload_is_not_read_again_to_measure_its_coverage(
+    make_engine: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The refusals for too many chunks and for repetition come before the file is read a second time for its
+    coverage (a sheet of 20 million cells: twice its parse, spent on a file refused anyway). Markdown files under
+    an add-on's extension, whose reference text says when it is read."""
+    from ragapp.ingest.parsers.base import PARSERS, REFERENCES
+
+    read: list[str] = []
+
+    def reference(path: Path, report: Any) -> str:
+        read.append(path.read_text("utf-8")[:12])
+        return str(REFERENCES.get(".md")(path, report))
+
+    files = {
+        "sections.tally": "".join(f"# Part {i}\n\nPart {i} holds one line.\n\n" for i in range(200)),  # 200 chunks
+        "digits.tally": "# Digits\n\n" + "\n\n".join("7 " * 180 for _ in range(140)),  # 140 chunks of one row
+        "kettle.tally": f"# Kettle\n\n{KEPT}\n",
+    }
+    rig = make_engine(ingest={"max_chunks": 150})
+    with PARSERS.registered(".tally", PARSERS.get(".md")), REFERENCES.registered(".tally", reference):
+        results = {}
+        for name, text in files.items():
+            path = tmp_path / name
+            path.write_text(text, "utf-8")
+            (results[name],) = rig.engine.library.ingest([(path, name)])
+    assert "over the 150 a document may have" in results["sections.tally"].message
+    assert "mostly repetition" in results["digits.tally"].message
+    assert results["kettle.tally"].status == "added", results["kettle.tally"].message
+    assert read == ["# Kettle\n\nTh"]  # the kept file's coverage only
