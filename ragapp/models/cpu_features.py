@@ -20,6 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+# Never compiled: llama-cpp-python's multimodal library (mtmd: image and audio chat), which ragapp never loads
+# (llama_cpp imports it only inside its multimodal chat handlers). Left out, the compiler's CPU time on the CI's
+# kind of machine fell from 618 s to 473 s (docs/lab-log.md, "Tests"), minutes off every fresh setup.
+LEFT_OUT = ("-DLLAVA_BUILD=OFF",)
 # The build every x86-64 machine from the last decade runs, and the one a wheel for other machines gets.
 PORTABLE = ("-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_BMI2=ON")
 # llama.cpp's GGML_AVX512 compiles with -mavx512f -mavx512cd -mavx512vl -mavx512dq -mavx512bw: all five, or none.
@@ -55,7 +59,8 @@ class BuildChoice:
 
     @property
     def cmake_args(self) -> str:
-        return " ".join(self.args)
+        """The instruction-set options, then what is never built (``LEFT_OUT``)."""
+        return " ".join((*self.args, *LEFT_OUT))
 
 
 def cpu_flags(cpuinfo: str) -> frozenset[str]:

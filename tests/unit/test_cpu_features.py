@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragapp.models.cpu_features import PORTABLE, choose_build, cpu_flags
+from ragapp.models.cpu_features import LEFT_OUT, PORTABLE, choose_build, cpu_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "llama_cmake_args.py"
@@ -111,10 +111,18 @@ def test_the_script_prints_the_options_for_a_cpuinfo(tmp_path: Path) -> None:
     args = done.stdout.split()
     assert "-DGGML_AVX512_BF16=ON" in args and not any("AMX" in a for a in args)
     assert "does not grant" in done.stderr
-    assert _script(tmp_path, AVX2_ONLY).stdout.split() == list(PORTABLE)
+    assert _script(tmp_path, AVX2_ONLY).stdout.split() == [*PORTABLE, *LEFT_OUT]
 
 
 def test_the_script_honours_llama_cpu_and_refuses_nonsense(tmp_path: Path) -> None:
-    assert _script(tmp_path, SAPPHIRE_RAPIDS, mode="avx2").stdout.split() == list(PORTABLE)
+    assert _script(tmp_path, SAPPHIRE_RAPIDS, mode="avx2").stdout.split() == [*PORTABLE, *LEFT_OUT]
     bad = _script(tmp_path, SAPPHIRE_RAPIDS, mode="native")
     assert bad.returncode == 2 and bad.stdout == "" and "LLAMA_CPU" in bad.stderr
+
+
+@pytest.mark.parametrize("mode", ["auto", "avx2"])
+def test_the_multimodal_library_is_never_compiled(tmp_path: Path, mode: str) -> None:
+    # ragapp never loads llama-cpp-python's mtmd library; compiling it was a quarter of the build's CPU time
+    assert LEFT_OUT == ("-DLLAVA_BUILD=OFF",)
+    assert choose_build(_flags(SAPPHIRE_RAPIDS), mode=mode).cmake_args.endswith(" -DLLAVA_BUILD=OFF")
+    assert _script(tmp_path, SAPPHIRE_RAPIDS, mode=mode).stdout.split()[-1] == "-DLLAVA_BUILD=OFF"
