@@ -9,8 +9,6 @@ one local user is an admin: the tab shows the settings and says how to turn acco
 is refused like on the page.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

@@ -6,8 +6,6 @@ and a reader calling these endpoints through Gradio's API is refused by the engi
 itself recorded, with its filters.
 """
 
-from __future__ import annotations
-
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime

@@ -7,8 +7,6 @@ admin on any replica sees them all; one ended here is refused on its next reques
 ``auth.session_recheck_s``). Every handler acts as the signed-in user and the engine checks the role.
 """
 
-from __future__ import annotations
-
 from datetime import UTC, datetime
 from typing import Any
 

@@ -6,8 +6,6 @@ path. Gradio copies it into its cache at once (cleared hourly, see ``ragapp.ui.l
 here is removed by the next export once it is ``KEEP_S`` old, and the folder when the app stops.
 """
 
-from __future__ import annotations
-
 import atexit
 import shutil
 import tempfile

@@ -7,8 +7,6 @@ message of an answer is kept with that answer's trace; a thumbs-down opens a box
 keep the question as a test case. Every call acts as the signed-in user (the engine checks).
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import gradio as gr

@@ -1,8 +1,6 @@
 """A document's metadata and tags in the Knowledge tab's document view: what the file says about itself (title,
 author, dates), where it came from (source and path), and the tags users set, which the Chat's filter reads."""
 
-from __future__ import annotations
-
 import gradio as gr
 
 from ragapp.engine.engine import Engine

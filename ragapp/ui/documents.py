@@ -5,8 +5,6 @@ upload, and a citation shown on its page.
 the signed-in user: the engine refuses a document or page of a knowledge base they may not read.
 """
 
-from __future__ import annotations
-
 import html
 import io
 from typing import Any

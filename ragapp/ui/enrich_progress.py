@@ -4,8 +4,6 @@ languages from the engine's records (``ragapp.core.said_enrich``). Refreshed eve
 open; empty once every base is fully indexed. Beside it, for those who may add documents, a base's indexing is
 paused and resumed (as ``POST /v1/knowledge-bases/{kb}/enrichment/pause`` does)."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any
 

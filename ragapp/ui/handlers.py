@@ -4,8 +4,6 @@ Errors are turned into ``gr.Error`` here, at the boundary: users see what went w
 never a stack trace.
 """
 
-from __future__ import annotations
-
 import functools
 import html
 import logging

@@ -6,8 +6,6 @@ tree is shared by every user and each edit is one validated transaction: there i
 ``ragapp.ui.intents_layout`` lays out the components and wires them to these handlers.
 """
 
-from __future__ import annotations
-
 import html
 import logging
 import re

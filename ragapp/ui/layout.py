@@ -1,7 +1,5 @@
 """The Gradio app: Chat, Knowledge, Intents, Traces and Admin tabs, and the sidebar of past chats."""
 
-from __future__ import annotations
-
 import gradio as gr
 
 from ragapp.engine.engine import Engine

@@ -5,8 +5,6 @@ Every call names the page's owner (the signed-in user, or this browser with acco
 engine's ``memories`` facet, which only ever touches that owner's memories.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any

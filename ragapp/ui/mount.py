@@ -26,9 +26,11 @@ from ragapp.ui.page_language import HEAD
 
 # Gradio builds a whole FastAPI app (about a hundred routes, and the page's config) for a Blocks when it is made (it
 # queues itself), again when its ``with`` ends, and at each ``queue()``; each replaces the one before, and
-# ``mount_gradio_app`` builds the one served. The first two are never used: ``build_page`` skips them (a fifth of a
-# page's start, and of each served app's in the tests). Checked per context (a ContextVar), so a page built in
-# another thread meanwhile, or any other Blocks, is built as Gradio builds it.
+# ``mount_gradio_app`` builds the one served. None but the served one is needed: ``build_page`` skips the others (a
+# fifth of a page's start, and of each served app's in the tests) and ``mount_page`` hands the queue the served one,
+# as Gradio's own ``launch()`` does. Checked per context (a ContextVar), so a page built in another thread meanwhile,
+# or any other Blocks, is built as Gradio builds it.
+IDLE_POLL_S = 0.01  # how often an idle page's queue looks for a new event (see ``mount_page``)
 _BUILDING: ContextVar[bool] = ContextVar("ragapp_building_page", default=False)
 _gradio_create_app = GradioApp.create_app
 
@@ -54,8 +56,7 @@ def _without_throwaway_apps() -> Iterator[None]:
 def build_page(engine: Engine) -> Any:
     """The app's page (``build_ui``), queued four answers at a time, without Gradio's throwaway apps."""
     with _without_throwaway_apps():
-        page = build_ui(engine)
-    return page.queue(default_concurrency_limit=4)  # outside: the queue runs its events through this app
+        return build_ui(engine).queue(default_concurrency_limit=4)
 
 
 @dataclass(frozen=True)
@@ -118,5 +119,11 @@ def mount_page(
         i18n=I18N,
         head=HEAD + CHAT_HEAD + BADGE_HEAD,
     )
+    # Gradio's queue looks for a new event every millisecond while it has none (every 50 ms on Windows): about 4%
+    # of a core for as long as the app is up, idle or not. Every 10 ms costs a tenth of that, and an event waits
+    # at most 10 ms more to start (Gradio's own progress updates go out on the same 10 ms tick).
+    page._queue.sleep_when_free = IDLE_POLL_S
     gradio_app = next(r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp))
+    if page.app is None:  # built by ``build_page``: the queue checks and runs events through the app served
+        page.app = gradio_app
     return MountedPage(page, gradio_app)

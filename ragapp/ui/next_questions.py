@@ -3,8 +3,6 @@ whose click asks the question (``Handlers.choose``). Their labels are the questi
 language, so no page translates them. And the first screen's questions the user's own documents answer
 (``OpeningQuestions``), one list per language, of which the page shows its own."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any
 

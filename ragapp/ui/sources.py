@@ -2,8 +2,6 @@
 a running sync's progress) and last report; sync now, pause and resume for editors; adding one for admins.
 The table refreshes every few seconds while the page is open, so a long first sync shows how far it got."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any
 

@@ -4,8 +4,6 @@ settings, and with changed ones side by side, before keeping a change; or answer
 (accurate, missing, hallucinated) and compare with the run before (``case_truth``).
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import gradio as gr

@@ -5,8 +5,6 @@ lays the tab out. Traces belong to the user who made them: every handler takes t
 browser (or the login name), and the engine only ever returns that owner's traces and test cases.
 """
 
-from __future__ import annotations
-
 import json
 import tempfile
 from pathlib import Path

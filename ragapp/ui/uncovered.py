@@ -3,8 +3,6 @@
 leaf). Routing still reaches such a base when no leaf fits a question well (``ragapp.qa.widen``); a leaf of its
 own lets questions about it be routed there directly."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import gradio as gr

@@ -7,8 +7,6 @@ opened), then again as reports come, at most a few times a second, and finally g
 The Stop button reaches the upload through its ``UploadControl`` as before.
 """
 
-from __future__ import annotations
-
 import contextvars
 import queue
 import threading

@@ -203,12 +203,12 @@ def test_other_sites_may_frame_the_app_only_when_the_setting_names_them(serve: C
     assert "x-frame-options" not in headers  # SAMEORIGIN would forbid what the policy allows
 
 
-def test_the_page_is_built_into_gradios_app_twice_not_four_times(
+def test_the_page_is_built_into_gradios_app_once_not_four_times(
     serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Gradio builds an app of its own for a page when the page is made, when its ``with`` ends, at ``queue()`` and at
-    the mount; the first two are thrown away unused, and the page is built without them. The queue's app is the one
-    the queue runs the page's events through, and the mounted one answers: the page works."""
+    the mount; the first three are thrown away unused, and the page is built without them. The mounted one answers
+    and is the one the queue runs the page's events through: the page works."""
     from gradio.routes import App
 
     built: list[Any] = []
@@ -223,7 +223,7 @@ def test_the_page_is_built_into_gradios_app_twice_not_four_times(
     monkeypatch.setattr(App, "create_app", staticmethod(recorded))
     _rig, server = serve()
     page = server.app.state.page
-    assert built == [page.blocks.app, page.gradio]  # the queue's, then the mounted one
+    assert built == [page.gradio] and page.blocks.app is page.gradio  # the mounted one alone, the queue's too
     with httpx.Client(base_url=server.url, timeout=30) as client:
         assert "gradio_config" in client.get("/").text
         assert client.get("/gradio_api/info").status_code == 200
