@@ -48,15 +48,13 @@ _EN_KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
 # count) asks for a version only as "版本号是多少/什么"; "哪几个" asks which ones and "好几个" says "several", no
 # count, nor does "了几个" closing a clause ("模板被我误删了几个，怎样补回来？": a few were deleted); the 么 of a
 # closing 什么 / 怎么 / 这么 / 那么 / 多么 / 要么 is no yes/no particle as in "是么？".
+_ZH_UNITS = "(个|种|位|次|天|年|项|条|层|字节|比特|秒|分钟|小时|倍|页|行|列|级)"  # 几 counts what these measure
 _ZH_KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     ("version", re.compile(r"(哪个|哪一个|什么|几)版本|版本号(是|为)?(多少|什么|几)")),
     ("year", re.compile(r"哪一?年|(什么|何)时(候)?(发布|推出|出版|成立)")),
     (
         "number",
-        re.compile(
-            r"多少|(?<![哪好])(?<!了)几(个|种|位|次|天|年|项|条|层|字节|比特|秒|分钟|小时|倍|页|行|列|级)|"
-            r"了几(个|种|位|次|天|年|项|条|层|字节|比特|秒|分钟|小时|倍|页|行|列|级)(?![，,；;])|多长|多大|多久|多少?倍"
-        ),
+        re.compile(rf"多少|(?<![哪好了])几{_ZH_UNITS}|了几{_ZH_UNITS}(?![，,；;])|多长|多大|多久|多少?倍"),
     ),
     (
         "yes-no",
