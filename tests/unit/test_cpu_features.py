@@ -126,3 +126,35 @@ def test_the_multimodal_library_is_never_compiled(tmp_path: Path, mode: str) -> 
     assert LEFT_OUT == ("-DLLAVA_BUILD=OFF",)
     assert choose_build(_flags(SAPPHIRE_RAPIDS), mode=mode).cmake_args.endswith(" -DLLAVA_BUILD=OFF")
     assert _script(tmp_path, SAPPHIRE_RAPIDS, mode=mode).stdout.split()[-1] == "-DLLAVA_BUILD=OFF"
+
+
+def _dry_run(tmp_path: Path, *targets: str) -> str:
+    """What `make` would run for ``targets`` with a virtualenv at ``tmp_path`` that does not exist yet."""
+    done = subprocess.run(
+        ["make", "-n", "--no-print-directory", "-C", str(ROOT), f"VENV={tmp_path / 'venv'}", *targets],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.replace("\\\n", " ")  # a recipe line continued with a backslash, as the shell reads it
+
+
+def test_llama_cpp_compiles_without_its_common_library(tmp_path: Path) -> None:
+    # llama-cpp-python forces llama.cpp's common library on and never loads it; the hook turns it off again
+    hook = ROOT / "scripts" / "llama_without_common.cmake"
+    assert "set(LLAMA_BUILD_COMMON OFF CACHE BOOL" in hook.read_text("utf-8")
+    assert hook.read_text("utf-8").rstrip().endswith("FORCE)")
+    compile_line = next(
+        line for line in _dry_run(tmp_path, f"{tmp_path / 'venv'}/.llama").splitlines() if "--no-deps" in line
+    )
+    assert f"-DCMAKE_PROJECT_llama.cpp_INCLUDE={hook}" in compile_line
+    assert "-DLLAVA_BUILD=OFF" in compile_line
+
+
+def test_the_setup_installs_the_other_packages_while_llama_cpp_compiles(tmp_path: Path) -> None:
+    # the compile needs only the virtualenv, not the other packages: `make -j2` runs it beside their install
+    plan = _dry_run(tmp_path, "setup-python")
+    lines = plan.splitlines()
+    compile_at = next(i for i, line in enumerate(lines) if "--no-deps" in line)
+    packages_at = next(i for i, line in enumerate(lines) if "requirements-but-llama.txt -c" in line)
+    check_at = next(i for i, line in enumerate(lines) if "install -r requirements.txt -c" in line)
+    assert max(compile_at, packages_at) < check_at  # the whole set is checked once both are in
