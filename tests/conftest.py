@@ -89,6 +89,7 @@ class ScriptedLLM:
         self._release = threading.Event()
         self.calls: list[list[ChatTurn]] = []
         self.json_calls: list[bool] = []  # the ``json`` flag of each call
+        self.slots: list[str | None] = []  # the ``prefix_slot`` of each call
         self.unscripted_calls = 0
         self._turns: ModelQueue | None = None
         self._reply_fn: Callable[[list[ChatTurn]], Reply] | None = None
@@ -125,6 +126,7 @@ class ScriptedLLM:
         self._replies.clear()
         self.calls.clear()
         self.json_calls.clear()
+        self.slots.clear()
         self.unscripted_calls = 0
         self._reply_fn = None
         self._release.clear()
@@ -146,6 +148,7 @@ class ScriptedLLM:
     ) -> Iterator[str]:
         self.calls.append(list(messages))
         self.json_calls.append(json)
+        self.slots.append(prefix_slot)
         reply = self._next_reply(messages)
         if isinstance(reply, BaseException):
             raise reply

@@ -45,6 +45,10 @@ from ragapp.tracing.context import in_context
 log = logging.getLogger(__name__)
 
 _DECISION_TOKENS = 300
+# The decisions' own context in the local model (``prefix_slot``): the rules and the tool list (~360 tokens in
+# English) stay read between questions, whatever the calls in between read; a later question's first decision
+# reads only its own words (378 -> 16 tokens, 3.7 s -> 0.4 s on 2 idle cores).
+AGENT_SLOT = "agent"
 _OBSERVATION_CHARS = 6000  # what one tool result may add to the transcript
 
 
@@ -272,7 +276,9 @@ class AgentRunner:
             )
         text = "".join(
             stream_within(
-                lambda: self._llm.stream_chat(run.messages, max_tokens=_DECISION_TOKENS, temperature=0.0, json=True),
+                lambda: self._llm.stream_chat(
+                    run.messages, max_tokens=_DECISION_TOKENS, temperature=0.0, json=True, prefix_slot=AGENT_SLOT
+                ),
                 timeout,
             )
         )

@@ -45,8 +45,8 @@ class ModelCounters:
 
 
 # Extra contexts kept at once, each holding an n_ctx KV cache (~115 MB for the 1.5B at 4,096): the intent
-# classifier's, the answers' and the selections' (``qa.select``) in English and in Chinese.
-_MAX_SLOTS = 5
+# classifier's, the answers' and the selections' (``qa.select``) in English and in Chinese, the agent's decisions.
+_MAX_SLOTS = 6
 
 
 class LlamaCppLLM:

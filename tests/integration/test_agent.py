@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ragapp.agent.runner import AGENT_SLOT
 from ragapp.agent.tools.base import DATA_NOTE
 from ragapp.core.errors import LLMError
 from ragapp.core.events import (
@@ -63,6 +64,19 @@ def steps(events: list[EngineEvent]) -> list[AgentStepEvent]:
 
 def answer(events: list[EngineEvent]) -> AnswerEvent:
     return next(e for e in events if isinstance(e, AnswerEvent))
+
+
+def test_every_decision_reads_its_rules_in_the_agents_own_context(rig: Any) -> None:
+    # the local model keeps the rules and the tool list read in that context between questions, whatever the
+    # answers and rewrites in between read: a later question's first decision reads only its own words
+    for question in ("How long does the Alpha battery last?", "How much does the Beta robot weigh?"):
+        rig.llm.enqueue(call("search_knowledge", "look", query=question), READY, "It is in the manual [1].")
+        ask(rig, question)
+    decisions = [slot for slot, as_json in zip(rig.llm.slots, rig.llm.json_calls, strict=True) if as_json]
+    assert decisions == [AGENT_SLOT] * 4, rig.llm.slots
+    assert AGENT_SLOT not in [
+        slot for slot, as_json in zip(rig.llm.slots, rig.llm.json_calls, strict=True) if not as_json
+    ]
 
 
 def test_two_searches_then_a_cited_answer(rig: Any) -> None:
