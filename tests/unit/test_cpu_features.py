@@ -129,10 +129,12 @@ def test_the_multimodal_library_is_never_compiled(tmp_path: Path, mode: str) -> 
 
 
 def _dry_run(tmp_path: Path, *targets: str) -> str:
-    """What `make` would run for ``targets`` with a virtualenv at ``tmp_path`` that does not exist yet."""
+    """What `make` would run for ``targets`` with a virtualenv at ``tmp_path`` that does not exist yet, with the
+    options the CPU decides (not a ``CMAKE_ARGS`` or ``LLAMA_CPU`` of the caller, nor an outer make's flags)."""
+    outer = {"CMAKE_ARGS", "LLAMA_CPU", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
     done = subprocess.run(
         ["make", "-n", "--no-print-directory", "-C", str(ROOT), f"VENV={tmp_path / 'venv'}", *targets],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, env={k: v for k, v in os.environ.items() if k not in outer},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout.replace("\\\n", " ")  # a recipe line continued with a backslash, as the shell reads it
