@@ -44,8 +44,10 @@ class ModelCounters:
     generated_s: float
 
 
-# Extra contexts kept at once, each holding an n_ctx KV cache (~115 MB for the 1.5B at 4,096): the intent
-# classifier's, the answers' and the selections' (``qa.select``) in English and in Chinese, the agent's decisions.
+# Extra contexts kept at once: the intent classifier's, the answers' and the selections' (``qa.select``) in English
+# and in Chinese, the agent's decisions. Each is a whole ``Llama`` and costs about 0.75 GB of private memory for the
+# packaged 1.5B at 4,096 (measured: 710 MB at load, 830 MB once it has read a prompt), not just its KV cache
+# (117 MB): llama.cpp copies the weights it repacks for this CPU's kernels into every instance (docs/lab-log.md).
 _MAX_SLOTS = 6
 
 
@@ -60,7 +62,7 @@ class LlamaCppLLM:
         self._llama: Llama | None = None
         # Extra contexts for calls that name a ``prefix_slot``: each keeps its own long, fixed prompt prefix
         # (the intent classifier's candidate list) in its KV cache, so the answer calls in between do not
-        # evict it. The weights are memory-mapped, so a context costs its KV cache, not another model.
+        # evict it. Each is another ``Llama`` over the same file: see ``_MAX_SLOTS`` for what one costs.
         self._slots: dict[str, Llama] = {}
         # One queue for loading and generating: on 2 cores, two generations at once only slow each other, so
         # calls take turns in arrival order, and a waiting call hears its place in line.
