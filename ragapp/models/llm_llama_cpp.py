@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -45,9 +46,9 @@ class ModelCounters:
 
 
 # Extra contexts kept at once: the intent classifier's, the answers' and the selections' (``qa.select``) in English
-# and in Chinese, the agent's decisions. Each is a whole ``Llama`` and costs about 0.75 GB of private memory for the
-# packaged 1.5B at 4,096 (measured: 710 MB at load, 830 MB once it has read a prompt), not just its KV cache
-# (117 MB): llama.cpp copies the weights it repacks for this CPU's kernels into every instance (docs/lab-log.md).
+# and in Chinese, the agent's decisions. Each is a whole ``Llama`` over the same file. For the packaged 1.5B at
+# 4,096 one costs about 160 MB of private memory (its 117 MB KV cache and buffers; the weights are read from the
+# shared memory map), or about 0.75 GB where llama.cpp copies the weights into its repacked layout (``_repacks``).
 _MAX_SLOTS = 6
 
 
@@ -204,14 +205,15 @@ class LlamaCppLLM:
         threads = self._settings.threads or os.cpu_count() or 1
         started = time.monotonic()
         try:
-            llama = Llama(
-                model_path=str(path),
-                n_ctx=self._settings.n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=self._settings.seed,
-                verbose=False,
-            )
+            with _model_params(use_extra_bufts=_repacks()):
+                llama = Llama(
+                    model_path=str(path),
+                    n_ctx=self._settings.n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    seed=self._settings.seed,
+                    verbose=False,
+                )
         except Exception as exc:
             raise LLMError(
                 f"llama.cpp could not load {path}: {exc}. If the file is damaged, delete it and run "
@@ -241,6 +243,39 @@ class LlamaCppLLM:
             raise
         except ModelError as exc:
             raise LLMError(str(exc)) from exc
+
+
+def _repacks() -> bool:
+    """Whether llama.cpp copies the weights into its repacked layout (its "extra buffer types", on by default).
+    Not in an AVX-512 build: there the repacked weights read prompts at 0.67-0.69x the speed of the plain ones (101
+    against 150 tokens a second on 2 cores, 54 against 78 on one), generate 1.14-1.3x as fast, and cost about 600 MB
+    a context; prompts are most of an answer's time here. In an AVX2 build they read as fast and generate 1.2x as
+    fast, so llama.cpp's default stands there (docs/lab-log.md, "What a context costs")."""
+    import llama_cpp
+
+    return "AVX512 = 1" not in llama_cpp.llama_print_system_info().decode(errors="replace")
+
+
+@contextmanager
+def _model_params(**fields: Any) -> Iterator[None]:
+    """``Llama(...)`` built with these model parameters. Written here because llama-cpp-python takes no
+    ``use_extra_bufts``: its constructor starts from ``llama_model_default_params()``, which is wrapped while it
+    runs (contexts are made under the model's queue, one at a time; another made meanwhile gets the same)."""
+    from llama_cpp import llama_cpp as low
+
+    default = low.llama_model_default_params
+
+    def params() -> Any:
+        made = default()
+        for name, value in fields.items():
+            setattr(made, name, value)
+        return made
+
+    low.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = default
 
 
 TOP_TOKENS = 20  # the likeliest tokens kept per step with ``scores``

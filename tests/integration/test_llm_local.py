@@ -60,3 +60,14 @@ def test_system_prompt_is_followed(llm: LlamaCppLLM) -> None:
         ChatTurn("user", "Which colour is the sky on a clear day?"),
     ]
     assert "BLUE" in complete(llm, messages, max_tokens=8, temperature=0.0).upper()
+
+
+def test_an_avx512_build_reads_the_weights_without_repacking_them(llm: LlamaCppLLM) -> None:
+    # llama.cpp's repacked copy of the weights reads prompts more slowly in an AVX-512 build and costs about
+    # 600 MB a context (docs/lab-log.md); elsewhere llama.cpp's default stands. The wrap is undone after each load.
+    import llama_cpp
+    from llama_cpp import llama_cpp as low
+
+    avx512 = "AVX512 = 1" in llama_cpp.llama_print_system_info().decode()
+    assert llm.load().model_params.use_extra_bufts is (not avx512)
+    assert low.llama_model_default_params().use_extra_bufts is True  # llama.cpp's own default, as it was
