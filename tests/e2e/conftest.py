@@ -14,7 +14,13 @@ import pytest
 
 from tests.workers import MODEL_THREADS
 
-CHROMIUM = os.environ.get("RAGAPP_TEST_CHROMIUM", "/usr/bin/chromium")
+# Debian's headless shell where it is installed (.ci/run installs it): Chromium's page engine without the browser
+# around it, the build Playwright itself runs headless. A page open costs about a quarter less CPU in it than in
+# the whole browser (docs/lab-log.md, "Tests"), and the browser tests open hundreds. The whole browser otherwise.
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
+CHROMIUM = os.environ.get("RAGAPP_TEST_CHROMIUM") or str(
+    HEADLESS_SHELL if HEADLESS_SHELL.exists() else Path("/usr/bin/chromium")
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -72,7 +78,7 @@ def app_url(
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium (see .ci/run).")
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium-headless-shell (see .ci/run).")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
