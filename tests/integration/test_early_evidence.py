@@ -37,7 +37,10 @@ intents:
     children:
       - {code: beta.specs, name: Specs, kind: KB, knowledge_bases: [beta], description: Beta battery and size}
 """
-ALPHA = "# Alpha robot manual\n\nThe Alpha robot battery lasts 90 minutes. The Alpha robot weighs 2.1 kg.\n"
+# The Alpha manual words its battery life unlike the Beta one: with the same sentence but for the name and the
+# number, the two scored nearly alike for a Beta question, and once in a dozen runs the Alpha one was quoted
+# (docs/lab-log.md, "Tests").
+ALPHA = "# Alpha robot manual\n\nThe Alpha robot runs for 90 minutes on one charge. The Alpha robot weighs 2.1 kg.\n"
 BETA = "# Beta robot manual\n\nThe Beta robot battery lasts 150 minutes. The Beta robot weighs 3.4 kg.\n"
 WAIT_S = 60.0  # only how long a broken order may hang the test before it fails; never a measurement
 
