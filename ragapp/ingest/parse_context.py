@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ragapp.core.errors import IngestCancelled
+from ragapp.core.types import ParsedDocument
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,18 @@ class ParseOptions:
     ocr_threads: int | None = None  # PP-OCRv4's CPU threads (None: one per physical core)
     join_broken_words: bool = True  # "man-\nagement" -> "management" (ragapp.ingest.hyphens)
     figures: bool = True  # figures become passages of their own (ragapp.ingest.parsers.pdf_figures and the others)
+    # Characters of text past which a parser that reads as a stream may stop: a document with that much is refused
+    # anyway (too many chunks), so reading the rest would only keep a hostile file's refusal waiting. None: all.
+    text_budget: int | None = None
+
+
+class TextBudgetReached(Exception):
+    """A parser stopped at ``ParseOptions.text_budget``: ``partial`` is what it had read. The caller refuses the
+    file when that alone makes too many chunks, and otherwise reads it again without the budget."""
+
+    def __init__(self, partial: ParsedDocument) -> None:
+        super().__init__(f"{partial.name}: text past the budget")
+        self.partial = partial
 
 
 @dataclass(frozen=True)

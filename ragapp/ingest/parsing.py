@@ -14,7 +14,7 @@ from pathlib import Path
 from ragapp.core.errors import EmptyDocumentError, IngestError, UnsupportedFileError
 from ragapp.core.types import ParsedDocument, Said, Section
 from ragapp.ingest.hyphens import hyphenated_words, join_broken_words
-from ragapp.ingest.parse_context import ParseOptions, ParseProgress, parsing
+from ragapp.ingest.parse_context import ParseOptions, ParseProgress, TextBudgetReached, parsing
 from ragapp.ingest.parsers import epub, images, office, pdf, text, xlsx  # noqa: F401  (each registers its file types)
 from ragapp.ingest.parsers.base import (
     PARSERS,
@@ -69,7 +69,7 @@ def parse_file(
     try:
         with parsing(options, progress):
             doc = PARSERS.get(ext)(path, name)
-    except IngestError:
+    except (IngestError, TextBudgetReached):
         raise
     except Exception as exc:  # a library choking on a corrupt file: say so plainly
         flood = _flood_kind(exc)

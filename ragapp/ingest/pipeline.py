@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -57,7 +57,7 @@ from ragapp.ingest.knowledge_store import (  # re-exported: callers import them 
 from ragapp.ingest.lost_race import already_there, lost_race
 from ragapp.ingest.names import MAX_NAME_CHARS as MAX_NAME_CHARS  # re-exported: callers import the rules from here
 from ragapp.ingest.names import document_name, kb_name
-from ragapp.ingest.parse_context import ParseOptions
+from ragapp.ingest.parse_context import ParseOptions, ParseProgress, TextBudgetReached
 from ragapp.ingest.parsing import parse_file, supported_extensions
 from ragapp.ingest.repetition import chunk_budget, mostly_repetition
 from ragapp.store.catalog import ContentAlreadyStored, utc_now
@@ -145,6 +145,48 @@ def check_chunk_floor(doc: ParsedDocument, name: str, settings: IngestSettings) 
         raise _too_many_chunks(name, least, settings.max_chunks, at_least=True)
 
 
+def parse_to_the_floor(
+    path: Path,
+    name: str,
+    doc_id: str,
+    settings: IngestSettings,
+    options: ParseOptions,
+    progress: ParseProgress | None = None,
+    file_type: str | None = None,
+    parsed_hook: Callable[[], None] | None = None,
+) -> tuple[ParsedDocument, BoilerplateSplit]:
+    """The file parsed, and parsed without its boilerplate (tables of contents, indexes and licences match many
+    questions and answer none: left out unless ``keep_boilerplate``); refused (``IngestError``) when it is sure to
+    make too many chunks. A parser that stops at ``options.text_budget`` has the file refused on what it read,
+    or, where the boilerplate leaves too little of that, reads it again whole. ``parsed_hook`` runs once the
+    parse is done."""
+
+    def without_boilerplate(doc: ParsedDocument) -> BoilerplateSplit:
+        return BoilerplateSplit(doc) if settings.keep_boilerplate else split_boilerplate(doc, doc_id)
+
+    partial: ParsedDocument | None = None
+    try:
+        parsed = parse_file(path, name, options, progress, file_type=file_type)
+    except TextBudgetReached as cut:
+        partial = cut.partial
+    if partial is not None:
+        check_chunk_floor(without_boilerplate(partial).doc, name, settings)
+        parsed = parse_file(path, name, replace(options, text_budget=None), progress, file_type=file_type)
+    if parsed_hook is not None:
+        parsed_hook()
+    split = without_boilerplate(parsed)
+    check_chunk_floor(split.doc, name, settings)
+    return parsed, split
+
+
+def text_budget(settings: IngestSettings) -> int:
+    """Characters of parsed text past which a file is sure to make over ``max_chunks`` chunks, twice over: a
+    parser reading a stream may stop there (``parse_context.TextBudgetReached``). Twice, as the boilerplate left
+    out after the parse (a table of contents, an index) may take up to half of that text and the file still be
+    refused. A 49 MB page of tiny paragraphs is refused after reading half of it, in half the time."""
+    return 2 * (settings.max_chunks + 1) * settings.chunk_size
+
+
 class Ingestor:
     def __init__(self, store: KnowledgeStore, settings: IngestSettings, enricher: Enricher | None = None) -> None:
         self._store = store
@@ -154,6 +196,7 @@ class Ingestor:
             ocr=settings.ocr, ocr_dpi=settings.ocr_dpi, ocr_max_pages=settings.ocr_max_pages,
             pdf_tables=settings.pdf_tables, ocr_latin=settings.ocr_latin, ocr_threads=settings.ocr_threads,
             join_broken_words=settings.join_broken_words, figures=settings.figures,
+            text_budget=text_budget(settings),
         )  # fmt: skip
 
     @property
@@ -290,12 +333,11 @@ class Ingestor:
             progress(shown, reached, message, done, total)
 
         file_type = _content_type(name, origin, again)
-        parsed = parse_file(path, name, self._parse_options, parse_progress, file_type=file_type)
         doc_id = content_hash[:16]
-        # Tables of contents, indexes and licences match many questions and answer none: left out unless kept.
-        progress("chunk", 0.62 if scanned else 0.1, "chunking")
-        split = BoilerplateSplit(parsed) if self._settings.keep_boilerplate else split_boilerplate(parsed, doc_id)
-        check_chunk_floor(split.doc, name, self._settings)
+        parsed, split = parse_to_the_floor(
+            path, name, doc_id, self._settings, self._parse_options, parse_progress, file_type,
+            lambda: progress("chunk", 0.62 if scanned else 0.1, "chunking"),
+        )  # fmt: skip
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise IngestError(said=Said("ingest.no_text", {"name": name}))

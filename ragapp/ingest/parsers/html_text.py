@@ -165,6 +165,7 @@ class _Walk:
     _child: list[tuple[str, str]] = field(default_factory=list)  # events of the heading's open child
     _depth: int = 0  # open elements inside the heading (or <pre>) being read
     _pre: list[str] | None = None  # the open <pre>'s text
+    size: int = 0  # characters of the paragraphs kept so far
 
     def start(self, name: str) -> None:
         if self._pre is not None:
@@ -218,6 +219,7 @@ class _Walk:
         self._end_paragraph()
         if markdown.strip():
             self._paragraphs.append(markdown.strip())
+            self.size += len(markdown)
             self._has_table = True
 
     def finish(self) -> list[Section]:
@@ -258,11 +260,13 @@ class _Walk:
         self._pre, self._depth = None, 0
         if code.strip():
             self._paragraphs.append(code)
+            self.size += len(code)
 
     def _end_paragraph(self) -> None:
         text = " ".join("".join(self._line).split())
         if text:
             self._paragraphs.append(text)
+            self.size += len(text)
         self._line.clear()
 
     def _end_section(self) -> bool:
@@ -283,23 +287,37 @@ class HtmlText:
     sections: list[Section]
     tables: int = 0
     apart: dict[str, int] = field(default_factory=dict)
+    cut: bool = False  # the text passed the budget it was read to: the rest of the page was not read
 
 
-def _stream(sink: Sink, markup: str, on_picture: OnPicture | None = None) -> _Stream:
+FEED_CHARS = 1 << 20  # the markup is fed a megabyte at a time, so that a budget can stop the reading between
+
+
+def _stream(
+    sink: Sink, markup: str, on_picture: OnPicture | None = None, enough: Callable[[], bool] | None = None
+) -> tuple[_Stream, bool]:
+    """The stream after reading ``markup``, and whether ``enough`` stopped it before the end."""
     stream = _Stream(sink, has_main=_MAIN.search(markup) is not None, on_picture=on_picture)
-    stream.feed(markup)
+    cut = False
+    for start in range(0, len(markup), FEED_CHARS):
+        if enough is not None and enough():
+            cut = True
+            break
+        stream.feed(markup[start : start + FEED_CHARS])
     stream.close()
-    return stream
+    return stream, cut
 
 
-def html_sections(markup: str) -> HtmlText:
+def html_sections(markup: str, text_budget: int | None = None) -> HtmlText:
     """The page's main text: every visible text node, in document order, under the heading it follows.
     Block-level elements and line breaks separate paragraphs, ``<pre>`` keeps its lines, a table becomes a
-    Markdown table; scripts, styles, hidden parts and the blocks framing the page are left out."""
+    Markdown table; scripts, styles, hidden parts and the blocks framing the page are left out. With a
+    ``text_budget`` (characters), the reading may stop once the text kept passes it (``cut``)."""
     walk = _Walk()
     tables = Tables(walk)
-    stream = _stream(tables, markup)
-    return HtmlText(walk.finish(), tables.count, dict(stream.apart))
+    enough = None if text_budget is None else (lambda: walk.size > text_budget)
+    stream, cut = _stream(tables, markup, enough=enough)
+    return HtmlText(walk.finish(), tables.count, dict(stream.apart), cut)
 
 
 class _Strings:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from ragapp.core.types import ParsedDocument, ParseReport, Said, Section
+from ragapp.ingest.parse_context import TextBudgetReached, options
 from ragapp.ingest.parsers.base import PARSERS, REFERENCES, decode_text
 from ragapp.ingest.parsers.html_text import HtmlText, html_sections, visible_text
 
@@ -73,9 +74,12 @@ def parse_html(path: Path, name: str) -> ParsedDocument:
     """Every visible text of the page's main content in document order under the heading it follows, tables as
     Markdown tables; scripts, styles, hidden parts and the blocks framing the page (navigation, the page's header
     and footer, what is outside its ``<main>``) are left out, and the report counts them."""
-    page = html_sections(decode_text(path.read_bytes(), name))
+    page = html_sections(decode_text(path.read_bytes(), name), options().text_budget)
     report = ParseReport(tables=page.tables).leaving_out(*apart_notes(page.apart))
-    return ParsedDocument(name=name, file_type="html", sections=tuple(page.sections), report=report)
+    doc = ParsedDocument(name=name, file_type="html", sections=tuple(page.sections), report=report)
+    if page.cut:
+        raise TextBudgetReached(doc)  # the ingestor refuses it, or reads it again whole
+    return doc
 
 
 # Each kind of block that frames a page (``html_text.APART_KINDS``): its record for one block and for several.
