@@ -12,7 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -46,9 +46,10 @@ class ModelCounters:
 
 
 # Extra contexts kept at once: the intent classifier's, the answers' and the selections' (``qa.select``) in English
-# and in Chinese, the agent's decisions. Each is a whole ``Llama`` over the same file. For the packaged 1.5B at
-# 4,096 one costs about 160 MB of private memory (its 117 MB KV cache and buffers; the weights are read from the
-# shared memory map), or about 0.75 GB where llama.cpp copies the weights into its repacked layout (``_repacks``).
+# and in Chinese, the agent's decisions. Each is a ``Llama`` of its own over the weights the first one loaded
+# (``_weights_of``): for the packaged 1.5B at 4,096 one costs about 160 MB of private memory (its 117 MB KV cache
+# and buffers), also where llama.cpp copies the weights into its repacked layout (``_repacks``), which a ``Llama``
+# loading the file again would copy once more (about 0.75 GB).
 _MAX_SLOTS = 6
 
 
@@ -63,7 +64,7 @@ class LlamaCppLLM:
         self._llama: Llama | None = None
         # Extra contexts for calls that name a ``prefix_slot``: each keeps its own long, fixed prompt prefix
         # (the intent classifier's candidate list) in its KV cache, so the answer calls in between do not
-        # evict it. Each is another ``Llama`` over the same file: see ``_MAX_SLOTS`` for what one costs.
+        # evict it. Each is another ``Llama`` over the same weights: see ``_MAX_SLOTS`` for what one costs.
         self._slots: dict[str, Llama] = {}
         # One queue for loading and generating: on 2 cores, two generations at once only slow each other, so
         # calls take turns in arrival order, and a waiting call hears its place in line.
@@ -188,7 +189,7 @@ class LlamaCppLLM:
             self._load_locked()  # fails with the clear messages first
             if len(self._slots) >= _MAX_SLOTS:
                 self._slots.pop(next(iter(self._slots)))  # the oldest slot goes; its context is freed
-            self._slots[slot] = self._new_context(self._model_path())
+            self._slots[slot] = self._new_context(self._model_path(), weights_of=self._llama)
         return self._slots[slot]
 
     def _load_locked(self) -> Llama:
@@ -197,7 +198,8 @@ class LlamaCppLLM:
         self._llama = self._new_context(self._model_path())
         return self._llama
 
-    def _new_context(self, path: Path) -> Llama:
+    def _new_context(self, path: Path, weights_of: Llama | None = None) -> Llama:
+        """A ``Llama`` for ``path``: loading its weights, or over those ``weights_of`` loaded."""
         try:
             from llama_cpp import Llama
         except ImportError as exc:
@@ -205,7 +207,7 @@ class LlamaCppLLM:
         threads = self._settings.threads or os.cpu_count() or 1
         started = time.monotonic()
         try:
-            with _model_params(use_extra_bufts=_repacks()):
+            with _model_params(use_extra_bufts=_repacks()), _weights_of(weights_of):
                 llama = Llama(
                     model_path=str(path),
                     n_ctx=self._settings.n_ctx,
@@ -276,6 +278,35 @@ def _model_params(**fields: Any) -> Iterator[None]:
         yield
     finally:
         low.llama_model_default_params = default
+
+
+@contextmanager
+def _weights_of(owner: Llama | None) -> Iterator[None]:
+    """``Llama(...)`` built over the weights ``owner`` loaded (its ``llama_model``), where llama.cpp has one model
+    serve several contexts; None: over weights of its own. Written here because llama-cpp-python's ``Llama``
+    loads a model for each context it makes: its loader is wrapped while it runs (under the model's queue, as
+    ``_model_params``). The context keeps ``owner`` alive, and closing it leaves the weights to ``owner``."""
+    if owner is None:
+        yield
+        return
+    from llama_cpp import _internals as internals
+
+    loader = internals.LlamaModel
+    shared = owner._model  # private: llama-cpp-python has no public handle to a Llama's model
+
+    def borrowed(**_ignored: Any) -> Any:
+        model: Any = object.__new__(loader)
+        model.__dict__.update(shared.__dict__)
+        model._exit_stack = ExitStack()  # its close() frees nothing: the weights stay the owner's
+        model.sampler, model.custom_samplers = None, []
+        model.owner = owner  # the owner (and its weights) outlive every context over them
+        return model
+
+    setattr(internals, "LlamaModel", borrowed)  # noqa: B010 (a class replaced by a function)
+    try:
+        yield
+    finally:
+        setattr(internals, "LlamaModel", loader)  # noqa: B010
 
 
 TOP_TOKENS = 20  # the likeliest tokens kept per step with ``scores``
