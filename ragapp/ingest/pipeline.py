@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
@@ -153,13 +153,11 @@ def parse_to_the_floor(
     options: ParseOptions,
     progress: ParseProgress | None = None,
     file_type: str | None = None,
-    parsed_hook: Callable[[], None] | None = None,
 ) -> tuple[ParsedDocument, BoilerplateSplit]:
     """The file parsed, and parsed without its boilerplate (tables of contents, indexes and licences match many
     questions and answer none: left out unless ``keep_boilerplate``); refused (``IngestError``) when it is sure to
     make too many chunks. A parser that stops at ``options.text_budget`` has the file refused on what it read,
-    or, where the boilerplate leaves too little of that, reads it again whole. ``parsed_hook`` runs once the
-    parse is done."""
+    or, where the boilerplate leaves too little of that, reads it again whole."""
 
     def without_boilerplate(doc: ParsedDocument) -> BoilerplateSplit:
         return BoilerplateSplit(doc) if settings.keep_boilerplate else split_boilerplate(doc, doc_id)
@@ -172,8 +170,6 @@ def parse_to_the_floor(
     if partial is not None:
         check_chunk_floor(without_boilerplate(partial).doc, name, settings)
         parsed = parse_file(path, name, replace(options, text_budget=None), progress, file_type=file_type)
-    if parsed_hook is not None:
-        parsed_hook()
     split = without_boilerplate(parsed)
     check_chunk_floor(split.doc, name, settings)
     return parsed, split
@@ -335,9 +331,9 @@ class Ingestor:
         file_type = _content_type(name, origin, again)
         doc_id = content_hash[:16]
         parsed, split = parse_to_the_floor(
-            path, name, doc_id, self._settings, self._parse_options, parse_progress, file_type,
-            lambda: progress("chunk", 0.62 if scanned else 0.1, "chunking"),
+            path, name, doc_id, self._settings, self._parse_options, parse_progress, file_type
         )  # fmt: skip
+        progress("chunk", 0.62 if scanned else 0.1, "chunking")
         chunks = chunk_document(split.doc, doc_id, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise IngestError(said=Said("ingest.no_text", {"name": name}))
