@@ -28,6 +28,7 @@ from ragapp.ui.figure_view import figure_pictures
 from ragapp.ui.i18n import ROLE_WORDS, both, t
 from ragapp.ui.markup import code_span, escape_text, no_remote_content
 from ragapp.ui.next_questions import suggested_question
+from ragapp.ui.pacing import paced
 from ragapp.ui.render import ANSWER_AGAIN_CHOICE, TurnView
 from ragapp.ui.said_words import said_or_english
 from ragapp.ui.state import Session, UploadControl, actor_of, owner_of
@@ -198,8 +199,9 @@ class Handlers:
             fresh=fresh,
         )
         try:
-            for event in events:
-                view.apply(event)
+            for batch in paced(events):  # redrawn five times a second at most, however fast the model writes
+                for event in batch:
+                    view.apply(event)
                 yield "", chat + view.messages(), session
         except Exception as exc:
             raise _to_gr_error(exc) from None
