@@ -109,11 +109,15 @@ def answer_messages(
     part: str | None = None,
     memories: Sequence[str] = (),
     memory_tokens: int = MEMORY_TOKENS,
+    earlier: Sequence[tuple[str, str]] = (),
 ) -> list[ChatTurn]:
     """The answering prompt (``memories``: the asker's recalled memories, in their own part: ``memory_block``);
-    with ``part``, for that part of a question of several parts, the whole question
-    beside it (a part may lean on the one before: "which call stops that again?"). The parts' prompts differ
-    only in their last line, so the model reads the passages once for all of them (the KV cache keeps them)."""
+    with ``part``, for that part of a question of several parts, the whole question beside it (a part may lean
+    on the one before: "which call stops that again?"), and the ``earlier`` parts (each with the model's reply)
+    asked and answered before it, turn by turn. So the first part's prompt begins every later one and the model
+    reads the passages once for all of them (the KV cache keeps them); and a later part is asked after the
+    earlier one's answer, not beside it: asked beside it, the 1.5B model gave the earlier part's answer again
+    ("它把链接换成了哪个文件？" → "file-rc"; docs/lab-log.md, "Parts asked turn by turn")."""
     chinese = is_chinese(question)
     system = system_prompt(chinese, len(chunks)) + _summary_note(summary, chinese)
     system += memory_block(memories, chinese, memory_tokens)
@@ -121,9 +125,14 @@ def answer_messages(
     # The question comes last. Repeating the rules after it was tried and made the 1.5B model answer with a
     # bare "[2]" or refuse answerable questions (2/14 correct on the demo questions against 8/14 without).
     user = f"{label_context}:\n{format_context(chunks)}\n\n{label_question}: {question}"
-    if part is not None:
-        user += f"\n{PART_ZH if chinese else PART_EN}{part}"
-    return [ChatTurn("system", system), *history, ChatTurn("user", user)]
+    if part is None:
+        return [ChatTurn("system", system), *history, ChatTurn("user", user)]
+    label = PART_ZH if chinese else PART_EN
+    asked = [*(p for p, _ in earlier), part]
+    turns = [ChatTurn("user", f"{user}\n{label}{asked[0]}")]
+    for (_, reply), later in zip(earlier, asked[1:], strict=True):
+        turns += [ChatTurn("assistant", reply), ChatTurn("user", f"{label}{later}")]
+    return [ChatTurn("system", system), *history, *turns]
 
 
 # Before a part of the question, answered on its own (``answer_messages``); replay reads the part back after it.

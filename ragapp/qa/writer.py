@@ -110,11 +110,12 @@ class AnswerWriter:
         memory_text = memory_block(memories, is_chinese(question), self._settings.memory.max_tokens)
         answers: list[AnswerEvent] = []
         picks: list[Pick | None] = []
+        earlier: list[tuple[str, str]] = []  # the parts answered so far, with the model's replies
         for part in parts if len(parts) > 1 else (None,):
             if answers:
                 yield TokenEvent("\n\n")
             messages = answer_messages(
-                question, condensed, recent, summary, part, memories, self._settings.memory.max_tokens
+                question, condensed, recent, summary, part, memories, self._settings.memory.max_tokens, earlier
             )
             prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
             instructions = answer_messages(question, condensed)[0].content  # the rules without the summary
@@ -162,6 +163,8 @@ class AnswerWriter:
                 yield AnswerEvent(text, citations, grounded=True)
                 return
             reply, logprobs = scored
+            if part is not None:
+                earlier.append((part, reply))
             if pick is not None and pick.candidate is not None:
                 reply = with_numbers(reply, {1: pick.candidate.passage})  # its one passage is [n] among ``kept``
             clues = replace(clues, logprobs=logprobs)

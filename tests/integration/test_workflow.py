@@ -130,11 +130,15 @@ def test_multi_part_question_is_split_and_each_part_routed_retrieved_and_answere
     assert only(events, RewriteEvent)[0].sub_questions == parts
     assert [r.intents[0].code for r in only(events, RoutingEvent)] == ["alpha.specs", "beta.specs"]
     assert sources(events) == {"alpha_manual.md", "beta_manual.md"}
-    # Each part is answered from the same passages, with the whole question beside it, then put together.
-    answer_calls = rig.llm.calls[-2:]  # type: ignore[attr-defined]
-    for call, part in zip(answer_calls, parts, strict=True):
-        assert call[-1].content.endswith(f"Question: {question}\n{PART_EN}{part}")
-    assert answer_calls[0][-1].content.split("Question:")[0] == answer_calls[1][-1].content.split("Question:")[0]
+    # Each part is answered from the same passages, with the whole question beside it, the second after the
+    # first was answered (the first part's prompt begins the second's), then put together.
+    first, second = rig.llm.calls[-2:]  # type: ignore[attr-defined]
+    assert first[-1].content.endswith(f"Question: {question}\n{PART_EN}{parts[0]}")
+    assert second[: len(first)] == first
+    assert [(t.role, t.content) for t in second[len(first) :]] == [
+        ("assistant", "The Alpha battery lasts 90 minutes [1]."),
+        ("user", f"{PART_EN}{parts[1]}"),
+    ]
     answer = only(events, AnswerEvent)[0]
     assert answer.text == "The Alpha battery lasts 90 minutes [1].\n\nThe Beta weighs 3.4 kg [2]."
     assert [c.number for c in answer.citations] == [1, 2]
