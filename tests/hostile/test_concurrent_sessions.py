@@ -201,7 +201,9 @@ def test_concurrent_questions_each_get_their_own_answer_and_nobody_elses(session
         assert sorted(_is_summary_call(m) for m in calls) == [False] * parts[i] + [True]
         for answering in [m for m in calls if not _is_summary_call(m)]:
             assert _questions_in(_prompt(answering)) == {i}
-            assert answering[-1].role == "user" and _questions_in(answering[-1].content) == {i}
+            # its last turn asks this session's question, or a part of it (a later part after the earlier ones)
+            last = answering[-1]
+            assert last.role == "user" and last.content.endswith(split_parts(QUESTIONS[i], 3)), last.content
 
     # Each session's trace is its own: its question, its model calls, no other session's marker.
     observability = sessions_rig.engine.observability
