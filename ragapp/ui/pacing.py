@@ -36,9 +36,9 @@ class _Raised:
 
 def paced(events: Iterator[T], every_s: float = REDRAW_S) -> Iterator[list[T]]:
     """The items of ``events`` in batches: the first at once, then at most one batch every ``every_s`` seconds,
-    an item never held longer than ``every_s``, and the last at once when ``events`` ends. An error of ``events`` is raised here after the items before it.
-    Closing this iterator stops reading ``events`` at its next item and closes it (a model call under way
-    finishes its piece first, as it would if the request's thread were reading it)."""
+    an item never held longer than ``every_s``, and the last at once when ``events`` ends. An error of ``events``
+    is raised here after the items before it. Closing this iterator stops reading ``events`` at its next item and
+    closes it (a model call under way finishes its piece first, as it would if the request's thread read it)."""
     box: queue.SimpleQueue[object] = queue.SimpleQueue()
     stop = threading.Event()
 
