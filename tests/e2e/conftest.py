@@ -83,8 +83,23 @@ def browser() -> Iterator[object]:
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser.new_context = _reduced_motion(browser.new_context)  # type: ignore[method-assign]
         yield browser
         browser.close()
+
+
+def _reduced_motion(new_context: Callable[..., Any]) -> Callable[..., Any]:
+    """Every page as a reader who asks the system for less motion sees it (``prefers-reduced-motion: reduce``,
+    which the app honours: ragapp.ui.quiet_page), unless a test asks otherwise: Gradio's pulsing border and
+    spinner, drawn in software by the headless shell, cost 0.15 of a core while an answer is awaited, and the
+    tests wait minutes for the real model (docs/lab-log.md, "An open page's frames"). No test reads an animation;
+    test_quiet_page_browser.py checks the page's frames both ways."""
+
+    def with_reduced_motion(**options: Any) -> Any:
+        options.setdefault("reduced_motion", "reduce")
+        return new_context(**options)
+
+    return with_reduced_motion
 
 
 @pytest.fixture()
