@@ -48,11 +48,13 @@ _STYLE = """<style>
 
 _FIRST = (_SCRIPT + _STYLE).encode("utf-8")
 _PAGE_MARK = b"window.gradio_config"  # in Gradio's page alone: our sign-in page and the API's docs are left as they are
+_MOST_HELD = 8 * 1024 * 1024  # Gradio's page is a few hundred kB; a larger HTML response (a served file) goes on
 
 
 class QuietPage:
     """ASGI middleware: puts the script and style above before the first script of Gradio's page (an HTML response
-    to a GET that holds Gradio's config); every other response passes untouched, unbuffered."""
+    to a GET that holds Gradio's config). Another HTML response is passed on as it was, held until whole only while
+    under ``_MOST_HELD``; any other response goes on as it comes."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -63,9 +65,10 @@ class QuietPage:
             return
         start: Message | None = None
         parts: list[bytes] = []
+        held = 0
 
         async def send_page(message: Message) -> None:
-            nonlocal start
+            nonlocal start, held
             if message["type"] == "http.response.start":
                 kind = dict(message.get("headers", [])).get(b"content-type", b"")
                 if kind.startswith(b"text/html"):
@@ -75,7 +78,14 @@ class QuietPage:
                 await send(message)
                 return
             parts.append(message.get("body", b""))
-            if message.get("more_body", False):
+            held += len(parts[-1])
+            more = message.get("more_body", False)
+            if more and held <= _MOST_HELD:
+                return
+            if more:  # too large to be the page: what was held, then the rest as it comes
+                await send(start)
+                await send({"type": "http.response.body", "body": b"".join(parts), "more_body": True})
+                start = None
                 return
             body = b"".join(parts)
             if _PAGE_MARK in body:

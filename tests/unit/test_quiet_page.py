@@ -21,6 +21,8 @@ def _client() -> TestClient:
     app.get("/api")(lambda: JSONResponse({"page": PAGE}))
     halves = [PAGE[:40].encode(), PAGE[40:].encode()]
     app.get("/chunks")(lambda: StreamingResponse(iter(halves), media_type="text/html"))
+    large = [b"<html><head><script>x()</script>", b"<p>" + b"a" * (5 * 1024 * 1024), b"b" * (5 * 1024 * 1024) + b"</p>"]
+    app.get("/large")(lambda: StreamingResponse(iter(large), media_type="text/html"))
     app.add_middleware(QuietPage)
     return TestClient(app)
 
@@ -42,3 +44,6 @@ def test_other_responses_pass_as_they_were() -> None:
     assert client.get("/signin").text == OTHER
     assert client.post("/").text == PAGE
     assert client.get("/api").json() == {"page": PAGE}
+    large = client.get("/large").content  # past what is held: passed on as it came, in its parts
+    assert large.startswith(b"<html><head><script>x()</script><p>aaa") and large.endswith(b"bbb</p>")
+    assert len(large) == 10 * 1024 * 1024 + len(b"<html><head><script>x()</script><p></p>")
