@@ -46,9 +46,8 @@ def test_each_answer_shows_its_confidence_and_why_on_hover_click_and_keyboard(
     expect(summary).to_have_text("⚠ Not sure", use_inner_text=True)
     expect(why).to_be_hidden()
 
-    summary.hover()  # hover: the reasons, without a click
+    _hover(summary, why, "✗ It may not answer what was asked")  # hover: the reasons, without a click
     expect(why).to_be_visible()
-    expect(why).to_contain_text("✗ It may not answer what was asked", use_inner_text=True)
     expect(why).to_contain_text("✓ Every sentence is in the passages", use_inner_text=True)
     page.screenshot(path=str(artifacts / "confidence-badge.png"))
     page.mouse.move(5, 5)
@@ -90,6 +89,22 @@ def test_each_answer_shows_its_confidence_and_why_on_hover_click_and_keyboard(
     shown = "\n".join(b.inner_text() for b in badges.all())
     assert not other_language(shown, "zh"), shown
     page.screenshot(path=str(artifacts / "confidence-badge-zh.png"))
+
+
+def _hover(summary: Any, why: Any, reason: str) -> None:
+    """Hover ``summary`` until ``why`` shows ``reason``. The events after an answer (its sources drawn beside the
+    chat) may move the chat a moment after the answer is written: a badge hovered before that may no longer be
+    under the mouse, its reasons hidden (the reasons' text empty for 5 s, once in a loaded slow run at 448ce84):
+    the mouse leaves and hovers again."""
+    for _ in range(3):
+        summary.hover()
+        try:
+            expect(why).to_contain_text(reason, use_inner_text=True, timeout=2_000)
+            return
+        except AssertionError:
+            summary.page.mouse.move(5, 5)
+    summary.hover()
+    expect(why).to_contain_text(reason, use_inner_text=True)
 
 
 def _open(badge: Any) -> None:
