@@ -124,7 +124,7 @@ def mount_page(
     # of a core for as long as the app is up, idle or not. Every 10 ms costs a tenth of that, and an event waits
     # at most 10 ms more to start (Gradio's own progress updates go out on the same 10 ms tick).
     page._queue.sleep_when_free = IDLE_POLL_S
-    app.add_middleware(QuietPage)  # an open page draws only when something on it changes (ragapp.ui.quiet_page)
+    app.add_middleware(QuietPage)  # an open page that waits draws far fewer frames (ragapp.ui.quiet_page)
     gradio_app = next(r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp))
     if page.app is None:  # built by ``build_page``: the queue checks and runs events through the app served
         page.app = gradio_app

@@ -1,5 +1,5 @@
-"""What keeps an open page from drawing when nothing on it changes: a script and a style put first in the page's
-<head>, before its first script (``QuietPage``, an ASGI middleware the mount adds).
+"""What spares an open page most of the frames it drew while nothing on it changed: a script and a style put in
+the page's <head>, before its first script (``QuietPage``, an ASGI middleware the mount adds).
 
 Gradio 6.31's status tracker (its js/statustracker/static/index.svelte) counts a pending event's seconds on every
 animation frame, for each output of the event, hidden ones too, and never stops counting when a tracker is
@@ -8,7 +8,8 @@ frames a second for as long as it is open. In Chromium's headless shell that is 
 page, and with an answer pending, Gradio's pulsing border and spinner added, 0.23 (docs/lab-log.md, "An open
 page's frames"); on a laptop the browser takes that from the model writing the answer. The script below lets
 those counting callbacks run at most four times a second (the seconds shown then move by a quarter); every other
-animation frame is the browser's as before. Gradio has no setting for either, hence our own script; it must run
+animation frame is the browser's as before (a spring of Gradio's loader that also outlives its loader still asks
+for one each frame: docs/lab-log.md). Gradio has no setting for either, hence our own script; it must run
 before Gradio's modules (the tracker keeps the function it found when loaded), and Gradio adds a Blocks' ``head``
 after them, so the middleware writes it into the page as served.
 

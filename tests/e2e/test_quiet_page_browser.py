@@ -1,10 +1,10 @@
-"""An open page draws only when something on it changes (ragapp.ui.quiet_page). Gradio's status tracker asks for
-an animation frame on every frame while it counts a pending event's seconds, and goes on after it is gone: the
-page's script lets it count four times a second instead. Seen from a script installed before the page's own,
-which counts the frames asked for by that counting (recognised by its source, as the page's script does): a few a
-second while the page is idle or an answer is awaited, where one counter alone asks for 60. A reader who asks for
-less motion also gets no pulsing border nor spinner while the answer is awaited; any other reader still does.
-The model is scripted, so that the answer is held on cue."""
+"""An open page that waits asks for few frames of Gradio's seconds (ragapp.ui.quiet_page). Gradio's status tracker asks
+for an animation frame on every frame while it counts a pending event's seconds, and goes on after it is gone: the
+page's script lets it count four times a second instead. Seen from a script installed before the page's own, which
+counts the frames asked for by that counting (recognised by its source, as the page's script does): a few a second
+while the page is idle or an answer is awaited, where one counter alone asks for 60. A reader who asks for less
+motion also gets no pulsing border nor spinner while the answer is awaited; any other reader still does. The model
+is scripted, so that the answer is held on cue."""
 
 from __future__ import annotations
 
