@@ -55,7 +55,7 @@ def test_an_upload_shows_each_files_stage_before_its_report_in_both_languages_an
     manual, notes = _manual(make_documents, tmp_path), tmp_path / "kettle_notes.md"
     notes.write_text(NOTES, "utf-8")
     page.get_by_role("tab", name="Knowledge").click()
-    choose_files(page, manual, notes, shown="kettle_notes")  # listed as its stem, then its suffix
+    choose_files(page, manual, notes)
 
     board, report, stop = page.locator("#ingest-progress"), page.locator("#ingest-report"), page.locator("#stop-upload")
     lock = rig.engine._store.write_lock  # held: as another upload writing, this one waits to store its first file
