@@ -49,6 +49,22 @@ def test_both_channels_agreeing_on_a_top_chunk_keep_it_despite_a_low_rerank_scor
     assert _kept(paraphrase, off) == []
 
 
+def test_by_default_agreement_reaches_both_channels_top_five() -> None:
+    # The fresh set's "用什么命令清掉？" (dev): both evidence passages fused first and second, each first in one
+    # channel and 5th or 7th in the other, the reranker 0.01 and 0.09; junk above 0.2 behind them.
+    rules = RelevanceRules.from_settings(RetrievalSettings())
+    candidates = [
+        _c("clean", 1, 0.01, vector=(7, 0.89), keyword=(1, 5.0)),
+        _c("aptitude-clean", 2, 0.09, vector=(1, 0.89), keyword=(5, 3.4)),
+        _c("junk", 3, 0.34, vector=(2, 0.88)),
+    ]
+    assert _kept(candidates, rules) == ["aptitude-clean", "junk"]
+    assert _kept(candidates, RelevanceRules.from_settings(RetrievalSettings(agreement_top_n=3))) == ["junk"]
+    assert _kept(candidates, RelevanceRules.from_settings(RetrievalSettings(agreement_top_n=7))) == [
+        "clean", "aptitude-clean", "junk"
+    ]  # fmt: skip
+
+
 def test_a_loosely_related_chunk_far_below_the_best_is_cut() -> None:
     candidates = [
         _c("answer", 1, 0.98, vector=(1, 0.9)),
@@ -198,7 +214,8 @@ def test_a_keyword_query_keeps_a_top_keyword_chunk_holding_every_word() -> None:
     ranked = [
         RetrievedChunk(chunks[1], 0.6, {"vector": 7}, {"vector": 0.79}, 0.86),
         RetrievedChunk(chunks[2], 0.5, {"vector": 14}, {"vector": 0.78}, 0.96),
-        RetrievedChunk(chunks[0], 0.7, {"vector": 5, "keyword": 1}, {"vector": 0.79, "keyword": 1.6}, 0.13),
+        # the vector channel's 6th: outside the agreement rule's top 5, so a question is judged by the reranker
+        RetrievedChunk(chunks[0], 0.7, {"vector": 6, "keyword": 1}, {"vector": 0.79, "keyword": 1.6}, 0.13),
     ]
     rules = RelevanceRules.from_settings(RetrievalSettings())
     for query in ("E07", "e07 cliff sensor"):
