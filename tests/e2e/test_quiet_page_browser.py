@@ -13,20 +13,26 @@ from typing import Any
 
 import pytest
 
+from ragapp.ui.quiet_page import COUNTING
+
 pytestmark = [pytest.mark.e2e]
 
 KETTLE = "# Orion Kettle K9\n\nThe Orion Kettle K9 boils 1.7 litres of water in 3 minutes and 40 seconds.\n"
 QUESTION = "How long does the Orion Kettle K9 take to boil?"
 # Counts the frames the page's scripts ask for; installed before them, so under ragapp.ui.quiet_page's wrapper.
-COUNT_FRAMES = r"""(() => {
+COUNT_FRAMES = (
+    r"""(() => {
   window.__counting = 0;
-  const counting = /performance\.now\(\)\s*-[^;]*\)\s*\/\s*1(?:e3|000)\b/;
+  const counting = /"""
+    + COUNTING
+    + r"""/;
   const frame = window.requestAnimationFrame.bind(window);
   window.requestAnimationFrame = (callback) => {
     if (counting.test(Function.prototype.toString.call(callback))) window.__counting += 1;
     return frame(callback);
   };
 })();"""
+)
 RUNNING = """() => document.getAnimations().filter((a) => a.playState === "running"
   && a.effect && a.effect.getTiming().iterations === Infinity).map((a) => a.animationName)"""
 WINDOW_S = 2.0
