@@ -279,16 +279,17 @@ answer-eval: setup
 
 # No model, seconds rather than a run's tens of minutes: answer-replay checks a finished answer-eval run's stored
 # replies again with today's support check (the figures it would show, and every question whose outcome changed;
-# ANSWER_ROWS=<the run's result JSON> for a run traced before model calls kept their log-probabilities);
+# ANSWER_ROWS=<the run's result JSON> for a run traced before model calls kept their log-probabilities;
+# ANSWER_VERIFY=1 asks the model for its check of each answer where the run made none: a model call each);
 # answer-retrieval sends each answerable question through the app's search alone and counts those whose evidence
 # reaches the prompt (ANSWER_OFF=<an ingest setting>: the documents built a second time with it off, compared).
 answer-replay: setup
 	$(PY) -m ragbench.answers.replay --set $(ANSWER_SET) $(if $(ANSWER_SPLIT),--split $(ANSWER_SPLIT)) \
-		$(if $(ANSWER_ROWS),--rows $(ANSWER_ROWS))
+		$(if $(ANSWER_ROWS),--rows $(ANSWER_ROWS)) $(if $(ANSWER_VERIFY),--verify)
 # The answer confidence calibrator fitted on dev runs' rows (no model): CALIBRATE_ROWS, the finished runs of
 # `make answer-eval ANSWER_SPLIT=dev` (each row logs its signals); CALIBRATE_WRITE=1 ships the fit as
 # ragapp/qa/calibration.json. Threshold and "high" chosen out of fold (docs/benchmarks.md, "find, then say").
-CALIBRATE_ROWS ?= results/answers/debian-blind-dev-signals-replayed.json results/answers/debian-fresh-dev.json
+CALIBRATE_ROWS ?= results/answers/debian-blind-dev-1207-verified.json results/answers/debian-fresh-dev-agree5-verified.json
 answer-calibrate: setup
 	$(PY) -m ragbench.answers.calibrate $(CALIBRATE_ROWS) $(if $(CALIBRATE_WRITE),--write)
 # answer-truth: finished answer-eval runs scored again as CRAG scores truthfulness (no model): ANSWER_RESULTS, their

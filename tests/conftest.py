@@ -279,12 +279,12 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
     """Settings rooted at ``state_dir``: no demo, scripted LLM, the workflow's rewriting and routing calls off
     (tests script the answer call; workflow tests turn them on, and routing by the model: fast routing by the
     embedder would skip the classifier replies they script; the fast path has tests of its own; translating a
-    question into the documents' language, or searching again with its likely answer, is an extra call, off
-    unless a test turns it on), no reranker (so the relevance gate is the channel-score one the tests were
-    written against; reranker tests turn it on) and a hand-set confidence calibrator (the checks decide the
-    level: fixtures/calibrator-checks.json); each retrieval channel gets a minute, not the app's 5 s (a
-    loaded 2-core machine must not cost a test its passages; the budget's own tests set a short one) and PP-OCRv4
-    the worker's share of the cores; ``overrides`` are merged section by section."""
+    question into the documents' language, searching again with its likely answer, or the model's check of its
+    answer is an extra call, off unless a test turns it on), no reranker (so the relevance gate is the
+    channel-score one the tests were written against; reranker tests turn it on) and a hand-set confidence
+    calibrator (the checks decide the level: fixtures/calibrator-checks.json); each retrieval channel gets a
+    minute, not the app's 5 s (a loaded 2-core machine must not cost a test its passages; the budget's own tests
+    set a short one) and PP-OCRv4 the worker's share of the cores; ``overrides`` are merged section by section."""
     base: dict[str, Any] = {
         "paths": {"state_dir": state_dir, "load_demo": False},
         "retrieval": {"channel_timeout_s": TEST_CHANNEL_BUDGET_S},
@@ -298,6 +298,7 @@ def settings_on(state_dir: Path, **overrides: Any) -> Settings:
         # PP-OCRv4 on this worker's share of the cores, as the other models (tests/workers.py)
         "ingest": {"ocr_threads": MODEL_THREADS},
     }
+    base["workflow"]["verify"] = False  # the model's check of its answer: a call of its own
     base["workflow"]["calibrator"] = FIXTURES / "calibrator-checks.json"  # the checks decide the level
     return Settings(**_merge(base, overrides))
 

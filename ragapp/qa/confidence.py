@@ -53,7 +53,8 @@ DEFAULT_THRESHOLDS = Thresholds()
 class Clues:
     """What the pipeline saw while answering, besides the reply and its check: the selection (None: no
     selection step), whether the answer is the picked sentence itself, the written answer's token
-    log-probabilities (empty: none given), and the passages in the prompt."""
+    log-probabilities (empty: none given), the passages in the prompt, and the model's own check of the answer
+    (None: not asked)."""
 
     pick: Pick | None = None
     quoted: bool = False
@@ -61,6 +62,7 @@ class Clues:
     kept: tuple[RetrievedChunk, ...] = ()
     part: bool = False
     echoed: bool = False
+    verified: float | None = None  # the model's P(yes) that the cited passages state the answer (``qa.verify``)
 
 
 NO_CLUES = Clues()
@@ -142,6 +144,8 @@ def answer_signals(
     signals["logprob_mean"] = sum(logprobs) / len(logprobs) if logprobs else 0.0
     signals["logprob_min"] = min(logprobs) if logprobs else 0.0
     signals["logprob_missing"] = float(not logprobs)
+    signals["verified"] = clues.verified or 0.0
+    signals["verified_missing"] = float(clues.verified is None)
     return {k: round(v, 4) for k, v in signals.items()}
 
 

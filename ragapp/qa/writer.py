@@ -5,7 +5,7 @@ Workflow mode (``pipeline``) and the agent's final answer both end here."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -22,7 +22,7 @@ from ragapp.core.events import (
 )
 from ragapp.core.lang import is_chinese
 from ragapp.core.markers import with_numbers
-from ragapp.core.stages import begin
+from ragapp.core.stages import Stage, begin
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk, Said
 from ragapp.models.llm import LLM, ScoredPiece, Waiting, holds_grammar, stream_with_waits
@@ -57,6 +57,7 @@ from ragapp.qa.select import (
     selection_slot,
     window,
 )
+from ragapp.qa.verify import read_verdict, verify_call
 from ragapp.rerank.base import Reranker
 
 log = logging.getLogger(__name__)
@@ -167,7 +168,10 @@ class AnswerWriter:
                 earlier.append((part, reply))
             if pick is not None and pick.candidate is not None:
                 reply = with_numbers(reply, {1: pick.candidate.passage})  # its one passage is [n] among ``kept``
-            clues = replace(clues, logprobs=logprobs)
+            verified = None  # the model's check of a whole answer, where its backend scores tokens (it read them)
+            if self._settings.workflow.verify and part is None and pick is None and logprobs:
+                verified = yield from self._verify(asked, reply, kept)
+            clues = replace(clues, logprobs=logprobs, verified=verified)
             answer, warnings = checked_reply(
                 asked, reply, kept, scorer, shown_first, clues, self._settings, self._calibrator
             )
@@ -191,22 +195,8 @@ class AnswerWriter:
                 prefix_slot=selection_slot(question), grammar=grammar(found), scores=True,
             )  # fmt: skip
 
-        pieces: list[str] = []
-        try:
-            for piece in stream_with_waits(call, self._settings.llm.timeout_s, tick_s=WAIT_TICK_S):
-                if isinstance(piece, Waiting):
-                    yield WaitEvent(piece.ahead, piece.seconds)
-                    continue
-                pieces.append(piece)
-                if enough("".join(pieces), found, len(pieces)):
-                    break
-        except LLMError as exc:
-            yield stage.failed(str(exc), said=Said("notice.llm_error", {"error": str(exc)}))
-            return None
-        except Exception as exc:  # a backend bug costs the selection, never the answer
-            log.exception("the selection call failed")
-            error = f"{type(exc).__name__}: {exc}"
-            yield stage.failed(error, said=Said("notice.llm_failed", {"error": error}))
+        pieces = yield from self._short_call(stage, call, lambda got: enough("".join(got), found, len(got)))
+        if pieces is None:
             return None
         pick = read_pick(pieces, found)
         said: dict[str, object] = {"picked": "none" if pick.none else pick.candidate.text if pick.candidate else ""}
@@ -218,6 +208,46 @@ class AnswerWriter:
             return None
         yield stage.finished(said)
         return pick
+
+    def _verify(self, question: str, reply: str, kept: Sequence[RetrievedChunk]) -> Steps[float | None]:
+        """The model's probability that the passages ``reply`` cites state it as the answer to ``question``
+        (``ragapp.qa.verify``), or None when the backend gives no scores or the call fails: the calibrator then
+        reads the answer without it."""
+        stage = yield from begin("verify", {"model": self._llm.name})
+        pieces = yield from self._short_call(stage, verify_call(self._llm, question, reply, kept))
+        if pieces is None:
+            return None
+        yes = read_verdict(pieces)
+        detail: dict[str, object] = {"reply": "".join(pieces).strip()[:20]}
+        if yes is not None:
+            detail["yes"] = round(yes, 4)
+        yield stage.finished(detail)
+        return yes
+
+    def _short_call(
+        self, stage: Stage, call: Callable[[], Iterator[str]], done: Callable[[list[str]], bool] = lambda _got: False
+    ) -> Steps[list[str] | None]:
+        """The pieces of a step's short reply (the selection, the check), until it ends or ``done`` says they are
+        enough, its wait for the model shown; None, ``stage`` said failed, when the call failed: a step that
+        fails costs itself, never the answer."""
+        pieces: list[str] = []
+        try:
+            for piece in stream_with_waits(call, self._settings.llm.timeout_s, tick_s=WAIT_TICK_S):
+                if isinstance(piece, Waiting):
+                    yield WaitEvent(piece.ahead, piece.seconds)
+                    continue
+                pieces.append(piece)
+                if done(pieces):
+                    break
+        except LLMError as exc:
+            yield stage.failed(str(exc), said=Said("notice.llm_error", {"error": str(exc)}))
+            return None
+        except Exception as exc:  # a backend bug
+            log.exception("the %s call failed", stage.name)
+            error = f"{type(exc).__name__}: {exc}"
+            yield stage.failed(error, said=Said("notice.llm_failed", {"error": error}))
+            return None
+        return pieces
 
     def _draft(self, question: str, kept: Sequence[RetrievedChunk]) -> CheckedDraft:
         """The reply checked sentence by sentence as it comes, as ``_checked`` will check it whole."""

@@ -37,6 +37,7 @@ _STAGE_TITLES = {
     "translate": "🌐 " + both("Searching in the documents' language", "正在用文档的语言检索"),
     "rephrase": "🔁 " + both("Searching again with the answer's likely words", "正在换用答案可能的措辞再检索"),
     "generate": "✍️ " + both("Writing the answer", "正在写回答"),
+    "verify": "🔍 " + both("Checking the answer against its passages", "正在对照原文核对回答"),
     "agent": "🤖 " + both("Agent working", "智能体工作中"),
 }
 FAILED = both(": failed", "：失败")
@@ -200,6 +201,9 @@ def stage_summary(event: StageEvent) -> str:
     if event.stage == "generate" and "chars" in detail:
         n = detail["chars"]
         return both(f"{n} characters written", f"写了 {n} 个字符")
+    if event.stage == "verify" and "yes" in detail:
+        yes = float(detail["yes"])
+        return both(f"the passages state it: {yes:.0%} likely", f"原文支持该回答的可能性：{yes:.0%}")
     if event.stage == "memory" and "turns folded" in detail:
         n = detail["turns folded"]
         return both(f"{n} earlier turn{'s' if n != 1 else ''} summarised", f"归纳了之前的 {n} 轮对话")

@@ -1,7 +1,7 @@
 """``python -m ragbench.answers.replay``: today's support check re-run on a finished run's stored replies.
 
     python -m ragbench.answers.replay --set data/eval/answers/debian-manuals.yaml [--state DIR] [--since ISO] \\
-        [--split dev|test] [--rows RUN.json --output REPLAYED.json]
+        [--split dev|test] [--rows RUN.json --output REPLAYED.json] [--verify]
 
 Each question of the set is looked up among the traces of the run's engine state (its newest trace, or the
 newest since ``--since``, an ISO time such as 2026-12-01T14:15). The model's answering replies go through the
@@ -10,7 +10,8 @@ today's calibrator, put together part by part, withheld as "not sure" when low, 
 that reached its prompt (read back from the catalog, with the scores they had there), for the question as the
 writer got it (the rewrite of a follow-up), and scored as ``python -m ragbench.answers`` scores it. Prints the
 figures the run would show with the code as it is now, their truthfulness side by side (as ``python -m
-ragbench.answers.truth`` compares two runs), and every question whose outcome changed. No model runs, so a
+ragbench.answers.truth`` compares two runs), and every question whose outcome changed. No model runs (but with
+``--verify``: the model's check of each whole answer that the run did not make, ``workflow.verify``), so a
 change to the check or the confidence is judged in seconds rather than a run of tens of minutes; retrieval and
 the model's words stay as they were, and time to first token is not replayed.
 
@@ -29,20 +30,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from ragapp.config import REPO_ROOT, Settings
-from ragapp.core.errors import ConfigError
+from ragapp.core.errors import ConfigError, LLMError
 from ragapp.core.events import AnswerEvent, EvidenceEvent
 from ragapp.core.types import Chunk, Citation, Confidence, RetrievedChunk
 from ragapp.engine.build import load_builtins
+from ragapp.models.llm import LLMS, stream_within
 from ragapp.qa.answer_check import evidence_for, reranker_scorer
 from ragapp.qa.calibrator import SHIPPED, Calibrator, load_calibrator
 from ragapp.qa.confidence import Clues, SentenceScorer
 from ragapp.qa.injection import screen_passages
 from ragapp.qa.prompts import PART_EN, PART_ZH
 from ragapp.qa.select import SELECT_EN, SELECT_ZH
+from ragapp.qa.verify import is_verify_call, read_verdict, verify_call
 from ragapp.qa.writer import checked_reply, final_answer
 from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
@@ -79,6 +83,11 @@ def _parser() -> argparse.ArgumentParser:
         "written before model calls kept their tokens' log-probabilities, the ones the row of the same answer "
         "logged are checked with; and the selection's signals are copied into the rows written.",
     )
+    p.add_argument(
+        "--verify", action="store_true",
+        help="check each whole answer by the model as workflow.verify does, where the run did not (a model call "
+        "each: a few seconds on 2 cores); the rows then carry the signal for ragbench.answers.calibrate.",
+    )  # fmt: skip
     p.add_argument("--output", type=Path, help="write the rows checked again here (for ragbench.answers.calibrate).")
     return p
 
@@ -102,7 +111,11 @@ def answering_calls(trace: Trace) -> list[tuple[str | None, LLMCallRecord]]:
     plain = [
         c
         for c in trace.llm_calls
-        if not c.call.json and not c.call.tools and c.call.error is None and not _selection(c)
+        if not c.call.json
+        and not c.call.tools
+        and c.call.error is None
+        and not _selection(c)
+        and not is_verify_call(c.call.messages)
     ]
     if not plain or not trace.context:
         return []
@@ -155,6 +168,32 @@ def _part_of(call: LLMCallRecord) -> str | None:
     return None
 
 
+Check = Callable[[str, str, list[RetrievedChunk]], float | None]  # (question, reply, passages) -> P(yes)
+
+
+def model_check(settings: Settings) -> Check:
+    """The check the writer makes with ``workflow.verify`` (``ragapp.qa.verify``), by the settings' model: for a
+    run made without it (``--verify``)."""
+    llm = LLMS.get(settings.llm.backend)(settings)
+
+    def check(question: str, reply: str, kept: list[RetrievedChunk]) -> float | None:
+        try:
+            return read_verdict(list(stream_within(verify_call(llm, question, reply, kept), settings.llm.timeout_s)))
+        except LLMError as exc:
+            print(f"the check failed ({exc}): read as none", file=sys.stderr)
+            return None
+
+    return check
+
+
+def verdict(trace: Trace) -> float | None:
+    """The model's check of the answer as the run made it (``workflow.verify``: its span's P(yes)), or None."""
+    for span in trace.spans:
+        if span.name == "verify" and "yes" in span.attributes:
+            return float(span.attributes["yes"])
+    return None
+
+
 def asked(trace: Trace) -> str:
     """The question as the answer's writer got it: the standalone rewrite (a follow-up read with its history)
     when the run rewrote it, else as asked."""
@@ -168,11 +207,13 @@ def replayed(
     scorer: SentenceScorer | None = None,
     calibrator: Calibrator | None = None,
     logprobs: tuple[float, ...] | None = None,
+    check: Check | None = None,
 ) -> AnswerEvent | None:
     """The answer the writer (``ragapp.qa.writer``) makes today of the trace's reply (or its parts' replies, put
     together), through the same steps (``checked_reply``, ``final_answer``), or None when no reply was checked
     (nothing reached the prompt, a clarifying question). Each reply's tokens' log-probabilities are the ones
-    its call kept; ``logprobs`` stands in for a trace written before calls kept them."""
+    its call kept; ``logprobs`` stands in for a trace written before calls kept them. With ``workflow.verify``
+    on, a whole answer reads the model's check the run made, or where it made none, ``check``'s (None: none)."""
     calls = answering_calls(trace)
     if not calls or trace.answer is None:
         return None
@@ -183,9 +224,14 @@ def replayed(
     answers = []
     for part, record in calls:
         scores = tuple(record.call.logprobs) or logprobs or ()
-        clues = Clues(part=part is not None, logprobs=scores)
         shown_first = evidence if part is None else None  # the quote shown first was chosen for the whole
         reply = record.call.completion.strip()
+        verified = None
+        if part is None and settings.workflow.verify and scores:  # as the writer checks a whole answer
+            verified = verdict(trace)
+            if verified is None and check is not None:
+                verified = check(question, reply, kept)
+        clues = Clues(part=part is not None, logprobs=scores, verified=verified)
         answer, _warnings = checked_reply(
             part or question, reply, kept, scorer, shown_first, clues, settings, calibrator
         )
@@ -244,8 +290,11 @@ def _run(args: argparse.Namespace) -> int:
     answer_set = load_set(args.set_file)
     state = args.state or newest_state(answer_set, args.cache)
     settings = Settings()
+    if args.verify:
+        settings = settings.model_copy(update={"workflow": settings.workflow.model_copy(update={"verify": True})})
     calibrator = load_calibrator(settings.workflow.calibrator or SHIPPED)
     load_builtins()
+    check = model_check(settings) if args.verify else None
     scorer = reranker_scorer(RERANKERS.get(settings.rerank.backend)(settings))  # as the app picks quotes
     catalog = Catalog(state / "catalog.sqlite3").start()
     traces = TraceStore(state / "traces.sqlite3").start()
@@ -257,6 +306,7 @@ def _run(args: argparse.Namespace) -> int:
         changed: list[str] = []
         unscored = 0  # replies checked without the log-probabilities the run may have read
         selected = 0  # answers the run wrote after a selection step, which the replay does not make
+        unchecked = 0  # whole answers the run did not have the model check (``workflow.verify`` off then)
         for question in answer_set.questions:
             if args.split and question.split != args.split:
                 continue
@@ -279,7 +329,9 @@ def _run(args: argparse.Namespace) -> int:
             if row is None and not any(c.call.logprobs for _, c in answering_calls(trace)):
                 unscored += 1  # neither the trace nor a row of the run says what the check read
             selected += any(_selection(c) for c in trace.llm_calls)
-            event = replayed(trace, chunks, settings, scorer, calibrator, logprobs)
+            whole = [part for part, _ in answering_calls(trace)] == [None]
+            unchecked += settings.workflow.verify and check is None and whole and verdict(trace) is None
+            event = replayed(trace, chunks, settings, scorer, calibrator, logprobs, check)
             new = (
                 old
                 if event is None
@@ -298,6 +350,12 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{len(after)} of {len(answer_set.questions)} questions have a trace in {state}", file=sys.stderr)
     if selected:
         print(f"{selected} were answered after a selection step: replayed as if written without it", file=sys.stderr)
+    if unchecked:
+        print(
+            f"{unchecked} whole answers have no check by the model in their trace (a run made with workflow.verify "
+            "off): their confidence reads it as missing; --verify asks the model for it",
+            file=sys.stderr,
+        )
     if unscored:
         print(
             f"{unscored} have no log-probabilities in their trace nor a row of the same answer in a result file of "

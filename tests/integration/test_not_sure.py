@@ -4,6 +4,7 @@ API and over MCP. Real retrieval and stores; the model is scripted (its first re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,12 @@ import openai
 import pytest
 
 from ragapp.agent.mcp_tools import mcp_session
+from ragapp.core.errors import LLMError
 from ragapp.core.events import AnswerEvent, StageEvent
+from ragapp.models.llm import ScoredPiece
 from ragapp.qa.prompts import NOT_SURE_EN, NOT_SURE_ZH
 from ragapp.qa.select import SELECT_EN
+from ragapp.qa.verify import VERIFY_SYSTEM
 from tests.integration.api_helpers import KETTLE, LAMP, Served, run_async
 
 pytestmark = pytest.mark.integration
@@ -95,6 +99,44 @@ def test_a_low_answer_is_withheld_as_not_sure_with_its_guess(make_engine: Callab
     rig.llm.enqueue("台灯有电池 [1]。")
     chinese = answer_of(list(rig.engine.chat.ask("流明台灯充一次电能用几个小时？", [])))
     assert chinese.not_sure and chinese.text == NOT_SURE_ZH
+
+
+def test_the_models_check_of_its_answer_is_one_more_signal_and_a_failed_one_costs_nothing(
+    make_engine: Callable[..., Any], tmp_path: Path
+) -> None:
+    rig = make_engine(workflow={"verify": True})
+    ingest(rig, tmp_path, {"lamp.md": LAMP})
+    said = "The Lumen desk lamp runs 14 hours [1]."
+    scored = [ScoredPiece(said, ((said, -0.1),))]  # a backend that scores its tokens (the local model)
+    yes = ScoredPiece("yes", ((" yes", math.log(0.1)), ("yes", math.log(0.7)), ("no", math.log(0.2))))
+    rig.llm.enqueue(scored, [yes])
+
+    events = list(rig.engine.chat.ask("How many hours does the Lumen desk lamp run?", []))
+
+    answer = answer_of(events)
+    assert answer.text == said and answer.confidence is not None
+    signals = dict(answer.confidence.signals)
+    assert math.isclose(signals["verified"], 0.8, abs_tol=1e-3) and signals["verified_missing"] == 0.0
+    (_answering, checking) = rig.llm.calls  # the answer, then the check of it
+    assert checking[0].content == VERIFY_SYSTEM and "Proposed answer: The Lumen desk lamp runs 14 hours." in (
+        checking[1].content
+    )
+    assert "[1] The Lumen desk lamp runs 14 hours on one charge" in checking[1].content
+    (summary,) = rig.engine.observability.traces("local", kind="chat")
+    trace = rig.engine.observability.trace(summary.id, "local")
+    assert [s.attributes.get("yes") for s in trace.spans if s.name == "verify"] == [0.8]
+
+    rig.llm.enqueue(scored, LLMError("the model went away"))
+    events = list(rig.engine.chat.ask("How long does the Lumen desk lamp run on a charge?", []))
+    answer = answer_of(events)
+    assert answer.text == said and answer.confidence is not None
+    assert dict(answer.confidence.signals)["verified_missing"] == 1.0
+    failed = [e for e in events if isinstance(e, StageEvent) and e.stage == "verify" and e.status == "failed"]
+    assert failed and "went away" in (failed[0].error or "")
+
+    rig.llm.enqueue(said)  # a server that scores nothing: no check is asked of it
+    answer = answer_of(list(rig.engine.chat.ask("What is the Lumen desk lamp's battery life?", [])))
+    assert answer.text == said and dict(answer.confidence.signals)["verified_missing"] == 1.0  # type: ignore[union-attr]
 
 
 @pytest.fixture

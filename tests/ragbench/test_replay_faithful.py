@@ -3,15 +3,17 @@ unchanged, every question gets the confidence (probability and signals) and the 
 
 The run is real (the app's pipeline over a tiny manual: real embedder, BM25, reranker and the shipped
 calibrator); only the model is scripted, and its replies carry token log-probabilities as the local model's do.
-The questions reach what the replay once got wrong: the log-probabilities the calibrator reads, a question
-answered part by part, a Chinese question whose passages came by a translated search (they keep the scores of
-the search that passed them on), and a follow-up the run rewrote before answering."""
+The questions reach what the replay once got wrong: the log-probabilities the calibrator reads, the model's
+check of its own answer (a call of its own, not the answer's), a question answered part by part, a Chinese
+question whose passages came by a translated search (they keep the scores of the search that passed them on),
+and a follow-up the run rewrote before answering."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from ragapp.qa.prompts import PART_EN
 from ragapp.qa.rewrite import SYSTEM_EN as REWRITE_EN
 from ragapp.qa.rewrite import SYSTEM_ZH as REWRITE_ZH
 from ragapp.qa.translate import SYSTEM
+from ragapp.qa.verify import VERIFY_SYSTEM
 from ragapp.tracing.model import Trace
 from ragapp.tracing.records import CandidateRecord, ChunkRef
 from ragbench.answers.__main__ import main as run
@@ -78,6 +81,9 @@ def _scored(text: str, *logprobs: float) -> list[str]:
 def _reply(messages: list[ChatTurn]) -> Any:
     """The scripted model: a reply by what the call asks."""
     system, last = messages[0].content, messages[-1].content.rsplit("\n", 1)[-1]  # the question's line
+    if system == VERIFY_SYSTEM:  # the model's check of its answer: yes, more or less sure by the answer
+        sure = 0.9 if "green" in messages[-1].content else 0.4
+        return [ScoredPiece("yes", (("yes", math.log(sure)), ("no", math.log(1 - sure))))]
     if system in SYSTEM.values():
         return "What colour is the lamp of Marrow Point Lighthouse?"
     if system in (REWRITE_EN.format(n=MAX_PARTS), REWRITE_ZH.format(n=MAX_PARTS)):
@@ -111,6 +117,7 @@ def _quiet(command: Any, argv: list[str]) -> tuple[int, str]:
                 mp.delenv(key)
         mp.setenv("RAGAPP_LLM__BACKEND", BACKEND)
         mp.setenv("RAGAPP_WORKFLOW__ROUTE", "false")
+        mp.setenv("RAGAPP_WORKFLOW__VERIFY", "true")
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = command(argv)
     return code, out.getvalue()
@@ -128,6 +135,8 @@ def test_a_replay_of_an_unchanged_build_gives_every_answer_its_live_confidence(t
     live = {r["id"]: r for r in json.loads(live_file.read_text("utf-8"))["rows"]}
     assert all(r["signals"]["logprob_missing"] == 0.0 for r in live.values()), text
     assert live["both"]["signals"]["part"] == 1.0  # answered part by part
+    assert live["both"]["signals"]["verified_missing"] == 1.0  # parts are not checked again
+    assert live["lamp"]["signals"]["verified"] == 0.9 and live["tickets"]["signals"]["verified"] == 0.4
     assert "translate" in text or live["zh-lamp"]["signals"]["cross_language"] == 1.0
 
     code, text = _quiet(replay, ["--set", str(tmp_path / "tiny.yaml"), "--cache", str(cache),
