@@ -45,6 +45,7 @@ QUESTIONS = [
     "How do I make flex generate a case-insensitive scanner?",
     "How big is yytext when %array is used?",
 ]
+ANSWERS: dict[str, Any] = {"max_tokens": 48, "verify": False}  # enough to start an answer; the search is all read
 WAIT_MS = 900_000  # one question on a busy 2-core machine: rewrite, routing, search, answer by the local model
 
 
@@ -79,7 +80,9 @@ def demo_app(
 ) -> Iterator[tuple[Any, str]]:
     """The app as `make run` starts it: the demo and its intent tree (the run's indexed copy, ``indexed_demo``:
     as the app finds them on every start after its first), the packaged model. Model steps get generous budgets:
-    on a busy 2-core machine a routing or rewriting call can take minutes."""
+    on a busy 2-core machine a routing or rewriting call can take minutes. The answers are cut short and not
+    checked again by the model (``ANSWERS``): the test reads where each question searched, never the answer's
+    words, and writing five whole answers on one core was most of its three minutes."""
     from ragapp.config import Settings
     from ragapp.engine.build import build_engine
     from ragapp.serve.server import start_server
@@ -88,8 +91,8 @@ def demo_app(
     indexed_demo(state)
     settings = Settings(
         paths={"state_dir": state},
-        workflow={"step_timeout_s": 600.0},
-        llm={"timeout_s": 900.0, "threads": MODEL_THREADS},  # this xdist worker's share of the cores
+        workflow={"step_timeout_s": 600.0, "verify": ANSWERS["verify"]},
+        llm={"timeout_s": 900.0, "threads": MODEL_THREADS, "max_tokens": ANSWERS["max_tokens"]},  # the worker's cores
     )
     engine = build_engine(settings, shared_models.parts(settings))  # the run's models, the local LLM's included
     server = start_server(engine, "127.0.0.1", _free_port())
