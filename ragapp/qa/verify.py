@@ -1,9 +1,9 @@
 """The model's second look at its own answer (``workflow.verify``): in a call of its own, the model is shown the
 passages the answer cites, the question and the answer, and asked whether those passages state that answer to
-that very question, in one word. A small model judges better than it writes: the probability it gives "yes"
-(read from the reply's one token, where the backend scores tokens: the local model) ranks right answers above
-wrong ones better than any single signal the calibrator had (docs/lab-log.md, "The model as a judge of its own
-answer"), so it is one more of the calibrator's signals (``verified``), never a verdict of its own.
+that very question, in one word. The probability it gives "yes" (read from the reply's one token, where the
+backend scores tokens: the local model) ranked the dev splits' right answers above wrong ones better than any
+single signal the calibrator had, though not the fresh test split's (docs/lab-log.md, "The model's check of its
+answer"): it is one more of the calibrator's signals (``verified``), never a verdict of its own.
 
 The call reads at most ``CITED`` cited passages of ``PASSAGE_CHARS`` characters (the first one in the prompt when
 the answer cites none), so it costs the model a few hundred tokens of reading and one of writing."""
