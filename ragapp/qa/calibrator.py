@@ -1,8 +1,8 @@
-"""How likely an answer is right, learned: a logistic regression over the signals the pipeline already has
-(the reranker's on-topic score, support, fit, agreement with the quote, the selection and its margin, the
-answer tokens' log-probabilities, the passages' scores, the question's kind and language), fitted offline on
-the blind answer set's dev split (``python -m ragbench.answers.calibrate``) and shipped as its coefficients
-(``calibration.json`` beside this module). Applied with plain arithmetic: no scikit-learn at run time.
+"""How likely an answer is right, learned: a logistic regression over signals the pipeline has (the reranker's
+on-topic score, agreement with the quote, the answer tokens' log-probabilities, the passages' scores, the
+question's language, the model's own check of the answer; the selection and its margin where one ran), fitted
+offline on the blind answer sets' dev splits (``python -m ragbench.answers.calibrate``) and shipped as its
+coefficients (``calibration.json`` beside this module). Applied with plain arithmetic: no scikit-learn at run time.
 
 The level follows from the probability and two thresholds chosen on dev with it (``stated_from``, the one that
 maximises truthfulness there, and ``high_from``): high, medium, or low, which the app says as "not sure"
