@@ -57,7 +57,7 @@ from ragapp.qa.select import (
     selection_slot,
     window,
 )
-from ragapp.qa.verify import read_verdict, verify_call
+from ragapp.qa.verify import VERDICT, read_verdict, verify_call
 from ragapp.rerank.base import Reranker
 
 log = logging.getLogger(__name__)
@@ -220,7 +220,7 @@ class AnswerWriter:
         yes = read_verdict(pieces)
         detail: dict[str, object] = {"reply": "".join(pieces).strip()[:20]}
         if yes is not None:
-            detail["yes"] = round(yes, 4)
+            detail[VERDICT] = round(yes, 4)
         yield stage.finished(detail)
         return yes
 

@@ -46,7 +46,7 @@ from ragapp.qa.confidence import Clues, SentenceScorer
 from ragapp.qa.injection import screen_passages
 from ragapp.qa.prompts import PART_EN, PART_ZH
 from ragapp.qa.select import SELECT_EN, SELECT_ZH
-from ragapp.qa.verify import is_verify_call, read_verdict, verify_call
+from ragapp.qa.verify import VERDICT, is_verify_call, read_verdict, verify_call
 from ragapp.qa.writer import checked_reply, final_answer
 from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
@@ -189,8 +189,8 @@ def model_check(settings: Settings) -> Check:
 def verdict(trace: Trace) -> float | None:
     """The model's check of the answer as the run made it (``workflow.verify``: its span's P(yes)), or None."""
     for span in trace.spans:
-        if span.name == "verify" and "yes" in span.attributes:
-            return float(span.attributes["yes"])
+        if span.name == "verify" and VERDICT in span.attributes:
+            return float(span.attributes[VERDICT])
     return None
 
 
@@ -326,10 +326,11 @@ def _run(args: argparse.Namespace) -> int:
             # the run's row of this very answer (the same words), for what an older trace lacks
             row = next((r for r in run_rows.get(question.id, []) if r.answer == old.answer), None)
             logprobs = _logprobs_of(row.signals if row is not None else {})
-            if row is None and not any(c.call.logprobs for _, c in answering_calls(trace)):
+            calls = answering_calls(trace)
+            if row is None and not any(c.call.logprobs for _, c in calls):
                 unscored += 1  # neither the trace nor a row of the run says what the check read
             selected += any(_selection(c) for c in trace.llm_calls)
-            whole = [part for part, _ in answering_calls(trace)] == [None]
+            whole = [part for part, _ in calls] == [None]
             unchecked += settings.workflow.verify and check is None and whole and verdict(trace) is None
             event = replayed(trace, chunks, settings, scorer, calibrator, logprobs, check)
             new = (
