@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from ragapp.config import Settings
+from ragapp.config import LLMSettings, Settings
 from ragapp.engine.build import Parts, load_builtins
 from ragapp.models.embedders import Embedder, load_embedder
 from ragapp.models.llm import LLM, LLMS
@@ -17,6 +17,7 @@ from ragapp.rerank.base import RERANKERS, Reranker
 from tests.workers import MODEL_THREADS
 
 QUEUE_WAIT_S = 900.0  # a shared local model's wait for its turn: generous, as a loaded 2-core runner needs
+MAX_TOKENS = LLMSettings().max_tokens  # the shared model's default reply length; another is an ``AnswerLength``
 
 
 class SharedModels:
@@ -57,12 +58,13 @@ class SharedModels:
 
     def llm(self, settings: Settings) -> LLM | None:
         """The run's local model for ``settings.llm`` (None: not the llama.cpp backend). Settings that change
-        what the model says (another model, window, temperature, seed) get a model of their own; its wait in the
-        model's queue is ``QUEUE_WAIT_S`` whatever the settings say (each engine still times its calls itself)."""
+        what the model says (another model, window, temperature, seed) get a model of their own; another reply
+        length gets the same model through an ``AnswerLength``; its wait in the model's queue is ``QUEUE_WAIT_S``
+        whatever the settings say (each engine still times its calls itself)."""
         m = settings.llm
         if m.backend not in self.LLMS:
             return None
-        shared = m.model_copy(update={"threads": MODEL_THREADS, "timeout_s": QUEUE_WAIT_S})
+        shared = m.model_copy(update={"threads": MODEL_THREADS, "timeout_s": QUEUE_WAIT_S, "max_tokens": MAX_TOKENS})
         own_share = settings.model_copy(update={"llm": shared})
         key = (shared.model_dump_json(), own_share.paths.models_dir)
         with self._lock:
@@ -72,7 +74,8 @@ class SharedModels:
                     self._llms[key] = LLMS.get(m.backend)(own_share)  # the model itself loads on first use
                 except Exception:  # refused (no llama.cpp runtime): build_engine says so, as the app does
                     return None
-            return self._llms[key]
+            model = self._llms[key]
+        return model if m.max_tokens == MAX_TOKENS else AnswerLength(model, m.max_tokens)
 
     def embedder(self, settings: Settings) -> Embedder | None:
         """The run's embedder for ``settings.embedding`` (None: not a shared backend)."""
@@ -104,6 +107,24 @@ class SharedModels:
                 except Exception:  # refused (cross_encoder without a model): build_engine raises it, as the app does
                     return None
             return self._rerankers[key]
+
+
+class AnswerLength:
+    """The run's local model replying at most ``max_tokens`` where a call names no length (an engine whose
+    ``llm.max_tokens`` is not the default's): the same weights, contexts, kept prompt prefixes and queue, so
+    such an engine neither loads the model again nor reads again what the run's other engines had it read."""
+
+    def __init__(self, model: LLM, max_tokens: int) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+
+    def stream_chat(self, messages: list[Any], *, max_tokens: int | None = None, **options: Any) -> Iterator[str]:
+        return self.model.stream_chat(
+            messages, max_tokens=self.max_tokens if max_tokens is None else max_tokens, **options
+        )
+
+    def __getattr__(self, name: str) -> Any:  # its name, load, counters, holds_grammar: the model's own
+        return getattr(self.model, name)
 
 
 class RememberingEmbedder:
