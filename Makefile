@@ -129,7 +129,7 @@ test-cluster: setup-dev
 	$(PY) -m pytest -m slow tests/cluster
 
 # What `make test` leaves out, as .ci/run runs it after `make test`: the packaged model answering for real (agent and
-# workflow, in the engine and in the browser) and the cluster above; about 10 minutes on 2 cores.
+# workflow, in the engine and in the browser) and the cluster above; about 8 minutes on 2 idle cores.
 test-slow: setup-dev
 	$(PY) -m pytest -m slow $(PYTEST_PARALLEL) --durations=15 --durations-json=.cache/test-durations-slow.json
 
