@@ -2,23 +2,22 @@
 
     python -m ragbench.answers.calibrate results/answers/debian-blind-dev.json [MORE.json ...] [--write]
 
-Reads the rows of finished ``python -m ragbench.answers`` runs (each logs the signals its answer's confidence
-read, and whether the answer, stated or withheld, held the gold one: ``Row.guess_right``), so no model runs.
-Fits P(right) with a logistic regression (scikit-learn, here only: the app applies the coefficients with plain
-arithmetic, ``ragapp.qa.calibrator``), separately for answers made with a selection step and without one. The
-threshold under which the app says "not sure" is the one that maximises truthfulness over all rows (refusals
-and "none" picks included, as they are), read on out-of-fold probabilities (5 folds) so that the figure
-printed is not the fit's own; "high" starts where out-of-fold answers were right 95% of the time. Prints the
-truthfulness the rows would score at each threshold, overall and per language, and per language of the question
-and of its passages how far apart right and wrong answers' probabilities are (``by_group``); ``--write`` saves the
-coefficients as ``ragapp/qa/calibration.json``. Fit on dev rows only: test rows are for reporting.
+Reads finished ``python -m ragbench.answers`` runs' rows (the signals each answer's confidence read, and whether the
+answer, stated or withheld, held the gold one), so no model runs. Fits P(right) by logistic regression
+(scikit-learn, here only: the app applies the coefficients itself, ``ragapp.qa.calibrator``), apart for answers
+made with a selection step. "Not sure" is said under the threshold that maximises truthfulness over all rows,
+read on out-of-fold probabilities (5 folds); "high" starts where those were right 95% of the time. Prints the
+truthfulness at each threshold, overall and per language, how far apart right and wrong answers' probabilities
+are per language of the question and of its passages, and, given several files, each file scored by a fit on the
+others. ``--write`` saves ``ragapp/qa/calibration.json``. Dev rows only: test rows are for reporting.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,10 +31,9 @@ from ragbench.answers.scoring import Row, summarize
 from ragbench.answers.truth import load_rows, truth_table
 from ragbench.cli import run_command
 
-# What the fit reads (``ragapp.qa.confidence.answer_signals``); the selection's signals only where one ran. Eleven
-# of the 28 signals it once read, and the model's check of its answer: on both blind sets' dev rows (198 assessed
-# answers, 5 folds, C 0.5) the eleven scored +0.38 out of fold where the 28 scored +0.34, and +0.41 with the check
-# (docs/lab-log.md, "The model's check of its answer").
+# What the fit reads (``ragapp.qa.confidence.answer_signals``; the selection's only where one ran): 11 of the 28
+# signals it once read, and the model's check of its answer; on both blind sets' dev rows, out of fold, +0.38 against
+# +0.34 for the 28, +0.41 with the check (docs/lab-log.md, "The model's check of its answer").
 COMMON = (
     "on_topic", "on_topic_missing", "cited_rerank", "cited_rerank_missing", "logprob_mean", "agrees",
     "agrees_missing", "top_vector", "cross_language", "chinese", "part", "verified", "verified_missing",
@@ -52,9 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ragbench.answers.calibrate", description=__doc__.split("\n\n")[0])
     p.add_argument("results", nargs="+", type=Path, help="dev result files of python -m ragbench.answers.")
     p.add_argument("--write", action="store_true", help=f"save the fitted coefficients as {SHIPPED}.")
-    p.add_argument(
-        "--output", type=Path, help="save them here instead (RAGAPP_WORKFLOW__CALIBRATOR reads such a file)."
-    )
+    p.add_argument("--output", type=Path, help="save them here instead (for RAGAPP_WORKFLOW__CALIBRATOR).")
     p.add_argument("--c", type=float, default=0.5, help="inverse regularisation strength (default 0.5).")
     return p
 
@@ -125,8 +121,9 @@ def _tally(rows: Sequence[Row]) -> Tally:
 
 
 def best_threshold(rows: Sequence[Row], probability: dict[str, float]) -> float:
-    """The "not sure" threshold that maximises truthfulness over ``rows`` (the lowest such, ties)."""
-    candidates = sorted({0.0, *(round(p, 4) for p in probability.values())})
+    """The "not sure" threshold that maximises truthfulness over ``rows`` (the lowest such, ties). Each candidate is a
+    probability cut to 4 decimals, never rounded up past the answer it came from (which it would then withhold)."""
+    candidates = sorted({0.0, *(math.floor(p * 10_000) / 10_000 for p in probability.values())})
     scored = [(_tally(gated(rows, probability, t)).score or 0.0, -t) for t in candidates]
     return -max(scored)[1]
 
@@ -135,8 +132,7 @@ def high_threshold(rows: Sequence[Row], probability: dict[str, float], stated_fr
     """The lowest probability from which the answers above it were right ``HIGH_RIGHT`` of the time (at least 5
     of them), never under ``stated_from``; 1.0 when none was."""
     judged = sorted(((probability[r.id], right(r)) for r in rows if r.id in probability), reverse=True)
-    best = 1.0
-    hits = 0
+    best, hits = 1.0, 0
     for n, (p, ok) in enumerate(judged, start=1):
         hits += ok
         if n >= 5 and hits / n >= HIGH_RIGHT:
@@ -193,8 +189,22 @@ def by_group(rows: Sequence[Row], probability: dict[str, float], stated_from: fl
     return "\n".join(lines)
 
 
+def by_file(rows: dict[str, list[Row]], c: float) -> Iterator[str]:
+    """Each file's truthfulness with answers withheld by a fit on the other files alone (its threshold theirs, out
+    of fold): how the calibrator carries to documents it never saw, which the pooled out-of-fold figure cannot say."""
+    for name, own in rows.items():
+        others = [r for other, those in rows.items() if other != name for r in those]
+        result = fit([r for r in others if calibratable(r) and not r.signals.get("selected")], COMMON, c)
+        if result is not None:
+            stated_from = best_threshold(others, result.out_of_fold)
+            p = {r.id: result.model.probability(r.signals) for r in own if calibratable(r)}
+            score, as_run = _tally(gated(own, p, stated_from)).score or 0.0, _tally(own).score or 0.0
+            yield f"{name}: {score:+.2f} fitted on the others (under {stated_from:.3f}), {as_run:+.2f} as run"
+
+
 def _run(args: argparse.Namespace) -> int:
-    rows = [row for path in args.results for row in load_rows(path)]
+    per_file = {path.name: load_rows(path) for path in args.results}
+    rows = [row for those in per_file.values() for row in those]
     if any(r.split == "test" for r in rows):
         raise ConfigError("the calibrator is fitted on dev rows only: these files hold test rows")
     if not any(r.signals for r in rows):
@@ -204,13 +214,10 @@ def _run(args: argparse.Namespace) -> int:
     for name, selected, features in (("selected", True, COMMON + SELECTION), ("free", False, COMMON)):
         those = [r for r in rows if calibratable(r) and bool(r.signals.get("selected")) == selected]
         result = fit(those, features, args.c)
-        print(f"{name}: {len(those)} assessed answers, {sum(right(r) for r in those)} right", end="")
-        if result is None:
-            print(" (too few to fit)")
-            continue
-        print()
-        models[name] = result.model
-        out_of_fold |= result.out_of_fold
+        few = "" if result else " (too few to fit)"
+        print(f"{name}: {len(those)} assessed answers, {sum(right(r) for r in those)} right{few}")
+        if result is not None:
+            models[name], out_of_fold = result.model, out_of_fold | result.out_of_fold
     if not models:
         raise ConfigError("no model could be fitted: too few assessed answers")
     stated_from = best_threshold(rows, out_of_fold)
@@ -220,6 +227,8 @@ def _run(args: argparse.Namespace) -> int:
     print("\nper language of the question (→ of the passages, when the best was in the other one), out of fold:")
     print(by_group(rows, out_of_fold, stated_from, high_from))
     print("\n" + truth_table("out of fold, at that threshold", summarize(gated(rows, out_of_fold, stated_from), TYPES)))
+    if len(per_file) > 1:
+        print("\neach file by a fit on the others:\n" + "\n".join(by_file(per_file, args.c)))
     for name, model in models.items():
         weights = sorted(zip(model.features, model.coef, strict=True), key=lambda fc: -abs(fc[1]))
         print(f"\n{name}: " + ", ".join(f"{f} {c:+.2f}" for f, c in weights[:10]))
