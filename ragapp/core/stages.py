@@ -19,6 +19,9 @@ from typing import Any
 from ragapp.core.events import StageEvent
 from ragapp.core.said import Said
 
+# The key of the model's P(yes) in the "verify" stage's detail: the writer sets it, the UI and the replay read it.
+VERIFIED_YES = "yes"
+
 
 class Stage:
     """A stage under way: ``finished`` and ``failed`` give its closing event, timed from its start."""

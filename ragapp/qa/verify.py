@@ -24,7 +24,6 @@ GRAMMAR = 'root ::= "yes" | "no"'  # where the backend holds a reply to a gramma
 CITED = 2  # cited passages shown, in the order the answer cites them
 PASSAGE_CHARS = 1500  # of each passage
 YES = ("yes", "是")
-VERDICT = "yes"  # the key of P(yes) in the check's stage detail (the trace's span; the replay reads it back)
 NO = ("no", "否")
 
 

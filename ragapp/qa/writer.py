@@ -22,7 +22,7 @@ from ragapp.core.events import (
 )
 from ragapp.core.lang import is_chinese
 from ragapp.core.markers import with_numbers
-from ragapp.core.stages import Stage, begin
+from ragapp.core.stages import VERIFIED_YES, Stage, begin
 from ragapp.core.tokens import estimate_tokens
 from ragapp.core.types import ChatTurn, Citation, RetrievedChunk, Said
 from ragapp.models.llm import LLM, ScoredPiece, Waiting, holds_grammar, stream_with_waits
@@ -57,7 +57,7 @@ from ragapp.qa.select import (
     selection_slot,
     window,
 )
-from ragapp.qa.verify import VERDICT, read_verdict, verify_call
+from ragapp.qa.verify import read_verdict, verify_call
 from ragapp.rerank.base import Reranker
 
 log = logging.getLogger(__name__)
@@ -220,7 +220,7 @@ class AnswerWriter:
         yes = read_verdict(pieces)
         detail: dict[str, object] = {"reply": "".join(pieces).strip()[:20]}
         if yes is not None:
-            detail[VERDICT] = round(yes, 4)
+            detail[VERIFIED_YES] = round(yes, 4)
         yield stage.finished(detail)
         return yes
 

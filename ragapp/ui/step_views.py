@@ -20,6 +20,7 @@ from ragapp.core.events import (
     StageEvent,
     WaitEvent,
 )
+from ragapp.core.stages import VERIFIED_YES
 from ragapp.core.turn import StageStep, Step
 from ragapp.core.types import Said
 from ragapp.ui.i18n import both
@@ -201,8 +202,8 @@ def stage_summary(event: StageEvent) -> str:
     if event.stage == "generate" and "chars" in detail:
         n = detail["chars"]
         return both(f"{n} characters written", f"写了 {n} 个字符")
-    if event.stage == "verify" and "yes" in detail:
-        yes = float(detail["yes"])
+    if event.stage == "verify" and VERIFIED_YES in detail:
+        yes = float(detail[VERIFIED_YES])
         return both(f"the passages state it: {yes:.0%} likely", f"原文支持该回答的可能性：{yes:.0%}")
     if event.stage == "memory" and "turns folded" in detail:
         n = detail["turns folded"]

@@ -37,6 +37,7 @@ from pathlib import Path
 from ragapp.config import REPO_ROOT, Settings
 from ragapp.core.errors import ConfigError, LLMError
 from ragapp.core.events import AnswerEvent, EvidenceEvent
+from ragapp.core.stages import VERIFIED_YES
 from ragapp.core.types import Chunk, Citation, Confidence, RetrievedChunk
 from ragapp.engine.build import load_builtins
 from ragapp.models.llm import LLMS, stream_within
@@ -46,7 +47,7 @@ from ragapp.qa.confidence import Clues, SentenceScorer
 from ragapp.qa.injection import screen_passages
 from ragapp.qa.prompts import PART_EN, PART_ZH
 from ragapp.qa.select import SELECT_EN, SELECT_ZH
-from ragapp.qa.verify import VERDICT, is_verify_call, read_verdict, verify_call
+from ragapp.qa.verify import is_verify_call, read_verdict, verify_call
 from ragapp.qa.writer import checked_reply, final_answer
 from ragapp.rerank.base import RERANKERS
 from ragapp.store.catalog import Catalog
@@ -188,10 +189,8 @@ def model_check(settings: Settings) -> Check:
 
 def verdict(trace: Trace) -> float | None:
     """The model's check of the answer as the run made it (``workflow.verify``: its span's P(yes)), or None."""
-    for span in trace.spans:
-        if span.name == "verify" and VERDICT in span.attributes:
-            return float(span.attributes[VERDICT])
-    return None
+    checks = [s.attributes[VERIFIED_YES] for s in trace.spans if s.name == "verify" and VERIFIED_YES in s.attributes]
+    return float(checks[0]) if checks else None
 
 
 def asked(trace: Trace) -> str:

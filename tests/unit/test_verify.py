@@ -57,3 +57,12 @@ def test_the_call_shows_the_passages_cut_the_question_and_the_answer_without_mar
     assert "Question: What colour is the lamp?\nProposed answer: Green.\n" in user.content
     assert is_verify_call([{"role": "system", "content": VERIFY_SYSTEM}])
     assert not is_verify_call([{"role": "system", "content": "You answer questions."}]) and not is_verify_call([])
+
+
+def test_the_page_says_how_likely_the_check_found_the_answer_stated() -> None:
+    from ragapp.core.events import StageEvent
+    from ragapp.core.stages import VERIFIED_YES
+    from ragapp.ui.step_views import stage_summary
+
+    said = stage_summary(StageEvent("verify", "finished", 1.2, {"reply": "yes", VERIFIED_YES: 0.834}))
+    assert "the passages state it: 83% likely" in said and "原文支持该回答的可能性：83%" in said
